@@ -1,0 +1,62 @@
+"""jobsched: an in-process job scheduler on anyio.
+
+The core (this package) owns all scheduling: the state machine, strategies,
+the ready and delayed queues, retries, dependencies, recurring schedules and
+listeners. Jobs run on executors found through the ``jobsched.executors``
+entry-point group (``async``, ``thread`` and ``process`` are published as
+separate distributions); the core never imports one.
+"""
+
+from ._enums import JobPriority as JobPriority
+from ._enums import JobStatus as JobStatus
+from ._exceptions import ExecutorNotFoundError as ExecutorNotFoundError
+from ._exceptions import InvalidTransitionError as InvalidTransitionError
+from ._exceptions import NonRetryableError as NonRetryableError
+from ._exceptions import SchedulerError as SchedulerError
+from ._exceptions import SchedulerStoppedError as SchedulerStoppedError
+from ._exceptions import UnknownJobError as UnknownJobError
+from ._executor import CancelToken as CancelToken
+from ._executor import Executor as Executor
+from ._executor import cancel_requested as cancel_requested
+from ._jobs import AsyncJob as AsyncJob
+from ._jobs import BlockingJob as BlockingJob
+from ._jobs import CpuBoundJob as CpuBoundJob
+from ._jobs import FunctionJob as FunctionJob
+from ._jobs import Job as Job
+from ._retry import RetryPolicy as RetryPolicy
+from ._scheduler import JobListener as JobListener
+from ._scheduler import JobScheduler as JobScheduler
+from ._strategies import AgingPriorityStrategy as AgingPriorityStrategy
+from ._strategies import EarliestDeadlineFirstStrategy as EarliestDeadlineFirstStrategy
+from ._strategies import FIFOStrategy as FIFOStrategy
+from ._strategies import PriorityStrategy as PriorityStrategy
+from ._strategies import SchedulingStrategy as SchedulingStrategy
+from ._strategies import SortKey as SortKey
+
+__all__ = [
+    "AgingPriorityStrategy",
+    "AsyncJob",
+    "BlockingJob",
+    "CancelToken",
+    "CpuBoundJob",
+    "EarliestDeadlineFirstStrategy",
+    "Executor",
+    "ExecutorNotFoundError",
+    "FIFOStrategy",
+    "FunctionJob",
+    "InvalidTransitionError",
+    "Job",
+    "JobListener",
+    "JobPriority",
+    "JobScheduler",
+    "JobStatus",
+    "NonRetryableError",
+    "PriorityStrategy",
+    "RetryPolicy",
+    "SchedulerError",
+    "SchedulerStoppedError",
+    "SchedulingStrategy",
+    "SortKey",
+    "UnknownJobError",
+    "cancel_requested",
+]

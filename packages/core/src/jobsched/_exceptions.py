@@ -1,0 +1,31 @@
+"""Every exception jobsched raises."""
+
+from __future__ import annotations
+
+
+class SchedulerError(Exception):
+    """Base class of the scheduler's own errors."""
+
+
+class InvalidTransitionError(SchedulerError):
+    """A job was moved along an edge the state machine does not have."""
+
+
+class UnknownJobError(SchedulerError, KeyError):
+    """No job with that id is known (never submitted, or evicted from history)."""
+
+    def __str__(self) -> str:
+        # KeyError.__str__ would repr() the message and wrap it in quotes.
+        return str(self.args[0]) if self.args else ""
+
+
+class SchedulerStoppedError(SchedulerError):
+    """The scheduler is stopping or stopped and accepts no new work."""
+
+
+class ExecutorNotFoundError(SchedulerError):
+    """A job names an executor that is not installed."""
+
+
+class NonRetryableError(Exception):
+    """Raise from a job to fail it at once, skipping any remaining retries."""

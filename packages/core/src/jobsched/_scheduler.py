@@ -1,0 +1,757 @@
+"""The scheduler: queues, workers, retries, dependencies, recurring jobs, shutdown.
+
+Every piece of scheduler state is owned by the event-loop thread, and every
+check-then-act on it runs without an ``await`` in the middle, so no other task
+can interleave and no lock is needed. Work that leaves the loop (threads,
+processes) only returns a value; it never touches scheduler state. Other
+threads reach the scheduler through :meth:`JobScheduler.submit_threadsafe`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import math
+import random
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from types import TracebackType
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.lowlevel import checkpoint
+
+from . import _plugins
+from ._enums import JobStatus
+from ._exceptions import (
+    InvalidTransitionError,
+    NonRetryableError,
+    SchedulerError,
+    SchedulerStoppedError,
+    UnknownJobError,
+)
+from ._executor import Executor
+from ._jobs import Job
+from ._queue import JobQueue
+from ._recurring import RecurringSchedule
+from ._resume import Resume
+from ._strategies import PriorityStrategy, SchedulingStrategy
+
+logger = logging.getLogger("jobsched")
+
+JobListener = Callable[[Job, JobStatus, JobStatus], None]
+
+_PENDING = JobStatus.PENDING
+_RUNNING = JobStatus.RUNNING
+_RETRY_WAIT = JobStatus.RETRY_WAIT
+_COMPLETED = JobStatus.COMPLETED
+_FAILED = JobStatus.FAILED
+_TIMED_OUT = JobStatus.TIMED_OUT
+_CANCELLED = JobStatus.CANCELLED
+
+# Lifecycle of the scheduler itself.
+_NEW, _RUNNING_STATE, _STOPPING, _STOPPED = range(4)
+
+# A worker that keeps finding jobs that complete without suspending never
+# yields to the event loop; every this many jobs it does, so the ticker,
+# other workers and cross-thread submits are not starved.
+_YIELD_EVERY = 64
+
+
+class _CancelledScope:
+    """Stands in for a scope when the worker itself was cancelled (shutdown)."""
+
+    cancel_called = True
+
+
+_SHUTDOWN_SCOPE: Any = _CancelledScope()
+
+
+class _Attempt:
+    """A running attempt that suspended: what cancel() needs to reach it."""
+
+    __slots__ = ("reason", "scope")
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        self.scope: anyio.CancelScope = scope
+        self.reason: str | None = None
+
+    def cancel(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+        self.scope.cancel()
+
+
+class JobScheduler:
+    """Runs jobs on a pool of worker tasks, in the order a strategy gives.
+
+    :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
+    :param num_workers: the most attempts in flight at once.
+    :param executors: name -> :class:`Executor`, overriding or adding to the
+        installed plugins. The scheduler shuts every executor it used down
+        when it stops.
+    :param rng: randomness for retry jitter (seed it for repeatable runs).
+    :param history_limit: how many finished jobs :meth:`get` still knows.
+    :param clock: seconds as a float; ``time.monotonic`` by default. Tests on
+        virtual time pass ``anyio.current_time`` under a mock clock.
+
+    Use it as ``async with JobScheduler() as s:`` (asyncio or trio), or call
+    :meth:`start` and :meth:`stop` by hand on asyncio.
+    """
+
+    def __init__(
+        self,
+        strategy: SchedulingStrategy | None = None,
+        *,
+        num_workers: int = 4,
+        executors: Mapping[str, Executor] | None = None,
+        rng: random.Random | None = None,
+        history_limit: int = 10_000,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        if not isinstance(num_workers, int) or num_workers < 1:
+            raise ValueError(f"num_workers must be an integer >= 1, got {num_workers!r}")
+        if not isinstance(history_limit, int) or history_limit < 0:
+            raise ValueError(f"history_limit must be an integer >= 0, got {history_limit!r}")
+        if strategy is not None and not isinstance(strategy, SchedulingStrategy):
+            raise TypeError(f"strategy must be a jobsched.SchedulingStrategy, got {strategy!r}")
+        for name, executor in (executors or {}).items():
+            if not isinstance(executor, Executor):
+                raise TypeError(
+                    f"executors[{name!r}] must be a jobsched.Executor instance, got {executor!r}"
+                )
+        self._strategy = strategy if strategy is not None else PriorityStrategy()
+        self._num_workers = num_workers
+        self._executors: dict[str, Executor] = dict(executors or {})
+        self._rng = rng if rng is not None else random.Random()
+        self._history_limit = history_limit
+        self._clock = clock if clock is not None else time.monotonic
+
+        self._queue = JobQueue(self._strategy.key)
+        self._jobs: dict[str, Job] = {}
+        self._blocked: dict[str, set[str]] = {}  # job id -> unmet dependency ids
+        self._dependents: dict[str, list[str]] = {}  # job id -> ids waiting on it
+        self._attempts: dict[str, _Attempt] = {}  # suspended attempts, by job id
+        self._early_cancels: set[str] = set()  # running, cancelled before suspending
+        self._finished: deque[str] = deque()  # terminal job ids, oldest first
+        self._recurring: dict[str, RecurringSchedule] = {}
+        self._listeners: list[JobListener] = []
+        self._seq = itertools.count(1)
+        self._unfinished = 0
+        self._in_flight = 0
+        #: The most attempts that were ever in flight at once.
+        self.peak_running = 0
+
+        self._state = _NEW
+        self._stopping = False
+        self._idle_workers: deque[anyio.Event] = deque()
+        self._join_waiters: list[anyio.Event] = []
+        self._ticker_wakeup: anyio.Event | None = None
+        self._live_tasks = 0
+        self._done: anyio.Event | None = None
+        self._task_group: TaskGroup | None = None
+        self._standalone: asyncio.Task[None] | None = None
+        self._call_soon_threadsafe: Callable[..., Any] | None = None
+
+    # ── Public API (call on the event-loop thread unless noted) ───────────
+
+    def add_listener(self, listener: JobListener) -> None:
+        """Call ``listener(job, old_status, new_status)`` on every transition.
+
+        A listener that raises is logged and ignored.
+        """
+        if not callable(listener):
+            raise TypeError(f"listener must be callable, got {listener!r}")
+        self._listeners.append(listener)
+
+    def submit(self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()) -> str:
+        """Queue ``job`` and return its id. Works before and after :meth:`start`.
+
+        :param delay: seconds before the job may start.
+        :param depends_on: ids of jobs that must complete first. They must
+            already be submitted, which makes cycles impossible.
+        :raises SchedulerStoppedError: :meth:`stop` has begun.
+        :raises SchedulerError: the job was already submitted.
+        :raises UnknownJobError: a dependency is unknown.
+        :raises ExecutorNotFoundError: the job's executor is not installed.
+        """
+        if self._stopping:
+            raise SchedulerStoppedError(
+                f"cannot submit {_describe(job)}: the scheduler is stopping or stopped; "
+                "submit before stop(), or create a new JobScheduler"
+            )
+        deps = self._check_submit(job, delay, depends_on)
+        now = self._clock()
+        job.seq = next(self._seq)
+        job.submitted_at = now
+        job.run_at = now + delay if delay > 0 else now
+        job_id = job.job_id
+        self._jobs[job_id] = job
+        self._unfinished += 1
+        if deps:
+            self._block_on(job, deps)
+        else:
+            self._push(job, now)
+        return job_id
+
+    def submit_threadsafe(
+        self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()
+    ) -> str:
+        """Submit from any thread once the scheduler has started; returns the job id.
+
+        The submit itself runs on the event-loop thread soon after, so errors
+        that depend on scheduler state (an unknown dependency, say) are logged
+        there instead of raised here.
+        """
+        call_soon = self._call_soon_threadsafe
+        if call_soon is None:
+            raise SchedulerError(
+                "submit_threadsafe() needs a started scheduler: start() it first, "
+                "or call submit() from the event-loop thread"
+            )
+        if self._stopping:
+            raise SchedulerStoppedError(
+                f"cannot submit {_describe(job)}: the scheduler is stopping or stopped"
+            )
+        if not isinstance(job, Job):
+            raise TypeError(f"submit_threadsafe() takes a jobsched.Job, got {job!r}")
+        if job.seq:
+            raise SchedulerError(_resubmit_message(job))
+        deps = (depends_on,) if isinstance(depends_on, str) else tuple(depends_on)
+        call_soon(self._submit_from_thread, job, delay, deps)
+        return job.job_id
+
+    def schedule_recurring(
+        self,
+        factory: Callable[[], Job],
+        interval: float,
+        *,
+        start_in: float = 0.0,
+        allow_overlap: bool = False,
+    ) -> str:
+        """Submit ``factory()`` every ``interval`` seconds; returns the schedule id.
+
+        Fixed-rate: missed fires coalesce into one. Unless ``allow_overlap``,
+        a fire is skipped while the previous job from this schedule runs.
+        """
+        if self._stopping:
+            raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
+        if not (start_in >= 0 and math.isfinite(start_in)):
+            raise ValueError(f"start_in must be a number of seconds >= 0, got {start_in!r}")
+        schedule = RecurringSchedule(factory, interval, self._clock() + start_in, allow_overlap)
+        self._recurring[schedule.schedule_id] = schedule
+        self._wake_ticker()
+        return schedule.schedule_id
+
+    def cancel_recurring(self, schedule_id: str) -> bool:
+        """Stop a schedule; False if it is unknown or already cancelled.
+
+        A job it already submitted keeps running; cancel it by its id.
+        """
+        schedule = self._recurring.pop(schedule_id, None)
+        if schedule is None or not schedule.active:
+            return False
+        schedule.active = False
+        return True
+
+    def cancel(self, job_id: str) -> bool:
+        """Cancel a job; False if it is unknown or already finished.
+
+        A queued or retry-waiting job is CANCELLED at once. A running async
+        job is cancelled at its next await; a running thread or process job is
+        CANCELLED and its executor stops the work where it can.
+        """
+        job = self._jobs.get(job_id)
+        if job is None or job.status._terminal:  # type: ignore[attr-defined]
+            return False
+        if job.status is _RUNNING:
+            attempt = self._attempts.get(job_id)
+            if attempt is None:
+                # Cancelled from inside its own first step or from a listener
+                # of its start: the attempt sees it as soon as it can.
+                self._early_cancels.add(job_id)
+            else:
+                attempt.cancel("cancelled")
+        else:
+            self._finish(job, _CANCELLED, "cancelled")
+        return True
+
+    def get(self, job_id: str) -> Job:
+        """The job with this id.
+
+        :raises UnknownJobError: never submitted, or evicted from history.
+        """
+        try:
+            return self._jobs[job_id]
+        except KeyError:
+            raise UnknownJobError(
+                f"no job {job_id!r}: it was never submitted here, or it finished long "
+                f"enough ago to be evicted (history_limit={self._history_limit})"
+            ) from None
+
+    def jobs(self) -> list[Job]:
+        """Every job still known: unfinished ones and the recent finished ones."""
+        return list(self._jobs.values())
+
+    async def join(self) -> None:
+        """Wait until every submitted job is terminal.
+
+        :raises SchedulerStoppedError: the scheduler stopped with jobs still
+            queued, which will then never finish.
+        """
+        while self._unfinished:
+            if self._state == _STOPPED:
+                raise SchedulerStoppedError(
+                    f"{self._unfinished} job(s) will never finish: the scheduler stopped "
+                    "with them still queued"
+                )
+            event = anyio.Event()
+            self._join_waiters.append(event)
+            await event.wait()
+
+    async def start(self) -> None:
+        """Start the workers in a background task (asyncio only).
+
+        Under trio, use ``async with JobScheduler() as s:`` instead.
+
+        :raises SchedulerError: already started.
+        """
+        self._begin_start()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._state = _NEW
+            raise SchedulerError(
+                "start() by hand runs on asyncio only; under trio use "
+                "`async with JobScheduler(...) as s:`"
+            ) from None
+        started = anyio.Event()
+        self._standalone = loop.create_task(self._serve_standalone(started))
+        await started.wait()
+
+    async def stop(self, *, cancel_running: bool = False) -> None:
+        """Stop: reject new work, let running attempts finish (or cancel them), stop workers.
+
+        Queued jobs stay PENDING. Every executor the scheduler used is shut
+        down. Calling it again waits for the first call to finish.
+        """
+        if self._state == _NEW:
+            self._stopping = True
+            self._state = _STOPPED
+            await self._shutdown_executors(cancel_running)
+            return
+        self._stopping = True
+        if cancel_running:
+            for attempt in list(self._attempts.values()):
+                attempt.cancel("scheduler shut down")
+        self._wake_all()
+        assert self._done is not None
+        await self._done.wait()
+        if self._standalone is not None:
+            task, self._standalone = self._standalone, None
+            await task
+        if self._state != _STOPPED:
+            self._state = _STOPPED
+            await self._shutdown_executors(cancel_running)
+            self._wake_joiners()
+
+    async def __aenter__(self) -> JobScheduler:
+        self._begin_start()
+        task_group = anyio.create_task_group()
+        await task_group.__aenter__()
+        self._task_group = task_group
+        self._spawn(task_group)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        task_group, self._task_group = self._task_group, None
+        assert task_group is not None
+        try:
+            # If the body failed or was cancelled, don't wait for running
+            # jobs: cancel them, and shield the clean-up from that cancellation.
+            with anyio.CancelScope(shield=exc_type is not None):
+                await self.stop(cancel_running=exc_type is not None)
+        except BaseException as stop_error:
+            await task_group.__aexit__(type(stop_error), stop_error, stop_error.__traceback__)
+            raise
+        return await task_group.__aexit__(exc_type, exc, tb)
+
+    # ── Submitting ────────────────────────────────────────────────────────
+
+    def _check_submit(self, job: Job, delay: float, depends_on: Iterable[str]) -> list[str]:
+        """Every check submit() makes, before it changes any state."""
+        if not isinstance(job, Job):
+            raise TypeError(f"submit() takes a jobsched.Job, got {job!r}")
+        if job.seq or job.status is not _PENDING:
+            raise SchedulerError(_resubmit_message(job))
+        if not delay >= 0 or delay == math.inf:
+            raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
+        if isinstance(depends_on, str):
+            depends_on = (depends_on,)
+        deps = list(dict.fromkeys(depends_on))
+        if deps:
+            unknown = [d for d in deps if d not in self._jobs]
+            if unknown:
+                raise UnknownJobError(
+                    f"{_describe(job)} depends on unknown job(s) {unknown}: submit "
+                    "dependencies first (finished jobs are forgotten after history_limit)"
+                )
+        name = job.executor
+        if name not in self._executors:
+            self._executors[name] = _plugins.create(name)
+        return deps
+
+    def _submit_from_thread(self, job: Job, delay: float, deps: tuple[str, ...]) -> None:
+        try:
+            self.submit(job, delay=delay, depends_on=deps)
+        except Exception:
+            logger.exception("submit_threadsafe of %s failed", _describe(job))
+
+    def _block_on(self, job: Job, deps: list[str]) -> None:
+        jobs = self._jobs
+        for dep_id in deps:
+            status = jobs[dep_id].status
+            if status._terminal and status is not _COMPLETED:  # type: ignore[attr-defined]
+                self._finish(job, _CANCELLED, f"upstream {dep_id} {status.value}")
+                return
+        unmet = {d for d in deps if jobs[d].status is not _COMPLETED}
+        if not unmet:
+            self._push(job, self._clock())
+            return
+        self._blocked[job.job_id] = unmet
+        for dep_id in unmet:
+            self._dependents.setdefault(dep_id, []).append(job.job_id)
+
+    def _push(self, job: Job, now: float) -> None:
+        """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
+        if job.run_at > now:
+            if self._queue.push_delayed(job):
+                self._wake_ticker()
+        else:
+            self._queue.push_ready(job)
+            if self._idle_workers:
+                self._idle_workers.popleft().set()
+
+    # ── Running ───────────────────────────────────────────────────────────
+
+    def _begin_start(self) -> None:
+        if self._state != _NEW:
+            raise SchedulerError("the scheduler was already started; a scheduler starts once")
+        self._state = _RUNNING_STATE
+        self._done = anyio.Event()
+        try:
+            self._call_soon_threadsafe = asyncio.get_running_loop().call_soon_threadsafe
+        except RuntimeError:
+            import trio  # the only other backend anyio runs on
+
+            self._call_soon_threadsafe = trio.lowlevel.current_trio_token().run_sync_soon
+
+    def _spawn(self, task_group: TaskGroup) -> None:
+        self._live_tasks = self._num_workers + 1
+        for i in range(self._num_workers):
+            task_group.start_soon(self._worker, name=f"jobsched-worker-{i}")
+        task_group.start_soon(self._ticker, name="jobsched-ticker")
+
+    async def _serve_standalone(self, started: anyio.Event) -> None:
+        async with anyio.create_task_group() as task_group:
+            self._spawn(task_group)
+            started.set()
+
+    def _task_exited(self) -> None:
+        self._live_tasks -= 1
+        if self._live_tasks == 0:
+            assert self._done is not None
+            self._done.set()
+
+    async def _worker(self) -> None:
+        try:
+            while not self._stopping:
+                # One scope serves every attempt this worker runs; cancel()
+                # and timeouts cancel it, and only then is a new one made.
+                # Entering a scope per attempt would cost more than a no-op
+                # job itself.
+                with anyio.CancelScope() as scope:
+                    await self._work(scope)
+        finally:
+            self._task_exited()
+
+    async def _work(self, scope: anyio.CancelScope) -> None:
+        """Run attempts inside ``scope`` until one of them is cancelled or times out."""
+        take = self._queue.pop_next
+        idle = self._idle_workers
+        executors = self._executors
+        clock = self._clock
+        streak = 0
+        while not self._stopping:
+            job = take()
+            if job is None:
+                streak = 0
+                wakeup = anyio.Event()
+                idle.append(wakeup)
+                await wakeup.wait()
+                continue
+            self._transition(job, _RUNNING)
+            job.attempts += 1
+            job.started_at = clock()
+            self._in_flight += 1
+            if self._in_flight > self.peak_running:
+                self.peak_running = self._in_flight
+            # Step the attempt once by hand: most jobs that never suspend need
+            # no cancel handle and no timer at all.
+            try:
+                it = executors[job.executor].run(job).__await__()
+                first = it.send(None)
+            except StopIteration as stop:
+                self._in_flight -= 1
+                self._settle(job, None, stop.value, None)
+                streak += 1
+                if streak == _YIELD_EVERY:
+                    streak = 0
+                    await checkpoint()
+                continue
+            except Exception as exc:
+                self._in_flight -= 1
+                self._settle(job, None, None, exc)
+                continue
+            except BaseException as exc:
+                # KeyboardInterrupt and the like from the job's own code: record
+                # it as the job's failure, then let it propagate.
+                self._in_flight -= 1
+                self._settle(job, None, None, NonRetryableError(f"{type(exc).__name__}: {exc}"))
+                raise
+            streak = 0
+            if not await self._continue_attempt(job, scope, it, first):
+                return
+
+    async def _continue_attempt(
+        self, job: Job, scope: anyio.CancelScope, it: Any, first: Any
+    ) -> bool:
+        """Finish an attempt that suspended; False if it cancelled the worker's scope."""
+        timeout = job.timeout
+        if timeout is not None:
+            assert job.started_at is not None
+            scope.deadline = anyio.current_time() + (job.started_at + timeout - self._clock())
+        attempt = _Attempt(scope)
+        job_id = job.job_id
+        self._attempts[job_id] = attempt
+        if self._early_cancels and job_id in self._early_cancels:
+            self._early_cancels.discard(job_id)
+            attempt.cancel("cancelled")
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = await Resume(it, first)
+        except Exception as exc:
+            error = exc
+        except BaseException:
+            # Either our scope's cancellation (cancel() or the timeout), which
+            # the scope absorbs, or the worker being torn down.
+            if not scope.cancel_called:
+                attempt.reason = attempt.reason or "scheduler shut down"
+                attempt.scope = _SHUTDOWN_SCOPE
+            self._end_attempt(job, attempt, None, None)
+            raise
+        if scope.cancel_called:
+            self._end_attempt(job, attempt, result, error)
+            return False
+        if timeout is not None:
+            scope.deadline = math.inf
+        self._end_attempt(job, attempt, result, error)
+        return True
+
+    def _end_attempt(
+        self, job: Job, attempt: _Attempt, result: Any, error: BaseException | None
+    ) -> None:
+        del self._attempts[job.job_id]
+        self._in_flight -= 1
+        self._settle(job, attempt, result, error)
+
+    def _settle(
+        self, job: Job, attempt: _Attempt | None, result: Any, error: BaseException | None
+    ) -> None:
+        """Record how an attempt ended. Cancellation beats timeout beats error.
+
+        Whatever a cancelled or timed-out job did afterwards (returned,
+        raised, swallowed the cancellation) the outcome is the scheduler's.
+        """
+        try:
+            if attempt is None and self._early_cancels and job.job_id in self._early_cancels:
+                self._early_cancels.discard(job.job_id)
+                self._finish(job, _CANCELLED, "cancelled")
+            elif attempt is not None and attempt.scope.cancel_called:
+                if attempt.reason is not None:
+                    self._finish(job, _CANCELLED, attempt.reason)
+                else:
+                    self._after_failure(job, f"timed out after {job.timeout}s", True, True)
+            elif error is not None:
+                self._after_failure(
+                    job,
+                    f"{type(error).__name__}: {error}",
+                    not isinstance(error, NonRetryableError),
+                    False,
+                )
+            else:
+                job.result = result
+                self._finish(job, _COMPLETED, None)
+        except Exception:  # a bug in our own bookkeeping must not kill a worker
+            logger.exception("jobsched failed to record the outcome of %s", _describe(job))
+
+    def _after_failure(self, job: Job, error: str, retryable: bool, timed_out: bool) -> None:
+        job.last_error = error
+        if retryable and job.attempts <= job.retry.max_retries and not self._stopping:
+            now = self._clock()
+            job.run_at = now + job.retry.delay(job.attempts, self._rng)
+            self._transition(job, _RETRY_WAIT)
+            self._push(job, now)
+        else:
+            self._finish(job, _TIMED_OUT if timed_out else _FAILED, None)
+
+    # ── Delayed jobs and recurring schedules ──────────────────────────────
+
+    async def _ticker(self) -> None:
+        """Promotes due delayed jobs and fires due schedules, sleeping in between."""
+        try:
+            while not self._stopping:
+                now = self._clock()
+                if self._recurring:
+                    self._fire_due(now)
+                self._promote_due(now)
+                next_at = self._queue.next_due()
+                for schedule in self._recurring.values():
+                    if next_at is None or schedule.next_run < next_at:
+                        next_at = schedule.next_run
+                wakeup = self._ticker_wakeup = anyio.Event()
+                if next_at is None:
+                    await wakeup.wait()
+                else:
+                    with anyio.move_on_after(max(0.0, next_at - self._clock())):
+                        await wakeup.wait()
+                self._ticker_wakeup = None
+        finally:
+            self._task_exited()
+
+    def _promote_due(self, now: float) -> None:
+        moved = self._queue.promote_due(now)
+        idle = self._idle_workers
+        while moved and idle:
+            idle.popleft().set()
+            moved -= 1
+
+    def _fire_due(self, now: float) -> None:
+        for schedule in list(self._recurring.values()):
+            if schedule.next_run > now:
+                continue
+            schedule.advance(now)
+            previous = self._jobs.get(schedule.last_job_id) if schedule.last_job_id else None
+            if (
+                previous is not None
+                and not previous.status.is_terminal
+                and not schedule.allow_overlap
+            ):
+                schedule.skipped += 1
+                continue
+            try:
+                job = schedule.factory()
+                schedule.last_job_id = self.submit(job)
+                schedule.fired += 1
+            except Exception:  # a broken factory must not kill the ticker
+                logger.exception("recurring schedule %s failed to fire", schedule.schedule_id)
+
+    def _wake_ticker(self) -> None:
+        if self._ticker_wakeup is not None:
+            self._ticker_wakeup.set()
+
+    def _wake_all(self) -> None:
+        while self._idle_workers:
+            self._idle_workers.popleft().set()
+        self._wake_ticker()
+
+    def _wake_joiners(self) -> None:
+        waiters, self._join_waiters = self._join_waiters, []
+        for event in waiters:
+            event.set()
+
+    # ── State changes ─────────────────────────────────────────────────────
+
+    def _transition(self, job: Job, new: JobStatus) -> None:
+        old = job.status
+        if not old._allowed & new._bit:  # type: ignore[attr-defined]
+            raise InvalidTransitionError(
+                f"{_describe(job)}: {old.value} -> {new.value} is not a legal transition"
+            )
+        job.status = new
+        if self._listeners:
+            self._notify(job, old, new)
+
+    def _notify(self, job: Job, old: JobStatus, new: JobStatus) -> None:
+        for listener in self._listeners:
+            try:
+                listener(job, old, new)
+            except Exception:  # a bad listener must not break the scheduler
+                logger.exception("listener %r failed on %s", listener, _describe(job))
+
+    def _finish(self, job: Job, status: JobStatus, error: str | None) -> None:
+        """Make ``job`` terminal, release or cancel its dependents, trim history."""
+        # A worklist, not recursion: a failure can cascade down a long chain.
+        todo = [(job, status, error)]
+        while todo:
+            job, status, error = todo.pop()
+            if job.status._terminal:  # type: ignore[attr-defined]
+                continue
+            if error is not None:
+                job.last_error = error
+            job.finished_at = self._clock()
+            self._transition(job, status)
+            job_id = job.job_id
+            if self._blocked:
+                self._blocked.pop(job_id, None)
+            dependents = self._dependents.pop(job_id, None) if self._dependents else None
+            if dependents:
+                for dep_id in dependents:
+                    dependent = self._jobs.get(dep_id)
+                    if dependent is None or dependent.status._terminal:  # type: ignore[attr-defined]
+                        continue
+                    if status is _COMPLETED:
+                        unmet = self._blocked.get(dep_id)
+                        if unmet is not None:
+                            unmet.discard(job_id)
+                            if not unmet:
+                                del self._blocked[dep_id]
+                                self._push(dependent, self._clock())
+                    else:
+                        todo.append((dependent, _CANCELLED, f"upstream {job_id} {status.value}"))
+            self._unfinished -= 1
+            if not self._unfinished and self._join_waiters:
+                self._wake_joiners()
+            finished = self._finished
+            finished.append(job_id)
+            if len(finished) > self._history_limit:
+                self._jobs.pop(finished.popleft(), None)
+
+    async def _shutdown_executors(self, cancel_running: bool) -> None:
+        for name, executor in list(self._executors.items()):
+            try:
+                await executor.shutdown(cancel_running=cancel_running)
+            except Exception:
+                logger.exception("executor %r failed to shut down", name)
+
+
+def _describe(job: object) -> str:
+    if isinstance(job, Job):
+        return f"{job.job_id} ({job.name!r})"
+    return repr(job)
+
+
+def _resubmit_message(job: Job) -> str:
+    return (
+        f"{_describe(job)} was already submitted (status {job.status.value}); "
+        "a job runs once: create a new job object to run the work again"
+    )
