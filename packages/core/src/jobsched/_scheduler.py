@@ -382,7 +382,11 @@ class JobScheduler:
         except BaseException as stop_error:
             await task_group.__aexit__(type(stop_error), stop_error, stop_error.__traceback__)
             raise
-        return await task_group.__aexit__(exc_type, exc, tb)
+        # The workers have exited, so the group has nothing left to wait for.
+        # Exiting it clean lets the body's own exception propagate as itself
+        # instead of wrapped in an ExceptionGroup.
+        await task_group.__aexit__(None, None, None)
+        return None
 
     # ── Submitting ────────────────────────────────────────────────────────
 

@@ -1,0 +1,73 @@
+"""Small async jobs the core tests drive the scheduler with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+import jobsched as js
+
+
+class Ok(js.AsyncJob):
+    """Returns ``value`` after ``seconds`` (0 means it never suspends)."""
+
+    def __init__(self, value: Any = None, seconds: float = 0.0, **kw: Any) -> None:
+        super().__init__(kw.pop("name", f"ok {value!r}"), **kw)
+        self.value = value
+        self.seconds = seconds
+
+    async def run(self) -> Any:
+        if self.seconds:
+            await anyio.sleep(self.seconds)
+        return self.value
+
+
+class FailTimes(js.AsyncJob):
+    """Raises ``exc`` on its first ``failures`` attempts, then returns "ok"."""
+
+    def __init__(self, failures: int, exc: type[BaseException] = ConnectionError, **kw: Any):
+        super().__init__(kw.pop("name", f"fail x{failures}"), **kw)
+        self.failures = failures
+        self.exc = exc
+
+    async def run(self) -> str:
+        await anyio.lowlevel.checkpoint()
+        if self.attempts <= self.failures:
+            raise self.exc(f"attempt {self.attempts}")
+        return "ok"
+
+
+class Gate(js.AsyncJob):
+    """Signals ``started``, then waits for ``release`` (or forever)."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(kw.pop("name", "gate"), **kw)
+        self.started = anyio.Event()
+        self.release = anyio.Event()
+        self.cancelled_seen = False
+
+    async def run(self) -> str:
+        self.started.set()
+        try:
+            await self.release.wait()
+        except anyio.get_cancelled_exc_class():
+            self.cancelled_seen = True
+            raise
+        return "released"
+
+
+class Recorder:
+    """A listener that keeps every transition, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, js.JobStatus, js.JobStatus]] = []
+
+    def __call__(self, job: js.Job, old: js.JobStatus, new: js.JobStatus) -> None:
+        self.events.append((job.job_id, old, new))
+
+    def of(self, job_id: str) -> list[tuple[js.JobStatus, js.JobStatus]]:
+        return [(old, new) for jid, old, new in self.events if jid == job_id]
+
+    def started_order(self) -> list[str]:
+        return [jid for jid, _, new in self.events if new is js.JobStatus.RUNNING]
