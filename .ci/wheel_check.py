@@ -1,0 +1,51 @@
+"""Checks run inside a fresh virtual environment built from the wheels."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import anyio
+
+import jobsched as js
+
+
+async def double(x: int) -> int:
+    return 2 * x
+
+
+def square(x: int) -> int:
+    return x * x
+
+
+async def core_only() -> None:
+    """`pip install jobsched-core`: async jobs run; a process job is refused with the fix."""
+    for plugin in ("jobsched_thread", "jobsched_process"):
+        assert importlib.util.find_spec(plugin) is None, f"{plugin} installed with the core"
+    async with js.JobScheduler() as s:
+        job_id = s.submit(js.FunctionJob(double, (21,)))
+        try:
+            s.submit(js.FunctionJob(square, (3,), executor="process"))
+        except js.ExecutorNotFoundError as exc:
+            assert 'pip install "jobsched-core[process]"' in str(exc), exc
+            print(f"  refused as expected: {exc}")
+        else:
+            raise AssertionError("a process job was accepted without the process executor")
+        await s.join()
+    assert s.get(job_id).result == 42
+
+
+async def process() -> None:
+    """`pip install "jobsched-core[process]"`: the same process job runs."""
+    async with js.JobScheduler() as s:
+        job_id = s.submit(js.FunctionJob(square, (12,), executor="process"))
+        await s.join()
+    job = s.get(job_id)
+    assert job.status is js.JobStatus.COMPLETED, (job.status, job.last_error)
+    assert job.result == 144
+
+
+if __name__ == "__main__":
+    check = {"core-only": core_only, "process": process}[sys.argv[1]]
+    anyio.run(check)
+    print(f"wheel check {sys.argv[1]}: ok")

@@ -1,0 +1,94 @@
+"""The public surface matches the contract in shared/spec/API.md."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+import jobsched as js
+
+SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec" / "API.md"
+
+# Every name the contract gives as `js.X`.
+CONTRACT_NAMES = {
+    "Job", "AsyncJob", "BlockingJob", "CpuBoundJob", "FunctionJob", "JobPriority",
+    "JobStatus", "InvalidTransitionError", "RetryPolicy", "NonRetryableError",
+    "SchedulingStrategy", "FIFOStrategy", "PriorityStrategy", "AgingPriorityStrategy",
+    "EarliestDeadlineFirstStrategy", "SchedulerError", "UnknownJobError",
+    "SchedulerStoppedError", "ExecutorNotFoundError", "JobScheduler", "Executor",
+    "cancel_requested",
+}  # fmt: skip
+
+
+def test_contract_names_are_exported() -> None:
+    """Every name the contract fixes is importable from jobsched and listed in __all__."""
+    missing = sorted(n for n in CONTRACT_NAMES if not hasattr(js, n))
+    assert missing == []
+    assert set(js.__all__) >= CONTRACT_NAMES
+    assert all(hasattr(js, n) for n in js.__all__)
+
+
+@pytest.mark.skipif(not SPEC.exists(), reason="the shared spec is not beside this checkout")
+def test_contract_list_is_complete() -> None:
+    """The list above covers every `js.X` the spec mentions (production names excepted)."""
+    later = {"CronTrigger", "RateLimit", "FairShareStrategy"}  # issue 5's names
+    mentioned = set(re.findall(r"\bjs\.([A-Za-z_]+)", SPEC.read_text()))
+    assert mentioned - later <= CONTRACT_NAMES
+    assert all(hasattr(js, n) for n in mentioned if n not in later or hasattr(js, n))
+
+
+def test_scheduler_signature() -> None:
+    """JobScheduler takes the contract's parameters, keyword-only after strategy."""
+    params = inspect.signature(js.JobScheduler).parameters
+    assert next(iter(params)) == "strategy"
+    for name, default in [
+        ("num_workers", 4),
+        ("executors", None),
+        ("rng", None),
+        ("history_limit", 10_000),
+    ]:
+        assert params[name].default == default
+        assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
+    for method in [
+        "submit", "submit_threadsafe", "schedule_recurring", "cancel_recurring", "cancel",
+        "get", "jobs", "join", "add_listener", "start", "stop",
+    ]:  # fmt: skip
+        assert callable(getattr(js.JobScheduler, method)), method
+    stop = inspect.signature(js.JobScheduler.stop).parameters["cancel_running"]
+    assert stop.default is False and stop.kind is inspect.Parameter.KEYWORD_ONLY
+
+
+def test_job_signature() -> None:
+    """Job's keyword options and FunctionJob's positional ones are the contract's."""
+    params = inspect.signature(js.Job.__init__).parameters
+    assert list(params)[:2] == ["self", "name"]
+    for name in ["priority", "timeout", "retry", "deadline", "tenant", "rate_key"]:
+        assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+    assert params["timeout"].default == 30.0
+    fparams = list(inspect.signature(js.FunctionJob.__init__).parameters)
+    assert fparams[:4] == ["self", "func", "args", "kwargs"]
+
+
+def test_error_hierarchy() -> None:
+    """The errors subclass as the contract says."""
+    for err in [
+        js.InvalidTransitionError, js.UnknownJobError, js.SchedulerStoppedError,
+        js.ExecutorNotFoundError,
+    ]:  # fmt: skip
+        assert issubclass(err, js.SchedulerError)
+    assert issubclass(js.UnknownJobError, KeyError)
+    assert issubclass(js.NonRetryableError, Exception)
+    assert not issubclass(js.NonRetryableError, js.SchedulerError)
+
+
+def test_cancel_requested_is_false_outside_a_job() -> None:
+    """Outside a running thread job, cancel_requested() is False."""
+    assert js.cancel_requested() is False
+    token = js.CancelToken()
+    assert token.run(js.cancel_requested) is False
+    token.cancel()
+    assert token.run(js.cancel_requested) is True
+    assert js.cancel_requested() is False
