@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import anyio
 import pytest
 from sample_jobs import Gate, Ok
 
@@ -55,3 +56,54 @@ def test_stop_before_start() -> None:
             s.submit(Ok())
 
     asyncio.run(main())
+
+
+class _Swallower(js.AsyncJob):
+    """Catches every cancellation and keeps awaiting: the worst async citizen."""
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__("swallower", **kw)  # type: ignore[arg-type]
+        self.started: anyio.Event | None = None
+
+    async def run(self) -> None:
+        assert self.started is not None
+        self.started.set()
+        while True:
+            try:
+                await anyio.sleep(3600)
+            except anyio.get_cancelled_exc_class():
+                pass
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("how", ["cancel", "timeout"])
+def test_job_that_swallows_cancellation_is_abandoned(
+    backend: str, how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A job that ignores its cancellation forever is closed after the grace period.
+
+    It is recorded CANCELLED (or TIMED_OUT), its worker serves the next job,
+    and a warning says it was abandoned. Real clock: the bound is in seconds.
+    """
+
+    async def main() -> tuple[js.Job, js.Job]:
+        job = _Swallower(
+            timeout=0.05 if how == "timeout" else None, retry=js.RetryPolicy(max_retries=0)
+        )
+        job.started = anyio.Event()
+        async with js.JobScheduler(num_workers=1) as s:
+            s.submit(job, depends_on=())
+            with anyio.fail_after(20):
+                await job.started.wait()
+                if how == "cancel":
+                    s.cancel(job.job_id)
+                after = Ok("after")
+                s.submit(after)
+                await s.join()
+        return job, after
+
+    job, after = anyio.run(main, backend=backend)
+    expected = js.JobStatus.CANCELLED if how == "cancel" else js.JobStatus.TIMED_OUT
+    assert job.status is expected
+    assert after.status is js.JobStatus.COMPLETED
+    assert "abandoned" in caplog.text

@@ -13,8 +13,18 @@ nest correctly (trio checks this strictly).
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
+
+import anyio
+
+#: Seconds a cancelled or timed-out job may keep running (swallowing the
+#: cancellation, or in shielded clean-up) before it is abandoned.
+CANCEL_GRACE = 1.0
+
+
+class Abandoned(Exception):
+    """The attempt ignored its cancellation past the grace period and was closed."""
 
 
 class Resume:
@@ -24,18 +34,35 @@ class Resume:
     (the PEP 380 semantics of ``yield from``, minus the first step), so
     asyncio futures and trio traps pass through untouched and cancellation
     reaches the job at its current await.
+
+    It also bounds a job that will not stop: once ``scope`` is cancelled, the
+    job has :data:`CANCEL_GRACE` seconds; the first time it resumes after
+    that, its coroutine is closed (``GeneratorExit`` at its await, which
+    ``except Exception`` cannot swallow) and :class:`Abandoned` is raised, so
+    the worker moves on. A job that blocks the loop without awaiting cannot be
+    interrupted by anything in Python.
     """
 
-    __slots__ = ("_first", "_it")
+    __slots__ = ("_clock", "_first", "_it", "_scope")
 
-    def __init__(self, it: Generator[Any, Any, Any], first: Any) -> None:
+    def __init__(
+        self,
+        it: Generator[Any, Any, Any],
+        first: Any,
+        scope: anyio.CancelScope,
+        clock: Callable[[], float],
+    ) -> None:
         self._it = it
         self._first = first
+        self._scope = scope
+        self._clock = clock
 
     def __await__(self) -> Generator[Any, Any, Any]:
         it = self._it
+        scope = self._scope
         value = self._first
         self._first = None
+        give_up_at: float | None = None
         while True:
             try:
                 sent = yield value
@@ -43,12 +70,26 @@ class Resume:
                 it.close()
                 raise
             except BaseException as exc:
-                try:
-                    value = it.throw(exc)
-                except StopIteration as stop:
-                    return stop.value
+                thrown: BaseException | None = exc
             else:
-                try:
-                    value = it.send(sent)
-                except StopIteration as stop:
-                    return stop.value
+                thrown = None
+            if scope.cancel_called:
+                now = self._clock()
+                if give_up_at is None:
+                    give_up_at = now + CANCEL_GRACE
+                elif now >= give_up_at:
+                    _close(it)
+                    raise Abandoned(
+                        f"kept running {CANCEL_GRACE}s after its cancellation; abandoned"
+                    )
+            try:
+                value = it.send(sent) if thrown is None else it.throw(thrown)
+            except StopIteration as stop:
+                return stop.value
+
+
+def _close(it: Generator[Any, Any, Any]) -> None:
+    try:
+        it.close()
+    except RuntimeError:  # it caught GeneratorExit and awaited again: nothing more to do
+        pass

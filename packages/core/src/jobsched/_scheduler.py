@@ -37,7 +37,7 @@ from ._executor import Executor
 from ._jobs import Job
 from ._queue import JobQueue
 from ._recurring import RecurringSchedule
-from ._resume import Resume
+from ._resume import Abandoned, Resume
 from ._strategies import PriorityStrategy, SchedulingStrategy
 
 logger = logging.getLogger("jobsched")
@@ -552,7 +552,10 @@ class JobScheduler:
         result: Any = None
         error: BaseException | None = None
         try:
-            result = await Resume(it, first)
+            result = await Resume(it, first, scope, self._clock)
+        except Abandoned as exc:
+            logger.warning("%s %s", _describe(job), exc)
+            error = exc
         except Exception as exc:
             error = exc
         except BaseException:
