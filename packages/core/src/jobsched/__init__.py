@@ -7,6 +7,7 @@ entry-point group (``async``, ``thread`` and ``process`` are published as
 separate distributions); the core never imports one.
 """
 
+from ._cron import CronTrigger as CronTrigger
 from ._enums import JobPriority as JobPriority
 from ._enums import JobStatus as JobStatus
 from ._exceptions import ExecutorNotFoundError as ExecutorNotFoundError
@@ -18,11 +19,14 @@ from ._exceptions import UnknownJobError as UnknownJobError
 from ._executor import CancelToken as CancelToken
 from ._executor import Executor as Executor
 from ._executor import cancel_requested as cancel_requested
+from ._fairshare import FairShareStrategy as FairShareStrategy
 from ._jobs import AsyncJob as AsyncJob
 from ._jobs import BlockingJob as BlockingJob
 from ._jobs import CpuBoundJob as CpuBoundJob
 from ._jobs import FunctionJob as FunctionJob
 from ._jobs import Job as Job
+from ._queue import ReadyQueue as ReadyQueue
+from ._ratelimit import RateLimit as RateLimit
 from ._retry import RetryPolicy as RetryPolicy
 from ._scheduler import JobListener as JobListener
 from ._scheduler import JobScheduler as JobScheduler
@@ -39,10 +43,12 @@ __all__ = [
     "BlockingJob",
     "CancelToken",
     "CpuBoundJob",
+    "CronTrigger",
     "EarliestDeadlineFirstStrategy",
     "Executor",
     "ExecutorNotFoundError",
     "FIFOStrategy",
+    "FairShareStrategy",
     "FunctionJob",
     "InvalidTransitionError",
     "Job",
@@ -52,6 +58,8 @@ __all__ = [
     "JobStatus",
     "NonRetryableError",
     "PriorityStrategy",
+    "RateLimit",
+    "ReadyQueue",
     "RetryPolicy",
     "SchedulerError",
     "SchedulerStoppedError",

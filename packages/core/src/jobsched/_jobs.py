@@ -74,6 +74,10 @@ class Job(ABC):
             raise ValueError(
                 f"timeout must be a positive number of seconds or None, got {timeout!r}"
             )
+        if tenant is not None:
+            _check_label("tenant", tenant)
+        if rate_key is not None:
+            _check_label("rate_key", rate_key)
         cls = type(self)
         if not _is_runnable(cls):
             raise TypeError(
@@ -101,6 +105,16 @@ class Job(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.job_id}, {self.name!r}, {self.status.value})"
+
+
+def _check_label(name: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string or None, got {value!r}")
+    if not value.strip():
+        raise ValueError(
+            f"{name} must be a non-empty name or None, got {value!r}; use None for "
+            f"jobs without a {name}"
+        )
 
 
 @functools.cache

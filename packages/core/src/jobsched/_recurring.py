@@ -5,20 +5,19 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from datetime import datetime, timezone
 
+from ._cron import CronTrigger
 from ._jobs import Job
 
 _schedule_ids = itertools.count(1)
 
 
-class RecurringSchedule:
-    """Fires ``factory()`` every ``interval`` seconds.
+class Schedule:
+    """What the ticker needs of a schedule: ``next_run`` and ``advance(now)``.
 
-    Fixed-rate, not fixed-delay: the next fire time is computed from the
-    previous *scheduled* time, so slow ticks don't make it drift. Missed fires
-    coalesce: a ticker that wakes three intervals late fires once and jumps to
-    the next future slot. With ``allow_overlap=False`` a fire is skipped while
-    the previous job is unfinished.
+    Both are in the scheduler's clock domain. With ``allow_overlap=False`` a
+    fire is skipped while the previous job is unfinished.
     """
 
     __slots__ = (
@@ -26,7 +25,6 @@ class RecurringSchedule:
         "allow_overlap",
         "factory",
         "fired",
-        "interval",
         "last_job_id",
         "next_run",
         "schedule_id",
@@ -34,19 +32,12 @@ class RecurringSchedule:
     )
 
     def __init__(
-        self,
-        factory: Callable[[], Job],
-        interval: float,
-        first_run: float,
-        allow_overlap: bool = False,
+        self, factory: Callable[[], Job], first_run: float, allow_overlap: bool = False
     ) -> None:
         if not callable(factory):
             raise TypeError(f"factory must be a callable that returns a Job, got {factory!r}")
-        if not (interval > 0 and math.isfinite(interval)):
-            raise ValueError(f"interval must be a positive number of seconds, got {interval!r}")
         self.schedule_id = f"sched-{next(_schedule_ids)}"
         self.factory = factory
-        self.interval = interval
         self.next_run = first_run
         self.allow_overlap = allow_overlap
         self.active = True
@@ -55,6 +46,75 @@ class RecurringSchedule:
         self.skipped = 0
 
     def advance(self, now: float) -> None:
+        """Move ``next_run`` past ``now``; missed fires coalesce into the one being made."""
+        raise NotImplementedError
+
+
+class RecurringSchedule(Schedule):
+    """Fires ``factory()`` every ``interval`` seconds.
+
+    Fixed-rate, not fixed-delay: the next fire time is computed from the
+    previous *scheduled* time, so slow ticks don't make it drift. Missed fires
+    coalesce: a ticker that wakes three intervals late fires once and jumps to
+    the next future slot.
+    """
+
+    __slots__ = ("interval",)
+
+    def __init__(
+        self,
+        factory: Callable[[], Job],
+        interval: float,
+        first_run: float,
+        allow_overlap: bool = False,
+    ) -> None:
+        if not (interval > 0 and math.isfinite(interval)):
+            raise ValueError(f"interval must be a positive number of seconds, got {interval!r}")
+        super().__init__(factory, first_run, allow_overlap)
+        self.interval = interval
+
+    def advance(self, now: float) -> None:
         """Move ``next_run`` to the first slot after ``now`` (missed slots coalesce)."""
         missed = int((now - self.next_run) // self.interval) + 1
         self.next_run += max(missed, 1) * self.interval
+
+
+class CronSchedule(Schedule):
+    """Fires ``factory()`` at the fire times of a :class:`CronTrigger`.
+
+    Fire times are wall-clock instants; the ticker runs on the scheduler's
+    clock. The two meet here and nowhere else: ``wall_offset()`` is wall-clock
+    seconds minus scheduler-clock seconds. On the real clock it is read at every
+    fire, so a wall clock that was stepped or a machine that slept is caught up
+    with at the next fire; on a virtual clock it is the constant fixed when the
+    schedule was made, so wall time advances with virtual time. A fire is never
+    made twice: the next one is searched for after both now and the fire just
+    made, even if the wall clock went back.
+    """
+
+    __slots__ = ("next_wall", "trigger", "wall_offset")
+
+    def __init__(
+        self,
+        factory: Callable[[], Job],
+        trigger: CronTrigger,
+        now: float,
+        wall_offset: Callable[[], float],
+        allow_overlap: bool = False,
+    ) -> None:
+        offset = wall_offset()
+        self.trigger = trigger
+        self.wall_offset = wall_offset
+        #: The upcoming fire time, in wall-clock (epoch) seconds.
+        self.next_wall = _next_fire(trigger, now + offset)
+        super().__init__(factory, self.next_wall - offset, allow_overlap)
+
+    def advance(self, now: float) -> None:
+        offset = self.wall_offset()
+        self.next_wall = _next_fire(self.trigger, max(now + offset, self.next_wall))
+        self.next_run = self.next_wall - offset
+
+
+def _next_fire(trigger: CronTrigger, after: float) -> float:
+    moment = datetime.fromtimestamp(after, timezone.utc)
+    return trigger.next_after(moment).timestamp()

@@ -13,6 +13,7 @@ nest correctly (trio checks this strictly).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -89,7 +90,6 @@ class Resume:
 
 
 def _close(it: Generator[Any, Any, Any]) -> None:
-    try:
+    # RuntimeError: it caught GeneratorExit and awaited again; nothing more to do.
+    with contextlib.suppress(RuntimeError):
         it.close()
-    except RuntimeError:  # it caught GeneratorExit and awaited again: nothing more to do
-        pass

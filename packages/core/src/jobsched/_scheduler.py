@@ -15,8 +15,10 @@ import logging
 import math
 import random
 import time
+import types
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from datetime import tzinfo
 from types import TracebackType
 from typing import Any
 
@@ -25,6 +27,8 @@ from anyio.abc import TaskGroup
 from anyio.lowlevel import checkpoint
 
 from . import _plugins
+from ._admission import Admission, check_executor_limits, check_rate_limits
+from ._cron import CronTrigger
 from ._enums import JobStatus
 from ._exceptions import (
     InvalidTransitionError,
@@ -35,8 +39,9 @@ from ._exceptions import (
 )
 from ._executor import Executor
 from ._jobs import Job
-from ._queue import JobQueue
-from ._recurring import RecurringSchedule
+from ._queue import queue_for
+from ._ratelimit import RateLimit
+from ._recurring import CronSchedule, RecurringSchedule, Schedule
 from ._resume import Abandoned, Resume
 from ._strategies import PriorityStrategy, SchedulingStrategy
 
@@ -51,6 +56,8 @@ _COMPLETED = JobStatus.COMPLETED
 _FAILED = JobStatus.FAILED
 _TIMED_OUT = JobStatus.TIMED_OUT
 _CANCELLED = JobStatus.CANCELLED
+
+_Coroutine = types.CoroutineType
 
 # Lifecycle of the scheduler itself.
 _NEW, _RUNNING_STATE, _STOPPING, _STOPPED = range(4)
@@ -97,6 +104,11 @@ class JobScheduler:
     :param history_limit: how many finished jobs :meth:`get` still knows.
     :param clock: seconds as a float; ``time.monotonic`` by default. Tests on
         virtual time pass ``anyio.current_time`` under a mock clock.
+    :param rate_limits: rate key -> :class:`RateLimit`: limits the starts of
+        jobs whose ``rate_key`` is that key. A job without a token waits in the
+        delayed queue, not on a worker.
+    :param executor_limits: executor name -> the most attempts on it at once.
+        A job held back waits off the workers; other jobs keep running.
 
     Use it as ``async with JobScheduler() as s:`` (asyncio or trio), or call
     :meth:`start` and :meth:`stop` by hand on asyncio.
@@ -111,6 +123,8 @@ class JobScheduler:
         rng: random.Random | None = None,
         history_limit: int = 10_000,
         clock: Callable[[], float] | None = None,
+        rate_limits: Mapping[str, RateLimit] | None = None,
+        executor_limits: Mapping[str, int] | None = None,
     ) -> None:
         if not isinstance(num_workers, int) or num_workers < 1:
             raise ValueError(f"num_workers must be an integer >= 1, got {num_workers!r}")
@@ -130,14 +144,25 @@ class JobScheduler:
         self._history_limit = history_limit
         self._clock = clock if clock is not None else time.monotonic
 
-        self._queue = JobQueue(self._strategy.key)
+        self._queue = queue_for(self._strategy)
+        # Limits live in the take-next step; without them workers pop the
+        # queue directly and pay nothing for the feature.
+        rates = check_rate_limits(rate_limits)
+        gates = check_executor_limits(executor_limits, self._executors)
+        self._admission: Admission | None = None
+        self._take_next: Callable[[], Job | None] = self._queue.pop_next
+        if rates or gates:
+            self._admission = Admission(
+                self._queue, self._strategy.key, self._push, self._clock, rates, gates
+            )
+            self._take_next = self._admission.take
         self._jobs: dict[str, Job] = {}
         self._blocked: dict[str, set[str]] = {}  # job id -> unmet dependency ids
         self._dependents: dict[str, list[str]] = {}  # job id -> ids waiting on it
         self._attempts: dict[str, _Attempt] = {}  # suspended attempts, by job id
         self._early_cancels: set[str] = set()  # running, cancelled before suspending
         self._finished: deque[str] = deque()  # terminal job ids, oldest first
-        self._recurring: dict[str, RecurringSchedule] = {}
+        self._recurring: dict[str, Schedule] = {}
         self._listeners: list[JobListener] = []
         self._seq = itertools.count(1)
         self._unfinished = 0
@@ -246,6 +271,60 @@ class JobScheduler:
         self._wake_ticker()
         return schedule.schedule_id
 
+    def schedule_cron(
+        self,
+        factory: Callable[[], Job],
+        cron: str | CronTrigger,
+        *,
+        timezone: str | tzinfo | None = None,
+        allow_overlap: bool = False,
+    ) -> str:
+        """Submit ``factory()`` at the fire times of a cron expression; returns the schedule id.
+
+        :param cron: a five-field expression or alias, or a :class:`CronTrigger`.
+        :param timezone: the zone of an expression (IANA name or ``tzinfo``;
+            local by default); a :class:`CronTrigger` carries its own.
+
+        Missed fires coalesce into one and, unless ``allow_overlap``, a fire is
+        skipped while the previous job from this schedule runs, as for
+        :meth:`schedule_recurring`. :meth:`cancel_recurring` stops it.
+
+        :raises ValueError: the expression or zone is not valid, or both a
+            :class:`CronTrigger` and ``timezone`` were given.
+        """
+        if self._stopping:
+            raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
+        if isinstance(cron, CronTrigger):
+            if timezone is not None:
+                raise ValueError(
+                    f"timezone={timezone!r} was given with {cron!r}, which has its own zone; "
+                    "pass the zone to CronTrigger, or pass the expression as a string"
+                )
+            trigger = cron
+        elif isinstance(cron, str):
+            trigger = CronTrigger(cron, timezone)
+        else:
+            raise TypeError(f"cron must be an expression string or a CronTrigger, got {cron!r}")
+        clock = self._clock
+        now = clock()
+        if clock is time.monotonic:
+            # Re-read at every fire, so a stepped wall clock or a suspend is
+            # caught up with.
+            def wall_offset() -> float:
+                return time.time() - time.monotonic()
+
+        else:
+            # A custom (virtual) clock: wall time advances with it from now on.
+            fixed = time.time() - now
+
+            def wall_offset() -> float:
+                return fixed
+
+        schedule = CronSchedule(factory, trigger, now, wall_offset, allow_overlap)
+        self._recurring[schedule.schedule_id] = schedule
+        self._wake_ticker()
+        return schedule.schedule_id
+
     def cancel_recurring(self, schedule_id: str) -> bool:
         """Stop a schedule; False if it is unknown or already cancelled.
 
@@ -277,6 +356,8 @@ class JobScheduler:
                 attempt.cancel("cancelled")
         else:
             self._finish(job, _CANCELLED, "cancelled")
+            if self._admission is not None:
+                self._admission.cancelled(job)
         return True
 
     def get(self, job_id: str) -> Job:
@@ -392,7 +473,9 @@ class JobScheduler:
 
     def _check_submit(self, job: Job, delay: float, depends_on: Iterable[str]) -> list[str]:
         """Every check submit() makes, before it changes any state."""
-        if not isinstance(job, Job):
+        # Job is an ABC, whose isinstance() runs Python code; a look along the
+        # MRO answers for every real subclass at a fraction of the cost.
+        if Job not in type(job).__mro__ and not isinstance(job, Job):
             raise TypeError(f"submit() takes a jobsched.Job, got {job!r}")
         if job.seq or job.status is not _PENDING:
             raise SchedulerError(_resubmit_message(job))
@@ -400,7 +483,7 @@ class JobScheduler:
             raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
         if isinstance(depends_on, str):
             depends_on = (depends_on,)
-        deps = list(dict.fromkeys(depends_on))
+        deps = list(dict.fromkeys(depends_on)) if depends_on else []
         if deps:
             unknown = [d for d in deps if d not in self._jobs]
             if unknown:
@@ -489,10 +572,12 @@ class JobScheduler:
 
     async def _work(self, scope: anyio.CancelScope) -> None:
         """Run attempts inside ``scope`` until one of them is cancelled or times out."""
-        take = self._queue.pop_next
+        take = self._take_next
         idle = self._idle_workers
         executors = self._executors
         clock = self._clock
+        transition = self._transition
+        finish_one = self._finish_one
         streak = 0
         while not self._stopping:
             job = take()
@@ -502,7 +587,7 @@ class JobScheduler:
                 idle.append(wakeup)
                 await wakeup.wait()
                 continue
-            self._transition(job, _RUNNING)
+            transition(job, _RUNNING)
             job.attempts += 1
             job.started_at = clock()
             self._in_flight += 1
@@ -511,11 +596,25 @@ class JobScheduler:
             # Step the attempt once by hand: most jobs that never suspend need
             # no cancel handle and no timer at all.
             try:
-                it = executors[job.executor].run(job).__await__()
+                it = executors[job.executor].run(job)
+                if type(it) is not _Coroutine:
+                    # A coroutine steps directly; its __await__ wrapper would
+                    # cost an allocation and a call layer per send.
+                    it = it.__await__()
                 first = it.send(None)
             except StopIteration as stop:
                 self._in_flight -= 1
-                self._settle(job, None, stop.value, None)
+                if self._early_cancels:
+                    self._settle(job, None, stop.value, None)
+                else:
+                    # The common case, without _settle's checks for outcomes
+                    # that cannot happen to an attempt that never suspended.
+                    job.result = stop.value
+                    try:
+                        # Only a failure cascades to dependents: finish_one is all of _finish.
+                        finish_one(job, _COMPLETED, None)
+                    except Exception:  # as in _settle: a worker must survive our bugs
+                        logger.exception("jobsched failed to record the outcome of %s", job)
                 streak += 1
                 if streak == _YIELD_EVERY:
                     streak = 0
@@ -707,20 +806,31 @@ class JobScheduler:
 
     def _finish(self, job: Job, status: JobStatus, error: str | None) -> None:
         """Make ``job`` terminal, release or cancel its dependents, trim history."""
+        todo = self._finish_one(job, status, error)
         # A worklist, not recursion: a failure can cascade down a long chain.
-        todo = [(job, status, error)]
+        # Only a failure with dependents builds one; a plain finish allocates nothing.
         while todo:
-            job, status, error = todo.pop()
-            if job.status._terminal:  # type: ignore[attr-defined]
-                continue
-            if error is not None:
-                job.last_error = error
-            job.finished_at = self._clock()
-            self._transition(job, status)
-            job_id = job.job_id
-            if self._blocked:
-                self._blocked.pop(job_id, None)
-            dependents = self._dependents.pop(job_id, None) if self._dependents else None
+            dependent, reason = todo.pop()
+            more = self._finish_one(dependent, _CANCELLED, reason)
+            if more:
+                todo.extend(more)
+
+    def _finish_one(
+        self, job: Job, status: JobStatus, error: str | None
+    ) -> list[tuple[Job, str]] | None:
+        """Finish ``job`` alone; the dependents its failure cancels, if any."""
+        if job.status._terminal:  # type: ignore[attr-defined]
+            return None
+        if error is not None:
+            job.last_error = error
+        job.finished_at = self._clock()
+        self._transition(job, status)
+        job_id = job.job_id
+        if self._blocked:
+            self._blocked.pop(job_id, None)
+        cascade: list[tuple[Job, str]] | None = None
+        if self._dependents:
+            dependents = self._dependents.pop(job_id, None)
             if dependents:
                 for dep_id in dependents:
                     dependent = self._jobs.get(dep_id)
@@ -734,14 +844,17 @@ class JobScheduler:
                                 del self._blocked[dep_id]
                                 self._push(dependent, self._clock())
                     else:
-                        todo.append((dependent, _CANCELLED, f"upstream {job_id} {status.value}"))
-            self._unfinished -= 1
-            if not self._unfinished and self._join_waiters:
-                self._wake_joiners()
-            finished = self._finished
-            finished.append(job_id)
-            if len(finished) > self._history_limit:
-                self._jobs.pop(finished.popleft(), None)
+                        if cascade is None:
+                            cascade = []
+                        cascade.append((dependent, f"upstream {job_id} {status.value}"))
+        self._unfinished -= 1
+        if not self._unfinished and self._join_waiters:
+            self._wake_joiners()
+        finished = self._finished
+        finished.append(job_id)
+        if len(finished) > self._history_limit:
+            self._jobs.pop(finished.popleft(), None)
+        return cascade
 
     async def _shutdown_executors(self, cancel_running: bool) -> None:
         for name, executor in list(self._executors.items()):
