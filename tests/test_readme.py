@@ -24,8 +24,6 @@ def test_readme_example_runs(code: str, tmp_path: Path) -> None:
     """Each example runs to completion in a fresh interpreter (asserts included)."""
     script = tmp_path / "example.py"
     script.write_text(code)
-    out = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
-    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip()

@@ -1,0 +1,17 @@
+"""The ``process`` executor plugin for jobsched: runs ``CpuBoundJob``\\s in worker processes.
+
+Published under the name ``process`` in the ``jobsched.executors``
+entry-point group. The pieces, parent side to child side:
+
+- ``_executor``: :class:`ProcessExecutor`, on the event loop: slots, the
+  idle workers, what cancellation, timeouts and deaths do to an attempt.
+- ``_pool``: one worker process seen from the parent (start, request,
+  end), and how its death is detected.
+- ``_worker``: the loop each worker process runs, and the reply format.
+- ``_errors``: :class:`WorkerDiedError` and rebuilding a worker's exception.
+"""
+
+from ._errors import WorkerDiedError as WorkerDiedError
+from ._executor import ProcessExecutor as ProcessExecutor
+
+__all__ = ["ProcessExecutor", "WorkerDiedError"]

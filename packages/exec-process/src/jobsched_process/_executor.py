@@ -1,0 +1,309 @@
+"""The ``process`` executor: runs ``run_sync()`` in a pool of killable worker processes."""
+
+from __future__ import annotations
+
+import logging
+import math
+import multiprocessing
+import multiprocessing.util
+import os
+import pickle
+import sys
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+import jobsched
+
+from . import _worker
+from ._errors import WorkerDiedError, describe_exit, rebuild_exception
+from ._pool import WorkerProcess
+
+__all__ = ["ProcessExecutor"]
+
+logger = logging.getLogger("jobsched.process")
+
+
+def _default_start_method() -> str:
+    # forkserver forks each worker from a small single-threaded server
+    # process, so nothing of ours (the event loop, other threads and the
+    # locks they hold) is copied into a worker. Plain fork copies a process
+    # that has threads running, which can deadlock the child.
+    if sys.platform.startswith("linux"):
+        return "forkserver"
+    return "spawn"
+
+
+class ProcessExecutor(jobsched.Executor):
+    """Runs each attempt in a worker process of a small pool of its own.
+
+    **Why not** :class:`concurrent.futures.ProcessPoolExecutor`: it cannot
+    stop one task (a timed-out job would keep its process busy and burning
+    CPU), and when one worker dies the whole pool turns broken and fails
+    every queued job. Here each worker runs one job at a time over its own
+    pipe, so ending one job is ending its process, and a death costs only
+    the attempt that was running there.
+
+    **Shipping work**: the job is pickled with cloudpickle (a job class
+    defined inside a function, or a ``FunctionJob`` around a lambda or a
+    closure, travels by value) and only the return value comes back, so
+    changes the job makes to its own fields are lost. A job or a result that
+    cannot be pickled fails its attempt with :class:`jobsched.NonRetryableError`.
+    An exception raised in the worker comes back with its type and message
+    (and the worker's traceback as its ``__cause__``).
+
+    **Start method**: ``forkserver`` on Linux, ``spawn`` elsewhere; never
+    plain ``fork``, which copies a process whose event loop and threads hold
+    locks. Workers get the parent's ``sys.path`` (also when it changes later),
+    so job classes in the application's own modules import there.
+
+    **Cancel and timeout**: the worker running the attempt gets SIGTERM, then
+    SIGKILL after ``grace_period`` seconds; the attempt ends once the process
+    is gone, and the next job gets a fresh worker. **Death** of a worker
+    mid-job (``os._exit``, a signal, a segfault) shows up as end-of-file on
+    its pipe and fails that attempt with :class:`WorkerDiedError`, which says
+    how it died; retries apply.
+
+    Workers start lazily, one per concurrent attempt up to ``max_processes``,
+    and are reused across jobs. :meth:`shutdown` stops them all; the
+    executor starts afresh if used again.
+
+    :param max_processes: the most worker processes (and attempts running at
+        once); ``os.cpu_count()`` by default.
+    :param start_method: ``"forkserver"`` or ``"spawn"``; see above.
+    :param grace_period: seconds between SIGTERM and SIGKILL when a job is
+        cancelled, times out or is shut down.
+    """
+
+    name = "process"
+
+    def __init__(
+        self,
+        max_processes: int | None = None,
+        start_method: str | None = None,
+        grace_period: float = 0.5,
+    ) -> None:
+        if max_processes is None:
+            max_processes = os.cpu_count() or 1
+        elif (
+            not isinstance(max_processes, int)
+            or isinstance(max_processes, bool)
+            or max_processes < 1
+        ):
+            raise ValueError(
+                f"max_processes must be an integer >= 1 (or None for os.cpu_count()), "
+                f"got {max_processes!r}"
+            )
+        if start_method is None:
+            start_method = _default_start_method()
+        elif start_method == "fork":
+            raise ValueError(
+                "start_method='fork' is not supported: it copies a process whose event "
+                "loop and threads may hold locks, which can deadlock the worker; "
+                "use 'forkserver' (Linux) or 'spawn'"
+            )
+        elif start_method not in multiprocessing.get_all_start_methods():
+            raise ValueError(
+                f"unknown start_method {start_method!r}; this platform offers "
+                f"{[m for m in multiprocessing.get_all_start_methods() if m != 'fork']}"
+            )
+        if not (isinstance(grace_period, (int, float)) and 0 <= grace_period < math.inf):
+            raise ValueError(
+                f"grace_period must be a finite number of seconds >= 0, got {grace_period!r}"
+            )
+        self._max_processes = max_processes
+        self._start_method = start_method
+        self._grace = float(grace_period)
+        self._context = multiprocessing.get_context(start_method)
+        # Made on first use (it belongs to an event loop), dropped by shutdown().
+        self._slots: anyio.Semaphore | None = None
+        self._idle: list[WorkerProcess] = []
+        self._workers: set[WorkerProcess] = set()  # idle and busy
+        self._in_flight = 0  # run() calls not finished yet
+        self._drained: anyio.Event | None = None
+        self._closing = False
+        self._cancelling = False
+        # Workers are not daemons (a job may start processes of its own), so
+        # multiprocessing would wait for them at exit: end them first, and
+        # when the executor is garbage-collected without a shutdown().
+        multiprocessing.util.Finalize(self, _abandon_all, args=(self._workers,), exitpriority=10)
+
+    @property
+    def max_processes(self) -> int:
+        """The most worker processes this executor runs at once."""
+        return self._max_processes
+
+    @property
+    def start_method(self) -> str:
+        """The multiprocessing start method of the workers."""
+        return self._start_method
+
+    async def run(self, job: jobsched.Job) -> Any:
+        """Run one attempt of ``job`` in a worker process; return its result."""
+        if not callable(getattr(job, "run_sync", None)):
+            raise TypeError(
+                f"{type(job).__qualname__} has no `def run_sync(self)`; the process executor "
+                "runs CpuBoundJob subclasses and FunctionJobs of plain functions"
+            )
+        payload = _pickle_job(job)
+        if self._closing:
+            raise jobsched.NonRetryableError(
+                f"cannot run {_describe(job)}: the process executor is shutting down"
+            )
+        slots = self._slots
+        if slots is None:
+            slots = self._slots = anyio.Semaphore(self._max_processes)
+        # Counted from the start, waiting for a slot included: shutdown()
+        # waits for every run that began before it, so no worker they start
+        # can outlive the pool.
+        self._in_flight += 1
+        try:
+            async with slots:
+                self._check_not_cancelled(job)
+                worker = await self._checkout()
+                if self._cancelling:
+                    self._idle.append(worker)  # shutdown() stops it
+                    self._check_not_cancelled(job)
+                try:
+                    reply = await worker.request(payload)
+                except BaseException as exc:
+                    died = isinstance(exc, (EOFError, OSError))
+                    # Shielded: the process must be gone before the slot is
+                    # reused, also when the attempt is being cancelled.
+                    with anyio.CancelScope(shield=True):
+                        self._workers.discard(worker)
+                        exitcode = await worker.end(self._grace, polite=died)
+                    if not died:
+                        raise
+                    if worker.stopped_by_shutdown:
+                        self._check_not_cancelled(job)
+                    raise WorkerDiedError(
+                        f"the worker process (pid {worker.pid}) running {_describe(job)} "
+                        f"died: {describe_exit(exitcode)}"
+                    ) from None
+                self._idle.append(worker)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight and self._drained is not None:
+                self._drained.set()
+        return _unpickle_reply(reply, job, worker.pid)
+
+    def _check_not_cancelled(self, job: jobsched.Job) -> None:
+        if self._cancelling:
+            raise jobsched.NonRetryableError(
+                f"{_describe(job)} was stopped: the process executor was shut down with "
+                "cancel_running=True"
+            ) from None
+
+    async def _checkout(self) -> WorkerProcess:
+        """An idle worker, or a new one: the caller holds a slot, so there is room."""
+        while self._idle:
+            worker = self._idle.pop()
+            if worker.alive():
+                return worker
+            # Died while idle (killed from outside): reap it, take another.
+            self._workers.discard(worker)
+            with anyio.CancelScope(shield=True):
+                await worker.end(self._grace, polite=True)
+        # In a thread: the first forkserver start blocks for a while.
+        worker = await anyio.to_thread.run_sync(WorkerProcess.start, self._context)
+        self._workers.add(worker)
+        return worker
+
+    async def _wait_drained(self) -> None:
+        while self._in_flight:
+            self._drained = anyio.Event()
+            try:
+                await self._drained.wait()
+            finally:
+                self._drained = None
+
+    async def shutdown(self, *, cancel_running: bool = False) -> None:
+        """Stop every worker process; with ``cancel_running``, kill running jobs first.
+
+        Without it, every :meth:`run` that began before the call is waited for;
+        with it, running jobs are killed (their :meth:`run` raises
+        :class:`jobsched.NonRetryableError`) and waiting ones refused. New
+        calls are refused meanwhile. Returns once every worker process is
+        gone; the executor starts new workers if used again.
+        """
+        if self._closing:
+            return
+        self._closing = True
+        self._cancelling = cancel_running
+        try:
+            with anyio.CancelScope(shield=True):
+                if cancel_running:
+                    # The tasks running those jobs see their workers die and
+                    # reap them; a job that traps SIGTERM gets SIGKILL.
+                    busy = self._workers.difference(self._idle)
+                    for worker in busy:
+                        worker.stopped_by_shutdown = True
+                        worker.process.terminate()
+                    with anyio.move_on_after(self._grace):
+                        await self._wait_drained()
+                    for worker in busy:
+                        if worker.alive():
+                            worker.process.kill()
+                await self._wait_drained()
+                idle_workers, self._idle = self._idle, []
+                for worker in idle_workers:
+                    worker.conn.close()  # end-of-file: the worker exits by itself
+                for worker in idle_workers:
+                    self._workers.discard(worker)
+                    await worker.end(self._grace, polite=True)
+        finally:
+            self._slots = None
+            self._closing = self._cancelling = False
+
+
+def _describe(job: jobsched.Job) -> str:
+    return f"{job.job_id} ({job.name!r})"
+
+
+def _pickle_job(job: jobsched.Job) -> bytes:
+    try:
+        return _worker.dumps(job)
+    except Exception as exc:
+        raise jobsched.NonRetryableError(
+            f"{_describe(job)} cannot be sent to a worker process: "
+            f"{type(exc).__name__}: {exc}. A {type(job).__qualname__} and everything it "
+            "holds must be picklable (with cloudpickle): keep locks, open files and "
+            "connections out of the job, or create them inside run_sync()"
+        ) from exc
+
+
+def _unpickle_reply(reply: bytes, job: jobsched.Job, pid: int) -> Any:
+    try:
+        message = pickle.loads(reply)
+    except Exception as exc:
+        raise jobsched.NonRetryableError(
+            f"the result of {_describe(job)} cannot be loaded in this process: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    kind = message[0]
+    if kind == _worker.OK:
+        return message[1]
+    if kind == _worker.RAISED:
+        error = rebuild_exception(*message[1:])
+        logger.debug("%s raised in worker process %d:\n%s", _describe(job), pid, message[5])
+        raise error
+    if kind == _worker.BAD_RESULT:
+        raise jobsched.NonRetryableError(
+            f"{_describe(job)} returned a {message[1]}, which cannot be sent back from the "
+            f"worker process: {message[2]}; return plain data (numbers, strings, lists, "
+            "dicts, dataclasses)"
+        )
+    # _worker.BAD_JOB
+    logger.debug("worker process %d could not load %s:\n%s", pid, _describe(job), message[2])
+    raise jobsched.NonRetryableError(
+        f"the worker process could not load {_describe(job)}: {message[1]}; the job's "
+        "class and what it holds must be importable in a fresh interpreter"
+    )
+
+
+def _abandon_all(workers: set[WorkerProcess]) -> None:
+    for worker in list(workers):
+        worker.abandon()
+    workers.clear()
