@@ -19,6 +19,7 @@ import types
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from datetime import tzinfo
+from heapq import heapify, heappop, heappush
 from types import TracebackType
 from typing import Any
 
@@ -80,16 +81,83 @@ _SHUTDOWN_SCOPE: Any = _CancelledScope()
 class _Attempt:
     """A running attempt that suspended: what cancel() needs to reach it."""
 
-    __slots__ = ("reason", "scope")
+    __slots__ = ("deadline", "live", "reason", "scope")
 
     def __init__(self, scope: anyio.CancelScope) -> None:
         self.scope: anyio.CancelScope = scope
         self.reason: str | None = None
+        self.live = True
+        #: When it times out (scheduler clock), while _Deadlines watches it.
+        self.deadline: float | None = None
 
     def cancel(self, reason: str) -> None:
         if self.reason is None:
             self.reason = reason
         self.scope.cancel()
+
+
+class _Deadlines:
+    """The timeouts of every suspended attempt, in one heap the ticker watches.
+
+    A timer per attempt (setting and resetting the worker scope's deadline)
+    cost about 4 µs, as much as the rest of an attempt that suspends: anyio
+    makes and cancels an event-loop timer each time. Here an attempt's
+    timeout is a heap push; the ticker sleeps until the earliest deadline and
+    cancels the scope of an attempt still running then (its ``reason`` stays
+    None: it timed out). Attempts that end are removed lazily: at once when
+    they head the heap (with one timeout for all jobs they nearly always do),
+    otherwise when the stale entries outnumber the live ones.
+    """
+
+    __slots__ = ("_heap", "_seq", "_stale")
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, _Attempt]] = []
+        self._seq = itertools.count()
+        self._stale = 0
+
+    def watch(self, attempt: _Attempt, deadline: float) -> None:
+        attempt.deadline = deadline
+        heappush(self._heap, (deadline, next(self._seq), attempt))
+
+    def ended(self, attempt: _Attempt) -> None:
+        """``attempt`` is over: forget its deadline."""
+        attempt.live = False
+        if attempt.deadline is None:
+            return
+        attempt.deadline = None
+        self._stale += 1
+        heap = self._heap
+        while heap and not heap[0][2].live:
+            heappop(heap)
+            self._stale -= 1
+        if self._stale > 64 and self._stale * 2 > len(heap):
+            self._heap = [entry for entry in heap if entry[2].live]
+            heapify(self._heap)
+            self._stale = 0
+
+    def next_at(self) -> float | None:
+        """The earliest deadline watched, or None."""
+        return self._heap[0][0] if self._heap else None
+
+    def expire(self, now: float) -> None:
+        """Cancel every attempt whose deadline has passed."""
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            attempt = heappop(heap)[2]
+            if attempt.live:
+                attempt.deadline = None
+                attempt.scope.cancel()
+            else:
+                self._stale -= 1
+
+    def hand_back(self, clock: Callable[[], float]) -> None:
+        """The ticker is exiting: put each live deadline back on its attempt's scope."""
+        heap, self._heap, self._stale = self._heap, [], 0
+        for deadline, _, attempt in heap:
+            if attempt.live:
+                attempt.deadline = None
+                attempt.scope.deadline = anyio.current_time() + (deadline - clock())
 
 
 class JobScheduler:
@@ -175,6 +243,11 @@ class JobScheduler:
         self._idle_workers: deque[anyio.Event] = deque()
         self._join_waiters: list[anyio.Event] = []
         self._ticker_wakeup: anyio.Event | None = None
+        # Attempt timeouts, while the ticker runs to watch them (see _Deadlines),
+        # and when the sleeping ticker wakes next (math.inf: when woken).
+        self._deadlines = _Deadlines()
+        self._watching = False
+        self._ticker_sleeps_until = math.inf
         self._live_tasks = 0
         self._done: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
@@ -639,10 +712,18 @@ class JobScheduler:
     ) -> bool:
         """Finish an attempt that suspended; False if it cancelled the worker's scope."""
         timeout = job.timeout
+        attempt = _Attempt(scope)
+        on_scope = False  # the timeout is the scope's own deadline (ticker gone)
         if timeout is not None:
             assert job.started_at is not None
-            scope.deadline = anyio.current_time() + (job.started_at + timeout - self._clock())
-        attempt = _Attempt(scope)
+            deadline = job.started_at + timeout
+            if self._watching:
+                self._deadlines.watch(attempt, deadline)
+                if deadline < self._ticker_sleeps_until:
+                    self._wake_ticker()
+            else:
+                scope.deadline = anyio.current_time() + (deadline - self._clock())
+                on_scope = True
         job_id = job.job_id
         self._attempts[job_id] = attempt
         if self._early_cancels and job_id in self._early_cancels:
@@ -668,7 +749,7 @@ class JobScheduler:
         if scope.cancel_called:
             self._end_attempt(job, attempt, result, error)
             return False
-        if timeout is not None:
+        if on_scope:
             scope.deadline = math.inf
         self._end_attempt(job, attempt, result, error)
         return True
@@ -677,6 +758,7 @@ class JobScheduler:
         self, job: Job, attempt: _Attempt, result: Any, error: BaseException | None
     ) -> None:
         del self._attempts[job.job_id]
+        self._deadlines.ended(attempt)
         self._in_flight -= 1
         self._settle(job, attempt, result, error)
 
@@ -723,10 +805,13 @@ class JobScheduler:
     # ── Delayed jobs and recurring schedules ──────────────────────────────
 
     async def _ticker(self) -> None:
-        """Promotes due delayed jobs and fires due schedules, sleeping in between."""
+        """Promotes due delayed jobs, fires schedules, times attempts out; sleeps in between."""
+        self._watching = True
+        deadlines = self._deadlines
         try:
             while not self._stopping:
                 now = self._clock()
+                deadlines.expire(now)
                 if self._recurring:
                     self._fire_due(now)
                 self._promote_due(now)
@@ -734,14 +819,22 @@ class JobScheduler:
                 for schedule in self._recurring.values():
                     if next_at is None or schedule.next_run < next_at:
                         next_at = schedule.next_run
+                timeout_at = deadlines.next_at()
+                if timeout_at is not None and (next_at is None or timeout_at < next_at):
+                    next_at = timeout_at
                 wakeup = self._ticker_wakeup = anyio.Event()
                 if next_at is None:
+                    self._ticker_sleeps_until = math.inf
                     await wakeup.wait()
                 else:
+                    self._ticker_sleeps_until = next_at
                     with anyio.move_on_after(max(0.0, next_at - self._clock())):
                         await wakeup.wait()
                 self._ticker_wakeup = None
         finally:
+            # Attempts still running keep their timeouts: on their own scopes.
+            self._watching = False
+            deadlines.hand_back(self._clock)
             self._task_exited()
 
     def _promote_due(self, now: float) -> None:
@@ -823,7 +916,7 @@ class JobScheduler:
             return None
         if error is not None:
             job.last_error = error
-        job.finished_at = self._clock()
+        job.finished_at = now = self._clock()
         self._transition(job, status)
         job_id = job.job_id
         if self._blocked:
@@ -842,7 +935,7 @@ class JobScheduler:
                             unmet.discard(job_id)
                             if not unmet:
                                 del self._blocked[dep_id]
-                                self._push(dependent, self._clock())
+                                self._push(dependent, now)
                     else:
                         if cascade is None:
                             cascade = []

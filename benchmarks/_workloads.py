@@ -1,0 +1,111 @@
+"""The workloads (names and default sizes fixed by issue 4) and their metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SYSTEMS = ("raw", "jobsched", "apscheduler4")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One reported figure of a workload run."""
+
+    key: str
+    label: str
+    unit: str
+    #: True if bigger is better (throughput), False for costs and latencies.
+    higher_is_better: bool
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One row group of the report: what runs, at which sizes, measured how."""
+
+    wid: str
+    what: str
+    sizes: tuple[int, ...]
+    quick_sizes: tuple[int, ...]
+    metrics: tuple[Metric, ...]
+
+
+_JOBS_PER_S = (Metric("jobs_per_s", "throughput", "jobs/s", True),)
+
+WORKLOADS: dict[str, Workload] = {
+    w.wid: w
+    for w in (
+        Workload(
+            "W1",
+            "no-op async jobs, 4 workers, queued before start",
+            (100_000,),
+            (10_000,),
+            _JOBS_PER_S,
+        ),
+        Workload(
+            "W2",
+            "no-op async jobs, random priorities, queued, drained by 1 worker",
+            (10_000, 100_000, 1_000_000),
+            (1_000, 10_000, 100_000),
+            (
+                Metric("enqueue_us", "enqueue", "µs/job", False),
+                Metric("dispatch_us", "dispatch", "µs/job", False),
+            ),
+        ),
+        # Bytes per queued job: a separate run, because tracemalloc slows
+        # everything it watches and would spoil the W2 timings.
+        Workload(
+            "W2mem",
+            "bytes per queued job (tracemalloc around creating and queueing)",
+            (100_000,),
+            (10_000,),
+            (Metric("bytes_per_job", "memory", "bytes/job", False),),
+        ),
+        Workload(
+            "W3",
+            "thread jobs of time.sleep(0.001), 8 workers",
+            (2_000,),
+            (400,),
+            _JOBS_PER_S,
+        ),
+        Workload(
+            "W4",
+            "process jobs counting primes below 200,000, 2 workers",
+            (64,),
+            (8,),
+            _JOBS_PER_S,
+        ),
+        Workload(
+            "W5",
+            "jobs delayed uniformly over 0..1 s, 8 workers",
+            (2_000,),
+            (500,),
+            (
+                Metric("p50_ms", "lateness p50", "ms", False),
+                Metric("p99_ms", "lateness p99", "ms", False),
+            ),
+        ),
+        Workload(
+            "W6",
+            "chains of 100 dependent no-op async jobs (size = chains), 4 workers",
+            (200,),
+            (20,),
+            _JOBS_PER_S,
+        ),
+    )
+}
+
+#: W2 at this size is skipped for APScheduler 4 unless --aps-full: it would
+#: take several minutes per repetition.
+APS_W2_MAX = 100_000
+
+CHAIN_LENGTH = 100
+PRIME_LIMIT = 200_000
+W5_SPREAD_S = 1.0
+SEED = 20_240_404
+
+
+#: Warm-up sizes: one tiny run first, in the same event loop, so one-time
+#: costs (lazy imports such as anyio's backend, first-use caches) are not
+#: counted as per-job cost. W4 and W5 are not warmed: their pools and timers
+#: start inside the measured part for every system alike.
+WARM_UP = {"W1": 64, "W2": 64, "W3": 8, "W6": 2}

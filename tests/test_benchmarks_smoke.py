@@ -1,0 +1,78 @@
+"""The benchmark suite still runs: tiny sizes, raw and jobsched only, no plot.
+
+It proves the harness works end to end (a child process per run, ratios
+against raw, the Markdown and JSON reports), not how fast anything is: no
+figure is asserted. APScheduler 4 and matplotlib live in the ``bench``
+dependency group, which CI does not install.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _suite(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=50,
+        check=False,
+    )
+
+
+def test_suite_runs_on_tiny_sizes_and_writes_its_reports(tmp_path: Path) -> None:
+    """Every requested workload gets a jobsched figure and a ratio to raw, in both reports."""
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched",
+        "--only", "W1,W2,W3,W6",
+        "--sizes", "W1=200,W2=100:400,W2mem=100,W3=8,W6=3",
+        "--no-plot",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    for workload, metric in [
+        ("W1", "jobs_per_s"),
+        ("W2", "enqueue_us"),
+        ("W2", "dispatch_us"),
+        ("W2", "growth"),
+        ("W2mem", "bytes_per_job"),
+        ("W3", "jobs_per_s"),
+        ("W6", "jobs_per_s"),
+    ]:
+        entry = rows[(workload, metric, "jobsched")]
+        assert "note" not in entry, entry
+        assert entry["value"]["median"] > 0
+        assert entry["ratio"]["min"] <= entry["ratio"]["median"] <= entry["ratio"]["max"]
+    assert ("W1", "jobs_per_s", "apscheduler4") not in rows
+
+    table = (tmp_path / "latest.md").read_text()
+    assert "| W1 | 200 | throughput" in table
+    assert "jobsched / raw" in table
+    assert "apscheduler4" not in table
+    assert not (tmp_path / "w2_dispatch.png").exists()
+
+
+def test_an_unknown_workload_is_refused_with_the_known_ones() -> None:
+    """A typo in --only fails at once and lists the workload names."""
+    done = _suite("--only", "W1,W9", "--no-plot")
+    assert done.returncode == 2
+    assert "unknown ['W9']" in done.stderr
+    assert "W1,W2" in done.stderr
+
+
+def test_a_malformed_size_override_is_refused() -> None:
+    """--sizes says which form it expects."""
+    done = _suite("--sizes", "W1:100", "--no-plot")
+    assert done.returncode == 2
+    assert "must look like W1=1000" in done.stderr
