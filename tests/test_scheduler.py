@@ -752,3 +752,34 @@ async def test_jobs_that_never_suspend_do_not_starve_the_loop(make_scheduler: Ma
         await s.join()
         tg.cancel_scope.cancel()
     assert ticks >= 2_000 // 64 - 1
+
+
+async def test_listeners_see_the_attempt_being_started(make_scheduler: Make) -> None:
+    """A listener told of RUNNING sees that attempt's number and start time."""
+    seen: list[tuple[int, float | None]] = []
+
+    def on_change(job: js.Job, old: S, new: S) -> None:
+        if new is S.RUNNING:
+            seen.append((job.attempts, job.started_at))
+
+    async with make_scheduler() as s:
+        s.add_listener(on_change)
+        s.submit(FailTimes(2, retry=FAST))
+        with anyio.fail_after(10):
+            await s.join()
+    assert [n for n, _ in seen] == [1, 2, 3]
+    assert all(started is not None for _, started in seen)
+    assert [t for _, t in seen] == sorted(t for _, t in seen)  # type: ignore[type-var]
+
+
+async def test_timeout_still_fires_while_stopping(make_scheduler: Make) -> None:
+    """A running attempt's timeout holds during a graceful stop() (after the ticker exits)."""
+    s = make_scheduler()
+    gate = Gate(timeout=0.2)
+    async with s:
+        s.submit(gate)
+        with anyio.fail_after(10):
+            await gate.started.wait()
+            await s.stop()  # graceful: waits for the attempt, which must time out
+    assert gate.status is S.TIMED_OUT
+    assert gate.cancelled_seen

@@ -660,9 +660,11 @@ class JobScheduler:
                 idle.append(wakeup)
                 await wakeup.wait()
                 continue
-            transition(job, _RUNNING)
+            # Counted before the transition, so listeners told of RUNNING see
+            # this attempt's number and start time.
             job.attempts += 1
             job.started_at = clock()
+            transition(job, _RUNNING)
             self._in_flight += 1
             if self._in_flight > self.peak_running:
                 self.peak_running = self._in_flight
