@@ -140,6 +140,33 @@ async def test_job_without_run_sync_is_a_clear_type_error() -> None:
         await ThreadExecutor().run(Async("async"))
 
 
+async def test_stop_iteration_fails_the_attempt_instead_of_hanging() -> None:
+    """A future cannot carry StopIteration; the job fails with a RuntimeError at once."""
+
+    def stop() -> None:
+        raise StopIteration("from the job")
+
+    async with js.JobScheduler(executors={"thread": ThreadExecutor()}) as s:
+        job_id = s.submit(js.FunctionJob(stop, timeout=None, retry=js.RetryPolicy(max_retries=0)))
+        with anyio.fail_after(WATCHDOG):
+            await s.join()
+    assert s.get(job_id).status is js.JobStatus.FAILED
+    assert s.get(job_id).last_error == "RuntimeError: run_sync() raised StopIteration"
+
+
+async def test_job_thread_runs_no_event_loop() -> None:
+    """Inside a thread job, sniffio finds no async library, as in to_thread's threads."""
+    sniffio = pytest.importorskip("sniffio")
+
+    def which() -> str:
+        try:
+            return str(sniffio.current_async_library())
+        except sniffio.AsyncLibraryNotFoundError:
+            return "none"
+
+    assert await ThreadExecutor().run(js.FunctionJob(which)) == "none"
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
 def test_bad_max_threads(bad: Any) -> None:
     """max_threads must be a positive integer (or None); the message names the value."""
@@ -321,6 +348,29 @@ async def test_max_threads_limits_concurrent_attempts() -> None:
     assert peak[0] == 1
 
 
+async def test_cancel_while_waiting_for_a_slot_keeps_the_count_right() -> None:
+    """A job cancelled while it waits for max_threads' only slot never runs, and the
+    slot serves the next job once the first is done."""
+    release = threading.Event()
+    ran: list[str] = []
+    executor = ThreadExecutor(max_threads=1)
+    async with js.JobScheduler(num_workers=3, executors={"thread": executor}) as s:
+        first = Stubborn(release, timeout=None)
+        s.submit(first)
+        await wait_for(first.started)
+        waiting = s.submit(js.FunctionJob(ran.append, ("waiting",), timeout=None))
+        await wait_until(lambda: s.get(waiting).status is js.JobStatus.RUNNING)
+        assert s.cancel(waiting)
+        release.set()
+        after = s.submit(js.FunctionJob(ran.append, ("after",), timeout=None))
+        with anyio.fail_after(WATCHDOG):
+            await s.join()
+    assert s.get(waiting).status is js.JobStatus.CANCELLED
+    assert s.get(after).status is js.JobStatus.COMPLETED
+    assert ran == ["after"]
+    assert executor.abandoned_threads == 0
+
+
 # ── Shutdown ─────────────────────────────────────────────────────────────
 
 
@@ -358,6 +408,17 @@ async def test_shutdown_does_not_wait_for_stragglers(caplog: pytest.LogCaptureFi
     finally:
         release.set()
     await wait_until(lambda: executor.abandoned_threads == 0)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_shutdown_lets_idle_pool_threads_exit() -> None:
+    """On asyncio the executor's own pool threads end once it is shut down."""
+    executor = ThreadExecutor()
+    thread = await executor.run(js.FunctionJob(threading.current_thread))
+    assert thread.is_alive()  # idle in the pool, kept for the next call
+    await executor.shutdown()
+    await anyio.to_thread.run_sync(thread.join, WATCHDOG)
+    assert not thread.is_alive()
 
 
 async def test_executor_is_reusable_after_shutdown() -> None:

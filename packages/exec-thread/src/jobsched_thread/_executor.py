@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from typing import Any
 
 import anyio
@@ -16,6 +20,11 @@ import jobsched
 __all__ = ["ThreadExecutor"]
 
 logger = logging.getLogger("jobsched.thread")
+
+try:
+    from sniffio import current_async_library_cvar as _async_library
+except ImportError:  # anyio does without sniffio, and so do we
+    _async_library = None
 
 
 class ThreadExecutor(jobsched.Executor):
@@ -31,11 +40,21 @@ class ThreadExecutor(jobsched.Executor):
 
     An abandoned thread does not hold a slot: ``max_threads`` counts only
     attempts the scheduler still waits for, so a few stuck jobs cannot starve
-    new ones. (That is why the limit is our own :class:`anyio.CapacityLimiter`
-    around the call and not the one handed to ``to_thread``: under trio that
-    one stays held until the thread really returns.) Each abandonment is
-    logged as a warning on the ``jobsched.thread`` logger with the number of
-    abandoned threads still running; :attr:`abandoned_threads` reads it.
+    new ones. Each abandonment is logged as a warning on the
+    ``jobsched.thread`` logger with the number of abandoned threads still
+    running; :attr:`abandoned_threads` reads it.
+
+    On asyncio the calls go to a thread pool of this executor's own, through
+    ``loop.run_in_executor``: anyio's ``to_thread`` costs the event loop about
+    twice as much per call (two extra passes through the loop, a cancel scope,
+    a limiter), and with short thread jobs the loop's time per call is what
+    bounds throughput. The pool grows when no thread is idle (an abandoned
+    thread keeps its thread, never a slot); :meth:`shutdown` lets its threads
+    go. Its threads are not anyio worker threads: ``anyio.from_thread`` calls
+    in a job need an explicit ``token``. On trio the calls go through
+    ``anyio.to_thread`` with an unlimited limiter of our own: the default one
+    has 40 tokens shared with everything else on the loop, and under trio an
+    abandoned thread keeps its token until it returns.
 
     :param max_threads: the most attempts running at once in this executor;
         ``None`` leaves the limit to the scheduler's ``num_workers``.
@@ -53,9 +72,11 @@ class ThreadExecutor(jobsched.Executor):
             )
         self._max_threads = max_threads
         # Limiters belong to an event loop: made on first use, dropped by
-        # shutdown() so the executor can serve a later loop.
+        # shutdown() so the executor can serve a later loop. The pool is
+        # loop-agnostic but shut down likewise, and made again when needed.
         self._slots: anyio.CapacityLimiter | None = None
         self._unbounded: anyio.CapacityLimiter | None = None
+        self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()  # guards the _Call states and the count below
         self._abandoned = 0
         self._running: set[_Call] = set()
@@ -74,20 +95,22 @@ class ThreadExecutor(jobsched.Executor):
                 f"{type(job).__qualname__} has no `def run_sync(self)`; the thread executor "
                 "runs BlockingJob subclasses and FunctionJobs of plain functions"
             ) from None
-        if self._slots is None or self._unbounded is None:
-            self._slots = anyio.CapacityLimiter(self._max_threads or math.inf)
-            # The default thread limiter has 40 tokens, shared with everything
-            # else on the loop, and under trio an abandoned thread keeps its
-            # token: our own limiter above does the limiting.
-            self._unbounded = anyio.CapacityLimiter(math.inf)
-        unbounded = self._unbounded
-        async with self._slots:
+        slots = None
+        if self._max_threads is not None:
+            slots = self._slots
+            if slots is None:
+                slots = self._slots = anyio.CapacityLimiter(self._max_threads)
+            # A free slot is taken without the pass through the loop that
+            # `async with` costs; a waiter queued before us still goes first.
+            try:
+                slots.acquire_nowait()
+            except anyio.WouldBlock:
+                await slots.acquire()
+        try:
             call = _Call(self, run_sync)
             self._running.add(call)
             try:
-                return await anyio.to_thread.run_sync(
-                    call, abandon_on_cancel=True, limiter=unbounded
-                )
+                return await self._dispatch(call)
             except BaseException:
                 if call.abandon():
                     logger.warning(
@@ -102,16 +125,51 @@ class ThreadExecutor(jobsched.Executor):
                 raise
             finally:
                 self._running.discard(call)
+        finally:
+            if slots is not None:
+                slots.release()
+
+    def _dispatch(self, call: _Call) -> Awaitable[Any]:
+        """Hand ``call`` to a thread; the awaitable gives its result, and
+        cancelling it returns at once whatever the thread is doing.
+
+        A plain function, not a coroutine: no extra coroutine per call.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+            on_asyncio = asyncio.current_task(loop) is not None
+        except RuntimeError:
+            on_asyncio = False
+        if on_asyncio:
+            pool = self._pool
+            if pool is None:
+                # No cap of its own: max_threads (or the scheduler's workers)
+                # bounds the calls, and abandoned threads must not block new ones.
+                pool = self._pool = ThreadPoolExecutor(
+                    sys.maxsize, thread_name_prefix="jobsched-thread"
+                )
+            # A fresh copy of the caller's context per call, as to_thread
+            # gives: what one job sets does not leak into the next.
+            return loop.run_in_executor(pool, copy_context().run, call)
+        unbounded = self._unbounded
+        if unbounded is None:
+            unbounded = self._unbounded = anyio.CapacityLimiter(math.inf)
+        return anyio.to_thread.run_sync(call, abandon_on_cancel=True, limiter=unbounded)
 
     async def shutdown(self, *, cancel_running: bool = False) -> None:
-        """Forget the limiters; with ``cancel_running``, set every running job's token.
+        """Forget the limiters and the pool; with ``cancel_running``, set every
+        running job's token.
 
-        Never waits for threads: stragglers are logged and left to finish.
+        Never waits for threads: idle ones exit, busy ones exit when their job
+        returns, and stragglers are logged.
         """
         if cancel_running:
             for call in list(self._running):
                 call.token.cancel()
         self._slots = self._unbounded = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
         if self._abandoned:
             logger.warning(
                 "thread executor shut down with %d abandoned thread(s) still running; "
@@ -155,8 +213,16 @@ class _Call:
                 # Cancelled before the thread picked it up: don't start it.
                 return None
             self.state = _STARTED
+        if _async_library is not None:
+            # The copy says "asyncio" under anyio.run(); this thread runs no
+            # event loop (what to_thread does too).
+            _async_library.set(None)
         try:
             return self.token.run(self.func)
+        except StopIteration as exc:
+            # An asyncio future refuses StopIteration (the call would never
+            # end); to_thread turns it into this error too.
+            raise RuntimeError("run_sync() raised StopIteration") from exc
         finally:
             with lock:
                 self.state = _DONE
