@@ -39,7 +39,7 @@ from ._exceptions import (
     UnknownJobError,
 )
 from ._executor import Executor
-from ._jobs import Job
+from ._jobs import Job, id_number, next_number
 from ._queue import queue_for
 from ._ratelimit import RateLimit
 from ._recurring import CronSchedule, RecurringSchedule, Schedule
@@ -224,15 +224,17 @@ class JobScheduler:
                 self._queue, self._strategy.key, self._push, self._clock, rates, gates
             )
             self._take_next = self._admission.take
-        self._jobs: dict[str, Job] = {}
-        self._blocked: dict[str, set[str]] = {}  # job id -> unmet dependency ids
-        self._dependents: dict[str, list[str]] = {}  # job id -> ids waiting on it
-        self._attempts: dict[str, _Attempt] = {}  # suspended attempts, by job id
-        self._early_cancels: set[str] = set()  # running, cancelled before suspending
-        self._finished: deque[str] = deque()  # terminal job ids, oldest first
+        # Jobs are known by the number in their id ("job-<n>" outside): the
+        # int is the job's own (see _jobs._numbers), a str would be one more
+        # object per job. Public methods convert with id_number().
+        self._jobs: dict[int, Job] = {}
+        self._blocked: dict[int, set[int]] = {}  # job -> unmet dependencies
+        self._dependents: dict[int, list[int]] = {}  # job -> jobs waiting on it
+        self._attempts: dict[int, _Attempt] = {}  # suspended attempts, by job
+        self._early_cancels: set[int] = set()  # running, cancelled before suspending
+        self._finished: deque[int] = deque()  # terminal jobs, oldest first
         self._recurring: dict[str, Schedule] = {}
         self._listeners: list[JobListener] = []
-        self._seq = itertools.count(1)
         self._unfinished = 0
         self._in_flight = 0
         #: The most attempts that were ever in flight at once.
@@ -283,17 +285,20 @@ class JobScheduler:
             )
         deps = self._check_submit(job, delay, depends_on)
         now = self._clock()
-        job.seq = next(self._seq)
+        seq = job.seq = next_number()
+        number = job._jobsched_id
+        if not number:
+            # First needed now: the id and seq are one int object.
+            number = job._jobsched_id = seq
         job.submitted_at = now
         job.run_at = now + delay if delay > 0 else now
-        job_id = job.job_id
-        self._jobs[job_id] = job
+        self._jobs[number] = job
         self._unfinished += 1
         if deps:
             self._block_on(job, deps)
         else:
             self._push(job, now)
-        return job_id
+        return f"job-{number}"
 
     def submit_threadsafe(
         self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()
@@ -416,15 +421,16 @@ class JobScheduler:
         job is cancelled at its next await; a running thread or process job is
         CANCELLED and its executor stops the work where it can.
         """
-        job = self._jobs.get(job_id)
+        number = id_number(job_id)
+        job = self._jobs.get(number)
         if job is None or job.status._terminal:  # type: ignore[attr-defined]
             return False
         if job.status is _RUNNING:
-            attempt = self._attempts.get(job_id)
+            attempt = self._attempts.get(number)
             if attempt is None:
                 # Cancelled from inside its own first step or from a listener
                 # of its start: the attempt sees it as soon as it can.
-                self._early_cancels.add(job_id)
+                self._early_cancels.add(number)
             else:
                 attempt.cancel("cancelled")
         else:
@@ -439,7 +445,7 @@ class JobScheduler:
         :raises UnknownJobError: never submitted, or evicted from history.
         """
         try:
-            return self._jobs[job_id]
+            return self._jobs[id_number(job_id)]
         except KeyError:
             raise UnknownJobError(
                 f"no job {job_id!r}: it was never submitted here, or it finished long "
@@ -544,7 +550,7 @@ class JobScheduler:
 
     # ── Submitting ────────────────────────────────────────────────────────
 
-    def _check_submit(self, job: Job, delay: float, depends_on: Iterable[str]) -> list[str]:
+    def _check_submit(self, job: Job, delay: float, depends_on: Iterable[str]) -> list[int]:
         """Every check submit() makes, before it changes any state."""
         # Job is an ABC, whose isinstance() runs Python code; a look along the
         # MRO answers for every real subclass at a fraction of the cost.
@@ -556,9 +562,16 @@ class JobScheduler:
             raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
         if isinstance(depends_on, str):
             depends_on = (depends_on,)
-        deps = list(dict.fromkeys(depends_on)) if depends_on else []
-        if deps:
-            unknown = [d for d in deps if d not in self._jobs]
+        deps: list[int] = []
+        if depends_on:
+            jobs = self._jobs
+            unknown = []
+            for dep_id in dict.fromkeys(depends_on):
+                number = id_number(dep_id)
+                if number in jobs:
+                    deps.append(number)
+                else:
+                    unknown.append(dep_id)
             if unknown:
                 raise UnknownJobError(
                     f"{_describe(job)} depends on unknown job(s) {unknown}: submit "
@@ -575,20 +588,21 @@ class JobScheduler:
         except Exception:
             logger.exception("submit_threadsafe of %s failed", _describe(job))
 
-    def _block_on(self, job: Job, deps: list[str]) -> None:
+    def _block_on(self, job: Job, deps: list[int]) -> None:
         jobs = self._jobs
-        for dep_id in deps:
-            status = jobs[dep_id].status
+        for dep in deps:
+            status = jobs[dep].status
             if status._terminal and status is not _COMPLETED:  # type: ignore[attr-defined]
-                self._finish(job, _CANCELLED, f"upstream {dep_id} {status.value}")
+                self._finish(job, _CANCELLED, f"upstream job-{dep} {status.value}")
                 return
         unmet = {d for d in deps if jobs[d].status is not _COMPLETED}
         if not unmet:
             self._push(job, self._clock())
             return
-        self._blocked[job.job_id] = unmet
-        for dep_id in unmet:
-            self._dependents.setdefault(dep_id, []).append(job.job_id)
+        number = job._jobsched_id
+        self._blocked[number] = unmet
+        for dep in unmet:
+            self._dependents.setdefault(dep, []).append(number)
 
     def _push(self, job: Job, now: float) -> None:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
@@ -726,10 +740,10 @@ class JobScheduler:
             else:
                 scope.deadline = anyio.current_time() + (deadline - self._clock())
                 on_scope = True
-        job_id = job.job_id
-        self._attempts[job_id] = attempt
-        if self._early_cancels and job_id in self._early_cancels:
-            self._early_cancels.discard(job_id)
+        number = job._jobsched_id
+        self._attempts[number] = attempt
+        if self._early_cancels and number in self._early_cancels:
+            self._early_cancels.discard(number)
             attempt.cancel("cancelled")
         result: Any = None
         error: BaseException | None = None
@@ -759,7 +773,7 @@ class JobScheduler:
     def _end_attempt(
         self, job: Job, attempt: _Attempt, result: Any, error: BaseException | None
     ) -> None:
-        del self._attempts[job.job_id]
+        del self._attempts[job._jobsched_id]
         self._deadlines.ended(attempt)
         self._in_flight -= 1
         self._settle(job, attempt, result, error)
@@ -773,8 +787,8 @@ class JobScheduler:
         raised, swallowed the cancellation) the outcome is the scheduler's.
         """
         try:
-            if attempt is None and self._early_cancels and job.job_id in self._early_cancels:
-                self._early_cancels.discard(job.job_id)
+            if attempt is None and self._early_cancels and job._jobsched_id in self._early_cancels:
+                self._early_cancels.discard(job._jobsched_id)
                 self._finish(job, _CANCELLED, "cancelled")
             elif attempt is not None and attempt.scope.cancel_called:
                 if attempt.reason is not None:
@@ -851,7 +865,7 @@ class JobScheduler:
             if schedule.next_run > now:
                 continue
             schedule.advance(now)
-            previous = self._jobs.get(schedule.last_job_id) if schedule.last_job_id else None
+            previous = self._jobs.get(id_number(schedule.last_job_id))
             if (
                 previous is not None
                 and not previous.status.is_terminal
@@ -920,33 +934,33 @@ class JobScheduler:
             job.last_error = error
         job.finished_at = now = self._clock()
         self._transition(job, status)
-        job_id = job.job_id
+        number = job._jobsched_id
         if self._blocked:
-            self._blocked.pop(job_id, None)
+            self._blocked.pop(number, None)
         cascade: list[tuple[Job, str]] | None = None
         if self._dependents:
-            dependents = self._dependents.pop(job_id, None)
+            dependents = self._dependents.pop(number, None)
             if dependents:
-                for dep_id in dependents:
-                    dependent = self._jobs.get(dep_id)
+                for dep in dependents:
+                    dependent = self._jobs.get(dep)
                     if dependent is None or dependent.status._terminal:  # type: ignore[attr-defined]
                         continue
                     if status is _COMPLETED:
-                        unmet = self._blocked.get(dep_id)
+                        unmet = self._blocked.get(dep)
                         if unmet is not None:
-                            unmet.discard(job_id)
+                            unmet.discard(number)
                             if not unmet:
-                                del self._blocked[dep_id]
+                                del self._blocked[dep]
                                 self._push(dependent, now)
                     else:
                         if cascade is None:
                             cascade = []
-                        cascade.append((dependent, f"upstream {job_id} {status.value}"))
+                        cascade.append((dependent, f"upstream job-{number} {status.value}"))
         self._unfinished -= 1
         if not self._unfinished and self._join_waiters:
             self._wake_joiners()
         finished = self._finished
-        finished.append(job_id)
+        finished.append(number)
         if len(finished) > self._history_limit:
             self._jobs.pop(finished.popleft(), None)
         return cascade

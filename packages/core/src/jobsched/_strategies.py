@@ -102,9 +102,13 @@ class EarliestDeadlineFirstStrategy(SchedulingStrategy):
     __slots__ = ()
 
     def key(self, job: Job) -> SortKey:
-        deadline = job.deadline if job.deadline is not None else math.inf
+        deadline = job.deadline
+        if deadline is None:
+            deadline = math.inf
         return (deadline, -job.priority, job.seq)
 
     def _entry(self, job: Job) -> tuple[Any, ...]:
-        deadline = job.deadline if job.deadline is not None else math.inf
+        deadline = job.deadline
+        if deadline is None:
+            deadline = math.inf
         return (deadline, -job.priority, job.seq, job)
