@@ -50,13 +50,15 @@ class JobQueue:
         return delayed[0] is entry
 
     def promote_due(self, now: float) -> int:
-        """Move every delayed job due by ``now`` to the ready heap; how many moved."""
-        delayed, ready, entry = self._delayed, self._ready, self._entry
+        """Move every delayed job due by ``now`` to the ready side; how many moved."""
+        # Through push_ready, so every ready side shares this; promotion is
+        # per delayed job, not the dispatch hot path.
+        delayed, push = self._delayed, self.push_ready
         moved = 0
         while delayed and delayed[0][0] <= now:
             job = heappop(delayed)[2]
             if not job.status._terminal:  # type: ignore[attr-defined]
-                heappush(ready, entry(job))
+                push(job)
                 moved += 1
         return moved
 
@@ -117,16 +119,6 @@ class _PluggedJobQueue(JobQueue):
     def push_ready(self, job: Job) -> None:
         self._plug.push(job)
 
-    def promote_due(self, now: float) -> int:
-        delayed, push = self._delayed, self._plug.push
-        moved = 0
-        while delayed and delayed[0][0] <= now:
-            job = heappop(delayed)[2]
-            if not job.status._terminal:  # type: ignore[attr-defined]
-                push(job)
-                moved += 1
-        return moved
-
     def pop_next(self) -> Job | None:
         return self._plug.pop()
 
@@ -179,16 +171,6 @@ class _LevelQueue(JobQueue):
             fifo.append(job)
         else:
             heappush(level.late, (job.seq, job))
-
-    def promote_due(self, now: float) -> int:
-        delayed, push = self._delayed, self.push_ready
-        moved = 0
-        while delayed and delayed[0][0] <= now:
-            job = heappop(delayed)[2]
-            if not job.status._terminal:  # type: ignore[attr-defined]
-                push(job)
-                moved += 1
-        return moved
 
     def pop_next(self) -> Job | None:
         for level in self._levels:

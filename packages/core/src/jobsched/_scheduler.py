@@ -10,7 +10,6 @@ threads reach the scheduler through :meth:`JobScheduler.submit_threadsafe`.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import math
 import random
@@ -19,7 +18,6 @@ import types
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from datetime import tzinfo
-from heapq import heapify, heappop, heappush
 from types import TracebackType
 from typing import Any
 
@@ -29,6 +27,7 @@ from anyio.lowlevel import checkpoint
 
 from . import _plugins
 from ._admission import Admission, check_executor_limits, check_rate_limits
+from ._attempts import SHUTDOWN_SCOPE, Attempt, Deadlines
 from ._cron import CronTrigger
 from ._enums import JobStatus
 from ._exceptions import (
@@ -67,97 +66,6 @@ _NEW, _RUNNING_STATE, _STOPPING, _STOPPED = range(4)
 # yields to the event loop; every this many jobs it does, so the ticker,
 # other workers and cross-thread submits are not starved.
 _YIELD_EVERY = 64
-
-
-class _CancelledScope:
-    """Stands in for a scope when the worker itself was cancelled (shutdown)."""
-
-    cancel_called = True
-
-
-_SHUTDOWN_SCOPE: Any = _CancelledScope()
-
-
-class _Attempt:
-    """A running attempt that suspended: what cancel() needs to reach it."""
-
-    __slots__ = ("deadline", "live", "reason", "scope")
-
-    def __init__(self, scope: anyio.CancelScope) -> None:
-        self.scope: anyio.CancelScope = scope
-        self.reason: str | None = None
-        self.live = True
-        #: When it times out (scheduler clock), while _Deadlines watches it.
-        self.deadline: float | None = None
-
-    def cancel(self, reason: str) -> None:
-        if self.reason is None:
-            self.reason = reason
-        self.scope.cancel()
-
-
-class _Deadlines:
-    """The timeouts of every suspended attempt, in one heap the ticker watches.
-
-    A timer per attempt (setting and resetting the worker scope's deadline)
-    cost about 4 µs, as much as the rest of an attempt that suspends: anyio
-    makes and cancels an event-loop timer each time. Here an attempt's
-    timeout is a heap push; the ticker sleeps until the earliest deadline and
-    cancels the scope of an attempt still running then (its ``reason`` stays
-    None: it timed out). Attempts that end are removed lazily: at once when
-    they head the heap (with one timeout for all jobs they nearly always do),
-    otherwise when the stale entries outnumber the live ones.
-    """
-
-    __slots__ = ("_heap", "_seq", "_stale")
-
-    def __init__(self) -> None:
-        self._heap: list[tuple[float, int, _Attempt]] = []
-        self._seq = itertools.count()
-        self._stale = 0
-
-    def watch(self, attempt: _Attempt, deadline: float) -> None:
-        attempt.deadline = deadline
-        heappush(self._heap, (deadline, next(self._seq), attempt))
-
-    def ended(self, attempt: _Attempt) -> None:
-        """``attempt`` is over: forget its deadline."""
-        attempt.live = False
-        if attempt.deadline is None:
-            return
-        attempt.deadline = None
-        self._stale += 1
-        heap = self._heap
-        while heap and not heap[0][2].live:
-            heappop(heap)
-            self._stale -= 1
-        if self._stale > 64 and self._stale * 2 > len(heap):
-            self._heap = [entry for entry in heap if entry[2].live]
-            heapify(self._heap)
-            self._stale = 0
-
-    def next_at(self) -> float | None:
-        """The earliest deadline watched, or None."""
-        return self._heap[0][0] if self._heap else None
-
-    def expire(self, now: float) -> None:
-        """Cancel every attempt whose deadline has passed."""
-        heap = self._heap
-        while heap and heap[0][0] <= now:
-            attempt = heappop(heap)[2]
-            if attempt.live:
-                attempt.deadline = None
-                attempt.scope.cancel()
-            else:
-                self._stale -= 1
-
-    def hand_back(self, clock: Callable[[], float]) -> None:
-        """The ticker is exiting: put each live deadline back on its attempt's scope."""
-        heap, self._heap, self._stale = self._heap, [], 0
-        for deadline, _, attempt in heap:
-            if attempt.live:
-                attempt.deadline = None
-                attempt.scope.deadline = anyio.current_time() + (deadline - clock())
 
 
 class JobScheduler:
@@ -230,7 +138,7 @@ class JobScheduler:
         self._jobs: dict[int, Job] = {}
         self._blocked: dict[int, set[int]] = {}  # job -> unmet dependencies
         self._dependents: dict[int, list[int]] = {}  # job -> jobs waiting on it
-        self._attempts: dict[int, _Attempt] = {}  # suspended attempts, by job
+        self._attempts: dict[int, Attempt] = {}  # suspended attempts, by job
         self._early_cancels: set[int] = set()  # running, cancelled before suspending
         self._finished: deque[int] = deque()  # terminal jobs, oldest first
         self._recurring: dict[str, Schedule] = {}
@@ -245,9 +153,9 @@ class JobScheduler:
         self._idle_workers: deque[anyio.Event] = deque()
         self._join_waiters: list[anyio.Event] = []
         self._ticker_wakeup: anyio.Event | None = None
-        # Attempt timeouts, while the ticker runs to watch them (see _Deadlines),
+        # Attempt timeouts, while the ticker runs to watch them (see Deadlines),
         # and when the sleeping ticker wakes next (math.inf: when woken).
-        self._deadlines = _Deadlines()
+        self._deadlines = Deadlines()
         self._watching = False
         self._ticker_sleeps_until = math.inf
         self._live_tasks = 0
@@ -728,7 +636,7 @@ class JobScheduler:
     ) -> bool:
         """Finish an attempt that suspended; False if it cancelled the worker's scope."""
         timeout = job.timeout
-        attempt = _Attempt(scope)
+        attempt = Attempt(scope)
         on_scope = False  # the timeout is the scope's own deadline (ticker gone)
         if timeout is not None:
             assert job.started_at is not None
@@ -759,7 +667,7 @@ class JobScheduler:
             # the scope absorbs, or the worker being torn down.
             if not scope.cancel_called:
                 attempt.reason = attempt.reason or "scheduler shut down"
-                attempt.scope = _SHUTDOWN_SCOPE
+                attempt.scope = SHUTDOWN_SCOPE
             self._end_attempt(job, attempt, None, None)
             raise
         if scope.cancel_called:
@@ -771,7 +679,7 @@ class JobScheduler:
         return True
 
     def _end_attempt(
-        self, job: Job, attempt: _Attempt, result: Any, error: BaseException | None
+        self, job: Job, attempt: Attempt, result: Any, error: BaseException | None
     ) -> None:
         del self._attempts[job._jobsched_id]
         self._deadlines.ended(attempt)
@@ -779,7 +687,7 @@ class JobScheduler:
         self._settle(job, attempt, result, error)
 
     def _settle(
-        self, job: Job, attempt: _Attempt | None, result: Any, error: BaseException | None
+        self, job: Job, attempt: Attempt | None, result: Any, error: BaseException | None
     ) -> None:
         """Record how an attempt ended. Cancellation beats timeout beats error.
 
