@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -245,4 +247,10 @@ def test_executor_limits_are_validated(limits: Any, error: type[Exception], matc
 def test_executor_given_in_executors_may_be_limited() -> None:
     """An executor passed in executors= counts as known; none is imported to check."""
     js.JobScheduler(executors={"gated": GateExecutor()}, executor_limits={"gated": 3})
-    js.JobScheduler(executor_limits={"process": 2})  # installed, not loaded
+    code = (
+        "import sys, jobsched as js\n"
+        "js.JobScheduler(executor_limits={'process': 2})\n"
+        "assert 'jobsched_process' not in sys.modules, 'the process plugin was imported'\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr

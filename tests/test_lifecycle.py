@@ -107,3 +107,47 @@ def test_job_that_swallows_cancellation_is_abandoned(
     assert job.status is expected
     assert after.status is js.JobStatus.COMPLETED
     assert "abandoned" in caplog.text
+
+
+class _SwallowsEverything(js.AsyncJob):
+    """Catches BaseException, GeneratorExit included, and returns only a while after it."""
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__("swallows everything", **kw)  # type: ignore[arg-type]
+        self.saw_generator_exit = False
+
+    async def run(self) -> str:
+        awaits_after_exit = 0
+        with anyio.CancelScope():  # a scope of its own, open when it is abandoned
+            while awaits_after_exit < 3:
+                try:
+                    await anyio.sleep(0.05)
+                except BaseException as exc:
+                    self.saw_generator_exit |= isinstance(exc, GeneratorExit)
+                if self.saw_generator_exit:
+                    awaits_after_exit += 1
+        return "finally returned"
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_job_that_swallows_generator_exit_keeps_its_worker_safely(
+    backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A job that even ignores GeneratorExit is not dropped mid-scope: it keeps its
+    worker until it returns, is recorded TIMED_OUT, and the scheduler carries on."""
+
+    async def main() -> tuple[js.Job, js.Job]:
+        job = _SwallowsEverything(timeout=0.1, retry=js.RetryPolicy(max_retries=0))
+        async with js.JobScheduler(num_workers=1) as s:
+            s.submit(job)
+            after = Ok("after")
+            s.submit(after)
+            with anyio.fail_after(20):
+                await s.join()
+        return job, after
+
+    job, after = anyio.run(main, backend=backend)
+    assert job.saw_generator_exit  # type: ignore[attr-defined]
+    assert job.status is js.JobStatus.TIMED_OUT
+    assert after.status is js.JobStatus.COMPLETED
+    assert "ignored GeneratorExit" in caplog.text

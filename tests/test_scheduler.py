@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Callable
 
 import anyio
+import anyio.lowlevel
 import pytest
 from sample_jobs import FailTimes, Gate, Ok, Recorder
 
@@ -184,19 +186,28 @@ async def test_a_jobs_own_timeout_error_is_a_failure(make_scheduler: Make) -> No
     assert job.last_error == "TimeoutError: attempt 1"
 
 
-async def test_timeout_applies_after_a_slow_first_step(make_scheduler: Make) -> None:
-    """The timeout counts from the attempt's start, including the code before its first await."""
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_timeout_applies_after_a_slow_first_step(backend: str) -> None:
+    """The timeout counts from the attempt's start, including the code before its first await.
+
+    Real clock: the first step blocks (no await) for 0.2 s, then awaits 0.2 s,
+    against a 0.3 s timeout. Counted from the first await, it would complete.
+    """
 
     class SlowStart(js.AsyncJob):
         async def run(self) -> None:
-            await anyio.sleep(0.2)
+            time.sleep(0.2)  # noqa: ASYNC251 - the slow first step is the subject
             await anyio.sleep(0.2)
 
-    async with make_scheduler() as s:
-        job_id = s.submit(SlowStart("x", timeout=0.3, retry=js.RetryPolicy(max_retries=0)))
-        with anyio.fail_after(10):
-            await s.join()
-    assert s.get(job_id).status is S.TIMED_OUT
+    async def main() -> js.Job:
+        job = SlowStart("x", timeout=0.3, retry=js.RetryPolicy(max_retries=0))
+        async with js.JobScheduler() as s:
+            s.submit(job)
+            with anyio.fail_after(10):
+                await s.join()
+        return job
+
+    assert anyio.run(main, backend=backend).status is S.TIMED_OUT
 
 
 async def test_cancel_queued_job(make_scheduler: Make) -> None:
@@ -735,8 +746,11 @@ async def test_seeded_rng_makes_jitter_repeatable(make_scheduler: Make) -> None:
     assert len(first) == 3
 
 
-async def test_jobs_that_never_suspend_do_not_starve_the_loop(make_scheduler: Make) -> None:
-    """Workers yield regularly even when every job completes without awaiting."""
+@pytest.mark.parametrize("fails", [False, True])
+async def test_jobs_that_never_suspend_do_not_starve_the_loop(
+    make_scheduler: Make, fails: bool
+) -> None:
+    """Workers yield regularly even when every job completes, or fails, without awaiting."""
     ticks = 0
 
     async def ticker() -> None:
@@ -745,13 +759,19 @@ async def test_jobs_that_never_suspend_do_not_starve_the_loop(make_scheduler: Ma
             ticks += 1
             await anyio.lowlevel.checkpoint()
 
+    class FailNow(js.AsyncJob):
+        async def run(self) -> None:
+            raise js.NonRetryableError("no")
+
     async with make_scheduler(num_workers=1) as s, anyio.create_task_group() as tg:
         tg.start_soon(ticker)
         for i in range(2_000):
-            s.submit(Ok(i))
+            s.submit(FailNow("f") if fails else Ok(i))
         await s.join()
         tg.cancel_scope.cancel()
     assert ticks >= 2_000 // 64 - 1
+    expected = S.FAILED if fails else S.COMPLETED
+    assert all(job.status is expected for job in s.jobs())
 
 
 async def test_listeners_see_the_attempt_being_started(make_scheduler: Make) -> None:
@@ -783,3 +803,80 @@ async def test_timeout_still_fires_while_stopping(make_scheduler: Make) -> None:
             await s.stop()  # graceful: waits for the attempt, which must time out
     assert gate.status is S.TIMED_OUT
     assert gate.cancelled_seen
+
+
+def test_bad_priority_is_refused_at_construction() -> None:
+    """A priority that is not an int is refused where it is written, with the fix."""
+    with pytest.raises(TypeError, match=r"priority must be an int or a jobsched.JobPriority"):
+        Ok(priority="high")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="priority must be"):
+        Ok(priority=None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="priority must be"):
+        Ok(priority=True)
+
+
+class _BrokenKey(js.SchedulingStrategy):
+    """A strategy whose key fails on jobs named "bad"."""
+
+    def key(self, job: js.Job) -> tuple[int, ...]:
+        if job.name == "bad":
+            raise ValueError("no key for bad jobs")
+        return (job.seq,)
+
+
+@pytest.mark.parametrize("how", ["ready", "delayed", "blocked"])
+async def test_strategy_failure_at_submit_loses_nothing(make_scheduler: Make, how: str) -> None:
+    """If the strategy cannot order a job, submit raises and the scheduler is as before.
+
+    Delayed and blocked jobs are checked at submit too, where the error can
+    still reach the caller, not later in the ticker or a worker.
+    """
+    s = make_scheduler(_BrokenKey())
+    good = s.submit(Ok("good", name="good"))
+    bad = Ok(name="bad")
+    kwargs: dict[str, object] = {}
+    if how == "delayed":
+        kwargs["delay"] = 0.5
+    elif how == "blocked":
+        kwargs["depends_on"] = [good]
+    with pytest.raises(TypeError, match=r"_BrokenKey failed on it \(ValueError: no key"):
+        s.submit(bad, **kwargs)  # type: ignore[arg-type]
+    assert [j.job_id for j in s.jobs()] == [good]
+    assert bad.seq == 0 and bad.status is S.PENDING
+    async with s:
+        with anyio.fail_after(10):
+            await s.join()
+    assert s.get(good).status is S.COMPLETED
+
+
+async def test_second_stop_waits_for_the_first(make_scheduler: Make) -> None:
+    """A stop() called while another runs returns only once executors are shut down."""
+    from jobsched_async import AsyncExecutor
+
+    shut_down = anyio.Event()
+    release = anyio.Event()
+
+    class SlowShutdown(AsyncExecutor):
+        async def shutdown(self, *, cancel_running: bool = False) -> None:
+            await release.wait()
+            shut_down.set()
+
+    s = make_scheduler(executors={"async": SlowShutdown()})
+    returned: list[str] = []
+    async with s:
+        s.submit(Ok())
+        await s.join()
+
+        async def stopper(name: str) -> None:
+            await s.stop()
+            returned.append(name)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stopper, "first")
+            await anyio.lowlevel.checkpoint()
+            tg.start_soon(stopper, "second")
+            await anyio.sleep(0.05)
+            assert returned == []  # both wait for the executor's shutdown
+            release.set()
+    assert shut_down.is_set()
+    assert sorted(returned) == ["first", "second"]

@@ -89,6 +89,11 @@ class Job(ABC):
             )
         # The id is numbered when first needed (job_id or submit), see _numbers.
         self._jobsched_id = 0
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            raise TypeError(
+                f"priority must be an int or a jobsched.JobPriority (LOW=0 .. CRITICAL=3), "
+                f"got {priority!r}"
+            )
         self.name = name
         self.priority = priority
         self.timeout = timeout

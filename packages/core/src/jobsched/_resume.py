@@ -13,11 +13,14 @@ nest correctly (trio checks this strictly).
 
 from __future__ import annotations
 
-import contextlib
+import logging
+import math
 from collections.abc import Callable, Generator
 from typing import Any
 
 import anyio
+
+logger = logging.getLogger("jobsched")
 
 #: Seconds a cancelled or timed-out job may keep running (swallowing the
 #: cancellation, or in shielded clean-up) before it is abandoned.
@@ -38,10 +41,13 @@ class Resume:
 
     It also bounds a job that will not stop: once ``scope`` is cancelled, the
     job has :data:`CANCEL_GRACE` seconds; the first time it resumes after
-    that, its coroutine is closed (``GeneratorExit`` at its await, which
-    ``except Exception`` cannot swallow) and :class:`Abandoned` is raised, so
-    the worker moves on. A job that blocks the loop without awaiting cannot be
-    interrupted by anything in Python.
+    that, ``GeneratorExit`` is thrown in at its await (``except Exception``
+    cannot swallow it) and :class:`Abandoned` is raised, so the worker moves
+    on. Two things cannot be bounded: a job that catches ``GeneratorExit`` too
+    (``except BaseException`` without re-raising) keeps its worker until it
+    returns, since dropping a coroutine inside its own cancel scopes would
+    break the event loop; and a job that blocks the loop without awaiting
+    cannot be interrupted by anything in Python.
     """
 
     __slots__ = ("_clock", "_first", "_it", "_scope")
@@ -79,17 +85,27 @@ class Resume:
                 if give_up_at is None:
                     give_up_at = now + CANCEL_GRACE
                 elif now >= give_up_at:
-                    _close(it)
-                    raise Abandoned(
-                        f"kept running {CANCEL_GRACE}s after its cancellation; abandoned"
+                    try:
+                        value = it.throw(GeneratorExit())
+                    except BaseException as exc:
+                        # It ended (GeneratorExit, a return, or an error from
+                        # its clean-up): its frames, and any cancel scopes they
+                        # opened, are unwound, so the worker can move on.
+                        raise Abandoned(
+                            f"kept running {CANCEL_GRACE}s after its cancellation; abandoned"
+                        ) from (None if isinstance(exc, (GeneratorExit, StopIteration)) else exc)
+                    # It caught GeneratorExit too and awaited again. Dropping it
+                    # now would leave its cancel scopes open on the worker's
+                    # task and break the event loop, so keep driving it: it
+                    # holds its worker until it returns.
+                    give_up_at = math.inf
+                    logger.error(
+                        "a job ignored GeneratorExit after its cancellation "
+                        "(`except BaseException` without re-raising?); it keeps its "
+                        "worker until it returns"
                     )
+                    continue
             try:
                 value = it.send(sent) if thrown is None else it.throw(thrown)
             except StopIteration as stop:
                 return stop.value
-
-
-def _close(it: Generator[Any, Any, Any]) -> None:
-    # RuntimeError: it caught GeneratorExit and awaited again; nothing more to do.
-    with contextlib.suppress(RuntimeError):
-        it.close()

@@ -60,7 +60,7 @@ _CANCELLED = JobStatus.CANCELLED
 _Coroutine = types.CoroutineType
 
 # Lifecycle of the scheduler itself.
-_NEW, _RUNNING_STATE, _STOPPING, _STOPPED = range(4)
+_NEW, _RUNNING_STATE, _STOPPED = range(3)
 
 # A worker that keeps finding jobs that complete without suspending never
 # yields to the event loop; every this many jobs it does, so the ticker,
@@ -200,12 +200,27 @@ class JobScheduler:
             number = job._jobsched_id = seq
         job.submitted_at = now
         job.run_at = now + delay if delay > 0 else now
-        self._jobs[number] = job
-        self._unfinished += 1
-        if deps:
-            self._block_on(job, deps)
-        else:
-            self._push(job, now)
+        try:
+            if deps or delay > 0:
+                # The key is otherwise computed later (on release or
+                # promotion), where an error could no longer reach the caller.
+                self._strategy.key(job)
+            self._jobs[number] = job
+            self._unfinished += 1
+            if deps:
+                self._block_on(job, deps)
+            else:
+                self._push(job, now)
+        except Exception as exc:
+            if self._jobs.get(number) is job:
+                del self._jobs[number]
+                self._unfinished -= 1
+            job.seq = 0
+            raise TypeError(
+                f"{_describe(job)} cannot be queued: the strategy "
+                f"{type(self._strategy).__name__} failed on it ({type(exc).__name__}: {exc}); "
+                "check the fields it orders by (priority, deadline, tenant)"
+            ) from exc
         return f"job-{number}"
 
     def submit_threadsafe(
@@ -398,6 +413,7 @@ class JobScheduler:
             ) from None
         started = anyio.Event()
         self._standalone = loop.create_task(self._serve_standalone(started))
+        self._standalone.add_done_callback(_log_crash)
         await started.wait()
 
     async def stop(self, *, cancel_running: bool = False) -> None:
@@ -411,20 +427,30 @@ class JobScheduler:
             self._state = _STOPPED
             await self._shutdown_executors(cancel_running)
             return
-        self._stopping = True
         if cancel_running:
             for attempt in list(self._attempts.values()):
                 attempt.cancel("scheduler shut down")
+        if self._stopping:
+            # Another stop() is under way: wait until it has finished.
+            while self._state != _STOPPED:
+                event = anyio.Event()
+                self._join_waiters.append(event)
+                await event.wait()
+            return
+        self._stopping = True
         self._wake_all()
         assert self._done is not None
-        await self._done.wait()
-        if self._standalone is not None:
-            task, self._standalone = self._standalone, None
-            await task
-        if self._state != _STOPPED:
-            self._state = _STOPPED
-            await self._shutdown_executors(cancel_running)
-            self._wake_joiners()
+        try:
+            await self._done.wait()
+            if self._standalone is not None:
+                task, self._standalone = self._standalone, None
+                await task
+        finally:
+            try:
+                await self._shutdown_executors(cancel_running)
+            finally:
+                self._state = _STOPPED
+                self._wake_joiners()
 
     async def __aenter__(self) -> JobScheduler:
         self._begin_start()
@@ -620,6 +646,10 @@ class JobScheduler:
             except Exception as exc:
                 self._in_flight -= 1
                 self._settle(job, None, None, exc)
+                streak += 1
+                if streak == _YIELD_EVERY:
+                    streak = 0
+                    await checkpoint()
                 continue
             except BaseException as exc:
                 # KeyboardInterrupt and the like from the job's own code: record
@@ -879,6 +909,15 @@ class JobScheduler:
                 await executor.shutdown(cancel_running=cancel_running)
             except Exception:
                 logger.exception("executor %r failed to shut down", name)
+
+
+def _log_crash(task: asyncio.Task[None]) -> None:
+    # Without `async with` nobody awaits the workers until stop(): say at once.
+    if not task.cancelled() and task.exception() is not None:
+        logger.error(
+            "jobsched's workers stopped on an internal error; stop() raises it",
+            exc_info=task.exception(),
+        )
 
 
 def _describe(job: object) -> str:

@@ -18,9 +18,10 @@ class AsyncExecutor(jobsched.Executor):
     its attempt is recorded as CANCELLED or TIMED_OUT whatever it returns. The
     bound: a job still running one second (``jobsched._resume.CANCEL_GRACE``)
     after its cancellation is closed at its next await and abandoned, with a
-    warning, so its worker serves the next job. Code that blocks the loop
-    without awaiting cannot be interrupted at all; put it in a thread or
-    process job.
+    warning, so its worker serves the next job (unless it catches
+    ``GeneratorExit`` too: then it keeps its worker until it returns). Code
+    that blocks the loop without awaiting cannot be interrupted at all; put it
+    in a thread or process job.
     """
 
     name = "async"

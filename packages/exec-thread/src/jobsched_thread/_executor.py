@@ -114,10 +114,10 @@ class ThreadExecutor(jobsched.Executor):
             except BaseException:
                 if call.abandon():
                     logger.warning(
-                        "job %s (%r) was cancelled while running in a thread; a thread cannot "
-                        "be killed, so it runs on until run_sync() returns (%d abandoned "
-                        "thread(s) still running). Poll jobsched.cancel_requested() in long "
-                        "loops to stop early.",
+                        "job %s (%r) was cancelled or timed out while running in a thread; "
+                        "a thread cannot be killed, so it runs on until run_sync() returns "
+                        "(%d abandoned thread(s) still running). Poll "
+                        "jobsched.cancel_requested() in long loops to stop early.",
                         job.job_id,
                         job.name,
                         self._abandoned,
