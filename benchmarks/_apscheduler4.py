@@ -24,7 +24,7 @@ from apscheduler.executors.thread import ThreadPoolJobExecutor
 from apscheduler.triggers.date import DateTrigger
 
 from benchmarks._work import count_primes, noop, percentile, sleep_1ms
-from benchmarks._workloads import PRIME_LIMIT, SEED, W5_SPREAD_S, WARM_UP
+from benchmarks._workloads import PRIME_LIMIT, SEED, W5_SPREAD_S, warm_then_measure
 
 
 def _scheduler(workers: int) -> AsyncScheduler:
@@ -135,12 +135,6 @@ async def w5(size: int) -> dict[str, float]:
 WORKLOADS = {"W1": w1, "W2": w2, "W2mem": w2mem, "W3": w3, "W4": w4, "W5": w5}
 
 
-async def _warm_then_measure(workload: str, size: int) -> dict[str, float]:
-    if workload in WARM_UP:
-        await WORKLOADS[workload](WARM_UP[workload])
-    return await WORKLOADS[workload](size)
-
-
 def run(workload: str, size: int) -> dict[str, float]:
     """One measurement: a warm-up, then ``workload`` at ``size``."""
-    return anyio.run(_warm_then_measure, workload, size)
+    return anyio.run(warm_then_measure, WORKLOADS, workload, size)

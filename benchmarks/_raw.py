@@ -16,7 +16,7 @@ from heapq import heappop, heappush
 from typing import Any
 
 from benchmarks._work import count_primes, noop, percentile, sleep_1ms
-from benchmarks._workloads import CHAIN_LENGTH, PRIME_LIMIT, SEED, W5_SPREAD_S, WARM_UP
+from benchmarks._workloads import CHAIN_LENGTH, PRIME_LIMIT, SEED, W5_SPREAD_S, warm_then_measure
 
 
 async def _drain_queue(queue: asyncio.Queue[Any], workers: int) -> None:
@@ -184,12 +184,6 @@ async def w6(size: int) -> dict[str, float]:
 WORKLOADS = {"W1": w1, "W2": w2, "W2mem": w2mem, "W3": w3, "W4": w4, "W5": w5, "W6": w6}
 
 
-async def _warm_then_measure(workload: str, size: int) -> dict[str, float]:
-    if workload in WARM_UP:
-        await WORKLOADS[workload](WARM_UP[workload])
-    return await WORKLOADS[workload](size)
-
-
 def run(workload: str, size: int) -> dict[str, float]:
     """One measurement: a warm-up, then ``workload`` at ``size``."""
-    return asyncio.run(_warm_then_measure(workload, size))
+    return asyncio.run(warm_then_measure(WORKLOADS, workload, size))

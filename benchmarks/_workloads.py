@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 SYSTEMS = ("raw", "jobsched", "apscheduler4")
@@ -109,3 +110,12 @@ SEED = 20_240_404
 #: counted as per-job cost. W4 and W5 are not warmed: their pools and timers
 #: start inside the measured part for every system alike.
 WARM_UP = {"W1": 64, "W2": 64, "W3": 8, "W6": 2}
+
+
+async def warm_then_measure(
+    workloads: Mapping[str, Callable[[int], Awaitable[dict[str, float]]]], workload: str, size: int
+) -> dict[str, float]:
+    """A warm-up run (anyio's backend, imports) not counted, then ``workload`` at ``size``."""
+    if workload in WARM_UP:
+        await workloads[workload](WARM_UP[workload])
+    return await workloads[workload](size)
