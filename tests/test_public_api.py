@@ -22,6 +22,14 @@ CONTRACT_NAMES = {
     "cancel_requested", "CronTrigger", "RateLimit", "FairShareStrategy",
 }  # fmt: skip
 
+# Names the contract has grown for work still open, with the issue that builds
+# each. A name moves to CONTRACT_NAMES when it ships; the test below fails if
+# one ships without moving, so this list cannot go stale.
+PENDING_NAMES = {
+    "JobStore": 10, "open_store": 10, "StoreNotFoundError": 10,
+    "StoreUnavailableError": 10, "BackgroundScheduler": 12,
+}  # fmt: skip
+
 
 def test_contract_names_are_exported() -> None:
     """Every name the contract fixes is importable from jobsched and listed in __all__."""
@@ -35,7 +43,13 @@ def test_contract_names_are_exported() -> None:
 def test_contract_list_is_complete() -> None:
     """The list above covers every `js.X` the spec mentions."""
     mentioned = set(re.findall(r"\bjs\.([A-Za-z_]+)", SPEC.read_text()))
-    assert mentioned <= CONTRACT_NAMES
+    assert mentioned - set(PENDING_NAMES) <= CONTRACT_NAMES
+
+
+def test_pending_names_are_not_shipped_yet() -> None:
+    """A pending name that is now exported belongs in CONTRACT_NAMES instead."""
+    shipped = sorted(n for n in PENDING_NAMES if hasattr(js, n))
+    assert shipped == []
 
 
 def test_scheduler_signature() -> None:
