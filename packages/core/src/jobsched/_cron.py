@@ -70,7 +70,7 @@ class CronTrigger:
     def __init__(self, expression: str, timezone: str | tzinfo | None = None) -> None:
         if not isinstance(expression, str):
             raise TypeError(f"a cron expression must be a string, got {expression!r}")
-        self.expression = expression
+        self.expression: str = expression
         self._wall_expression = _parse(expression)
         minute, hour = self._wall_expression.split()[:2]
         self._fixed_time = not (minute.startswith("*") or hour.startswith("*"))

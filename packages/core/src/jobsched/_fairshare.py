@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from heapq import heappop, heappush
 
 from ._jobs import Job
@@ -66,8 +66,8 @@ class FairShareStrategy(SchedulingStrategy):
                     f"got {weight!r}"
                 )
             checked[tenant] = weight
-        self.inner = inner
-        self.weights = checked
+        self.inner: SchedulingStrategy = inner
+        self.weights: dict[str | None, int] = checked
 
     def __repr__(self) -> str:
         return f"FairShareStrategy(inner={self.inner!r}, weights={self.weights!r})"
@@ -92,8 +92,8 @@ class _FairShareQueue(ReadyQueue):
     def __init__(self, inner: SchedulingStrategy, weights: Mapping[str | None, int]) -> None:
         self._key = inner.key
         self._weights = weights
-        self._heaps: dict[Hashable, list[tuple[SortKey, Job]]] = {}
-        self._ring: deque[Hashable] = deque()
+        self._heaps: dict[str | None, list[tuple[SortKey, Job]]] = {}
+        self._ring: deque[str | None] = deque()
         self._credit = 0
         self._size = 0
 

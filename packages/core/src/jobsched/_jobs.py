@@ -6,11 +6,34 @@ import functools
 import inspect
 import itertools
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, ClassVar, SupportsIndex
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, SupportsIndex, TypeVar, overload
 
 from ._enums import JobPriority, JobStatus
 from ._retry import RetryPolicy
+
+if TYPE_CHECKING:
+    # Type checkers only: typeshed ships typing_extensions, so no runtime dependency.
+    from typing_extensions import TypedDict, TypeVarTuple, Unpack
+
+    Ts = TypeVarTuple("Ts")
+
+    class _JobOptions(TypedDict, total=False):
+        """FunctionJob's keyword-only options, for its overloads."""
+
+        executor: str | None
+        name: str | None
+        priority: JobPriority | int
+        timeout: float | None
+        retry: RetryPolicy
+        deadline: float | None
+        tenant: str | None
+        rate_key: str | None
+
+
+#: A FunctionJob's result type: the function's return value, awaited for a
+#: coroutine function.
+R = TypeVar("R")
 
 # One counter numbers both job ids and submit order (``seq``): a job whose id
 # is first needed at submit gets one int for both, instead of an id string
@@ -94,21 +117,23 @@ class Job(ABC):
                 f"priority must be an int or a jobsched.JobPriority (LOW=0 .. CRITICAL=3), "
                 f"got {priority!r}"
             )
-        self.name = name
-        self.priority = priority
-        self.timeout = timeout
-        self.retry = retry
-        if tenant is None and rate_key is None and type(deadline) is not tuple:
+        self.name: str = name
+        self.priority: JobPriority | int = priority
+        self.timeout: float | None = timeout
+        self.retry: RetryPolicy = retry
+        # A deadline is typed float | None, but a tuple passed anyway must not
+        # pass for packed options.
+        if tenant is None and rate_key is None and type(deadline) is not tuple:  # type: ignore[comparison-overlap]
             self._options: Any = deadline
         else:
             self._options = _pack_options(deadline, tenant, rate_key)
-        self.status = JobStatus.PENDING
-        self.attempts = 0
+        self.status: JobStatus = JobStatus.PENDING
+        self.attempts: int = 0
         self.result: Any = None
         self.last_error: str | None = None
-        self.submitted_at = 0.0
-        self.run_at = 0.0
-        self.seq = 0
+        self.submitted_at: float = 0.0
+        self.run_at: float = 0.0
+        self.seq: int = 0
         self.started_at: float | None = None
         self.finished_at: float | None = None
 
@@ -120,7 +145,7 @@ class Job(ABC):
     def deadline(self) -> float | None:
         """A ``time.monotonic()`` time, or None; used by EDF only."""
         options = self._options
-        return options[0] if type(options) is tuple else options
+        return options[0] if type(options) is tuple else options  # type: ignore[no-any-return]
 
     @deadline.setter
     def deadline(self, deadline: float | None) -> None:
@@ -250,15 +275,103 @@ class CpuBoundJob(BlockingJob):
     executor: ClassVar[str] = "process"
 
 
-class FunctionJob(Job):
+class FunctionJob(Job, Generic[R]):
     """A job made from a plain callable.
 
     ``executor`` defaults to ``"async"`` for a coroutine function and to
     ``"thread"`` otherwise; ``name`` defaults to the function's qualified name.
+
+    Typing: ``FunctionJob[R]`` carries the function's result type (awaited
+    for a coroutine function) as ``result: R | None``. A tuple ``args`` given
+    without ``kwargs`` is checked against the function's positional
+    parameters; a list ``args``, or any ``kwargs``, is not checked.
     """
 
     __slots__ = ("args", "executor", "func", "kwargs")
 
+    #: The function's return value once an attempt succeeded, else None.
+    result: R | None
+    func: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+    # Overloads, coroutine function first so its R is the awaited value. A
+    # ParamSpec cannot stand for a tuple of arguments (PEP 612), but a
+    # TypeVarTuple can (PEP 646): positional arguments only.
+    @overload
+    def __init__(
+        self,
+        func: Callable[[Unpack[Ts]], Coroutine[Any, Any, R]],
+        args: tuple[Unpack[Ts]],
+        kwargs: None = None,
+        **options: Unpack[_JobOptions],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self,
+        func: Callable[[Unpack[Ts]], R],
+        args: tuple[Unpack[Ts]],
+        kwargs: None = None,
+        **options: Unpack[_JobOptions],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self, func: Callable[[], Coroutine[Any, Any, R]], **options: Unpack[_JobOptions]
+    ) -> None: ...
+    @overload
+    def __init__(self, func: Callable[[], R], **options: Unpack[_JobOptions]) -> None: ...
+    # Unchecked arguments: a list, or keyword arguments (the type system
+    # cannot match a dict against parameters).
+    @overload
+    def __init__(
+        self,
+        func: Callable[..., Coroutine[Any, Any, R]],
+        args: list[Any],
+        kwargs: Mapping[str, Any] | None = None,
+        **options: Unpack[_JobOptions],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self,
+        func: Callable[..., R],
+        args: list[Any],
+        kwargs: Mapping[str, Any] | None = None,
+        **options: Unpack[_JobOptions],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self,
+        func: Callable[..., Coroutine[Any, Any, R]],
+        args: Sequence[Any] = (),
+        *,
+        kwargs: Mapping[str, Any],
+        **options: Unpack[_JobOptions],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self,
+        func: Callable[..., R],
+        args: Sequence[Any] = (),
+        *,
+        kwargs: Mapping[str, Any],
+        **options: Unpack[_JobOptions],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self,
+        func: Callable[..., Coroutine[Any, Any, R]],
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        **options: Unpack[_JobOptions],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self,
+        func: Callable[..., R],
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        **options: Unpack[_JobOptions],
+    ) -> None: ...
     def __init__(
         self,
         func: Callable[..., Any],
@@ -284,7 +397,7 @@ class FunctionJob(Job):
                 f"{_qualname(func)} is a coroutine function and cannot run on the "
                 f"{executor!r} executor; use executor='async' or pass a plain function"
             )
-        self.executor = executor  # type: ignore[misc]
+        self.executor: str = executor  # type: ignore[misc]
         self.func = func
         self.args = tuple(args)
         self.kwargs = dict(kwargs) if kwargs else {}

@@ -66,7 +66,7 @@ class JobQueue:
         """Remove and return the best ready job, or None when none is ready."""
         ready = self._ready
         while ready:
-            job = heappop(ready)[-1]
+            job: Job = heappop(ready)[-1]
             if not job.status._terminal:  # type: ignore[attr-defined]
                 return job
         return None

@@ -44,9 +44,9 @@ class RateLimit:
                 f"RateLimit burst must be a finite number >= 1 (the bucket must hold at "
                 f"least one token), got {burst!r}"
             )
-        self.rate = rate
-        self.per = per
-        self.burst = burst
+        self.rate: float = rate
+        self.per: float = per
+        self.burst: float = burst
         self._tokens = float(burst)
         self._last: float | None = None
 

@@ -16,7 +16,7 @@ import random
 import time
 import types
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping
 from datetime import tzinfo
 from types import TracebackType
 from typing import Any
@@ -146,7 +146,7 @@ class JobScheduler:
         self._unfinished = 0
         self._in_flight = 0
         #: The most attempts that were ever in flight at once.
-        self.peak_running = 0
+        self.peak_running: int = 0
 
         self._state = _NEW
         self._stopping = False
@@ -619,6 +619,7 @@ class JobScheduler:
             # Step the attempt once by hand: most jobs that never suspend need
             # no cancel handle and no timer at all.
             try:
+                it: Coroutine[Any, Any, Any] | Generator[Any, Any, Any]
                 it = executors[job.executor].run(job)
                 if type(it) is not _Coroutine:
                     # A coroutine steps directly; its __await__ wrapper would

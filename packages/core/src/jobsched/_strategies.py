@@ -87,7 +87,7 @@ class AgingPriorityStrategy(SchedulingStrategy):
     def __init__(self, age_rate: float = 0.1) -> None:
         if not age_rate > 0:
             raise ValueError(f"age_rate must be positive, got {age_rate!r}")
-        self.age_rate = age_rate
+        self.age_rate: float = age_rate
 
     def key(self, job: Job) -> SortKey:
         return (self.age_rate * job.submitted_at - job.priority, job.seq)

@@ -9,7 +9,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextvars import copy_context
+from contextvars import ContextVar, copy_context
 from typing import Any
 
 import anyio
@@ -21,6 +21,7 @@ __all__ = ["ThreadExecutor"]
 
 logger = logging.getLogger("jobsched.thread")
 
+_async_library: ContextVar[str | None] | None
 try:
     from sniffio import current_async_library_cvar as _async_library
 except ImportError:  # anyio does without sniffio, and so do we

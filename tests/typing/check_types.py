@@ -1,0 +1,54 @@
+"""Typing expectations, checked by mypy and pyright (``.ci/typecheck``), not run by pytest.
+
+Each ``assert_type`` states what the checkers must infer. Each call that must
+be rejected carries an ignore comment for each checker; both report an ignore
+that suppresses nothing (mypy's ``warn_unused_ignores``, pyright's
+``reportUnnecessaryTypeIgnoreComment``), so the file fails the moment a
+rejected call is accepted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typing_extensions import assert_type
+
+import jobsched as js
+
+
+async def fetch(url: str, retries: int = 3) -> bytes:
+    return url.encode() * retries
+
+
+def square(x: int) -> int:
+    return x * x
+
+
+def tick() -> None:
+    pass
+
+
+def function_job_result_types() -> None:
+    # The result type is the function's, awaited for a coroutine function.
+    assert_type(js.FunctionJob(square, (3,)), js.FunctionJob[int])
+    assert_type(js.FunctionJob(fetch, ("u", 2)), js.FunctionJob[bytes])
+    assert_type(js.FunctionJob(fetch, ("u",)), js.FunctionJob[bytes])
+    assert_type(js.FunctionJob(tick), js.FunctionJob[None])
+    assert_type(js.FunctionJob(square, (3,)).result, int | None)
+    assert_type(js.FunctionJob(fetch, ("u",), executor="async").result, bytes | None)
+    # Unchecked forms still carry the result type.
+    assert_type(js.FunctionJob(square, [3]), js.FunctionJob[int])
+    assert_type(js.FunctionJob(square, kwargs={"x": 3}), js.FunctionJob[int])
+    assert_type(js.FunctionJob(fetch, ("u",), {"retries": 1}), js.FunctionJob[bytes])
+    # A job from the scheduler is a plain Job: its result is not known.
+    assert_type(js.JobScheduler().get("job-1").result, Any)
+
+
+def function_job_rejected_arguments() -> None:
+    # A wrong argument type, a missing and an extra argument, a missing tuple.
+    js.FunctionJob(square, ("3",))  # type: ignore[arg-type]  # pyright: ignore[reportCallIssue, reportArgumentType]
+    js.FunctionJob(fetch, ())  # type: ignore[arg-type]  # pyright: ignore[reportCallIssue, reportArgumentType]
+    js.FunctionJob(square, (1, 2))  # type: ignore[arg-type]  # pyright: ignore[reportCallIssue, reportArgumentType]
+    js.FunctionJob(square)  # type: ignore[arg-type]  # pyright: ignore[reportCallIssue, reportArgumentType]
+    js.FunctionJob(square, 3)  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue, reportArgumentType]
+    js.FunctionJob(square, (3,), timeout="5")  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue, reportArgumentType]
