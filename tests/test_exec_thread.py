@@ -122,6 +122,32 @@ async def test_run_directly_returns_and_raises() -> None:
     await executor.shutdown()
 
 
+@pytest.mark.parametrize(
+    "error", [SystemExit("3"), KeyboardInterrupt("stop"), GeneratorExit("closed")], ids=repr
+)
+async def test_job_base_exception_reaches_the_caller_and_the_pool_goes_on(
+    error: BaseException, anyio_backend: str
+) -> None:
+    """A job raising SystemExit, KeyboardInterrupt or GeneratorExit makes run() raise
+    that type with its message, and the same executor runs the next job."""
+    threads: list[threading.Thread] = []
+
+    def raise_it() -> None:
+        threads.append(threading.current_thread())
+        raise error
+
+    executor = ThreadExecutor(max_threads=1)
+    with anyio.fail_after(WATCHDOG), pytest.raises(type(error)) as raised:
+        await executor.run(js.FunctionJob(raise_it))
+    assert raised.value.args == error.args
+    with anyio.fail_after(WATCHDOG):
+        after = await executor.run(js.FunctionJob(threading.current_thread))
+    if anyio_backend == "asyncio":
+        # Our own pool, with one thread so far: it survived the job and serves on.
+        assert after is threads[0]
+    await executor.shutdown()
+
+
 async def test_run_sync_actually_runs_off_the_loop_thread() -> None:
     """The job runs in another thread, so it may block without stalling the loop."""
     loop_thread = threading.get_ident()
