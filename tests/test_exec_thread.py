@@ -87,6 +87,7 @@ class Stubborn(js.BlockingJob):
         self.finished = threading.Event()
 
     def run_sync(self) -> Any:
+        self.thread = threading.current_thread()
         self.started.set()
         try:
             assert self.release.wait(WATCHDOG), "the test never released the job"
@@ -445,6 +446,28 @@ async def test_shutdown_lets_idle_pool_threads_exit() -> None:
     await executor.shutdown()
     await anyio.to_thread.run_sync(thread.join, WATCHDOG)
     assert not thread.is_alive()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_thread_busy_at_shutdown_exits_when_its_job_returns() -> None:
+    """An abandoned thread of a shut-down pool ends once its job returns, and is
+    a daemon thread meanwhile."""
+    release = threading.Event()
+    job = Stubborn(release)
+    executor = ThreadExecutor()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(executor.run, job)
+            await wait_for(job.started)
+            tg.cancel_scope.cancel()
+        assert executor.abandoned_threads == 1
+        await executor.shutdown()
+        assert job.thread.daemon
+        assert job.thread.is_alive()
+    finally:
+        release.set()
+    await anyio.to_thread.run_sync(job.thread.join, WATCHDOG)
+    assert not job.thread.is_alive()
 
 
 async def test_executor_is_reusable_after_shutdown() -> None:

@@ -165,7 +165,7 @@ class ThreadExecutor(jobsched.Executor):
                 pool = self._pool = DaemonPool()
             # A fresh copy of the caller's context per call, as to_thread
             # gives: what one job sets does not leak into the next.
-            return pool.submit(call, copy_context())
+            return pool.submit(loop, call, copy_context())
         unbounded = self._unbounded
         if unbounded is None:
             unbounded = self._unbounded = anyio.CapacityLimiter(math.inf)

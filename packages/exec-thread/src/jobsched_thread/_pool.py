@@ -55,23 +55,24 @@ class DaemonPool:
         self._idle: list[None] = []
         self._threads = 0
 
-    def submit(self, func: Callable[[], Any], context: Context) -> asyncio.Future[Any]:
-        """Run ``context.run(func)`` in a worker thread; the future gives its result,
-        or a :class:`Raised` with what it raised. Cancelling the future drops the
-        result when it comes."""
-        loop = asyncio.get_running_loop()
+    def submit(
+        self, loop: asyncio.AbstractEventLoop, func: Callable[[], Any], context: Context
+    ) -> asyncio.Future[Any]:
+        """Run ``context.run(func)`` in a worker thread; the future, of the running
+        ``loop``, gives its result or a :class:`Raised` with what it raised.
+        Cancelling the future drops the result when it comes."""
         future = loop.create_future()
         item = (loop, future, context, func)
         try:
             self._idle.pop()
         except IndexError:
-            self._threads += 1
             threading.Thread(
                 target=self._work,
                 args=(item,),
-                name=f"jobsched-thread-{self._threads}",
+                name=f"jobsched-thread-{self._threads + 1}",
                 daemon=True,
             ).start()
+            self._threads += 1  # only once started: shutdown() sends one stop per thread
         else:
             self._queue.put(item)
         return future
