@@ -87,6 +87,7 @@ class Stubborn(js.BlockingJob):
         self.finished = threading.Event()
 
     def run_sync(self) -> Any:
+        self.thread = threading.current_thread()
         self.started.set()
         try:
             assert self.release.wait(WATCHDOG), "the test never released the job"
@@ -119,6 +120,32 @@ async def test_run_directly_returns_and_raises() -> None:
     assert await executor.run(Returns("x")) == "x"
     with pytest.raises(ValueError, match="boom"):
         await executor.run(Raises("raises"))
+    await executor.shutdown()
+
+
+@pytest.mark.parametrize(
+    "error", [SystemExit("3"), KeyboardInterrupt("stop"), GeneratorExit("closed")], ids=repr
+)
+async def test_job_base_exception_reaches_the_caller_and_the_pool_goes_on(
+    error: BaseException, anyio_backend: str
+) -> None:
+    """A job raising SystemExit, KeyboardInterrupt or GeneratorExit makes run() raise
+    that type with its message, and the same executor runs the next job."""
+    threads: list[threading.Thread] = []
+
+    def raise_it() -> None:
+        threads.append(threading.current_thread())
+        raise error
+
+    executor = ThreadExecutor(max_threads=1)
+    with anyio.fail_after(WATCHDOG), pytest.raises(type(error)) as raised:
+        await executor.run(js.FunctionJob(raise_it))
+    assert raised.value.args == error.args
+    with anyio.fail_after(WATCHDOG):
+        after = await executor.run(js.FunctionJob(threading.current_thread))
+    if anyio_backend == "asyncio":
+        # Our own pool, with one thread so far: it survived the job and serves on.
+        assert after is threads[0]
     await executor.shutdown()
 
 
@@ -419,6 +446,28 @@ async def test_shutdown_lets_idle_pool_threads_exit() -> None:
     await executor.shutdown()
     await anyio.to_thread.run_sync(thread.join, WATCHDOG)
     assert not thread.is_alive()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_thread_busy_at_shutdown_exits_when_its_job_returns() -> None:
+    """An abandoned thread of a shut-down pool ends once its job returns, and is
+    a daemon thread meanwhile."""
+    release = threading.Event()
+    job = Stubborn(release)
+    executor = ThreadExecutor()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(executor.run, job)
+            await wait_for(job.started)
+            tg.cancel_scope.cancel()
+        assert executor.abandoned_threads == 1
+        await executor.shutdown()
+        assert job.thread.daemon
+        assert job.thread.is_alive()
+    finally:
+        release.set()
+    await anyio.to_thread.run_sync(job.thread.join, WATCHDOG)
+    assert not job.thread.is_alive()
 
 
 async def test_executor_is_reusable_after_shutdown() -> None:

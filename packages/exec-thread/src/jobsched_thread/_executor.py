@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import sys
 import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar, copy_context
 from typing import Any
 
@@ -16,6 +14,8 @@ import anyio
 import anyio.to_thread
 
 import jobsched
+
+from ._pool import DaemonPool, Raised
 
 __all__ = ["ThreadExecutor"]
 
@@ -45,17 +45,23 @@ class ThreadExecutor(jobsched.Executor):
     ``jobsched.thread`` logger with the number of abandoned threads still
     running; :attr:`abandoned_threads` reads it.
 
-    On asyncio the calls go to a thread pool of this executor's own, through
-    ``loop.run_in_executor``: anyio's ``to_thread`` costs the event loop about
-    twice as much per call (two extra passes through the loop, a cancel scope,
-    a limiter), and with short thread jobs the loop's time per call is what
-    bounds throughput. The pool grows when no thread is idle (an abandoned
-    thread keeps its thread, never a slot); :meth:`shutdown` lets its threads
-    go. Its threads are not anyio worker threads: ``anyio.from_thread`` calls
-    in a job need an explicit ``token``. On trio the calls go through
-    ``anyio.to_thread`` with an unlimited limiter of our own: the default one
-    has 40 tokens shared with everything else on the loop, and under trio an
-    abandoned thread keeps its token until it returns.
+    On asyncio the calls go to a pool of daemon threads of this executor's
+    own: anyio's ``to_thread`` costs the event loop about twice as much per
+    call (two extra passes through the loop, a cancel scope, a limiter), and
+    with short thread jobs the loop's time per call is what bounds throughput.
+    The pool grows when no thread is idle (an abandoned thread keeps its
+    thread, never a slot); :meth:`shutdown` lets its threads go. Its threads
+    are not anyio worker threads: ``anyio.from_thread`` calls in a job need an
+    explicit ``token``. On trio the calls go through ``anyio.to_thread`` with
+    an unlimited limiter of our own: the default one has 40 tokens shared with
+    everything else on the loop, and under trio an abandoned thread keeps its
+    token until it returns.
+
+    On both backends the threads are daemon threads, so an abandoned thread
+    does not hold the process open: the interpreter exits without waiting for
+    it, and its job stops wherever it is. Whatever a job raises, even
+    ``SystemExit`` or ``KeyboardInterrupt``, :meth:`run` raises it to the
+    caller as that type, and the thread goes on serving the next job.
 
     :param max_threads: the most attempts running at once in this executor;
         ``None`` leaves the limit to the scheduler's ``num_workers``.
@@ -77,7 +83,7 @@ class ThreadExecutor(jobsched.Executor):
         # loop-agnostic but shut down likewise, and made again when needed.
         self._slots: anyio.CapacityLimiter | None = None
         self._unbounded: anyio.CapacityLimiter | None = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: DaemonPool | None = None
         self._lock = threading.Lock()  # guards the _Call states and the count below
         self._abandoned = 0
         self._running: set[_Call] = set()
@@ -111,7 +117,7 @@ class ThreadExecutor(jobsched.Executor):
             call = _Call(self, run_sync)
             self._running.add(call)
             try:
-                return await self._dispatch(call)
+                result = await self._dispatch(call)
             except BaseException:
                 if call.abandon():
                     logger.warning(
@@ -129,10 +135,21 @@ class ThreadExecutor(jobsched.Executor):
         finally:
             if slots is not None:
                 slots.release()
+        if result.__class__ is not Raised:
+            return result
+        error = result.error
+        try:
+            if isinstance(error, StopIteration):
+                # A coroutine may not raise StopIteration (PEP 479): say who did.
+                raise RuntimeError("run_sync() raised StopIteration") from error
+            raise error
+        finally:
+            del result, error  # no frame -> traceback -> frame cycle
 
     def _dispatch(self, call: _Call) -> Awaitable[Any]:
-        """Hand ``call`` to a thread; the awaitable gives its result, and
-        cancelling it returns at once whatever the thread is doing.
+        """Hand ``call`` to a thread; the awaitable gives its result (a
+        :class:`Raised` if it raised), and cancelling it returns at once
+        whatever the thread is doing.
 
         A plain function, not a coroutine: no extra coroutine per call.
         """
@@ -146,12 +163,10 @@ class ThreadExecutor(jobsched.Executor):
             if pool is None:
                 # No cap of its own: max_threads (or the scheduler's workers)
                 # bounds the calls, and abandoned threads must not block new ones.
-                pool = self._pool = ThreadPoolExecutor(
-                    sys.maxsize, thread_name_prefix="jobsched-thread"
-                )
+                pool = self._pool = DaemonPool()
             # A fresh copy of the caller's context per call, as to_thread
             # gives: what one job sets does not leak into the next.
-            return loop.run_in_executor(pool, copy_context().run, call)
+            return pool.submit(loop, call, copy_context())
         unbounded = self._unbounded
         if unbounded is None:
             unbounded = self._unbounded = anyio.CapacityLimiter(math.inf)
@@ -162,19 +177,20 @@ class ThreadExecutor(jobsched.Executor):
         running job's token.
 
         Never waits for threads: idle ones exit, busy ones exit when their job
-        returns, and stragglers are logged.
+        returns, and stragglers are logged. None of them holds the process
+        open at exit.
         """
         if cancel_running:
             for call in list(self._running):
                 call.token.cancel()
         self._slots = self._unbounded = None
         if self._pool is not None:
-            self._pool.shutdown(wait=False)
+            self._pool.shutdown()
             self._pool = None
         if self._abandoned:
             logger.warning(
                 "thread executor shut down with %d abandoned thread(s) still running; "
-                "the interpreter waits for them at exit",
+                "they are daemon threads: the interpreter will not wait for them at exit",
                 self._abandoned,
             )
 
@@ -207,7 +223,8 @@ class _Call:
         self.abandoned = False
 
     def __call__(self) -> Any:
-        """Runs in the worker thread, in a copy of the caller's context."""
+        """Runs in the worker thread, in a copy of the caller's context; what the
+        job raises comes back as a :class:`Raised`."""
         lock = self.executor._lock
         with lock:
             if self.abandoned:
@@ -220,10 +237,8 @@ class _Call:
             _async_library.set(None)
         try:
             return self.token.run(self.func)
-        except StopIteration as exc:
-            # An asyncio future refuses StopIteration (the call would never
-            # end); to_thread turns it into this error too.
-            raise RuntimeError("run_sync() raised StopIteration") from exc
+        except BaseException as exc:  # raised again by run(), in the caller's frame
+            return Raised(exc)
         finally:
             with lock:
                 self.state = _DONE
