@@ -413,3 +413,96 @@ async def test_a_job_may_stop_another_scheduler(make_scheduler: Make) -> None:
     assert stopper.outcome == "returned"
     with pytest.raises(js.SchedulerStoppedError):
         inner.submit(Ok())
+
+
+# ── last_traceback ────────────────────────────────────────────────────────
+
+
+class _Raises(js.AsyncJob):
+    """Fails with ValueError on attempts listed in ``fail_on``, hangs on those in ``hang_on``."""
+
+    def __init__(self, fail_on: tuple[int, ...] = (), hang_on: tuple[int, ...] = (), **kw: Any):
+        super().__init__("raises", **kw)
+        self.fail_on = fail_on
+        self.hang_on = hang_on
+
+    async def run(self) -> str:
+        await anyio.lowlevel.checkpoint()
+        if self.attempts in self.hang_on:
+            await anyio.sleep_forever()
+        if self.attempts in self.fail_on:
+            self._deep(self.attempts)
+        return "ok"
+
+    def _deep(self, attempt: int) -> None:
+        raise ValueError(f"bad input on attempt {attempt}")
+
+
+class _ThreadRaises(js.BlockingJob):
+    def run_sync(self) -> None:
+        raise KeyError("missing row")
+
+
+FAST = js.RetryPolicy(max_retries=3, base_delay=0.01, jitter=False)
+
+
+@pytest.mark.anyio
+async def test_last_traceback_keeps_the_failed_attempts_frames(make_scheduler: Make) -> None:
+    """A failed job keeps the formatted traceback of its last failure, with the job's frames."""
+    async with make_scheduler() as s:
+        failed = s.submit(_Raises(fail_on=(1, 2), retry=js.RetryPolicy(max_retries=1)))
+        recovered = s.submit(_Raises(fail_on=(1,), retry=FAST))
+        with anyio.fail_after(10):
+            await s.join()
+    job = s.get(failed)
+    assert job.status is S.FAILED and job.last_error == "ValueError: bad input on attempt 2"
+    tb = job.last_traceback
+    assert tb is not None and tb.startswith("Traceback (most recent call last):")
+    assert "in _deep" in tb and tb.rstrip().endswith("ValueError: bad input on attempt 2")
+    # Like last_error, it describes the last failed attempt, even if a retry then succeeded.
+    ok = s.get(recovered)
+    assert ok.status is S.COMPLETED and ok.last_error == "ValueError: bad input on attempt 1"
+    assert ok.last_traceback is not None and "attempt 1" in ok.last_traceback
+
+
+@pytest.mark.anyio
+async def test_last_traceback_goes_with_last_error(make_scheduler: Make) -> None:
+    """A timeout or a cancellation has no traceback: last_traceback is None with its last_error."""
+    s = make_scheduler()
+    waiting_job = _Raises(fail_on=(1,), retry=js.RetryPolicy(base_delay=3600))
+    retry_wait = anyio.Event()
+
+    def on_retry_wait(job: js.Job, old: S, new: S) -> None:
+        if job is waiting_job and new is S.RETRY_WAIT:
+            retry_wait.set()
+
+    s.add_listener(on_retry_wait)
+    async with s:
+        once = js.RetryPolicy(max_retries=1, base_delay=0.01)
+        timed_out = s.submit(_Raises(fail_on=(1,), hang_on=(2,), timeout=0.5, retry=once))
+        waiting = s.submit(waiting_job)
+        with anyio.fail_after(10):
+            await retry_wait.wait()
+        assert s.get(waiting).last_traceback is not None
+        assert s.cancel(waiting)
+        with anyio.fail_after(10):
+            await s.join()
+    job = s.get(timed_out)
+    assert (job.status, job.last_error, job.last_traceback) == (
+        S.TIMED_OUT,
+        "timed out after 0.5s",
+        None,
+    )
+    job = s.get(waiting)
+    assert (job.status, job.last_error, job.last_traceback) == (S.CANCELLED, "cancelled", None)
+
+
+@pytest.mark.anyio
+async def test_last_traceback_of_a_thread_job(make_scheduler: Make) -> None:
+    """A thread job's traceback shows its run_sync frame."""
+    async with make_scheduler() as s:
+        # No timeout: trio's mock clock would jump past it while the thread runs.
+        job_id = s.submit(_ThreadRaises("rows", timeout=None, retry=js.RetryPolicy(max_retries=0)))
+        await s.join()
+    tb = s.get(job_id).last_traceback
+    assert tb is not None and "in run_sync" in tb and "KeyError: 'missing row'" in tb

@@ -114,7 +114,7 @@ class Job(ABC):
                 f"priority must be an int (higher runs first; any int works, and "
                 f"jobsched.JobPriority names four common levels), got {priority!r}"
             )
-        if not isinstance(retry, RetryPolicy):
+        if retry is not _DEFAULT_RETRY and not isinstance(retry, RetryPolicy):
             hint = (
                 f"; for {retry!r} retries pass retry=jobsched.RetryPolicy(max_retries={retry!r})"
                 if isinstance(retry, int) and not isinstance(retry, bool)

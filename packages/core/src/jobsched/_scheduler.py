@@ -815,11 +815,11 @@ class JobScheduler:
                 )
             job.run_at = now + wait
             logger.warning(
-                "%s %s on attempt %d of %d; retrying in %.3gs",
+                "%s: attempt %d of %d %s; retrying in %.3gs",
                 _describe(job),
-                "timed out" if timed_out else f"failed with {error}",
                 attempts,
                 retry.max_retries + 1,
+                error if timed_out else f"failed ({error})",
                 wait,
                 extra=_extra(job),
             )
@@ -827,10 +827,10 @@ class JobScheduler:
             self._push(job, now)
         else:
             logger.error(
-                "%s %s on attempt %d; it ends %s",
+                "%s: attempt %d %s; it ends %s",
                 _describe(job),
-                error if timed_out else f"failed with {error}",
                 attempts,
+                error if timed_out else f"failed ({error})",
                 "TIMED_OUT" if timed_out else "FAILED",
                 exc_info=exc,
                 extra=_extra(job),
