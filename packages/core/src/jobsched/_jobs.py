@@ -267,7 +267,7 @@ def _class_problem(cls: type) -> str | None:
         )
     run_sync = getattr(cls, "run_sync", None)
     if issubclass(cls, BlockingJob) and (
-        _is_coroutine_function(run_sync) or inspect.isasyncgenfunction(run_sync)
+        inspect.iscoroutinefunction(run_sync) or inspect.isasyncgenfunction(run_sync)
     ):
         return (
             f"{name}.run_sync is an `async def`, but run_sync is called in a thread or "
