@@ -49,7 +49,8 @@ class Job(ABC):
     Subclass :class:`AsyncJob` (``async def run``) or :class:`BlockingJob` /
     :class:`CpuBoundJob` (``def run_sync``), or wrap a callable in
     :class:`FunctionJob`. The execution state (``status``, ``attempts``,
-    ``result``, the timestamps) is written only by the scheduler.
+    ``result``, ``last_error``, ``last_traceback``, the timestamps) is
+    written only by the scheduler.
 
     :param name: a label for logs and listeners.
     :param priority: any int, higher runs first under the priority

@@ -402,6 +402,8 @@ class JobScheduler:
     async def join(self) -> None:
         """Wait until every submitted job is terminal.
 
+        :raises SchedulerError: the scheduler was never started, so nothing
+            would run the jobs.
         :raises SchedulerStoppedError: the scheduler stopped with jobs still
             queued, which will then never finish.
         """
