@@ -391,7 +391,8 @@ class ModelJob(js.AsyncJob):
 
 class _LogWatch(logging.Filter):
     """Counts (and drops) the warnings about abandoned attempts; anything else
-    jobsched logs at WARNING or above is a violation (and still logged)."""
+    jobsched logs at WARNING or above, except the reports of a job's failures,
+    retries and timeouts, is a violation (and still logged)."""
 
     def __init__(self, harness: Harness) -> None:
         super().__init__()
@@ -404,6 +405,8 @@ class _LogWatch(logging.Filter):
         if record.levelno == logging.WARNING and message.endswith("abandoned"):
             self.harness.abandoned += 1
             return False
+        if hasattr(record, "job_id") and "internal error" not in message:
+            return True  # a job's failure, retry or timeout, reported as it should be
         self.harness.violation(f"{record.name} logged: {message}")
         return True
 

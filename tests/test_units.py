@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import re
+from fractions import Fraction
 
 import pytest
 from sample_jobs import Ok
@@ -69,10 +71,69 @@ def test_retry_policy_is_frozen_and_validated() -> None:
     policy = js.RetryPolicy()
     with pytest.raises(dataclasses.FrozenInstanceError):
         policy.max_retries = 5  # type: ignore[misc]
-    with pytest.raises(ValueError, match="max_retries must be >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"max_retries must be >= 0 \(0: never retry\), got -1"):
         js.RetryPolicy(max_retries=-1)
-    with pytest.raises(ValueError, match="delays must be >= 0"):
+    with pytest.raises(ValueError, match="base_delay must be a finite number of seconds >= 0"):
         js.RetryPolicy(base_delay=-1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "field"),
+    [
+        ({"max_retries": 2.5}, TypeError, "max_retries"),
+        ({"max_retries": 3.0}, TypeError, "max_retries"),
+        ({"max_retries": "3"}, TypeError, "max_retries"),
+        ({"max_retries": True}, TypeError, "max_retries"),
+        ({"max_retries": None}, TypeError, "max_retries"),
+        ({"base_delay": math.nan}, ValueError, "base_delay"),
+        ({"base_delay": math.inf}, ValueError, "base_delay"),
+        ({"base_delay": "1"}, TypeError, "base_delay"),
+        ({"base_delay": True}, TypeError, "base_delay"),
+        ({"base_delay": None}, TypeError, "base_delay"),
+        ({"max_delay": math.nan}, ValueError, "max_delay"),
+        ({"max_delay": math.inf}, ValueError, "max_delay"),
+        ({"max_delay": -0.5}, ValueError, "max_delay"),
+        ({"max_delay": "60"}, TypeError, "max_delay"),
+        ({"jitter": 1}, TypeError, "jitter"),
+        ({"jitter": "yes"}, TypeError, "jitter"),
+    ],
+)
+def test_retry_policy_refuses_each_bad_field_by_name(
+    kwargs: dict[str, object], error: type[Exception], field: str
+) -> None:
+    """Every RetryPolicy field is checked at construction; the message names the field and value."""
+    with pytest.raises(error, match=rf"^{field} must .*got {re.escape(repr(kwargs[field]))}"):
+        js.RetryPolicy(**kwargs)  # type: ignore[arg-type]
+
+
+def test_retry_policy_takes_other_number_types() -> None:
+    """Ints and Fractions are accepted; the delays are stored as floats."""
+    policy = js.RetryPolicy(max_retries=2, base_delay=Fraction(1, 4), max_delay=2)
+    assert (policy.max_retries, policy.base_delay, policy.max_delay) == (2, 0.25, 2.0)
+    assert type(policy.base_delay) is float and type(policy.max_delay) is float
+
+
+@pytest.mark.parametrize("base", [0.0, 5e-324, 1e-300, 0.001, 1.0, 60.0, 1e300])
+@pytest.mark.parametrize("attempt", [1, 2, 11, 1023, 1024, 1025, 1026, 1100, 2200, 5000])
+def test_retry_delay_never_overflows(base: float, attempt: int) -> None:
+    """delay() equals the exact capped formula for any attempt; big attempts don't overflow."""
+    rng = random.Random(0)
+    for max_delay in (0.0, 1e-300, 60.0, 1.7e308):
+        policy = js.RetryPolicy(base_delay=base, max_delay=max_delay, jitter=False)
+        exact = min(Fraction(max_delay), Fraction(base) * 2 ** (attempt - 1))
+        assert Fraction(policy.delay(attempt, rng)) == exact
+        jittered = dataclasses.replace(policy, jitter=True).delay(attempt, rng)
+        assert 0 <= jittered <= exact
+
+
+def test_retry_delay_for_astronomical_attempts() -> None:
+    """Attempt numbers far past any float exponent give the cap (or 0 with base_delay=0)."""
+    rng = random.Random(0)
+    for attempt in (10**6, 10**100):
+        assert js.RetryPolicy(max_delay=60.0, jitter=False).delay(attempt, rng) == 60
+        assert js.RetryPolicy(base_delay=0.0, jitter=False).delay(attempt, rng) == 0
+    with pytest.raises(ValueError, match="attempt is 1-based, got 0"):
+        js.RetryPolicy().delay(0, rng)
 
 
 def _submitted(job: js.Job, seq: int, submitted_at: float = 0.0) -> js.Job:

@@ -49,12 +49,15 @@ class Job(ABC):
     Subclass :class:`AsyncJob` (``async def run``) or :class:`BlockingJob` /
     :class:`CpuBoundJob` (``def run_sync``), or wrap a callable in
     :class:`FunctionJob`. The execution state (``status``, ``attempts``,
-    ``result``, the timestamps) is written only by the scheduler.
+    ``result``, ``last_error``, ``last_traceback``, the timestamps) is
+    written only by the scheduler.
 
     :param name: a label for logs and listeners.
-    :param priority: used by the priority strategies.
-    :param timeout: seconds one attempt may run; ``None`` for no limit.
-    :param retry: when and how often a failed attempt is retried.
+    :param priority: any int, higher runs first under the priority
+        strategies; :class:`JobPriority` names four points on that scale.
+    :param timeout: seconds one attempt may run (default 30); ``None`` for no limit.
+    :param retry: when and how often a failed attempt is retried (default:
+        up to 3 retries with backoff); ``RetryPolicy(max_retries=0)`` for none.
     :param deadline: a ``time.monotonic()`` time; used by EDF only.
     :param tenant: the fair-share queue the job belongs to.
     :param rate_key: the rate limit the job's starts count against.
@@ -69,6 +72,7 @@ class Job(ABC):
         "attempts",
         "finished_at",
         "last_error",
+        "last_traceback",
         "name",
         "priority",
         "result",
@@ -103,20 +107,23 @@ class Job(ABC):
             _check_label("tenant", tenant)
         if rate_key is not None:
             _check_label("rate_key", rate_key)
-        cls = type(self)
-        if not _is_runnable(cls):
-            raise TypeError(
-                f"{cls.__qualname__} implements neither run() nor run_sync(): subclass "
-                "jobsched.AsyncJob and define `async def run(self)`, or "
-                "jobsched.BlockingJob and define `def run_sync(self)`"
-            )
-        # The id is numbered when first needed (job_id or submit), see _numbers.
-        self._jobsched_id = 0
+        problem = _class_problem(type(self))
+        if problem is not None:
+            raise TypeError(problem)
         if not isinstance(priority, int) or isinstance(priority, bool):
             raise TypeError(
-                f"priority must be an int or a jobsched.JobPriority (LOW=0 .. CRITICAL=3), "
-                f"got {priority!r}"
+                f"priority must be an int (higher runs first; any int works, and "
+                f"jobsched.JobPriority names four common levels), got {priority!r}"
             )
+        if retry is not _DEFAULT_RETRY and not isinstance(retry, RetryPolicy):
+            hint = (
+                f"; for {retry!r} retries pass retry=jobsched.RetryPolicy(max_retries={retry!r})"
+                if isinstance(retry, int) and not isinstance(retry, bool)
+                else ""
+            )
+            raise TypeError(f"retry must be a jobsched.RetryPolicy, got {retry!r}{hint}")
+        # The id is numbered when first needed (job_id or submit), see _numbers.
+        self._jobsched_id = 0
         self.name: str = name
         self.priority: JobPriority | int = priority
         self.timeout: float | None = timeout
@@ -131,6 +138,9 @@ class Job(ABC):
         self.attempts: int = 0
         self.result: Any = None
         self.last_error: str | None = None
+        #: The formatted traceback of the failure ``last_error`` describes; None
+        #: when it has none (a timeout, a cancellation) or nothing failed.
+        self.last_traceback: str | None = None
         self.submitted_at: float = 0.0
         self.run_at: float = 0.0
         self.seq: int = 0
@@ -238,8 +248,34 @@ def _check_label(name: str, value: object) -> None:
 
 
 @functools.cache
-def _is_runnable(cls: type) -> bool:
-    return hasattr(cls, "executor") and (hasattr(cls, "run") or hasattr(cls, "run_sync"))
+def _class_problem(cls: type) -> str | None:
+    """Why instances of ``cls`` could never run, or None; checked once per class."""
+    name = cls.__qualname__
+    if not (hasattr(cls, "executor") and (hasattr(cls, "run") or hasattr(cls, "run_sync"))):
+        return (
+            f"{name} implements neither run() nor run_sync(): subclass "
+            "jobsched.AsyncJob and define `async def run(self)`, or "
+            "jobsched.BlockingJob and define `def run_sync(self)`"
+        )
+    # A wrong kind of function would only fail when the job runs, attempt
+    # after attempt; say so when the job is made instead.
+    run = getattr(cls, "run", None)
+    if issubclass(cls, AsyncJob) and inspect.isfunction(run) and not _is_coroutine_function(run):
+        return (
+            f"{name}.run is a plain `def`, but an AsyncJob's run is awaited on the event "
+            f"loop: write `async def run(self)`, or subclass jobsched.BlockingJob and "
+            "implement `def run_sync(self)` for blocking code"
+        )
+    run_sync = getattr(cls, "run_sync", None)
+    if issubclass(cls, BlockingJob) and (
+        inspect.iscoroutinefunction(run_sync) or inspect.isasyncgenfunction(run_sync)
+    ):
+        return (
+            f"{name}.run_sync is an `async def`, but run_sync is called in a thread or "
+            "process and never awaited: write `def run_sync(self)`, "
+            "or subclass jobsched.AsyncJob and implement `async def run(self)`"
+        )
+    return None
 
 
 class AsyncJob(Job):
@@ -396,6 +432,15 @@ class FunctionJob(Job, Generic[R]):
             raise ValueError(
                 f"{_qualname(func)} is a coroutine function and cannot run on the "
                 f"{executor!r} executor; use executor='async' or pass a plain function"
+            )
+        if not isinstance(args, (tuple, list)):
+            raise TypeError(
+                f"args must be a tuple or list of positional arguments, got {args!r} "
+                f"(a {type(args).__name__}); did you mean ({args!r},)?"
+            )
+        if kwargs is not None and not isinstance(kwargs, Mapping):
+            raise TypeError(
+                f"kwargs must be a mapping of keyword arguments (a dict) or None, got {kwargs!r}"
             )
         self.executor: str = executor  # type: ignore[misc]
         self.func = func

@@ -10,10 +10,13 @@ threads reach the scheduler through :meth:`JobScheduler.submit_threadsafe`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import math
 import random
+import threading
 import time
+import traceback
 import types
 from collections import deque
 from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping
@@ -22,8 +25,9 @@ from types import TracebackType
 from typing import Any
 
 import anyio
+import anyio.from_thread
 from anyio.abc import TaskGroup
-from anyio.lowlevel import checkpoint
+from anyio.lowlevel import EventLoopToken, checkpoint, current_token
 
 from . import _plugins
 from ._admission import Admission, check_executor_limits, check_rate_limits
@@ -61,6 +65,12 @@ _Coroutine = types.CoroutineType
 
 # Lifecycle of the scheduler itself.
 _NEW, _RUNNING_STATE, _STOPPED = range(3)
+
+# The schedulers whose worker task (and so whose running job) the current
+# context belongs to: stop() from there would wait for its own worker.
+_inside_workers_of: contextvars.ContextVar[tuple[JobScheduler, ...]] = contextvars.ContextVar(
+    "jobsched_inside_workers_of", default=()
+)
 
 # A worker that keeps finding jobs that complete without suspending never
 # yields to the event loop; every this many jobs it does, so the ticker,
@@ -162,7 +172,8 @@ class JobScheduler:
         self._done: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
         self._standalone: asyncio.Task[None] | None = None
-        self._call_soon_threadsafe: Callable[..., Any] | None = None
+        self._loop_token: EventLoopToken | None = None
+        self._loop_thread: int | None = None
 
     # ── Public API (call on the event-loop thread unless noted) ───────────
 
@@ -226,14 +237,17 @@ class JobScheduler:
     def submit_threadsafe(
         self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()
     ) -> str:
-        """Submit from any thread once the scheduler has started; returns the job id.
+        """Submit from another thread once the scheduler has started; returns the job id.
 
-        The submit itself runs on the event-loop thread soon after, so errors
-        that depend on scheduler state (an unknown dependency, say) are logged
-        there instead of raised here.
+        It runs :meth:`submit` on the event-loop thread and waits for it, so
+        when it returns :meth:`get` knows the id, and it raises in the calling
+        thread whatever :meth:`submit` raises.
+
+        :raises SchedulerError: not started yet, or called on the event-loop
+            thread itself (where it would wait for itself: call :meth:`submit`).
         """
-        call_soon = self._call_soon_threadsafe
-        if call_soon is None:
+        token = self._loop_token
+        if token is None:
             raise SchedulerError(
                 "submit_threadsafe() needs a started scheduler: start() it first, "
                 "or call submit() from the event-loop thread"
@@ -242,13 +256,19 @@ class JobScheduler:
             raise SchedulerStoppedError(
                 f"cannot submit {_describe(job)}: the scheduler is stopping or stopped"
             )
-        if not isinstance(job, Job):
-            raise TypeError(f"submit_threadsafe() takes a jobsched.Job, got {job!r}")
-        if job.seq:
-            raise SchedulerError(_resubmit_message(job))
-        deps = (depends_on,) if isinstance(depends_on, str) else tuple(depends_on)
-        call_soon(self._submit_from_thread, job, delay, deps)
-        return job.job_id
+        if threading.get_ident() == self._loop_thread:
+            raise SchedulerError(
+                "submit_threadsafe() was called on the scheduler's event-loop thread, where "
+                "it would wait for the loop it blocks: call submit() there instead"
+            )
+        try:
+            return anyio.from_thread.run_sync(
+                lambda: self.submit(job, delay=delay, depends_on=depends_on), token=token
+            )
+        except anyio.RunFinishedError:
+            raise SchedulerStoppedError(
+                f"cannot submit {_describe(job)}: the scheduler's event loop has ended"
+            ) from None
 
     def schedule_recurring(
         self,
@@ -382,9 +402,16 @@ class JobScheduler:
     async def join(self) -> None:
         """Wait until every submitted job is terminal.
 
+        :raises SchedulerError: the scheduler was never started, so nothing
+            would run the jobs.
         :raises SchedulerStoppedError: the scheduler stopped with jobs still
             queued, which will then never finish.
         """
+        if self._state == _NEW:
+            raise SchedulerError(
+                "join() waits for the workers to run the jobs, but this scheduler was never "
+                "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
+            )
         while self._unfinished:
             if self._state == _STOPPED:
                 raise SchedulerStoppedError(
@@ -421,7 +448,17 @@ class JobScheduler:
 
         Queued jobs stay PENDING. Every executor the scheduler used is shut
         down. Calling it again waits for the first call to finish.
+
+        :raises SchedulerError: called from inside one of this scheduler's
+            running jobs, whose attempt would have to end before stop() can.
         """
+        if self in _inside_workers_of.get():
+            raise SchedulerError(
+                "stop() was called from inside a job of this scheduler: stop() waits for "
+                "every running attempt to end, this job's own too, so it would never "
+                "return. Stop from the code that owns the scheduler (a job can set an "
+                "anyio.Event that code awaits before calling stop())"
+            )
         if self._state == _NEW:
             self._stopping = True
             self._state = _STOPPED
@@ -490,10 +527,19 @@ class JobScheduler:
         # MRO answers for every real subclass at a fraction of the cost.
         if Job not in type(job).__mro__ and not isinstance(job, Job):
             raise TypeError(f"submit() takes a jobsched.Job, got {job!r}")
-        if job.seq or job.status is not _PENDING:
-            raise SchedulerError(_resubmit_message(job))
-        if not delay >= 0 or delay == math.inf:
-            raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
+        try:
+            if job.seq or job.status is not _PENDING:
+                raise SchedulerError(_resubmit_message(job))
+        except AttributeError:
+            raise TypeError(
+                f"{type(job).__qualname__} was never initialised as a job: its __init__ must "
+                "call super().__init__(name, ...), which gives the job its id and status"
+            ) from None
+        try:
+            if not delay >= 0 or delay == math.inf:
+                raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
+        except TypeError:
+            raise TypeError(f"delay must be a number of seconds >= 0, got {delay!r}") from None
         if isinstance(depends_on, str):
             depends_on = (depends_on,)
         deps: list[int] = []
@@ -515,12 +561,6 @@ class JobScheduler:
         if name not in self._executors:
             self._executors[name] = _plugins.create(name)
         return deps
-
-    def _submit_from_thread(self, job: Job, delay: float, deps: tuple[str, ...]) -> None:
-        try:
-            self.submit(job, delay=delay, depends_on=deps)
-        except Exception:
-            logger.exception("submit_threadsafe of %s failed", _describe(job))
 
     def _block_on(self, job: Job, deps: list[int]) -> None:
         jobs = self._jobs
@@ -555,17 +595,19 @@ class JobScheduler:
             raise SchedulerError("the scheduler was already started; a scheduler starts once")
         self._state = _RUNNING_STATE
         self._done = anyio.Event()
-        try:
-            self._call_soon_threadsafe = asyncio.get_running_loop().call_soon_threadsafe
-        except RuntimeError:
-            import trio  # the only other backend anyio runs on
-
-            self._call_soon_threadsafe = trio.lowlevel.current_trio_token().run_sync_soon
+        self._loop_token = current_token()
+        self._loop_thread = threading.get_ident()
 
     def _spawn(self, task_group: TaskGroup) -> None:
         self._live_tasks = self._num_workers + 1
-        for i in range(self._num_workers):
-            task_group.start_soon(self._worker, name=f"jobsched-worker-{i}")
+        # A task copies the context it is started in: the workers' (and so
+        # their jobs' and the jobs' child tasks') say whose workers they are.
+        inside = _inside_workers_of.set((*_inside_workers_of.get(), self))
+        try:
+            for i in range(self._num_workers):
+                task_group.start_soon(self._worker, name=f"jobsched-worker-{i}")
+        finally:
+            _inside_workers_of.reset(inside)
         task_group.start_soon(self._ticker, name="jobsched-ticker")
 
     async def _serve_standalone(self, started: anyio.Event) -> None:
@@ -740,22 +782,97 @@ class JobScheduler:
                     f"{type(error).__name__}: {error}",
                     not isinstance(error, NonRetryableError),
                     False,
+                    error,
                 )
             else:
                 job.result = result
                 self._finish(job, _COMPLETED, None)
-        except Exception:  # a bug in our own bookkeeping must not kill a worker
-            logger.exception("jobsched failed to record the outcome of %s", _describe(job))
+        except Exception as exc:  # a bug in our own bookkeeping must not kill a worker
+            self._recording_failed(job, exc)
 
-    def _after_failure(self, job: Job, error: str, retryable: bool, timed_out: bool) -> None:
+    def _after_failure(
+        self,
+        job: Job,
+        error: str,
+        retryable: bool,
+        timed_out: bool,
+        exc: BaseException | None = None,
+    ) -> None:
+        """Retry a failed or timed-out attempt, or finish the job FAILED / TIMED_OUT.
+
+        :param exc: the exception the attempt raised, for ``last_traceback``
+            and the log; None for a timeout.
+        """
         job.last_error = error
-        if retryable and job.attempts <= job.retry.max_retries and not self._stopping:
+        job.last_traceback = None if exc is None else "".join(traceback.format_exception(exc))
+        retry = job.retry
+        attempts = job.attempts
+        if retryable and attempts <= retry.max_retries and not self._stopping:
             now = self._clock()
-            job.run_at = now + job.retry.delay(job.attempts, self._rng)
+            wait = retry.delay(attempts, self._rng)
+            if not 0 <= wait < math.inf:  # NaN too: it would park the job for ever
+                raise ValueError(
+                    f"{type(retry).__name__}.delay({attempts}) returned {wait!r}, "
+                    "not a finite number of seconds >= 0"
+                )
+            job.run_at = now + wait
+            logger.warning(
+                "%s: attempt %d of %d %s; retrying in %.3gs",
+                _describe(job),
+                attempts,
+                retry.max_retries + 1,
+                error if timed_out else f"failed ({error})",
+                wait,
+                extra=_extra(job),
+            )
             self._transition(job, _RETRY_WAIT)
             self._push(job, now)
         else:
+            logger.error(
+                "%s: attempt %d %s; it ends %s",
+                _describe(job),
+                attempts,
+                error if timed_out else f"failed ({error})",
+                "TIMED_OUT" if timed_out else "FAILED",
+                exc_info=exc,
+                extra=_extra(job),
+            )
             self._finish(job, _TIMED_OUT if timed_out else _FAILED, None)
+
+    def _recording_failed(self, job: Job, exc: Exception) -> None:
+        """Our own bookkeeping raised while recording ``job``'s outcome: end it FAILED anyway.
+
+        A job left RUNNING or RETRY_WAIT would never finish and join() would
+        wait for it for ever; FAILED with the internal error is visible.
+        """
+        reason = f"jobsched internal error while recording the outcome: {type(exc).__name__}: {exc}"
+        logger.error("%s: %s", _describe(job), reason, exc_info=exc, extra=_extra(job))
+        old = job.status
+        if old._terminal:  # type: ignore[attr-defined]
+            return  # recorded before the error; _finish_one counts a job once terminal
+        # Set by hand, not through _transition: RETRY_WAIT -> FAILED is no
+        # legal edge, and the regular path is what just failed.
+        job.status = _FAILED
+        job.last_error = reason
+        job.last_traceback = "".join(traceback.format_exception(exc))
+        try:
+            job.finished_at = self._clock()
+        except Exception:
+            job.finished_at = time.monotonic()
+        number = job._jobsched_id
+        self._unfinished -= 1
+        self._blocked.pop(number, None)
+        self._finished.append(number)
+        if len(self._finished) > self._history_limit:
+            self._jobs.pop(self._finished.popleft(), None)
+        if self._listeners:
+            self._notify(job, old, _FAILED)
+        for dep in self._dependents.pop(number, None) or ():
+            dependent = self._jobs.get(dep)
+            if dependent is not None:
+                self._finish(dependent, _CANCELLED, f"upstream job-{number} failed")
+        if not self._unfinished and self._join_waiters:
+            self._wake_joiners()
 
     # ── Delayed jobs and recurring schedules ──────────────────────────────
 
@@ -869,10 +986,28 @@ class JobScheduler:
         """Finish ``job`` alone; the dependents its failure cancels, if any."""
         if job.status._terminal:  # type: ignore[attr-defined]
             return None
-        if error is not None:
-            job.last_error = error
-        job.finished_at = now = self._clock()
-        self._transition(job, status)
+        try:  # costs nothing unless it raises (zero-cost exceptions)
+            if error is not None:
+                # Only cancellations pass a reason: failures set last_error before.
+                job.last_error = error
+                job.last_traceback = None
+                if status is _CANCELLED and logger.isEnabledFor(logging.INFO):
+                    logger.info(
+                        "%s cancelled%s",
+                        _describe(job),
+                        "" if error == "cancelled" else f": {error}",
+                        extra=_extra(job),
+                    )
+            job.finished_at = now = self._clock()
+            self._transition(job, status)
+        except Exception as exc:
+            self._recording_failed(job, exc)
+            return None
+        # Counted as soon as it is terminal, so nothing below can leave join()
+        # waiting for it.
+        self._unfinished -= 1
+        if not self._unfinished and self._join_waiters:
+            self._wake_joiners()
         number = job._jobsched_id
         if self._blocked:
             self._blocked.pop(number, None)
@@ -890,14 +1025,14 @@ class JobScheduler:
                             unmet.discard(number)
                             if not unmet:
                                 del self._blocked[dep]
-                                self._push(dependent, now)
+                                try:
+                                    self._push(dependent, now)
+                                except Exception as exc:
+                                    self._recording_failed(dependent, exc)
                     else:
                         if cascade is None:
                             cascade = []
                         cascade.append((dependent, f"upstream job-{number} {status.value}"))
-        self._unfinished -= 1
-        if not self._unfinished and self._join_waiters:
-            self._wake_joiners()
         finished = self._finished
         finished.append(number)
         if len(finished) > self._history_limit:
@@ -923,8 +1058,16 @@ def _log_crash(task: asyncio.Task[None]) -> None:
 
 def _describe(job: object) -> str:
     if isinstance(job, Job):
-        return f"{job.job_id} ({job.name!r})"
+        try:
+            return f"{job.job_id} ({job.name!r})"
+        except AttributeError:  # its __init__ never called Job.__init__
+            return f"a {type(job).__qualname__} that was never initialised"
     return repr(job)
+
+
+def _extra(job: Job) -> dict[str, Any]:
+    """The fields every log record about a job carries, for structured (JSON) logging."""
+    return {"job_id": job.job_id, "job_name": job.name, "attempt": job.attempts}
 
 
 def _resubmit_message(job: Job) -> str:
