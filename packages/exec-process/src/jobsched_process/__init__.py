@@ -6,7 +6,8 @@ entry-point group. The pieces, parent side to child side:
 - ``_executor``: :class:`ProcessExecutor`, on the event loop: slots, the
   idle workers, what cancellation, timeouts and deaths do to an attempt.
 - ``_pool``: one worker process seen from the parent (start, request,
-  end), and how its death is detected.
+  end), how its death is detected, its process group.
+- ``_transfer``: moving pickles across the pipe without stalling the loop.
 - ``_worker``: the loop each worker process runs, and the reply format.
 - ``_errors``: :class:`WorkerDiedError` and rebuilding a worker's exception.
 """

@@ -1,16 +1,19 @@
 """The loop a worker process runs: receive a job, run it, send back one reply.
 
-This module runs in the child. It speaks to the parent over one duplex pipe,
-one message each way per job, both pickled with cloudpickle (so job classes
-defined inside functions and lambdas in a ``FunctionJob`` travel by value).
+This module runs in the child, started as its own entry point (:data:`ENTRY`)
+rather than through multiprocessing, so the child never imports the parent's
+``__main__``: a script without an ``if __name__ == "__main__":`` guard runs
+its module-level code once, in the parent. Nothing is lost by it, because
+everything travels with cloudpickle, which ships what ``__main__`` defines
+(and job classes defined inside functions, and lambdas) by value.
+
+It speaks to the parent over one duplex pipe, one message each way per job.
 Every way a job can end is turned into a reply here, so the only way a
 worker stops replying is by dying, which the parent sees as end-of-file.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.connection
 import os
 import pickle
 import signal
@@ -21,8 +24,6 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import cloudpickle  # type: ignore[import-untyped]
-
-from jobsched import NonRetryableError
 
 # Reply kinds, the first item of every reply tuple:
 # (OK, result)
@@ -40,22 +41,37 @@ def dumps(obj: Any) -> bytes:
 #: Prefix of a message that replaces ``sys.path`` before the next job.
 #: Job messages are plain pickles, which never start with this byte.
 PATH_MESSAGE = b"P"
+#: A reply that announces that the next one is big: the parent receives and
+#: loads that one in a thread, so its event loop does not stall on it.
+LARGE_MESSAGE = b"L"
+#: Messages up to this size are sent, received and loaded on the event loop:
+#: a copy of this much costs less than a thread hop.
+INLINE_LIMIT = 256 * 1024
+
+#: What the parent runs, ``python -c ENTRY CONN_FD ALIVE_FD *SYS_PATH``. The
+#: parent's ``sys.path`` comes first, so this module imports wherever the
+#: parent found it.
+ENTRY = (
+    "import sys; sys.path[:] = sys.argv[3:]; "
+    "from jobsched_process._worker import main; main(int(sys.argv[1]), int(sys.argv[2]))"
+)
 
 
-def main(conn: Connection, sys_path: list[str]) -> None:
-    """Serve jobs until the parent closes its end of the pipe (or dies)."""
-    sys.path[:] = sys_path
-    # Ctrl-C in a terminal reaches the whole process group; the parent
-    # decides what happens to running jobs, not a KeyboardInterrupt here.
+def main(conn_fd: int, alive_fd: int) -> None:
+    """Serve jobs until the parent closes its end of the pipe (or dies).
+
+    :param conn_fd: this worker's end of the duplex pipe to the parent.
+    :param alive_fd: the read end of a pipe whose write end only the parent
+        holds: it reads end-of-file when the parent is gone.
+    """
+    # Ctrl-C in a terminal is for the parent, which decides what happens to
+    # running jobs (the worker leads its own session, so it should not get
+    # one anyway).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        threading.Thread(
-            target=_exit_with_parent,
-            args=(parent.sentinel,),
-            name="jobsched-parent-watch",
-            daemon=True,
-        ).start()
+    threading.Thread(
+        target=_exit_with_parent, args=(alive_fd,), name="jobsched-parent-watch", daemon=True
+    ).start()
+    conn = Connection(conn_fd)
     while True:
         try:
             data = conn.recv_bytes()
@@ -66,20 +82,24 @@ def main(conn: Connection, sys_path: list[str]) -> None:
             continue
         reply = serve(data)
         try:
+            if len(reply) > INLINE_LIMIT:
+                conn.send_bytes(LARGE_MESSAGE)
             conn.send_bytes(reply)
         except OSError:  # the parent went away mid-job
             return
 
 
-def _exit_with_parent(sentinel: int) -> None:
-    """End this worker when the parent process ends, even in the middle of a job.
+def _exit_with_parent(alive_fd: int) -> None:
+    """End this worker and its process group when the parent process ends.
 
     An idle worker sees end-of-file on its pipe anyway; a busy one would run
     its job to the end (forever, for a runaway loop) with nobody to take the
     result, if the parent died without ending it (SIGKILL, ``os._exit``).
+    Processes the job started are in this worker's group and end with it.
     """
-    multiprocessing.connection.wait([sentinel])
-    os._exit(1)
+    while os.read(alive_fd, 4096):
+        pass
+    os.killpg(0, signal.SIGKILL)
 
 
 def serve(data: bytes) -> bytes:
@@ -113,9 +133,15 @@ def _raised(exc: BaseException) -> bytes:
             cls.__module__,
             _safe_str(exc),
             text,
-            isinstance(exc, NonRetryableError),
+            _is_non_retryable(exc),
         )
     )
+
+
+def _is_non_retryable(exc: BaseException) -> bool:
+    # Without jobsched imported here, nothing can be one of its exceptions.
+    jobsched = sys.modules.get("jobsched")
+    return jobsched is not None and isinstance(exc, jobsched.NonRetryableError)
 
 
 def _describe(exc: BaseException) -> str:
