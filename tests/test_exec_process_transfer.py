@@ -124,6 +124,15 @@ async def test_result_that_cannot_be_loaded_here(executor: ProcessExecutor, size
     assert await executor.run(process_job(proc_jobs.length, b"abc")) == 3
 
 
+async def test_big_job_that_cannot_be_loaded_in_the_worker(executor: ProcessExecutor) -> None:
+    """A big job failing to unpickle midway is a NonRetryableError; the worker reads on in step."""
+    pid = await executor.run(process_job(proc_jobs.getpid))
+    job = process_job(proc_jobs.echo, (b"a" * BIG, proc_jobs.LoadsBadly(), b"b" * BIG))
+    with pytest.raises(js.NonRetryableError, match="could not load .*this object cannot be"):
+        await executor.run(job)
+    assert await executor.run(process_job(proc_jobs.getpid)) == pid
+
+
 async def test_cancel_during_a_big_send_ends_the_worker(executor: ProcessExecutor) -> None:
     """Cancelled while its argument is stuck in the pipe, the worker ends; the pool serves on."""
     pid = await executor.run(process_job(proc_jobs.getpid))

@@ -14,7 +14,7 @@ import anyio.to_thread
 
 import jobsched
 
-from . import _transfer, _worker
+from . import _transfer, _wire, _worker
 from ._errors import WorkerDiedError, describe_exit, rebuild_exception
 from ._pool import WorkerProcess
 
@@ -227,7 +227,7 @@ class ProcessExecutor(jobsched.Executor):
                 await self._wait_drained()
                 idle_workers, self._idle = self._idle, []
                 for worker in idle_workers:
-                    worker.conn.close()  # end-of-file: the worker exits by itself
+                    worker.sock.close()  # end-of-file: the worker exits by itself
                 for worker in idle_workers:
                     self._workers.discard(worker)
                     await worker.end(self._grace, polite=True)
@@ -240,7 +240,7 @@ def _describe(job: jobsched.Job) -> str:
     return f"{job.job_id} ({job.name!r})"
 
 
-async def _pickle_job(job: jobsched.Job) -> _transfer.Pickled:
+async def _pickle_job(job: jobsched.Job) -> _wire.Chunks:
     try:
         return await _transfer.dumps(job)
     except Exception as exc:

@@ -1,12 +1,12 @@
 """One worker process seen from the parent: start it, talk to it, end it.
 
 Waiting never blocks the event loop: a reply is awaited with
-:func:`anyio.wait_readable` on the pipe, big messages move in a thread
+:func:`anyio.wait_readable` on the socket, big messages move in a thread
 (:mod:`._transfer`), and a process's exit is seen by polling with short
-sleeps (a few polls at most: an ended pipe or a signal is nearly instant).
+sleeps (a few polls at most: an ended socket or a signal is nearly instant).
 
 How death is detected: the parent closes its copy of the child's end of the
-pipe right after the start, so the child's copy is the only one left. When
+socket pair right after the start, so the child's copy is the only one left. When
 the child dies, for whatever reason (``os._exit``, a signal, a segfault), the
 kernel closes it and the parent's end turns readable with end-of-file. No
 heartbeat, no polling of a busy worker.
@@ -23,15 +23,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
-from multiprocessing.connection import Connection, Pipe
 from typing import Any
 
 import anyio
 
-from . import _transfer, _worker
+from . import _transfer, _wire, _worker
 
 __all__ = ["WorkerProcess"]
 
@@ -42,15 +42,19 @@ _KILL_WAIT = 5.0
 
 
 class WorkerProcess:
-    """A worker process and the parent's end of its pipe."""
+    """A worker process and the parent's end of its socket."""
 
-    __slots__ = ("alive_w", "conn", "pid", "process", "stopped_by_shutdown", "sys_path")
+    __slots__ = ("alive_w", "pid", "process", "sock", "stopped_by_shutdown", "sys_path")
 
     def __init__(
-        self, process: subprocess.Popen[bytes], conn: Connection, alive_w: int, sys_path: list[str]
+        self,
+        process: subprocess.Popen[bytes],
+        sock: socket.socket,
+        alive_w: int,
+        sys_path: list[str],
     ) -> None:
         self.process = process
-        self.conn = conn
+        self.sock = sock
         #: The write end of the pipe the worker watches to end with us.
         self.alive_w = alive_w
         self.pid: int = process.pid
@@ -62,7 +66,7 @@ class WorkerProcess:
     @classmethod
     def start(cls) -> WorkerProcess:
         """Start a worker (blocking: it forks and execs a fresh interpreter)."""
-        parent_conn, child_conn = Pipe(duplex=True)
+        parent_sock, child_sock = socket.socketpair()
         alive_r, alive_w = os.pipe()
         sys_path = list(sys.path)
         try:
@@ -71,24 +75,24 @@ class WorkerProcess:
                     sys.executable,
                     "-c",
                     _worker.ENTRY,
-                    str(child_conn.fileno()),
+                    str(child_sock.fileno()),
                     str(alive_r),
                     *sys_path,
                 ],
-                pass_fds=(child_conn.fileno(), alive_r),
+                pass_fds=(child_sock.fileno(), alive_r),
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
         except BaseException:
-            parent_conn.close()
+            parent_sock.close()
             os.close(alive_w)
             raise
         finally:
             # Only the child's copies may remain, or its death would never
             # reach us as end-of-file (nor ours reach it).
-            child_conn.close()
+            child_sock.close()
             os.close(alive_r)
-        return cls(process, parent_conn, alive_w, sys_path)
+        return cls(process, parent_sock, alive_w, sys_path)
 
     def alive(self) -> bool:
         return not self._exited()
@@ -100,18 +104,18 @@ class WorkerProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signum)
 
-    async def request(self, payload: _transfer.Pickled) -> Any:
+    async def request(self, job: _wire.Chunks) -> Any:
         """Send a pickled job and wait for the worker's reply, loaded.
 
-        :raises EOFError: the process died (``OSError`` if the pipe broke first).
+        :raises EOFError: the process died (``OSError`` if the socket broke first).
         """
-        conn = self.conn
+        sock = self.sock
         if sys.path != self.sys_path:
             # A module the job needs may live on a path added since the start.
             self.sys_path = list(sys.path)
-            conn.send_bytes(_worker.PATH_MESSAGE + _worker.dumps(self.sys_path))
-        await _transfer.send(conn, payload)
-        return await _transfer.receive(conn)
+            _wire.send(sock, _wire.PATH, _wire.dumps(self.sys_path))
+        await _transfer.send(sock, _wire.JOB, job)
+        return await _transfer.receive(sock)
 
     async def end(self, grace: float, *, polite: bool) -> int | None:
         """Make sure the process is gone; returns its exit code (None: still there).
@@ -146,7 +150,7 @@ class WorkerProcess:
             # Given up on (it was SIGKILLed): a thread reaps it when it goes,
             # so it does not stay a zombie.
             threading.Thread(target=self._reap, name="jobsched-reaper", daemon=True).start()
-        self.conn.close()
+        self.sock.close()
         if self.alive_w >= 0:
             os.close(self.alive_w)
             self.alive_w = -1

@@ -1,39 +1,37 @@
-"""Moving pickles across a worker's pipe without stalling the event loop.
+"""Moving jobs and replies across a worker's socket without stalling the event loop.
 
-A small job is pickled, sent, and its reply received and loaded right on the
-loop: that costs microseconds, less than a hop to a thread. A big one would
-stall the loop for as long as pickling and copying hundreds of megabytes
-takes (seconds), so:
+A small job is pickled, sent, and its reply received and unpickled right on
+the loop: microseconds, less than a hop to a thread. A big one would stall
+the loop for as long as pickling and copying hundreds of megabytes takes
+(seconds), so:
 
-- pickling starts on the loop, into a list of chunks (the pickler hands over
-  big ``bytes`` as they are, without a copy), and gives up after a couple of
-  milliseconds to start over in a thread;
-- a pickle above :data:`~._worker.INLINE_LIMIT` is joined and sent in a
-  thread;
-- the worker announces a big reply with :data:`~._worker.LARGE_MESSAGE`, and
-  the parent receives and loads that reply in a thread.
+- pickling starts on the loop and gives up after a couple of milliseconds,
+  to start over in a thread;
+- a message above :data:`INLINE_LIMIT` is sent, or received and unpickled,
+  in a thread, and :mod:`._wire` does that without long holds of the GIL,
+  which would stall the loop from a thread just as well.
 
-A thread works on its own duplicate of the pipe's descriptor, so the loop may
-close the pipe (ending a cancelled worker) while the thread is still in a
-send or a receive: the thread then fails on a dead pipe, never on a
-descriptor number reused by something else.
+A thread works on its own duplicate of the socket, so the loop may close the
+socket (ending a cancelled worker) while the thread is still in a send or a
+receive: the thread then fails on a dead socket, never on a descriptor
+number reused by something else.
 """
 
 from __future__ import annotations
 
-import os
-import pickle
+import socket
 import time
-from multiprocessing.connection import Connection
 from typing import Any
 
 import anyio
 import anyio.to_thread
-import cloudpickle  # type: ignore[import-untyped]
 
-from . import _worker
+from . import _wire
 
-__all__ = ["UNLOADABLE", "Pickled", "dumps", "receive", "send"]
+__all__ = ["INLINE_LIMIT", "UNLOADABLE", "dumps", "receive", "send"]
+
+#: Messages up to this size are sent, received and unpickled on the event loop.
+INLINE_LIMIT = 256 * 1024
 
 #: How long pickling may run on the event loop before it starts over in a thread.
 _LOOP_BUDGET = 0.002
@@ -43,104 +41,54 @@ _LOOP_BUDGET = 0.002
 UNLOADABLE = -1
 
 
-class Pickled:
-    """A pickle as the chunks the pickler wrote, and their total size."""
-
-    __slots__ = ("chunks", "size")
-
-    def __init__(self, chunks: list[Any], size: int) -> None:
-        self.chunks = chunks
-        self.size = size
-
-    def join(self) -> bytes | Any:
-        return self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
-
-
-class _OverBudget(Exception):
-    pass
-
-
-class _Chunks:
-    """A file for the pickler that keeps what it is given, and minds the clock."""
-
-    __slots__ = ("chunks", "deadline", "size")
-
-    def __init__(self, deadline: float) -> None:
-        self.chunks: list[Any] = []
-        self.size = 0
-        self.deadline = deadline
-
-    def write(self, data: Any) -> int:
-        # The pickler writes every 64 KiB frame, and a big bytes object on its
-        # own, so this check comes often enough to bound the time on the loop.
-        if time.perf_counter() > self.deadline:
-            raise _OverBudget
-        self.chunks.append(data)
-        n: int = memoryview(data).nbytes
-        self.size += n
-        return n
-
-
-def _pickle(obj: Any, deadline: float) -> Pickled:
-    out = _Chunks(deadline)
-    cloudpickle.Pickler(out, protocol=cloudpickle.DEFAULT_PROTOCOL).dump(obj)
-    return Pickled(out.chunks, out.size)
-
-
-async def dumps(obj: Any) -> Pickled:
+async def dumps(obj: Any) -> _wire.Chunks:
     """Pickle ``obj`` with cloudpickle: on the loop if quick, else in a thread."""
     try:
-        return _pickle(obj, time.perf_counter() + _LOOP_BUDGET)
-    except _OverBudget:
+        return _wire.dumps(obj, time.perf_counter() + _LOOP_BUDGET)
+    except _wire.OverBudget:
         pass
-    return await anyio.to_thread.run_sync(_pickle, obj, float("inf"))
+    return await anyio.to_thread.run_sync(_wire.dumps, obj)
 
 
-async def send(conn: Connection, payload: Pickled) -> None:
-    """Send ``payload`` as one message; a big one from a thread."""
-    if payload.size <= _worker.INLINE_LIMIT:
-        # A plain blocking send: the idle worker is already blocked in
-        # recv_bytes(), so this costs one copy, not a wait.
-        conn.send_bytes(payload.join())
+async def send(sock: socket.socket, kind: bytes, body: _wire.Chunks) -> None:
+    """Send one message; a big one from a thread."""
+    if body.size <= INLINE_LIMIT:
+        # A plain blocking send: the idle worker is already waiting to read,
+        # so this costs a copy, not a wait.
+        _wire.send(sock, kind, body)
         return
     # Abandoned on cancellation: the caller then ends the worker, which
-    # breaks the pipe under the thread.
-    await anyio.to_thread.run_sync(_send, _duplicate(conn), payload, abandon_on_cancel=True)
+    # breaks the socket under the thread.
+    await anyio.to_thread.run_sync(_send, sock.dup(), kind, body, abandon_on_cancel=True)
 
 
-def _send(conn: Connection, payload: Pickled) -> None:
-    with conn:
-        data = payload.join()
-        payload.chunks = []  # the join is a copy: let the parts go
-        conn.send_bytes(data)
+def _send(sock: socket.socket, kind: bytes, body: _wire.Chunks) -> None:
+    with sock:
+        _wire.send(sock, kind, body)
 
 
-async def receive(conn: Connection) -> Any:
-    """Wait for the worker's reply and load it; a big one in a thread.
+async def receive(sock: socket.socket) -> Any:
+    """Wait for the worker's reply and unpickle it; a big one in a thread.
 
     :returns: the reply tuple, or ``(UNLOADABLE, exception)``.
-    :raises EOFError: the worker died (``OSError`` if the pipe broke first).
+    :raises EOFError: the worker died (``OSError`` if the socket broke first).
     """
-    await anyio.wait_readable(conn.fileno())
-    data = conn.recv_bytes()
-    if data == _worker.LARGE_MESSAGE:
-        return await anyio.to_thread.run_sync(_receive, _duplicate(conn), abandon_on_cancel=True)
-    return _loads(data)
+    await anyio.wait_readable(sock)
+    _, size = _wire.read_header(sock)
+    if size <= INLINE_LIMIT:
+        return _load(_wire.BodyReader(sock, size))
+    return await anyio.to_thread.run_sync(_receive, sock.dup(), size, abandon_on_cancel=True)
 
 
-def _receive(conn: Connection) -> Any:
-    with conn:
-        data = conn.recv_bytes()
-    return _loads(data)
+def _receive(sock: socket.socket, size: int) -> Any:
+    with sock:
+        return _load(_wire.BodyReader(sock, size))
 
 
-def _loads(data: bytes) -> Any:
+def _load(body: _wire.BodyReader) -> Any:
     try:
-        return pickle.loads(data)
+        return body.load()
+    except (EOFError, OSError):
+        raise
     except Exception as exc:
         return (UNLOADABLE, exc)
-
-
-def _duplicate(conn: Connection) -> Connection:
-    """A connection on a new descriptor for the same pipe, for a thread to own."""
-    return Connection(os.dup(conn.fileno()))

@@ -7,7 +7,8 @@ its module-level code once, in the parent. Nothing is lost by it, because
 everything travels with cloudpickle, which ships what ``__main__`` defines
 (and job classes defined inside functions, and lambdas) by value.
 
-It speaks to the parent over one duplex pipe, one message each way per job.
+It speaks to the parent over a socket pair, one message each way per job
+(:mod:`._wire`).
 Every way a job can end is turned into a reply here, so the only way a
 worker stops replying is by dying, which the parent sees as end-of-file.
 """
@@ -15,15 +16,16 @@ worker stops replying is by dying, which the parent sees as end-of-file.
 from __future__ import annotations
 
 import os
-import pickle
 import signal
+import socket
 import sys
 import threading
 import traceback
-from multiprocessing.connection import Connection
 from typing import Any
 
 import cloudpickle  # type: ignore[import-untyped]
+
+from . import _wire
 
 # Reply kinds, the first item of every reply tuple:
 # (OK, result)
@@ -32,23 +34,7 @@ import cloudpickle  # type: ignore[import-untyped]
 # (BAD_RESULT, result type name, "Type: message"): the result could not be pickled
 OK, RAISED, BAD_JOB, BAD_RESULT = range(4)
 
-
-def dumps(obj: Any) -> bytes:
-    """Pickle with cloudpickle: by value what plain pickle can only name."""
-    return cloudpickle.dumps(obj)  # type: ignore[no-any-return]
-
-
-#: Prefix of a message that replaces ``sys.path`` before the next job.
-#: Job messages are plain pickles, which never start with this byte.
-PATH_MESSAGE = b"P"
-#: A reply that announces that the next one is big: the parent receives and
-#: loads that one in a thread, so its event loop does not stall on it.
-LARGE_MESSAGE = b"L"
-#: Messages up to this size are sent, received and loaded on the event loop:
-#: a copy of this much costs less than a thread hop.
-INLINE_LIMIT = 256 * 1024
-
-#: What the parent runs, ``python -c ENTRY CONN_FD ALIVE_FD *SYS_PATH``. The
+#: What the parent runs, ``python -c ENTRY SOCKET_FD ALIVE_FD *SYS_PATH``. The
 #: parent's ``sys.path`` comes first, so this module imports wherever the
 #: parent found it.
 ENTRY = (
@@ -57,10 +43,10 @@ ENTRY = (
 )
 
 
-def main(conn_fd: int, alive_fd: int) -> None:
-    """Serve jobs until the parent closes its end of the pipe (or dies).
+def main(sock_fd: int, alive_fd: int) -> None:
+    """Serve jobs until the parent closes its end of the socket (or dies).
 
-    :param conn_fd: this worker's end of the duplex pipe to the parent.
+    :param sock_fd: this worker's end of the socket pair to the parent.
     :param alive_fd: the read end of a pipe whose write end only the parent
         holds: it reads end-of-file when the parent is gone.
     """
@@ -71,21 +57,18 @@ def main(conn_fd: int, alive_fd: int) -> None:
     threading.Thread(
         target=_exit_with_parent, args=(alive_fd,), name="jobsched-parent-watch", daemon=True
     ).start()
-    conn = Connection(conn_fd)
+    sock = socket.socket(fileno=sock_fd)
     while True:
         try:
-            data = conn.recv_bytes()
-        except (EOFError, OSError):
-            return
-        if data[:1] == PATH_MESSAGE:
-            sys.path[:] = pickle.loads(data[1:])
-            continue
-        reply = serve(data)
-        try:
-            if len(reply) > INLINE_LIMIT:
-                conn.send_bytes(LARGE_MESSAGE)
-            conn.send_bytes(reply)
-        except OSError:  # the parent went away mid-job
+            kind, size = _wire.read_header(sock)
+            body = _wire.BodyReader(sock, size)
+            if kind == _wire.PATH:
+                # A module a job needs may live on a path added since the start.
+                sys.path[:] = body.load()
+                continue
+            reply = serve(body)
+            _wire.send(sock, _wire.REPLY, reply)
+        except (EOFError, OSError):  # the parent closed the socket, or went away
             return
 
 
@@ -102,30 +85,35 @@ def _exit_with_parent(alive_fd: int) -> None:
     os.killpg(0, signal.SIGKILL)
 
 
-def serve(data: bytes) -> bytes:
-    """Run one pickled job and return the pickled reply; never raises."""
+def serve(body: _wire.BodyReader) -> _wire.Chunks:
+    """Run the job in ``body`` and return the pickled reply.
+
+    :raises EOFError: the parent went away mid-message (``OSError`` too).
+    """
     try:
-        job = pickle.loads(data)
+        job = body.load()
+    except (EOFError, OSError):
+        raise
     except BaseException as exc:
-        return dumps((BAD_JOB, _describe(exc), traceback.format_exc()))
+        return _wire.dumps((BAD_JOB, _describe(exc), traceback.format_exc()))
     try:
         result = job.run_sync()
     except BaseException as exc:
         return _raised(exc)
     try:
-        return dumps((OK, result))
+        return _wire.dumps((OK, result))
     except Exception as exc:
-        return dumps((BAD_RESULT, _type_name(type(result)), _describe(exc)))
+        return _wire.dumps((BAD_RESULT, _type_name(type(result)), _describe(exc)))
 
 
-def _raised(exc: BaseException) -> bytes:
+def _raised(exc: BaseException) -> _wire.Chunks:
     text = traceback.format_exc()
     try:
-        blob: bytes | None = dumps(exc)
+        blob: bytes | None = cloudpickle.dumps(exc)
     except Exception:
         blob = None
     cls = type(exc)
-    return dumps(
+    return _wire.dumps(
         (
             RAISED,
             blob,
