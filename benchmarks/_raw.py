@@ -183,7 +183,7 @@ async def w6(size: int) -> dict[str, float]:
 
 
 WORKLOADS = {"W1": w1, "W2": w2, "W2mem": w2mem, "W3": w3, "W4": w4, "W5": w5, "W6": w6}
-WORKLOADS["W7"] = _stall.raw
+WORKLOADS["W4stall"] = _stall.raw
 
 
 def run(workload: str, size: int) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""W7: how long the event loop stalls while a process job moves a big payload.
+"""W4stall: how long the event loop stalls while a process job moves a big payload.
 
 One process job takes an argument of ``size`` MB (and returns its length),
 then one returns a result of ``size`` MB, each on a warm worker. A heartbeat
@@ -8,7 +8,7 @@ a web server's requests) waited. Raw is ``loop.run_in_executor`` on a
 ``ProcessPoolExecutor``, whose pickling and pipe writes happen in its own
 threads.
 
-Declared in ``_workloads.WORKLOADS``; each system's module maps W7 to a function here.
+Declared in ``_workloads.WORKLOADS``; each system's module maps W4stall to a function here.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ RESULTS = Path(__file__).parent / "results"
 #: What a system does not run, and why (shown in the table instead of a figure).
 NOT_APPLICABLE = {
     ("apscheduler4", "W6"): "n/a (no job dependencies)",
-    ("apscheduler4", "W7"): "not measured (a row for jobsched's process executor)",
+    ("apscheduler4", "W4stall"): "not measured (a row for jobsched's process executor)",
 }
 TOO_SLOW = "too slow (skipped)"
 

@@ -94,7 +94,7 @@ WORKLOADS: dict[str, Workload] = {
         ),
         # benchmarks/_stall.py
         Workload(
-            "W7",
+            "W4stall",
             "loop stall while one process job takes a big argument, then returns a big "
             "result (size = MB), warm worker, 1 ms heartbeat",
             (1, 100, 500),

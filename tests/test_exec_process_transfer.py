@@ -2,7 +2,7 @@
 
 No test here times anything: each proves *where* the work happens (a thread,
 not the loop), or that the loop goes on while a transfer cannot progress.
-The stall itself is measured by the benchmark suite (W7).
+The stall itself is measured by the benchmark suite (W4stall).
 """
 
 from __future__ import annotations
