@@ -522,7 +522,7 @@ async def main():
     if {crash!r}:
         async with anyio.create_task_group() as tg:
             pid_file = pathlib.Path({pid_file!r})
-            tg.start_soon(executor.run, proc_jobs.SpinForever(pid_file, ignore_sigterm=True))
+            tg.start_soon(executor.run, {job})
             while not pid_file.exists():
                 await anyio.sleep(0.01)
             print(pid_file.read_text(), flush=True)
@@ -532,21 +532,33 @@ anyio.run(main)  # without crash: exits with an idle worker and no shutdown()
 """
 
 
-@pytest.mark.parametrize("crash", [False, True], ids=["exit-without-shutdown", "parent-crash"])
-async def test_workers_never_outlive_the_parent(tmp_path: Path, crash: bool) -> None:
-    """A program that exits without shutdown(), or dies mid-job, leaves no worker behind."""
+_SPIN = "proc_jobs.SpinForever(pid_file, ignore_sigterm=True)"
+_SPAWN = 'js.FunctionJob(proc_jobs.spawn_sleep_then_spin, (pid_file,), executor="process")'
+
+
+@pytest.mark.parametrize(
+    ("crash", "job"),
+    [(False, _SPIN), (True, _SPIN), (True, _SPAWN)],
+    ids=["exit-without-shutdown", "parent-crash", "parent-crash-with-grandchild"],
+)
+async def test_workers_never_outlive_the_parent(tmp_path: Path, crash: bool, job: str) -> None:
+    """A program that exits without shutdown(), or dies mid-job, leaves no process behind.
+
+    With a grandchild, the pid checked is the job's `sleep 60`: the worker's
+    process group goes with it.
+    """
     script = _ORPHAN_SCRIPT.format(
-        tests=str(Path(__file__).parent), crash=crash, pid_file=str(tmp_path / "pid")
+        tests=str(Path(__file__).parent), crash=crash, pid_file=str(tmp_path / "pid"), job=job
     )
     with anyio.fail_after(WATCHDOG):
         done = await anyio.run_process([sys.executable, "-c", script])
     pids = [int(line) for line in done.stdout.split()]
     assert len(pids) == (2 if crash else 1)
     try:
-        await wait_until(lambda: all(is_gone(pid) for pid in pids))
+        await wait_until(lambda: all(is_dead(pid) for pid in pids))
     finally:
         for pid in pids:  # if the test fails, don't leave a spinner behind
-            if not is_gone(pid):
+            if not is_dead(pid):
                 os.kill(pid, signal.SIGKILL)
 
 
