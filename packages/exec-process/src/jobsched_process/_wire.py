@@ -39,6 +39,9 @@ __all__ = [
 JOB, PATH, REPLY = b"J", b"P", b"R"
 
 _HEADER = struct.Struct("!cQ")
+#: A body up to this size is read whole and unpickled from memory: fewer
+#: calls than streaming it, and the copy is too small to matter.
+_READ_WHOLE = 1024 * 1024
 
 
 class OverBudget(Exception):
@@ -79,7 +82,7 @@ def dumps(obj: Any, deadline: float | None = None) -> Chunks:
 def send(sock: socket.socket, kind: bytes, body: Chunks) -> None:
     """Send one message (blocking)."""
     parts = body.parts
-    if body.size <= 64 * 1024:
+    if body.size <= _READ_WHOLE:
         # One system call for the common small message.
         sock.sendall(b"".join([_HEADER.pack(kind, body.size), *parts]))
         return
@@ -124,6 +127,10 @@ class BodyReader:
     def load(self) -> Any:
         """Unpickle the body; what it does not read is skipped, so the stream stays in step."""
         try:
+            if self.left <= _READ_WHOLE:
+                data = _read_exact(self.sock, self.left)
+                self.left = 0
+                return pickle.loads(data)
             return pickle.Unpickler(self).load()
         finally:
             self.skip()

@@ -50,9 +50,11 @@ def main(sock_fd: int, alive_fd: int) -> None:
     :param alive_fd: the read end of a pipe whose write end only the parent
         holds: it reads end-of-file when the parent is gone.
     """
+    # The group the parent ends this worker and its jobs' processes by. Set
+    # before the exec on Python 3.11+ (then this changes nothing).
+    os.setpgid(0, 0)
     # Ctrl-C in a terminal is for the parent, which decides what happens to
-    # running jobs (the worker leads its own session, so it should not get
-    # one anyway).
+    # running jobs (and this group is not the terminal's foreground one).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(
         target=_exit_with_parent, args=(alive_fd,), name="jobsched-parent-watch", daemon=True
