@@ -7,7 +7,8 @@ entry-point group. The pieces, parent side to child side:
   idle workers, what cancellation, timeouts and deaths do to an attempt.
 - ``_pool``: one worker process seen from the parent (start, request,
   end), how its death is detected, its process group.
-- ``_transfer``: moving pickles across the pipe without stalling the loop.
+- ``_transfer``: moving jobs and replies without stalling the event loop.
+- ``_wire``: the message format both sides speak, and streamed pickles.
 - ``_worker``: the loop each worker process runs, and the reply format.
 - ``_errors``: :class:`WorkerDiedError` and rebuilding a worker's exception.
 """
