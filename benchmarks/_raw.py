@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from heapq import heappop, heappush
 from typing import Any
 
+from benchmarks import _stall
 from benchmarks._work import count_primes, noop, percentile, sleep_1ms
 from benchmarks._workloads import CHAIN_LENGTH, PRIME_LIMIT, SEED, W5_SPREAD_S, warm_then_measure
 
@@ -182,6 +183,7 @@ async def w6(size: int) -> dict[str, float]:
 
 
 WORKLOADS = {"W1": w1, "W2": w2, "W2mem": w2mem, "W3": w3, "W4": w4, "W5": w5, "W6": w6}
+WORKLOADS["W4stall"] = _stall.raw
 
 
 def run(workload: str, size: int) -> dict[str, float]:

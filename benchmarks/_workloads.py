@@ -92,6 +92,18 @@ WORKLOADS: dict[str, Workload] = {
             (20,),
             _JOBS_PER_S,
         ),
+        # benchmarks/_stall.py
+        Workload(
+            "W4stall",
+            "loop stall while one process job takes a big argument, then returns a big "
+            "result (size = MB), warm worker, 1 ms heartbeat",
+            (1, 100, 500),
+            (1, 100),
+            (
+                Metric("arg_stall_ms", "loop stall, argument", "ms", False),
+                Metric("result_stall_ms", "loop stall, result", "ms", False),
+            ),
+        ),
     )
 }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -106,6 +107,20 @@ def call_sys_exit() -> NoReturn:
     sys.exit(3)
 
 
+def raise_keyboard_interrupt() -> NoReturn:
+    raise KeyboardInterrupt(3)
+
+
+def raise_generator_exit() -> NoReturn:
+    raise GeneratorExit(3)
+
+
+def raise_cancelled_error() -> NoReturn:
+    import asyncio
+
+    raise asyncio.CancelledError("not ours")
+
+
 def return_lock() -> threading.Lock:
     return threading.Lock()
 
@@ -130,3 +145,61 @@ class LoadsBadly:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_fail_on_load, ())
+
+
+def spawn_sleep_then_spin(pid_file: Path) -> NoReturn:
+    """Starts ``sleep 60``, writes its pid to ``pid_file``, then burns CPU until killed."""
+    child = subprocess.Popen(["sleep", "60"])
+    tmp = pid_file.with_suffix(".tmp")
+    tmp.write_text(str(child.pid))
+    os.replace(tmp, pid_file)
+    while True:
+        pass
+
+
+def spawn_sleep() -> int:
+    """Starts ``sleep 60`` in the background and returns its pid."""
+    return subprocess.Popen(["sleep", "60"]).pid
+
+
+def length(data: bytes) -> int:
+    return len(data)
+
+
+def echo(value: Any) -> Any:
+    return value
+
+
+def big_result(size: int) -> tuple[bytes, LoadRecorder]:
+    return b"r" * size, LoadRecorder()
+
+
+def big_unloadable_result(size: int) -> tuple[bytes, LoadsBadly]:
+    return b"r" * size, LoadsBadly()
+
+
+#: Names of the threads that loaded a LoadRecorder in this process.
+LOADED_IN: list[str] = []
+#: Names of the threads that pickled a SlowToPickle in this process.
+PICKLED_IN: list[str] = []
+
+
+def _loaded() -> str:
+    LOADED_IN.append(threading.current_thread().name)
+    return "loaded"
+
+
+class LoadRecorder:
+    """Records, when unpickled, which thread of the loading process did it."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_loaded, ())
+
+
+class SlowToPickle:
+    """Takes 50 ms to pickle (past any budget for the event loop); records the thread."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        time.sleep(0.05)
+        PICKLED_IN.append(threading.current_thread().name)
+        return (str, ("slow",))

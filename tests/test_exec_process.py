@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import multiprocessing
 import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -74,8 +75,27 @@ def is_gone(pid: int) -> bool:
     return False
 
 
-def worker_children() -> list[multiprocessing.process.BaseProcess]:
-    return [p for p in multiprocessing.active_children() if p.name == "jobsched-process-worker"]
+def is_dead(pid: int) -> bool:
+    """True once the process has exited, even if nobody has reaped it yet."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rpartition(")")[2].split()[0] == "Z"
+
+
+def worker_children() -> list[int]:
+    """The pids of this process's children that are process-executor workers (Linux)."""
+    pids: list[int] = []
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in children.read_text().split():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:  # ended meanwhile
+                continue
+            if b"jobsched_process._worker" in cmdline:
+                pids.append(int(pid))
+    return pids
 
 
 # ── Results and errors ───────────────────────────────────────────────────
@@ -149,16 +169,59 @@ async def test_exception_that_cannot_be_unpickled_keeps_name_and_message() -> No
     assert job.last_error == "TwoArgError: 1 and 2"
 
 
-async def test_sys_exit_in_a_job_fails_it_and_spares_the_worker() -> None:
-    """sys.exit() in a job is its failure, not the end of the worker or of the loop."""
+@pytest.mark.parametrize(
+    ("func", "kind"),
+    [
+        (proc_jobs.call_sys_exit, SystemExit),
+        (proc_jobs.raise_keyboard_interrupt, KeyboardInterrupt),
+        (proc_jobs.raise_generator_exit, GeneratorExit),
+    ],
+    ids=["SystemExit", "KeyboardInterrupt", "GeneratorExit"],
+)
+async def test_jobs_own_base_exception_is_reraised_and_spares_the_worker(
+    func: Any, kind: type[BaseException]
+) -> None:
+    """sys.exit() and the like in a job reach the caller as themselves; the worker serves on."""
     executor = ProcessExecutor(max_processes=1)
-    before = process_job(proc_jobs.getpid)
-    exits = process_job(proc_jobs.call_sys_exit, retry=NO_RETRY)
-    after = process_job(proc_jobs.getpid)
-    await run_all(executor, before, exits, after, num_workers=1)
-    assert exits.status is js.JobStatus.FAILED
-    assert exits.last_error == "SystemExit: 3"
-    assert before.result == after.result
+    try:
+        before = await executor.run(process_job(proc_jobs.getpid))
+        with pytest.raises(kind) as info:
+            await executor.run(process_job(func))
+        assert type(info.value) is kind
+        assert str(info.value) == "3"
+        assert func.__name__ in "".join(traceback.format_exception(info.value))
+        assert await executor.run(process_job(proc_jobs.getpid)) == before
+    finally:
+        await executor.shutdown()
+
+
+async def test_other_base_exception_comes_back_as_a_plain_exception() -> None:
+    """A CancelledError raised by a job's own code must not pass for a cancellation here."""
+    executor = ProcessExecutor(max_processes=1)
+    try:
+        with pytest.raises(Exception, match="not ours") as info:
+            await executor.run(process_job(proc_jobs.raise_cancelled_error))
+        assert type(info.value).__name__ == "CancelledError"
+        assert not isinstance(info.value, asyncio.CancelledError)
+    finally:
+        await executor.shutdown()
+
+
+async def test_formatted_exception_shows_the_workers_frames() -> None:
+    """format_exception of a rebuilt exception includes the job function's frame in the worker."""
+    executor = ProcessExecutor(max_processes=1)
+    try:
+        for func, message in [
+            (proc_jobs.raise_value_error, "boom"),
+            (proc_jobs.raise_two_arg_error, "1 and 2"),
+        ]:
+            with pytest.raises(Exception, match=message) as info:
+                await executor.run(process_job(func))
+            text = "".join(traceback.format_exception(info.value))
+            assert f", in {func.__name__}" in text
+            assert "The above exception was the direct cause" in text
+    finally:
+        await executor.shutdown()
 
 
 async def test_async_job_is_a_clear_type_error() -> None:
@@ -346,7 +409,7 @@ async def test_idle_worker_killed_from_outside_is_replaced() -> None:
     executor = ProcessExecutor(max_processes=1)
     first = await executor.run(process_job(proc_jobs.getpid))
     os.kill(first, signal.SIGKILL)
-    await wait_until(lambda: is_gone(first))
+    await wait_until(lambda: is_dead(first))
     # A retry covers the instant between the pid vanishing and its exit
     # status reaching us; the pool must not stay broken either way.
     job = process_job(proc_jobs.getpid, retry=FAST_RETRY)
@@ -459,7 +522,7 @@ async def main():
     if {crash!r}:
         async with anyio.create_task_group() as tg:
             pid_file = pathlib.Path({pid_file!r})
-            tg.start_soon(executor.run, proc_jobs.SpinForever(pid_file, ignore_sigterm=True))
+            tg.start_soon(executor.run, {job})
             while not pid_file.exists():
                 await anyio.sleep(0.01)
             print(pid_file.read_text(), flush=True)
@@ -469,21 +532,33 @@ anyio.run(main)  # without crash: exits with an idle worker and no shutdown()
 """
 
 
-@pytest.mark.parametrize("crash", [False, True], ids=["exit-without-shutdown", "parent-crash"])
-async def test_workers_never_outlive_the_parent(tmp_path: Path, crash: bool) -> None:
-    """A program that exits without shutdown(), or dies mid-job, leaves no worker behind."""
+_SPIN = "proc_jobs.SpinForever(pid_file, ignore_sigterm=True)"
+_SPAWN = 'js.FunctionJob(proc_jobs.spawn_sleep_then_spin, (pid_file,), executor="process")'
+
+
+@pytest.mark.parametrize(
+    ("crash", "job"),
+    [(False, _SPIN), (True, _SPIN), (True, _SPAWN)],
+    ids=["exit-without-shutdown", "parent-crash", "parent-crash-with-grandchild"],
+)
+async def test_workers_never_outlive_the_parent(tmp_path: Path, crash: bool, job: str) -> None:
+    """A program that exits without shutdown(), or dies mid-job, leaves no process behind.
+
+    With a grandchild, the pid checked is the job's `sleep 60`: the worker's
+    process group goes with it.
+    """
     script = _ORPHAN_SCRIPT.format(
-        tests=str(Path(__file__).parent), crash=crash, pid_file=str(tmp_path / "pid")
+        tests=str(Path(__file__).parent), crash=crash, pid_file=str(tmp_path / "pid"), job=job
     )
     with anyio.fail_after(WATCHDOG):
         done = await anyio.run_process([sys.executable, "-c", script])
     pids = [int(line) for line in done.stdout.split()]
     assert len(pids) == (2 if crash else 1)
     try:
-        await wait_until(lambda: all(is_gone(pid) for pid in pids))
+        await wait_until(lambda: all(is_dead(pid) for pid in pids))
     finally:
         for pid in pids:  # if the test fails, don't leave a spinner behind
-            if not is_gone(pid):
+            if not is_dead(pid):
                 os.kill(pid, signal.SIGKILL)
 
 
@@ -515,15 +590,6 @@ async def test_workers_see_sys_path_added_after_they_started(
         sys.modules.pop("late_module_for_workers", None)
 
 
-async def test_spawn_start_method() -> None:
-    """The portable start method works too."""
-    executor = ProcessExecutor(max_processes=1, start_method="spawn")
-    assert executor.start_method == "spawn"
-    job = proc_jobs.Square(8)
-    await run_all(executor, job)
-    assert job.result == 64
-
-
 async def test_installed_plugin_runs_cpu_bound_jobs() -> None:
     """Without an executors= override, the entry point finds this executor."""
     job = process_job(proc_jobs.getpid)
@@ -539,11 +605,15 @@ async def test_installed_plugin_runs_cpu_bound_jobs() -> None:
 
 
 def test_defaults() -> None:
-    """One worker per CPU, forkserver on Linux."""
-    executor = ProcessExecutor()
-    assert executor.max_processes == (os.cpu_count() or 1)
-    expected = "forkserver" if sys.platform.startswith("linux") else "spawn"
-    assert executor.start_method == expected
+    """One worker per CPU."""
+    assert ProcessExecutor().max_processes == (os.cpu_count() or 1)
+
+
+def test_refused_off_posix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where there are no process groups, construction says so and what to use instead."""
+    monkeypatch.setattr(os, "name", "nt")
+    with pytest.raises(RuntimeError, match="needs a POSIX system.*use the thread executor"):
+        ProcessExecutor()
 
 
 @pytest.mark.parametrize("bad", [0, -2, 1.5, "2", True])
@@ -551,18 +621,6 @@ def test_bad_max_processes(bad: Any) -> None:
     """max_processes must be a positive integer; the message names the value."""
     with pytest.raises(ValueError, match=rf"max_processes must be .* got {bad!r}"):
         ProcessExecutor(max_processes=bad)
-
-
-def test_fork_is_refused_with_the_reason() -> None:
-    """Plain fork is unsafe beside an event loop and threads; the error says what to use."""
-    with pytest.raises(ValueError, match="'fork' is not supported.*use 'forkserver'"):
-        ProcessExecutor(start_method="fork")
-
-
-def test_unknown_start_method() -> None:
-    """An unknown start method is named, with the ones available."""
-    with pytest.raises(ValueError, match=r"unknown start_method 'threads'; .*'spawn'"):
-        ProcessExecutor(start_method="threads")
 
 
 @pytest.mark.parametrize("bad", [-1, float("inf"), float("nan"), "1"])

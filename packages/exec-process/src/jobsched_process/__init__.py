@@ -6,7 +6,9 @@ entry-point group. The pieces, parent side to child side:
 - ``_executor``: :class:`ProcessExecutor`, on the event loop: slots, the
   idle workers, what cancellation, timeouts and deaths do to an attempt.
 - ``_pool``: one worker process seen from the parent (start, request,
-  end), and how its death is detected.
+  end), how its death is detected, its process group.
+- ``_transfer``: moving jobs and replies without stalling the event loop.
+- ``_wire``: the message format both sides speak, and streamed pickles.
 - ``_worker``: the loop each worker process runs, and the reply format.
 - ``_errors``: :class:`WorkerDiedError` and rebuilding a worker's exception.
 """

@@ -38,6 +38,14 @@ class _StandIn(Exception):
     """Base of stand-ins for worker exceptions that cannot be rebuilt here."""
 
 
+#: The BaseExceptions a job's own code may raise that reach the scheduler as
+#: themselves (it records them as the attempt's non-retryable failure).
+#: Any other BaseException from a worker (a stray ``asyncio.CancelledError``,
+#: say) comes back as a stand-in ``Exception``: it must not pass for a
+#: cancellation in this process.
+_OWN_BASE_EXCEPTIONS = (SystemExit, KeyboardInterrupt, GeneratorExit)
+
+
 def rebuild_exception(
     blob: bytes | None,
     qualname: str,
@@ -45,15 +53,19 @@ def rebuild_exception(
     message: str,
     text: str,
     non_retryable: bool,
-) -> Exception:
-    """The exception a job raised in a worker, as an ``Exception`` of this process.
+) -> BaseException:
+    """The exception a job raised in a worker, as an exception of this process.
 
-    The original is unpickled when possible. When it cannot be (its class
-    does not survive pickling, or it is a ``BaseException`` such as
-    ``SystemExit`` that must not unwind the event loop), a stand-in class of
-    the same name carries the message, so ``last_error`` still reads
-    ``"Name: message"``; it stays a :class:`jobsched.NonRetryableError` if
-    the original was one.
+    The original is unpickled when possible. ``SystemExit``,
+    ``KeyboardInterrupt`` and ``GeneratorExit`` come back as themselves (the
+    scheduler fails the attempt without retrying it). When the original
+    cannot be unpickled, or is another ``BaseException``, a stand-in
+    ``Exception`` class of the same name carries the message, so
+    ``last_error`` still reads ``"Name: message"``; it stays a
+    :class:`jobsched.NonRetryableError` if the original was one.
+
+    The worker's traceback text is the ``__cause__``, so formatting the
+    exception shows where the job failed in the worker.
     """
     exc: object = None
     if blob is not None:
@@ -61,7 +73,7 @@ def rebuild_exception(
             exc = pickle.loads(blob)
         except Exception:
             exc = None
-    if not isinstance(exc, Exception):
+    if not isinstance(exc, (Exception, *_OWN_BASE_EXCEPTIONS)):
         exc = _stand_in(qualname, module, non_retryable)(message)
     exc.__cause__ = RemoteTraceback(text)
     return exc

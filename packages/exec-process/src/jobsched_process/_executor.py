@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import logging
 import math
-import multiprocessing
 import multiprocessing.util
 import os
-import pickle
-import sys
+import signal
 from typing import Any
 
 import anyio
@@ -16,23 +14,13 @@ import anyio.to_thread
 
 import jobsched
 
-from . import _worker
+from . import _transfer, _wire, _worker
 from ._errors import WorkerDiedError, describe_exit, rebuild_exception
 from ._pool import WorkerProcess
 
 __all__ = ["ProcessExecutor"]
 
 logger = logging.getLogger("jobsched.process")
-
-
-def _default_start_method() -> str:
-    # forkserver forks each worker from a small single-threaded server
-    # process, so nothing of ours (the event loop, other threads and the
-    # locks they hold) is copied into a worker. Plain fork copies a process
-    # that has threads running, which can deadlock the child.
-    if sys.platform.startswith("linux"):
-        return "forkserver"
-    return "spawn"
 
 
 class ProcessExecutor(jobsched.Executor):
@@ -53,14 +41,20 @@ class ProcessExecutor(jobsched.Executor):
     An exception raised in the worker comes back with its type and message
     (and the worker's traceback as its ``__cause__``).
 
-    **Start method**: ``forkserver`` on Linux, ``spawn`` elsewhere; never
-    plain ``fork``, which copies a process whose event loop and threads hold
-    locks. Workers get the parent's ``sys.path`` (also when it changes later),
-    so job classes in the application's own modules import there.
+    **Starting**: each worker is a fresh interpreter running this package's
+    own entry point, so it never imports the application's ``__main__``
+    (a script needs no ``if __name__ == "__main__":`` guard for this
+    executor's sake). Workers get the parent's ``sys.path`` (also when it
+    changes later), so job classes in the application's own modules import
+    there. POSIX only: workers are ended by process group.
 
-    **Cancel and timeout**: the worker running the attempt gets SIGTERM, then
-    SIGKILL after ``grace_period`` seconds; the attempt ends once the process
-    is gone, and the next job gets a fresh worker. **Death** of a worker
+    **Big payloads** are pickled, sent, received and loaded in a thread, so
+    the event loop does not stall on them; small ones stay on the loop.
+
+    **Cancel and timeout**: the worker running the attempt and every process
+    its job started (its process group) get SIGTERM, then SIGKILL after
+    ``grace_period`` seconds; the attempt ends once the worker is gone, and
+    the next job gets a fresh worker. **Death** of a worker
     mid-job (``os._exit``, a signal, a segfault) shows up as end-of-file on
     its pipe and fails that attempt with :class:`WorkerDiedError`, which says
     how it died; retries apply.
@@ -71,7 +65,6 @@ class ProcessExecutor(jobsched.Executor):
 
     :param max_processes: the most worker processes (and attempts running at
         once); ``os.cpu_count()`` by default.
-    :param start_method: ``"forkserver"`` or ``"spawn"``; see above.
     :param grace_period: seconds between SIGTERM and SIGKILL when a job is
         cancelled, times out or is shut down.
     """
@@ -81,9 +74,13 @@ class ProcessExecutor(jobsched.Executor):
     def __init__(
         self,
         max_processes: int | None = None,
-        start_method: str | None = None,
         grace_period: float = 0.5,
     ) -> None:
+        if os.name != "posix":
+            raise RuntimeError(
+                "the process executor needs a POSIX system (Linux, macOS): it ends a "
+                "job's processes by process group; use the thread executor here"
+            )
         if max_processes is None:
             max_processes = os.cpu_count() or 1
         elif (
@@ -95,27 +92,12 @@ class ProcessExecutor(jobsched.Executor):
                 f"max_processes must be an integer >= 1 (or None for os.cpu_count()), "
                 f"got {max_processes!r}"
             )
-        if start_method is None:
-            start_method = _default_start_method()
-        elif start_method == "fork":
-            raise ValueError(
-                "start_method='fork' is not supported: it copies a process whose event "
-                "loop and threads may hold locks, which can deadlock the worker; "
-                "use 'forkserver' (Linux) or 'spawn'"
-            )
-        elif start_method not in multiprocessing.get_all_start_methods():
-            raise ValueError(
-                f"unknown start_method {start_method!r}; this platform offers "
-                f"{[m for m in multiprocessing.get_all_start_methods() if m != 'fork']}"
-            )
         if not (isinstance(grace_period, (int, float)) and 0 <= grace_period < math.inf):
             raise ValueError(
                 f"grace_period must be a finite number of seconds >= 0, got {grace_period!r}"
             )
         self._max_processes = max_processes
-        self._start_method = start_method
         self._grace = float(grace_period)
-        self._context = multiprocessing.get_context(start_method)
         # Made on first use (it belongs to an event loop), dropped by shutdown().
         self._slots: anyio.Semaphore | None = None
         self._idle: list[WorkerProcess] = []
@@ -124,20 +106,16 @@ class ProcessExecutor(jobsched.Executor):
         self._drained: anyio.Event | None = None
         self._closing = False
         self._cancelling = False
-        # Workers are not daemons (a job may start processes of its own), so
-        # multiprocessing would wait for them at exit: end them first, and
-        # when the executor is garbage-collected without a shutdown().
+        # Workers left running at interpreter exit (no shutdown()) would run
+        # on with nobody to take their results: end them at exit (with
+        # multiprocessing's exit hooks), and when the executor is
+        # garbage-collected without a shutdown().
         multiprocessing.util.Finalize(self, _abandon_all, args=(self._workers,), exitpriority=10)
 
     @property
     def max_processes(self) -> int:
         """The most worker processes this executor runs at once."""
         return self._max_processes
-
-    @property
-    def start_method(self) -> str:
-        """The multiprocessing start method of the workers."""
-        return self._start_method
 
     async def run(self, job: jobsched.Job) -> Any:
         """Run one attempt of ``job`` in a worker process; return its result."""
@@ -146,7 +124,7 @@ class ProcessExecutor(jobsched.Executor):
                 f"{type(job).__qualname__} has no `def run_sync(self)`; the process executor "
                 "runs CpuBoundJob subclasses and FunctionJobs of plain functions"
             )
-        payload = _pickle_job(job)
+        payload = await _pickle_job(job)
         if self._closing:
             raise jobsched.NonRetryableError(
                 f"cannot run {_describe(job)}: the process executor is shutting down"
@@ -206,8 +184,8 @@ class ProcessExecutor(jobsched.Executor):
             self._workers.discard(worker)
             with anyio.CancelScope(shield=True):
                 await worker.end(self._grace, polite=True)
-        # In a thread: the first forkserver start blocks for a while.
-        worker = await anyio.to_thread.run_sync(WorkerProcess.start, self._context)
+        # In a thread: forking a big parent takes a while.
+        worker = await anyio.to_thread.run_sync(WorkerProcess.start)
         self._workers.add(worker)
         return worker
 
@@ -240,16 +218,16 @@ class ProcessExecutor(jobsched.Executor):
                     busy = self._workers.difference(self._idle)
                     for worker in busy:
                         worker.stopped_by_shutdown = True
-                        worker.process.terminate()
+                        worker.signal_group(signal.SIGTERM)
                     with anyio.move_on_after(self._grace):
                         await self._wait_drained()
                     for worker in busy:
                         if worker.alive():
-                            worker.process.kill()
+                            worker.signal_group(signal.SIGKILL)
                 await self._wait_drained()
                 idle_workers, self._idle = self._idle, []
                 for worker in idle_workers:
-                    worker.conn.close()  # end-of-file: the worker exits by itself
+                    worker.sock.close()  # end-of-file: the worker exits by itself
                 for worker in idle_workers:
                     self._workers.discard(worker)
                     await worker.end(self._grace, polite=True)
@@ -262,9 +240,9 @@ def _describe(job: jobsched.Job) -> str:
     return f"{job.job_id} ({job.name!r})"
 
 
-def _pickle_job(job: jobsched.Job) -> bytes:
+async def _pickle_job(job: jobsched.Job) -> _wire.Chunks:
     try:
-        return _worker.dumps(job)
+        return await _transfer.dumps(job)
     except Exception as exc:
         raise jobsched.NonRetryableError(
             f"{_describe(job)} cannot be sent to a worker process: "
@@ -274,15 +252,14 @@ def _pickle_job(job: jobsched.Job) -> bytes:
         ) from exc
 
 
-def _unpickle_reply(reply: bytes, job: jobsched.Job, pid: int) -> Any:
-    try:
-        message = pickle.loads(reply)
-    except Exception as exc:
+def _unpickle_reply(message: Any, job: jobsched.Job, pid: int) -> Any:
+    kind = message[0]
+    if kind == _transfer.UNLOADABLE:
+        exc = message[1]
         raise jobsched.NonRetryableError(
             f"the result of {_describe(job)} cannot be loaded in this process: "
             f"{type(exc).__name__}: {exc}"
         ) from exc
-    kind = message[0]
     if kind == _worker.OK:
         return message[1]
     if kind == _worker.RAISED:

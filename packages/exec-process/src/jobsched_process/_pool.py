@@ -1,167 +1,207 @@
 """One worker process seen from the parent: start it, talk to it, end it.
 
 Waiting never blocks the event loop: a reply is awaited with
-:func:`anyio.wait_readable` on the pipe, and a process's exit by polling its
-exit code with short sleeps (a few polls at most: an ended pipe or a signal
-is nearly instant).
+:func:`anyio.wait_readable` on the socket, big messages move in a thread
+(:mod:`._transfer`), and a process's exit is seen by polling with short
+sleeps (a few polls at most: an ended socket or a signal is nearly instant).
 
 How death is detected: the parent closes its copy of the child's end of the
-pipe right after the start, so the child's copy is the only one left. When
+socket pair right after the start, so the child's copy is the only one left. When
 the child dies, for whatever reason (``os._exit``, a signal, a segfault), the
 kernel closes it and the parent's end turns readable with end-of-file. No
 heartbeat, no polling of a busy worker.
+
+Each worker leads a process group of its own, which every process its jobs
+start joins, and ending a worker ends the group: a job's
+``subprocess.Popen("sleep 60")`` does not outlive a cancel or a timeout.
+The worker is reaped only after its group is signalled, so its pid (the
+group's id) cannot have been reused by an unrelated process meanwhile.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import socket
+import subprocess
 import sys
-from multiprocessing.connection import Connection
-from multiprocessing.context import BaseContext
-from multiprocessing.process import BaseProcess
+import threading
+from typing import Any
 
 import anyio
-import anyio.to_thread
 
-from . import _worker
+from . import _transfer, _wire, _worker
 
 __all__ = ["WorkerProcess"]
 
-# How often a process's exit code is polled while it winds down.
+# How often a process's exit is polled while it winds down.
 _EXIT_POLL = 0.002
-# How long a SIGKILLed process may take to be reaped before we give up on it.
+# How long a SIGKILLed process may take to exit before we give up on it.
 _KILL_WAIT = 5.0
+# A process group of its own, set before the exec where Python can (3.11+);
+# on 3.10 the worker sets it itself as it starts. Not a session of its own:
+# on Linux each session is a scheduling group, which on a busy machine made
+# every job's round trip several times slower.
+_OWN_GROUP: dict[str, Any] = {"process_group": 0} if sys.version_info >= (3, 11) else {}
 
 
 class WorkerProcess:
-    """A worker process and the parent's end of its pipe."""
+    """A worker process and the parent's end of its socket."""
 
-    __slots__ = ("conn", "pid", "process", "stopped_by_shutdown", "sys_path")
+    __slots__ = ("alive_w", "pid", "process", "sock", "stopped_by_shutdown", "sys_path")
 
-    def __init__(self, process: BaseProcess, conn: Connection, sys_path: list[str]) -> None:
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        sock: socket.socket,
+        alive_w: int,
+        sys_path: list[str],
+    ) -> None:
         self.process = process
-        self.conn = conn
-        self.pid: int = process.pid  # type: ignore[assignment]
+        self.sock = sock
+        #: The write end of the pipe the worker watches to end with us.
+        self.alive_w = alive_w
+        self.pid: int = process.pid
         #: The ``sys.path`` the worker last received.
         self.sys_path = sys_path
         #: Set by ``shutdown(cancel_running=True)`` before it signals the process.
         self.stopped_by_shutdown = False
 
     @classmethod
-    def start(cls, context: BaseContext) -> WorkerProcess:
-        """Start a worker (blocking: the first forkserver start takes a while)."""
-        if context.get_start_method() == "forkserver":
-            _preload_in_forkserver(context)
-        parent_conn, child_conn = context.Pipe(duplex=True)
+    def start(cls) -> WorkerProcess:
+        """Start a worker (blocking: it forks and execs a fresh interpreter)."""
+        parent_sock, child_sock = socket.socketpair()
+        alive_r, alive_w = os.pipe()
         sys_path = list(sys.path)
-        process = context.Process(  # type: ignore[attr-defined]
-            target=_worker.main,
-            args=(child_conn, sys_path),
-            name="jobsched-process-worker",
-        )
         try:
-            process.start()
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    _worker.ENTRY,
+                    str(child_sock.fileno()),
+                    str(alive_r),
+                    *sys_path,
+                ],
+                pass_fds=(child_sock.fileno(), alive_r),
+                stdin=subprocess.DEVNULL,
+                **_OWN_GROUP,
+            )
         except BaseException:
-            parent_conn.close()
+            parent_sock.close()
+            os.close(alive_w)
             raise
         finally:
-            # Only the child's copy may remain, or its death would never
-            # reach us as end-of-file.
-            child_conn.close()
-        return cls(process, parent_conn, sys_path)
+            # Only the child's copies may remain, or its death would never
+            # reach us as end-of-file (nor ours reach it).
+            child_sock.close()
+            os.close(alive_r)
+        return cls(process, parent_sock, alive_w, sys_path)
 
     def alive(self) -> bool:
-        return self.process.exitcode is None
+        return not self._exited()
 
-    async def request(self, payload: bytes) -> bytes:
-        """Send a pickled job and wait for the pickled reply.
+    def signal_group(self, signum: int) -> None:
+        """Send ``signum`` to the worker and every process its jobs started."""
+        if self.process.returncode is not None:
+            return  # reaped: the group id is no longer ours to signal
+        try:
+            os.killpg(self.pid, signum)
+        except ProcessLookupError:
+            # No such group yet: a worker on Python 3.10 that has not set it
+            # (nor started anything); it is the only process to signal.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signum)
+        except PermissionError:
+            pass
 
-        :raises EOFError: the process died (``OSError`` if the pipe broke first).
+    async def request(self, job: _wire.Chunks) -> Any:
+        """Send a pickled job and wait for the worker's reply, loaded.
+
+        :raises EOFError: the process died (``OSError`` if the socket broke first).
         """
-        conn = self.conn
+        sock = self.sock
         if sys.path != self.sys_path:
             # A module the job needs may live on a path added since the start.
             self.sys_path = list(sys.path)
-            conn.send_bytes(_worker.PATH_MESSAGE + _worker.dumps(self.sys_path))
-        # A plain blocking send: the idle worker is already blocked in
-        # recv_bytes(), so this costs one copy, not a wait.
-        conn.send_bytes(payload)
-        await _wait_readable(conn)
-        return conn.recv_bytes()
+            _wire.send(sock, _wire.PATH, _wire.dumps(self.sys_path))
+        await _transfer.send(sock, _wire.JOB, job)
+        return await _transfer.receive(sock)
 
     async def end(self, grace: float, *, polite: bool) -> int | None:
         """Make sure the process is gone; returns its exit code (None: still there).
 
         ``polite`` gives it ``grace`` seconds to exit on its own (it was told
         to, or is dying already) before SIGTERM; then SIGTERM, ``grace``
-        seconds, SIGKILL. Call it shielded from cancellation.
+        seconds, SIGKILL, each to the whole process group. Whatever the
+        worker's jobs started and left behind is SIGKILLed. Call it shielded
+        from cancellation.
         """
-        process = self.process
         try:
-            if polite and await self._exited_within(grace):
-                return process.exitcode
-            process.terminate()
-            if await self._exited_within(grace):
-                return process.exitcode
-            process.kill()
-            await self._exited_within(_KILL_WAIT)
-            return process.exitcode
+            if not (polite and await self._exited_within(grace)):
+                self.signal_group(signal.SIGTERM)
+                if not await self._exited_within(grace):
+                    self.signal_group(signal.SIGKILL)
+                    await self._exited_within(_KILL_WAIT)
         except BaseException:
             # Interrupted before the process was seen to go (the scheduler
             # closes an attempt that is still cleaning up a second after its
             # cancellation): no more waiting, but no survivor either.
-            if process.exitcode is None:
-                process.kill()
+            self.signal_group(signal.SIGKILL)
             raise
         finally:
-            self.conn.close()
-            if process.exitcode is not None:
-                process.close()  # releases its sentinel fd; it is reaped already
+            self._close()
+        return self.process.returncode
+
+    def _close(self) -> None:
+        """Clear the group and reap the worker once it has exited; close our ends."""
+        if self._exited():
+            self._reap()
+        else:
+            # Given up on (it was SIGKILLed): a thread reaps it when it goes,
+            # so it does not stay a zombie.
+            threading.Thread(target=self._reap, name="jobsched-reaper", daemon=True).start()
+        self.sock.close()
+        if self.alive_w >= 0:
+            os.close(self.alive_w)
+            self.alive_w = -1
+
+    def _reap(self) -> None:
+        """Wait for the worker to exit, SIGKILL what is left of its group, reap it."""
+        if self.process.returncode is None:
+            # WNOWAIT leaves it a zombie, which keeps its pid, the group's id.
+            with contextlib.suppress(ChildProcessError):
+                os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+        self.signal_group(signal.SIGKILL)
+        self.process.wait()
+
+    def _exited(self) -> bool:
+        """True once the worker has exited, without reaping it."""
+        if self.process.returncode is not None:
+            return True
+        try:
+            # WNOWAIT leaves it a zombie, which keeps its pid, the group's id.
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # reaped behind our back (a waitpid(-1) elsewhere)
+            self.process.wait()
+            return True
+        return info is not None
 
     async def _exited_within(self, seconds: float) -> bool:
-        process = self.process
         with anyio.move_on_after(seconds):
-            # A process's end is no event anyio can wait for on every platform
-            # (the sentinel is a handle on Windows); it takes a few polls.
-            while process.exitcode is None:  # noqa: ASYNC110
+            # A process's end is no event anyio can wait for on every backend;
+            # it takes a few polls.
+            while not self._exited():  # noqa: ASYNC110
                 await anyio.sleep(_EXIT_POLL)
-        return process.exitcode is not None
+        return self._exited()
 
     def abandon(self) -> None:
         """At exit or garbage collection: no loop to wait on, so SIGKILL and go.
 
-        Not SIGTERM: a job that ignores it would keep the process alive, and
-        multiprocessing joins every child at exit.
+        Not SIGTERM: a job that ignores it would keep the process alive.
         """
-        self.conn.close()
-        if self.process.exitcode is None:
-            self.process.kill()
-
-
-def _preload_in_forkserver(context: BaseContext) -> None:
-    """Have the fork server import the worker's modules before it forks any.
-
-    Each worker then starts with jobsched and cloudpickle already imported
-    (a fork, a few ms) instead of importing them itself (0.2 s or more): a
-    killed worker is replaced at once. The server is shared by everything in
-    this process, so the modules are added to its preload list, never put in
-    place of it; the list is only readable through a private attribute, and
-    without it nothing is preloaded. It takes effect if the server is not
-    running yet.
-    """
-    from multiprocessing import forkserver
-
-    current = getattr(getattr(forkserver, "_forkserver", None), "_preload_modules", None)
-    if isinstance(current, list) and _PRELOAD not in current:
-        context.set_forkserver_preload([*current, _PRELOAD])
-
-
-_PRELOAD = "jobsched_process._worker"
-
-
-async def _wait_readable(conn: Connection) -> None:
-    if os.name == "posix":
-        await anyio.wait_readable(conn.fileno())
-    else:
-        # Windows pipes are not sockets, which is all wait_readable takes there.
-        await anyio.to_thread.run_sync(conn.poll, None, abandon_on_cancel=True)
+        self.signal_group(signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=_KILL_WAIT)
+        self._close()

@@ -1,28 +1,31 @@
 """The loop a worker process runs: receive a job, run it, send back one reply.
 
-This module runs in the child. It speaks to the parent over one duplex pipe,
-one message each way per job, both pickled with cloudpickle (so job classes
-defined inside functions and lambdas in a ``FunctionJob`` travel by value).
+This module runs in the child, started as its own entry point (:data:`ENTRY`)
+rather than through multiprocessing, so the child never imports the parent's
+``__main__``: a script without an ``if __name__ == "__main__":`` guard runs
+its module-level code once, in the parent. Nothing is lost by it, because
+everything travels with cloudpickle, which ships what ``__main__`` defines
+(and job classes defined inside functions, and lambdas) by value.
+
+It speaks to the parent over a socket pair, one message each way per job
+(:mod:`._wire`).
 Every way a job can end is turned into a reply here, so the only way a
 worker stops replying is by dying, which the parent sees as end-of-file.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.connection
 import os
-import pickle
 import signal
+import socket
 import sys
 import threading
 import traceback
-from multiprocessing.connection import Connection
 from typing import Any
 
 import cloudpickle  # type: ignore[import-untyped]
 
-from jobsched import NonRetryableError
+from . import _wire
 
 # Reply kinds, the first item of every reply tuple:
 # (OK, result)
@@ -31,81 +34,88 @@ from jobsched import NonRetryableError
 # (BAD_RESULT, result type name, "Type: message"): the result could not be pickled
 OK, RAISED, BAD_JOB, BAD_RESULT = range(4)
 
-
-def dumps(obj: Any) -> bytes:
-    """Pickle with cloudpickle: by value what plain pickle can only name."""
-    return cloudpickle.dumps(obj)  # type: ignore[no-any-return]
-
-
-#: Prefix of a message that replaces ``sys.path`` before the next job.
-#: Job messages are plain pickles, which never start with this byte.
-PATH_MESSAGE = b"P"
+#: What the parent runs, ``python -c ENTRY SOCKET_FD ALIVE_FD *SYS_PATH``. The
+#: parent's ``sys.path`` comes first, so this module imports wherever the
+#: parent found it.
+ENTRY = (
+    "import sys; sys.path[:] = sys.argv[3:]; "
+    "from jobsched_process._worker import main; main(int(sys.argv[1]), int(sys.argv[2]))"
+)
 
 
-def main(conn: Connection, sys_path: list[str]) -> None:
-    """Serve jobs until the parent closes its end of the pipe (or dies)."""
-    sys.path[:] = sys_path
-    # Ctrl-C in a terminal reaches the whole process group; the parent
-    # decides what happens to running jobs, not a KeyboardInterrupt here.
+def main(sock_fd: int, alive_fd: int) -> None:
+    """Serve jobs until the parent closes its end of the socket (or dies).
+
+    :param sock_fd: this worker's end of the socket pair to the parent.
+    :param alive_fd: the read end of a pipe whose write end only the parent
+        holds: it reads end-of-file when the parent is gone.
+    """
+    # The group the parent ends this worker and its jobs' processes by. Set
+    # before the exec on Python 3.11+ (then this changes nothing).
+    os.setpgid(0, 0)
+    # Ctrl-C in a terminal is for the parent, which decides what happens to
+    # running jobs (and this group is not the terminal's foreground one).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        threading.Thread(
-            target=_exit_with_parent,
-            args=(parent.sentinel,),
-            name="jobsched-parent-watch",
-            daemon=True,
-        ).start()
+    threading.Thread(
+        target=_exit_with_parent, args=(alive_fd,), name="jobsched-parent-watch", daemon=True
+    ).start()
+    sock = socket.socket(fileno=sock_fd)
     while True:
         try:
-            data = conn.recv_bytes()
-        except (EOFError, OSError):
-            return
-        if data[:1] == PATH_MESSAGE:
-            sys.path[:] = pickle.loads(data[1:])
-            continue
-        reply = serve(data)
-        try:
-            conn.send_bytes(reply)
-        except OSError:  # the parent went away mid-job
+            kind, size = _wire.read_header(sock)
+            body = _wire.BodyReader(sock, size)
+            if kind == _wire.PATH:
+                # A module a job needs may live on a path added since the start.
+                sys.path[:] = body.load()
+                continue
+            reply = serve(body)
+            _wire.send(sock, _wire.REPLY, reply)
+        except (EOFError, OSError):  # the parent closed the socket, or went away
             return
 
 
-def _exit_with_parent(sentinel: int) -> None:
-    """End this worker when the parent process ends, even in the middle of a job.
+def _exit_with_parent(alive_fd: int) -> None:
+    """End this worker and its process group when the parent process ends.
 
     An idle worker sees end-of-file on its pipe anyway; a busy one would run
     its job to the end (forever, for a runaway loop) with nobody to take the
     result, if the parent died without ending it (SIGKILL, ``os._exit``).
+    Processes the job started are in this worker's group and end with it.
     """
-    multiprocessing.connection.wait([sentinel])
-    os._exit(1)
+    while os.read(alive_fd, 4096):
+        pass
+    os.killpg(0, signal.SIGKILL)
 
 
-def serve(data: bytes) -> bytes:
-    """Run one pickled job and return the pickled reply; never raises."""
+def serve(body: _wire.BodyReader) -> _wire.Chunks:
+    """Run the job in ``body`` and return the pickled reply.
+
+    :raises EOFError: the parent went away mid-message (``OSError`` too).
+    """
     try:
-        job = pickle.loads(data)
+        job = body.load()
+    except (EOFError, OSError):
+        raise
     except BaseException as exc:
-        return dumps((BAD_JOB, _describe(exc), traceback.format_exc()))
+        return _wire.dumps((BAD_JOB, _describe(exc), traceback.format_exc()))
     try:
         result = job.run_sync()
     except BaseException as exc:
         return _raised(exc)
     try:
-        return dumps((OK, result))
+        return _wire.dumps((OK, result))
     except Exception as exc:
-        return dumps((BAD_RESULT, _type_name(type(result)), _describe(exc)))
+        return _wire.dumps((BAD_RESULT, _type_name(type(result)), _describe(exc)))
 
 
-def _raised(exc: BaseException) -> bytes:
+def _raised(exc: BaseException) -> _wire.Chunks:
     text = traceback.format_exc()
     try:
-        blob: bytes | None = dumps(exc)
+        blob: bytes | None = cloudpickle.dumps(exc)
     except Exception:
         blob = None
     cls = type(exc)
-    return dumps(
+    return _wire.dumps(
         (
             RAISED,
             blob,
@@ -113,9 +123,15 @@ def _raised(exc: BaseException) -> bytes:
             cls.__module__,
             _safe_str(exc),
             text,
-            isinstance(exc, NonRetryableError),
+            _is_non_retryable(exc),
         )
     )
+
+
+def _is_non_retryable(exc: BaseException) -> bool:
+    # Without jobsched imported here, nothing can be one of its exceptions.
+    jobsched = sys.modules.get("jobsched")
+    return jobsched is not None and isinstance(exc, jobsched.NonRetryableError)
 
 
 def _describe(exc: BaseException) -> str:
