@@ -17,7 +17,10 @@ from benchmarks._workloads import APS_W2_MAX, SYSTEMS, WORKLOADS
 
 RESULTS = Path(__file__).parent / "results"
 #: What a system does not run, and why (shown in the table instead of a figure).
-NOT_APPLICABLE = {("apscheduler4", "W6"): "n/a (no job dependencies)"}
+NOT_APPLICABLE = {
+    ("apscheduler4", "W6"): "n/a (no job dependencies)",
+    ("apscheduler4", "W2p"): "n/a (no priorities)",
+}
 TOO_SLOW = "too slow (skipped)"
 
 
