@@ -117,7 +117,7 @@ class JobQueue:
         return len(self._ready) + len(self._delayed)
 
 
-def _drop_terminal(heap: list[tuple[Any, ...]]) -> None:
+def _drop_terminal(heap: list[Any]) -> None:
     # In place: callers may hold the list.
     heap[:] = [entry for entry in heap if not entry[-1].status._terminal]
     heapify(heap)
@@ -179,12 +179,13 @@ class _PluggedJobQueue(JobQueue):
 class _Level:
     """One priority level of a :class:`_LevelQueue`."""
 
-    __slots__ = ("fifo", "late", "rank")
+    __slots__ = ("active", "fifo", "late", "rank")
 
     def __init__(self, rank: Any) -> None:
         self.rank = rank
         self.fifo: deque[Job] = deque()  # jobs in increasing seq order
         self.late: list[tuple[int, Job]] = []  # (seq, job) heap: pushed out of seq order
+        self.active = False  # in its queue's heap of levels
 
 
 #: Emptied levels kept for reuse while no more levels than this are known. A
@@ -209,10 +210,11 @@ class _LevelQueue(JobQueue):
     The levels that hold jobs are in a heap by rank, so with L of them a push
     or pop is O(1) while its level stays non-empty, plus O(log L) when the
     level fills or empties: a few priorities cost nothing, 10,000 distinct
-    ones O(log L). An emptied level leaves the heap at once and is forgotten
-    unless few levels are known (:data:`_KEPT_LEVELS`). Counting the entries
-    held takes a step per level, so :meth:`discard` counts them every L + 1
-    cancels: dead entries may then pass the live ones by 2 (L + 1).
+    ones O(log L). An emptied level leaves the heap (at the next pop, or push
+    to another level) and is forgotten unless few levels are known
+    (:data:`_KEPT_LEVELS`). Counting the entries held takes a step per level,
+    so :meth:`discard` counts them every L + 1 cancels: dead entries may then
+    pass the live ones by 2 (L + 1).
     """
 
     __slots__ = ("_active", "_by_rank", "_fifo_only")
@@ -221,8 +223,11 @@ class _LevelQueue(JobQueue):
         super().__init__(strategy.key)
         self._fifo_only = type(strategy) is FIFOStrategy
         self._by_rank: dict[Any, _Level] = {}  # every level held: active, or kept empty
-        # (rank, level) for each non-empty level; ranks are unique, so the
-        # heap never compares levels.
+        # (rank, level) for each non-empty level. An emptied level stays on
+        # top until the next pop_next, or push_ready of another level, takes
+        # it off, so a queue that runs dry and refills (a job at a time, say)
+        # pays no heap push and pop per job; nothing else is ever empty.
+        # Ranks are unique, so the heap never compares levels.
         self._active: list[tuple[Any, _Level]] = []
 
     def push_ready(self, job: Job) -> None:
@@ -238,9 +243,18 @@ class _LevelQueue(JobQueue):
             else:
                 heappush(level.late, (job.seq, job))
             return
-        if not level.late:
-            heappush(self._active, (rank, level))
+        if not level.active:
+            self._activate(level)
         fifo.append(job)
+
+    def _activate(self, level: _Level) -> None:
+        active = self._active
+        if active:
+            top = active[0][1]
+            if not top.fifo and not top.late:
+                self._retire()  # emptied by pop_next, which leaves it on top
+        heappush(active, (level.rank, level))
+        level.active = True
 
     def pop_next(self) -> Job | None:
         active = self._active
@@ -249,17 +263,21 @@ class _LevelQueue(JobQueue):
             fifo, late = level.fifo, level.late
             if late and (not fifo or late[0][0] < fifo[0].seq):
                 job = heappop(late)[1]
-            else:
+            elif fifo:
                 job = fifo.popleft()
-            if not fifo and not late:
-                self._retire(level)
+            elif len(active) > 1:
+                self._retire()
+                continue
+            else:
+                return None
             if not job.status._terminal:  # type: ignore[attr-defined]
                 return job
         return None
 
-    def _retire(self, level: _Level) -> None:
-        """Take the emptied top level out of the heap; forget it unless few are known."""
-        heappop(self._active)
+    def _retire(self) -> None:
+        """Take the empty top level out of the heap; forget it unless few levels are known."""
+        level = heappop(self._active)[1]
+        level.active = False
         if len(self._by_rank) > _KEPT_LEVELS:
             del self._by_rank[level.rank]
 
@@ -279,7 +297,9 @@ class _LevelQueue(JobQueue):
             _drop_terminal(level.late)
             if level.fifo or level.late:
                 kept.append(entry)
-            elif len(self._by_rank) > _KEPT_LEVELS:
+                continue
+            level.active = False
+            if len(self._by_rank) > _KEPT_LEVELS:
                 del self._by_rank[level.rank]
         heapify(kept)
         self._active[:] = kept
