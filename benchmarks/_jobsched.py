@@ -11,7 +11,15 @@ from typing import Any
 import jobsched as js
 from benchmarks import _stall
 from benchmarks._work import count_primes, percentile, sleep_1ms
-from benchmarks._workloads import CHAIN_LENGTH, PRIME_LIMIT, SEED, W5_SPREAD_S, warm_then_measure
+from benchmarks._workloads import (
+    CHAIN_LENGTH,
+    DISTINCT_PRIORITIES,
+    PRIME_LIMIT,
+    SEED,
+    W5_SPREAD_S,
+    vs_4_priorities,
+    warm_then_measure,
+)
 
 
 class Noop(js.AsyncJob):
@@ -38,14 +46,16 @@ async def w1(size: int) -> dict[str, float]:
     return {"jobs_per_s": size / await _drain(scheduler)}
 
 
-def _priorities(size: int) -> list[js.JobPriority]:
+def _priorities(size: int, levels: int = 4) -> list[int]:
     rng = random.Random(SEED)
-    levels = list(js.JobPriority)
-    return [levels[rng.randrange(4)] for _ in range(size)]
+    if levels == 4:
+        named = list(js.JobPriority)
+        return [named[rng.randrange(4)] for _ in range(size)]
+    return [rng.randrange(levels) for _ in range(size)]
 
 
-async def w2(size: int) -> dict[str, float]:
-    priorities = _priorities(size)
+async def w2(size: int, levels: int = 4) -> dict[str, float]:
+    priorities = _priorities(size, levels)
     scheduler = js.JobScheduler(num_workers=1)
     submit = scheduler.submit
     t0 = time.perf_counter()
@@ -54,6 +64,10 @@ async def w2(size: int) -> dict[str, float]:
     enqueue = time.perf_counter() - t0
     dispatch = await _drain(scheduler)
     return {"enqueue_us": enqueue / size * 1e6, "dispatch_us": dispatch / size * 1e6}
+
+
+async def w2p(size: int) -> dict[str, float]:
+    return vs_4_priorities(await w2(size), await w2(size, DISTINCT_PRIORITIES))
 
 
 async def w2mem(size: int) -> dict[str, float]:
@@ -115,7 +129,7 @@ async def w6(size: int) -> dict[str, float]:
     return {"jobs_per_s": size * CHAIN_LENGTH / await _drain(scheduler)}
 
 
-WORKLOADS = {"W1": w1, "W2": w2, "W2mem": w2mem, "W3": w3, "W4": w4, "W5": w5, "W6": w6}
+WORKLOADS = {"W1": w1, "W2": w2, "W2p": w2p, "W2mem": w2mem, "W3": w3, "W4": w4, "W5": w5, "W6": w6}
 WORKLOADS["W4stall"] = _stall.jobsched
 
 

@@ -17,7 +17,15 @@ from typing import Any
 
 from benchmarks import _stall
 from benchmarks._work import count_primes, noop, percentile, sleep_1ms
-from benchmarks._workloads import CHAIN_LENGTH, PRIME_LIMIT, SEED, W5_SPREAD_S, warm_then_measure
+from benchmarks._workloads import (
+    CHAIN_LENGTH,
+    DISTINCT_PRIORITIES,
+    PRIME_LIMIT,
+    SEED,
+    W5_SPREAD_S,
+    vs_4_priorities,
+    warm_then_measure,
+)
 
 
 async def _drain_queue(queue: asyncio.Queue[Any], workers: int) -> None:
@@ -44,9 +52,9 @@ async def w1(size: int) -> dict[str, float]:
     return {"jobs_per_s": size / (time.perf_counter() - t0)}
 
 
-def _priorities(size: int) -> list[int]:
+def _priorities(size: int, levels: int = 4) -> list[int]:
     rng = random.Random(SEED)
-    return [rng.randrange(4) for _ in range(size)]
+    return [rng.randrange(levels) for _ in range(size)]
 
 
 class _PriorityQueue:
@@ -75,8 +83,8 @@ async def _drain_heap(queue: _PriorityQueue, total: int) -> None:
             await queue.event.wait()
 
 
-async def w2(size: int) -> dict[str, float]:
-    priorities = _priorities(size)
+async def w2(size: int, levels: int = 4) -> dict[str, float]:
+    priorities = _priorities(size, levels)
     queue = _PriorityQueue()
     t0 = time.perf_counter()
     for priority in priorities:
@@ -85,6 +93,10 @@ async def w2(size: int) -> dict[str, float]:
     await asyncio.create_task(_drain_heap(queue, size))
     t2 = time.perf_counter()
     return {"enqueue_us": (t1 - t0) / size * 1e6, "dispatch_us": (t2 - t1) / size * 1e6}
+
+
+async def w2p(size: int) -> dict[str, float]:
+    return vs_4_priorities(await w2(size), await w2(size, DISTINCT_PRIORITIES))
 
 
 async def w2mem(size: int) -> dict[str, float]:
@@ -182,7 +194,7 @@ async def w6(size: int) -> dict[str, float]:
     return {"jobs_per_s": size * CHAIN_LENGTH / elapsed}
 
 
-WORKLOADS = {"W1": w1, "W2": w2, "W2mem": w2mem, "W3": w3, "W4": w4, "W5": w5, "W6": w6}
+WORKLOADS = {"W1": w1, "W2": w2, "W2p": w2p, "W2mem": w2mem, "W3": w3, "W4": w4, "W5": w5, "W6": w6}
 WORKLOADS["W4stall"] = _stall.raw
 
 

@@ -61,6 +61,19 @@ WORKLOADS: dict[str, Workload] = {
             (10_000,),
             (Metric("bytes_per_job", "memory", "bytes/job", False),),
         ),
+        # Distinct priorities: a structure that is fast for four levels can
+        # degrade with one level per job. Both runs in one process, so the
+        # ratio is free of run-to-run noise.
+        Workload(
+            "W2p",
+            "W2 with 10,000 distinct priorities, over W2 with 4, both in one process",
+            (100_000,),
+            (10_000,),
+            (
+                Metric("enqueue_vs_4", "enqueue / W2's", "x", False),
+                Metric("dispatch_vs_4", "dispatch / W2's", "x", False),
+            ),
+        ),
         Workload(
             "W3",
             "thread jobs of time.sleep(0.001), 8 workers",
@@ -112,6 +125,7 @@ WORKLOADS: dict[str, Workload] = {
 APS_W2_MAX = 100_000
 
 CHAIN_LENGTH = 100
+DISTINCT_PRIORITIES = 10_000
 PRIME_LIMIT = 200_000
 W5_SPREAD_S = 1.0
 SEED = 20_240_404
@@ -121,7 +135,7 @@ SEED = 20_240_404
 #: costs (lazy imports such as anyio's backend, first-use caches) are not
 #: counted as per-job cost. W4 and W5 are not warmed: their pools and timers
 #: start inside the measured part for every system alike.
-WARM_UP = {"W1": 64, "W2": 64, "W3": 8, "W6": 2}
+WARM_UP = {"W1": 64, "W2": 64, "W2p": 64, "W3": 8, "W6": 2}
 
 
 async def warm_then_measure(
@@ -131,3 +145,11 @@ async def warm_then_measure(
     if workload in WARM_UP:
         await workloads[workload](WARM_UP[workload])
     return await workloads[workload](size)
+
+
+def vs_4_priorities(four: dict[str, float], distinct: dict[str, float]) -> dict[str, float]:
+    """W2p's figures from a W2 run with 4 priorities and one with distinct priorities."""
+    return {
+        "enqueue_vs_4": distinct["enqueue_us"] / four["enqueue_us"],
+        "dispatch_vs_4": distinct["dispatch_us"] / four["dispatch_us"],
+    }

@@ -1,7 +1,7 @@
 """The queue operations the scheduler needs, served by two in-memory heaps.
 
 Durable stores (SQLite, PostgreSQL with leases) are meant to implement the
-same four operations; nothing else in the scheduler touches the heaps.
+same operations; nothing else in the scheduler touches the heaps.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 from ._jobs import Job
@@ -19,12 +19,16 @@ from ._strategies import FIFOStrategy, PriorityStrategy, SchedulingStrategy, Sor
 class JobQueue:
     """A ready heap ordered by the strategy's key and a delayed heap ordered by ``run_at``.
 
-    Cancelled jobs are not removed from either heap (that is O(n)); they are
-    skipped when popped. The scheduler never queues a job twice, so a terminal
-    status is all a skipped entry needs.
+    Push and pop are O(log n). A cancelled job is not taken out of its heap
+    at once (that is O(n)); it is skipped when popped. The scheduler never
+    queues a job twice, so a terminal status is all a skipped entry needs.
+    But a delayed job may not be popped for hours, nor a queued one while the
+    workers are busy, so :meth:`discard` counts cancellations and, once they
+    may be half the entries held, rebuilds the heaps without the dead ones:
+    O(1) amortised per cancel, and dead entries never outnumber live ones.
     """
 
-    __slots__ = ("_delayed", "_entry", "_key", "_ready")
+    __slots__ = ("_check_at", "_dead", "_delayed", "_entry", "_key", "_ready")
 
     def __init__(self, key: Callable[[Job], SortKey]) -> None:
         self._key = key
@@ -37,6 +41,8 @@ class JobQueue:
         )
         self._ready: list[tuple[Any, ...]] = []
         self._delayed: list[tuple[float, int, Job]] = []
+        self._dead = 0  # discards since the last purge: an upper bound on dead entries
+        self._check_at = 1  # the count at which to compare it with the entries held
 
     def push_ready(self, job: Job) -> None:
         """Queue a job that may start now."""
@@ -72,13 +78,49 @@ class JobQueue:
         return None
 
     def next_due(self) -> float | None:
-        """The earliest ``run_at`` in the delayed heap, or None."""
+        """The earliest ``run_at`` of a live delayed job, or None."""
         delayed = self._delayed
+        # Dead heads go now, so the ticker never sleeps until a cancelled job's time.
+        while delayed and delayed[0][2].status._terminal:  # type: ignore[attr-defined]
+            heappop(delayed)
         return delayed[0][0] if delayed else None
+
+    def discard(self, job: Job) -> None:
+        """``job`` was cancelled before it was popped: its entry, if any, may go."""
+        # A cancelled job that was in no heap (blocked on a dependency, held by
+        # a limit) counts too; that only brings a purge forward, and a purge
+        # costs O(entries held) < 2 * discards since the last one either way.
+        self._dead += 1
+        if self._dead < self._check_at:
+            return
+        if self._dead * 2 > self._held():
+            self._purge()
+            self._dead = 0
+        # Counting what is held may cost more than O(1) (one step per level):
+        # count again only after as many discards as it costs.
+        self._check_at = self._dead + self._held_cost()
+
+    def _held(self) -> int:
+        """Entries the next purge would scan."""
+        return len(self)
+
+    def _held_cost(self) -> int:
+        return 1
+
+    def _purge(self) -> None:
+        """Drop every terminal job's entry."""
+        _drop_terminal(self._delayed)
+        _drop_terminal(self._ready)
 
     def __len__(self) -> int:
         """Entries held, counting cancelled ones not yet skipped."""
         return len(self._ready) + len(self._delayed)
+
+
+def _drop_terminal(heap: list[Any]) -> None:
+    # In place: callers may hold the list.
+    heap[:] = [entry for entry in heap if not entry[-1].status._terminal]
+    heapify(heap)
 
 
 class ReadyQueue(ABC):
@@ -125,16 +167,32 @@ class _PluggedJobQueue(JobQueue):
     def __len__(self) -> int:
         return len(self._plug) + len(self._delayed)
 
+    # The strategy's own ready side keeps its cancelled jobs until it pops
+    # them (ReadyQueue has no purge); only the delayed heap is purged here.
+    def _held(self) -> int:
+        return len(self._delayed)
+
+    def _purge(self) -> None:
+        _drop_terminal(self._delayed)
+
 
 class _Level:
     """One priority level of a :class:`_LevelQueue`."""
 
-    __slots__ = ("fifo", "late", "rank")
+    __slots__ = ("active", "fifo", "late", "rank")
 
     def __init__(self, rank: Any) -> None:
         self.rank = rank
         self.fifo: deque[Job] = deque()  # jobs in increasing seq order
         self.late: list[tuple[int, Job]] = []  # (seq, job) heap: pushed out of seq order
+        self.active = False  # in its queue's heap of levels
+
+
+#: Emptied levels kept for reuse while no more levels than this are known. A
+#: level costs about 1 µs and 900 bytes to make (its deque), so a queue that
+#: runs dry and refills keeps its few levels; many distinct priorities don't
+#: keep one level each forever.
+_KEPT_LEVELS = 16
 
 
 class _LevelQueue(JobQueue):
@@ -148,15 +206,29 @@ class _LevelQueue(JobQueue):
     a delayed or blocked job released late) goes to a small heap beside its
     level's deque and the two are merged on pop, so the order is exactly the
     key's.
+
+    The levels that hold jobs are in a heap by rank, so with L of them a push
+    or pop is O(1) while its level stays non-empty, plus O(log L) when the
+    level fills or empties: a few priorities cost nothing, 10,000 distinct
+    ones O(log L). An emptied level leaves the heap (at the next pop, or push
+    to another level) and is forgotten unless few levels are known
+    (:data:`_KEPT_LEVELS`). Counting the entries held takes a step per level,
+    so :meth:`discard` counts them every L + 1 cancels: dead entries may then
+    pass the live ones by 2 (L + 1).
     """
 
-    __slots__ = ("_by_rank", "_fifo_only", "_levels")
+    __slots__ = ("_active", "_by_rank", "_fifo_only")
 
     def __init__(self, strategy: SchedulingStrategy) -> None:
         super().__init__(strategy.key)
         self._fifo_only = type(strategy) is FIFOStrategy
-        self._by_rank: dict[Any, _Level] = {}
-        self._levels: list[_Level] = []  # best (smallest rank) first
+        self._by_rank: dict[Any, _Level] = {}  # every level held: active, or kept empty
+        # (rank, level) for each non-empty level. An emptied level stays on
+        # top until the next pop_next, or push_ready of another level, takes
+        # it off, so a queue that runs dry and refills (a job at a time, say)
+        # pays no heap push and pop per job; nothing else is ever empty.
+        # Ranks are unique, so the heap never compares levels.
+        self._active: list[tuple[Any, _Level]] = []
 
     def push_ready(self, job: Job) -> None:
         # -priority is a plain int even for a JobPriority: hashing it is cheap.
@@ -164,33 +236,73 @@ class _LevelQueue(JobQueue):
         level = self._by_rank.get(rank)
         if level is None:
             level = self._by_rank[rank] = _Level(rank)
-            self._levels.append(level)
-            self._levels.sort(key=_rank_of)
         fifo = level.fifo
-        if not fifo or fifo[-1].seq < job.seq:
-            fifo.append(job)
-        else:
-            heappush(level.late, (job.seq, job))
+        if fifo:
+            if fifo[-1].seq < job.seq:
+                fifo.append(job)
+            else:
+                heappush(level.late, (job.seq, job))
+            return
+        if not level.active:
+            self._activate(level)
+        fifo.append(job)
+
+    def _activate(self, level: _Level) -> None:
+        active = self._active
+        if active:
+            top = active[0][1]
+            if not top.fifo and not top.late:
+                self._retire()  # emptied by pop_next, which leaves it on top
+        heappush(active, (level.rank, level))
+        level.active = True
 
     def pop_next(self) -> Job | None:
-        for level in self._levels:
+        active = self._active
+        while active:
+            level = active[0][1]
             fifo, late = level.fifo, level.late
-            while fifo or late:
-                if late and (not fifo or late[0][0] < fifo[0].seq):
-                    job = heappop(late)[1]
-                else:
-                    job = fifo.popleft()
-                if not job.status._terminal:  # type: ignore[attr-defined]
-                    return job
+            if late and (not fifo or late[0][0] < fifo[0].seq):
+                job = heappop(late)[1]
+            elif fifo:
+                job = fifo.popleft()
+            elif len(active) > 1:
+                self._retire()
+                continue
+            else:
+                return None
+            if not job.status._terminal:  # type: ignore[attr-defined]
+                return job
         return None
 
+    def _retire(self) -> None:
+        """Take the empty top level out of the heap; forget it unless few levels are known."""
+        level = heappop(self._active)[1]
+        level.active = False
+        if len(self._by_rank) > _KEPT_LEVELS:
+            del self._by_rank[level.rank]
+
     def __len__(self) -> int:
-        held = sum(len(level.fifo) + len(level.late) for level in self._levels)
+        held = sum(len(level.fifo) + len(level.late) for _, level in self._active)
         return held + len(self._delayed)
 
+    def _held_cost(self) -> int:
+        return len(self._active) + 1
 
-def _rank_of(level: _Level) -> Any:
-    return level.rank
+    def _purge(self) -> None:
+        _drop_terminal(self._delayed)
+        kept = []
+        for entry in self._active:
+            level = entry[1]
+            level.fifo = deque(job for job in level.fifo if not job.status._terminal)  # type: ignore[attr-defined]
+            _drop_terminal(level.late)
+            if level.fifo or level.late:
+                kept.append(entry)
+                continue
+            level.active = False
+            if len(self._by_rank) > _KEPT_LEVELS:
+                del self._by_rank[level.rank]
+        heapify(kept)
+        self._active[:] = kept
 
 
 def queue_for(strategy: SchedulingStrategy) -> JobQueue:

@@ -378,6 +378,7 @@ class JobScheduler:
                 attempt.cancel("cancelled")
         else:
             self._finish(job, _CANCELLED, "cancelled")
+            self._queue.discard(job)
             if self._admission is not None:
                 self._admission.cancelled(job)
         return True
