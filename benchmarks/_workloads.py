@@ -92,6 +92,15 @@ WORKLOADS: dict[str, Workload] = {
             (20,),
             _JOBS_PER_S,
         ),
+        # Not run through the systems' own modules: see benchmarks/_imports.py.
+        Workload(
+            "W7",
+            "`import` of the package in a fresh interpreter, median of n interpreters "
+            "(raw: `import anyio`)",
+            (20,),
+            (5,),
+            (Metric("import_ms", "import time", "ms", False),),
+        ),
     )
 }
 
