@@ -95,7 +95,7 @@ WORKLOADS: dict[str, Workload] = {
         # Not run through the systems' own modules: see benchmarks/_imports.py.
         Workload(
             "W7",
-            "`import` of the package in a fresh interpreter, median of n interpreters "
+            "`import` of the package in a fresh interpreter, best of n interpreters "
             "(raw: `import anyio`)",
             (20,),
             (5,),
