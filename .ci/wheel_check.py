@@ -46,7 +46,26 @@ async def process() -> None:
     assert job.result == 144
 
 
+class Render(js.BlockingJob):
+    executor = "gpu"
+
+    def run_sync(self) -> str:
+        return f"rendered {self.name}"
+
+
+async def plugin() -> None:
+    """The guide's example plugin, from its wheel: a job on `gpu` runs on it."""
+    async with js.JobScheduler() as s:
+        job_id = s.submit(Render("frame 1"))
+        await s.join()
+    job = s.get(job_id)
+    assert job.status is js.JobStatus.COMPLETED, (job.status, job.last_error)
+    assert job.result == "rendered frame 1"
+    assert "jobsched_gpu" in sys.modules, "the job ran without the plugin"
+    assert importlib.util.find_spec("jobsched_thread") is None, "the plugin pulled in [thread]"
+
+
 if __name__ == "__main__":
-    check = {"core-only": core_only, "process": process}[sys.argv[1]]
+    check = {"core-only": core_only, "process": process, "plugin": plugin}[sys.argv[1]]
     anyio.run(check)
     print(f"wheel check {sys.argv[1]}: ok")

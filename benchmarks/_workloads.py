@@ -117,6 +117,15 @@ WORKLOADS: dict[str, Workload] = {
                 Metric("result_stall_ms", "loop stall, result", "ms", False),
             ),
         ),
+        # Not run through the systems' own modules: see benchmarks/_imports.py.
+        Workload(
+            "W0",
+            "`import` of the package in a fresh interpreter, best of n interpreters "
+            "(raw: `import anyio`)",
+            (20,),
+            (5,),
+            (Metric("import_ms", "import time", "ms", False),),
+        ),
     )
 }
 

@@ -22,6 +22,13 @@ class OtherEchoExecutor(EchoExecutor):
     """A second distribution's executor under the same name."""
 
 
+class NamelessExecutor(js.Executor):
+    """Sets no `name`: it is known by its entry-point name."""
+
+    async def run(self, job: js.Job) -> Any:
+        return job.name
+
+
 def failing_factory() -> js.Executor:
     raise RuntimeError("cannot start")
 

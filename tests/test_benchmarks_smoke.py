@@ -32,8 +32,8 @@ def test_suite_runs_on_tiny_sizes_and_writes_its_reports(tmp_path: Path) -> None
     done = _suite(
         "--reps", "1",
         "--systems", "raw,jobsched",
-        "--only", "W1,W2,W2p,W3,W6",
-        "--sizes", "W1=200,W2=100:400,W2p=200,W2mem=100,W3=8,W6=3",
+        "--only", "W1,W2,W2p,W3,W6,W0",
+        "--sizes", "W1=200,W2=100:400,W2p=200,W2mem=100,W3=8,W6=3,W0=2",
         "--no-plot",
         "--out", str(tmp_path),
     )  # fmt: skip
@@ -51,6 +51,7 @@ def test_suite_runs_on_tiny_sizes_and_writes_its_reports(tmp_path: Path) -> None
         ("W2mem", "bytes_per_job"),
         ("W3", "jobs_per_s"),
         ("W6", "jobs_per_s"),
+        ("W0", "import_ms"),
     ]:
         entry = rows[(workload, metric, "jobsched")]
         assert "note" not in entry, entry

@@ -173,11 +173,73 @@ def test_broken_plugins_give_clear_errors(
     fake_entry_points.append(_ep("async", "jobsched_async:AsyncExecutor", "jobsched-exec-async"))
     s = js.JobScheduler()
     job = js.FunctionJob(len, ("x",), executor="bad")
-    with pytest.raises(js.SchedulerError, match=match):
+    with pytest.raises(js.SchedulerError, match=match) as info:
         s.submit(job)
+    assert f"({value}, from the distribution dist-bad)" in str(info.value)
     assert s.jobs() == []
     # The failure is not cached as a success: a valid job still submits.
     s.submit(Ok())
+
+
+def test_plugin_whose_name_differs_from_its_entry_point_is_refused(
+    fake_entry_points: list[EntryPoint],
+) -> None:
+    """An executor named "echo" under the entry point "gpu": an error naming its distribution."""
+    fake_entry_points.append(_ep("gpu", "fake_plugins:EchoExecutor", "jobsched-exec-gpu"))
+    s = js.JobScheduler()
+    job = js.FunctionJob(len, ("x",), executor="gpu")
+    with pytest.raises(js.SchedulerError) as info:
+        s.submit(job)
+    message = str(info.value)
+    assert "from the distribution jobsched-exec-gpu" in message
+    assert "declares name='echo', but its entry point is named 'gpu'" in message
+    assert s.jobs() == [] and job.status is S.PENDING
+
+
+def test_plugin_without_a_name_takes_its_entry_point_name(
+    fake_entry_points: list[EntryPoint],
+) -> None:
+    """`name` is optional: an executor that sets none loads under its entry-point name."""
+    fake_entry_points.append(_ep("anon", "fake_plugins:NamelessExecutor", "dist-anon"))
+
+    async def main() -> str:
+        async with js.JobScheduler() as s:
+            job_id = s.submit(js.FunctionJob(len, ("x",), executor="anon", name="ran"))
+            await s.join()
+        return s.get(job_id).result
+
+    assert anyio.run(main) == "ran"
+
+
+def test_executors_mapping_ignores_name(fake_entry_points: list[EntryPoint]) -> None:
+    """An instance passed in executors= serves its key whatever its `name` says."""
+    from fake_plugins import EchoExecutor
+
+    s = js.JobScheduler(executors={"gpu": EchoExecutor()})
+    s.submit(js.FunctionJob(len, ("x",), executor="gpu"))
+    assert len(s.jobs()) == 1
+
+
+def test_the_guide_example_plugin_runs_through_its_entry_point() -> None:
+    """examples/plugin-gpu, installed in the dev environment, runs a job on `gpu`."""
+    import jobsched_gpu
+
+    class Render(js.BlockingJob):
+        executor = "gpu"
+
+        def run_sync(self) -> str:
+            assert js.cancel_requested() is False  # it runs under a CancelToken
+            return "rendered"
+
+    async def main() -> js.JobScheduler:
+        async with js.JobScheduler() as s:
+            s.submit(Render("frame"))
+            assert isinstance(s._executors["gpu"], jobsched_gpu.GpuExecutor)
+            await s.join()
+        return s
+
+    job = anyio.run(main).jobs()[0]
+    assert (job.status, job.result) == (S.COMPLETED, "rendered")
 
 
 def test_executor_base_shutdown_is_a_no_op() -> None:

@@ -7,7 +7,8 @@ entry-point group (``async``, ``thread`` and ``process`` are published as
 separate distributions); the core never imports one.
 """
 
-from ._cron import CronTrigger as CronTrigger
+from typing import TYPE_CHECKING
+
 from ._enums import JobPriority as JobPriority
 from ._enums import JobStatus as JobStatus
 from ._exceptions import ExecutorNotFoundError as ExecutorNotFoundError
@@ -36,6 +37,9 @@ from ._strategies import FIFOStrategy as FIFOStrategy
 from ._strategies import PriorityStrategy as PriorityStrategy
 from ._strategies import SchedulingStrategy as SchedulingStrategy
 from ._strategies import SortKey as SortKey
+
+if TYPE_CHECKING:
+    from ._cron import CronTrigger as CronTrigger
 
 __all__ = [
     "AgingPriorityStrategy",
@@ -68,3 +72,19 @@ __all__ = [
     "UnknownJobError",
     "cancel_requested",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # Loaded on first use, to keep `import jobsched` cheap: the cron module
+    # brings datetime and zoneinfo (and croniter once a trigger is built), and
+    # `__version__` needs importlib.metadata, which costs more than jobsched.
+    if name == "CronTrigger":
+        from ._cron import CronTrigger
+
+        globals()["CronTrigger"] = CronTrigger  # later lookups skip this hook
+        return CronTrigger
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("jobsched-core")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,9 +22,11 @@ import os
 import re
 from datetime import datetime, timedelta, tzinfo
 from datetime import timezone as _timezone
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import CroniterBadDateError, CroniterError, croniter
+# croniter and zoneinfo are imported where a trigger is built or stepped,
+# never at module level: croniter costs ~80 ms and runs a subprocess (its
+# dateutil import calls platform.architecture(), which runs `file`), and
+# `import jobsched` must stay cheap for apps that never use cron.
 
 _UTC = _timezone.utc
 _SECOND = timedelta(seconds=1)
@@ -102,6 +104,8 @@ class CronTrigger:
             # `dt` is inside a repeated hour: wall times a little before it
             # recur after it, on the second pass.
             wall -= off0 - off1
+        from croniter import croniter
+
         best: datetime | None = None
         candidates = croniter(self._wall_expression, wall)
         while True:
@@ -132,6 +136,8 @@ class CronTrigger:
 
 def _parse(expression: str) -> str:
     """The five-field form of ``expression``, validated field by field."""
+    from croniter import CroniterBadDateError, CroniterError, croniter
+
     text = expression.strip()
     if not text:
         raise ValueError(
@@ -217,6 +223,8 @@ def _jump_instant(wall: datetime, before: timedelta, after: timedelta, tz: tzinf
 
 
 def _zone(timezone: str | tzinfo | None) -> tzinfo:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     if timezone is None:
         return _local_zone()
     if isinstance(timezone, tzinfo):
@@ -239,6 +247,8 @@ def _local_zone() -> tzinfo:
     ``datetime.now().astimezone().tzinfo`` would be a fixed offset, wrong for
     half of the year.
     """
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     name = os.environ.get("TZ", "").lstrip(":")
     if name:
         try:

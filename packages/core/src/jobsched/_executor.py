@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -42,19 +41,22 @@ class CancelToken:
     :func:`cancel_requested`.
     """
 
-    __slots__ = ("_event",)
+    # A bool, not a threading.Event: the token is only set and read, never
+    # waited on, and one attribute store is atomic, so no lock is needed (and
+    # `import jobsched` does not pay for threading).
+    __slots__ = ("_cancelled",)
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._cancelled = False
 
     def cancel(self) -> None:
         """Mark the attempt as cancelled; safe from any thread."""
-        self._event.set()
+        self._cancelled = True
 
     @property
     def cancelled(self) -> bool:
         """True once :meth:`cancel` was called."""
-        return self._event.is_set()
+        return self._cancelled
 
     def run(self, func: Callable[..., T], /, *args: Any) -> T:
         """Call ``func(*args)`` with this token as the current one."""

@@ -2,17 +2,21 @@
 
 The group is read once per process and a plugin is imported only when a job
 first needs it, so an app that runs async jobs never imports the process
-executor (nor starts a process).
+executor (nor starts a process). Every error about a plugin names the
+distribution that published it, which is what the user uninstalls or upgrades.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING
 
 from ._exceptions import ExecutorNotFoundError, SchedulerError
 from ._executor import Executor
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 GROUP = "jobsched.executors"
 
@@ -24,11 +28,20 @@ _FIRST_PARTY = {
 }
 
 
+def entry_points(group: str) -> list[EntryPoint]:
+    """The installed entry points of ``group``."""
+    # importlib.metadata costs more to import than the rest of jobsched: it is
+    # imported when the first job needs a plugin, not at `import jobsched`.
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=group))
+
+
 @functools.cache
 def registered() -> dict[str, list[EntryPoint]]:
     """Every entry point in the group, by name (cached for the process)."""
     found: dict[str, list[EntryPoint]] = {}
-    for ep in entry_points(group=GROUP):
+    for ep in entry_points(GROUP):
         # The same distribution can be seen twice (a path listed twice on
         # sys.path); only distinct distributions are a real conflict.
         same = [e for e in found.get(ep.name, ()) if e.value == ep.value]
@@ -39,11 +52,15 @@ def registered() -> dict[str, list[EntryPoint]]:
 
 def _dist_name(ep: EntryPoint) -> str:
     dist = getattr(ep, "dist", None)
-    return dist.name if dist is not None else ep.value
+    return dist.name if dist is not None else "an unknown distribution"
 
 
-def load_factory(name: str) -> Callable[[], Executor]:
-    """The factory registered as ``name``.
+def _origin(name: str, ep: EntryPoint) -> str:
+    return f"executor plugin {name!r} ({ep.value}, from the distribution {_dist_name(ep)})"
+
+
+def load_factory(name: str) -> tuple[Callable[[], Executor], EntryPoint]:
+    """The factory registered as ``name``, and its entry point.
 
     :raises ExecutorNotFoundError: nothing is registered under ``name``.
     :raises SchedulerError: two distributions register ``name``, or the plugin
@@ -71,32 +88,45 @@ def load_factory(name: str) -> Callable[[], Executor]:
             f"executor name {name!r} is registered by several distributions ({owners}); "
             f"uninstall all but one, or choose with JobScheduler(executors={{{name!r}: ...}})"
         )
+    ep = eps[0]
     try:
-        factory = eps[0].load()
+        factory = ep.load()
     except Exception as exc:
         raise SchedulerError(
-            f"executor plugin {name!r} ({eps[0].value}, from {_dist_name(eps[0])}) "
-            f"failed to load: {type(exc).__name__}: {exc}"
+            f"{_origin(name, ep)} failed to load: {type(exc).__name__}: {exc}"
         ) from exc
     if not callable(factory):
         raise SchedulerError(
-            f"executor plugin {name!r} ({eps[0].value}) is not callable; the entry point "
-            "must name a class or factory that returns an Executor"
+            f"{_origin(name, ep)} is not callable; the entry point must name a class or "
+            "factory that returns a jobsched.Executor"
         )
-    return factory  # type: ignore[no-any-return]
+    return factory, ep
 
 
 def create(name: str) -> Executor:
-    """A new executor from the plugin registered as ``name``."""
-    factory = load_factory(name)
+    """A new executor from the plugin registered as ``name``.
+
+    :raises SchedulerError: the plugin failed to start, returned something
+        that is not an :class:`Executor`, or declares another ``name``.
+    """
+    factory, ep = load_factory(name)
     try:
         executor = factory()
     except Exception as exc:
         raise SchedulerError(
-            f"executor plugin {name!r} failed to start: {type(exc).__name__}: {exc}"
+            f"{_origin(name, ep)} failed to start: {type(exc).__name__}: {exc}"
         ) from exc
     if not isinstance(executor, Executor):
         raise SchedulerError(
-            f"executor plugin {name!r} returned {executor!r}, which is not a jobsched.Executor"
+            f"{_origin(name, ep)} returned {executor!r}, which is not a jobsched.Executor"
+        )
+    # `name` is optional; an executor that sets it promises the name jobs use,
+    # so a plugin registered under another name is a packaging mistake.
+    declared = getattr(executor, "name", name)
+    if declared != name:
+        raise SchedulerError(
+            f"{_origin(name, ep)} declares name={declared!r}, but its entry point is named "
+            f"{name!r}; the distribution must register it under {declared!r} in the "
+            f"{GROUP!r} group, or set name = {name!r}"
         )
     return executor

@@ -5,10 +5,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
-from ._cron import CronTrigger
 from ._jobs import Job
+
+if TYPE_CHECKING:
+    from ._cron import CronTrigger
 
 _schedule_ids = itertools.count(1)
 
@@ -116,5 +118,8 @@ class CronSchedule(Schedule):
 
 
 def _next_fire(trigger: CronTrigger, after: float) -> float:
+    # datetime comes with the cron module, which jobsched imports on first use.
+    from datetime import datetime, timezone
+
     moment = datetime.fromtimestamp(after, timezone.utc)
     return trigger.next_after(moment).timestamp()

@@ -13,14 +13,13 @@ nest correctly (trio checks this strictly).
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Generator
 from typing import Any
 
 import anyio
 
-logger = logging.getLogger("jobsched")
+from ._log import logger
 
 #: Seconds a cancelled or timed-out job may keep running (swallowing the
 #: cancellation, or in shielded clean-up) before it is abandoned.

@@ -9,30 +9,22 @@ threads reach the scheduler through :meth:`JobScheduler.submit_threadsafe`.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
-import logging
 import math
 import random
-import threading
 import time
-import traceback
 import types
+from _thread import get_ident  # threading's, without importing threading
 from collections import deque
 from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping
-from datetime import tzinfo
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.from_thread
-from anyio.abc import TaskGroup
-from anyio.lowlevel import EventLoopToken, checkpoint, current_token
 
 from . import _plugins
 from ._admission import Admission, check_executor_limits, check_rate_limits
 from ._attempts import SHUTDOWN_SCOPE, Attempt, Deadlines
-from ._cron import CronTrigger
 from ._enums import JobStatus
 from ._exceptions import (
     InvalidTransitionError,
@@ -43,13 +35,24 @@ from ._exceptions import (
 )
 from ._executor import Executor
 from ._jobs import Job, id_number, next_number
+from ._log import INFO, logger
 from ._queue import queue_for
 from ._ratelimit import RateLimit
 from ._recurring import CronSchedule, RecurringSchedule, Schedule
 from ._resume import Abandoned, Resume
 from ._strategies import PriorityStrategy, SchedulingStrategy
 
-logger = logging.getLogger("jobsched")
+if TYPE_CHECKING:
+    # Imported where they are used, not here: asyncio, anyio.abc,
+    # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
+    # module (datetime) would triple the cost of `import jobsched`.
+    import asyncio
+    from datetime import tzinfo
+
+    from anyio.abc import TaskGroup
+    from anyio.lowlevel import EventLoopToken
+
+    from ._cron import CronTrigger
 
 JobListener = Callable[[Job, JobStatus, JobStatus], None]
 
@@ -256,11 +259,13 @@ class JobScheduler:
             raise SchedulerStoppedError(
                 f"cannot submit {_describe(job)}: the scheduler is stopping or stopped"
             )
-        if threading.get_ident() == self._loop_thread:
+        if get_ident() == self._loop_thread:
             raise SchedulerError(
                 "submit_threadsafe() was called on the scheduler's event-loop thread, where "
                 "it would wait for the loop it blocks: call submit() there instead"
             )
+        import anyio.from_thread
+
         try:
             return anyio.from_thread.run_sync(
                 lambda: self.submit(job, delay=delay, depends_on=depends_on), token=token
@@ -313,6 +318,8 @@ class JobScheduler:
         :raises ValueError: the expression or zone is not valid, or both a
             :class:`CronTrigger` and ``timezone`` were given.
         """
+        from ._cron import CronTrigger
+
         if self._stopping:
             raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
         if isinstance(cron, CronTrigger):
@@ -431,6 +438,8 @@ class JobScheduler:
         :raises SchedulerError: already started.
         """
         self._begin_start()
+        import asyncio
+
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -596,8 +605,10 @@ class JobScheduler:
             raise SchedulerError("the scheduler was already started; a scheduler starts once")
         self._state = _RUNNING_STATE
         self._done = anyio.Event()
+        from anyio.lowlevel import current_token
+
         self._loop_token = current_token()
-        self._loop_thread = threading.get_ident()
+        self._loop_thread = get_ident()
 
     def _spawn(self, task_group: TaskGroup) -> None:
         self._live_tasks = self._num_workers + 1
@@ -636,6 +647,8 @@ class JobScheduler:
 
     async def _work(self, scope: anyio.CancelScope) -> None:
         """Run attempts inside ``scope`` until one of them is cancelled or times out."""
+        from anyio.lowlevel import checkpoint
+
         take = self._take_next
         idle = self._idle_workers
         executors = self._executors
@@ -805,7 +818,7 @@ class JobScheduler:
             and the log; None for a timeout.
         """
         job.last_error = error
-        job.last_traceback = None if exc is None else "".join(traceback.format_exception(exc))
+        job.last_traceback = None if exc is None else _format(exc)
         retry = job.retry
         attempts = job.attempts
         if retryable and attempts <= retry.max_retries and not self._stopping:
@@ -855,7 +868,7 @@ class JobScheduler:
         # legal edge, and the regular path is what just failed.
         job.status = _FAILED
         job.last_error = reason
-        job.last_traceback = "".join(traceback.format_exception(exc))
+        job.last_traceback = _format(exc)
         try:
             job.finished_at = self._clock()
         except Exception:
@@ -992,7 +1005,7 @@ class JobScheduler:
                 # Only cancellations pass a reason: failures set last_error before.
                 job.last_error = error
                 job.last_traceback = None
-                if status is _CANCELLED and logger.isEnabledFor(logging.INFO):
+                if status is _CANCELLED and logger.isEnabledFor(INFO):
                     logger.info(
                         "%s cancelled%s",
                         _describe(job),
@@ -1046,6 +1059,13 @@ class JobScheduler:
                 await executor.shutdown(cancel_running=cancel_running)
             except Exception:
                 logger.exception("executor %r failed to shut down", name)
+
+
+def _format(exc: BaseException) -> str:
+    """``last_traceback``'s text: what ``traceback.format_exception`` prints."""
+    import traceback  # on the first failure, not at `import jobsched`
+
+    return "".join(traceback.format_exception(exc))
 
 
 def _log_crash(task: asyncio.Task[None]) -> None:

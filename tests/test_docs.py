@@ -1,0 +1,155 @@
+"""Every Python block in README.md and docs/*.md runs as it stands, or says it is a fragment.
+
+The conventions (docs/testing.md, "Code blocks in the docs"):
+
+- a ```python block runs as a file, in a fresh interpreter in an empty
+  directory; its output must match the ```text block right after it (only
+  blank lines between), where ``...`` stands for any text (doctest's
+  ELLIPSIS); with no such block it must print nothing;
+- ``<!-- fragment -->`` on the line before the fence: a piece of a program,
+  not run;
+- ``<!-- file: path -->`` on the line before the fence: the block is that
+  repository file, word for word.
+"""
+
+from __future__ import annotations
+
+import doctest
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_MARKER = re.compile(r"<!--\s*(fragment|file:\s*(\S+))\s*-->")
+_FENCE = re.compile(r"^(`{3,})\s*([\w+-]*)")
+
+# Blocks that fail today because of a bug another branch fixes, by document
+# and a line of the block (line numbers move as the docs grow); xfail_strict
+# turns the fix into a failure here, so the entry cannot outlive the bug.
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block of a Markdown file."""
+
+    doc: Path
+    line: int  # of the opening fence, 1-based
+    lang: str
+    text: str
+    marker: str | None  # "fragment", "file:<path>", "unknown:<comment>" or None
+    output: str | None  # the ```text block right after it, if any
+
+    @property
+    def id(self) -> str:
+        return f"{self.doc.relative_to(ROOT)}:{self.line}"
+
+
+def blocks(doc: Path) -> list[Block]:
+    """The fenced blocks of ``doc``, with their markers and output blocks."""
+    lines = doc.read_text().splitlines()
+    raw: list[tuple[int, str, str, str | None, int]] = []
+    i = 0
+    while i < len(lines):
+        fence = _FENCE.match(lines[i])
+        if not fence:
+            i += 1
+            continue
+        start, ticks, lang = i, fence.group(1), fence.group(2)
+        i += 1
+        while i < len(lines) and lines[i].strip() != ticks:
+            i += 1
+        before = lines[start - 1].strip() if start else ""
+        marker = _MARKER.fullmatch(before)
+        kind = None
+        if marker:
+            kind = "fragment" if marker.group(1) == "fragment" else f"file:{marker.group(2)}"
+        elif before.startswith("<!--"):
+            kind = f"unknown:{before}"  # a misspelt marker must not pass silently
+        body = "\n".join(lines[start + 1 : i]) + "\n"
+        raw.append((start, lang, body, kind, i))
+        i += 1
+    out = []
+    for n, (start, lang, body, kind, end) in enumerate(raw):
+        output = None
+        if n + 1 < len(raw):
+            nstart, nlang, nbody, _, _ = raw[n + 1]
+            if nlang == "text" and all(not s.strip() for s in lines[end + 1 : nstart]):
+                output = nbody
+        out.append(Block(doc, start + 1, lang, body, kind, output))
+    return out
+
+
+ALL = [b for doc in DOCS for b in blocks(doc)]
+RUNNABLE = [b for b in ALL if b.lang == "python" and b.marker is None]
+FILES = [b for b in ALL if b.marker and b.marker.startswith("file:")]
+
+
+def _param(block: Block) -> object:
+    doc = str(block.doc.relative_to(ROOT))
+    bug = next(
+        (why for (d, line), why in KNOWN_BUGS.items() if d == doc and line in block.text), None
+    )
+    marks = [pytest.mark.xfail(reason=bug, strict=True)] if bug else []
+    return pytest.param(block, id=block.id, marks=marks)
+
+
+def test_the_docs_have_runnable_examples() -> None:
+    """The parser finds the blocks this file tests: the README's examples run."""
+    readme = [b for b in RUNNABLE if b.doc.name == "README.md"]
+    assert len(readme) >= 4
+    assert all(b.output is not None for b in RUNNABLE), [b.id for b in RUNNABLE if not b.output]
+
+
+def test_no_block_has_an_unknown_marker() -> None:
+    """A comment before a fence is a marker this test knows (a typo would skip nothing)."""
+    unknown = [(b.id, b.marker) for b in ALL if b.marker and b.marker.startswith("unknown:")]
+    assert unknown == []
+
+
+def test_parser_reads_markers_and_output_blocks(tmp_path: Path) -> None:
+    """The conventions as the parser sees them, on a small document."""
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "<!-- fragment -->\n```python\nx = 1\n```\n\n"
+        "```python\nprint(2)\n```\n\n```text\n2\n```\n"
+        "<!-- file: a/b.toml -->\n```toml\n[x]\n```\n"
+        "<!-- fragmnet -->\n```python\ny\n```\n"
+    )
+    found = [(b.line, b.lang, b.marker, b.output) for b in blocks(doc)]
+    assert found == [
+        (2, "python", "fragment", None),
+        (6, "python", None, "2\n"),
+        (10, "text", None, None),
+        (14, "toml", "file:a/b.toml", None),
+        (18, "python", "unknown:<!-- fragmnet -->", None),
+    ]
+
+
+@pytest.mark.parametrize("block", [_param(b) for b in RUNNABLE])
+def test_python_block_runs_and_prints_what_the_text_says(block: Block, tmp_path: Path) -> None:
+    """The block, saved as a file and run, exits 0 and prints its ```text block."""
+    script = tmp_path / "example.py"
+    script.write_text(block.text)
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    want = block.output or ""
+    checker = doctest.OutputChecker()
+    assert checker.check_output(want, done.stdout, doctest.ELLIPSIS), (
+        f"{block.id} printed:\n{done.stdout}\nbut the text says:\n{want}"
+    )
+
+
+@pytest.mark.parametrize("block", [pytest.param(b, id=b.id) for b in FILES])
+def test_file_block_is_the_repository_file(block: Block) -> None:
+    """A block marked as a file shows that file exactly as it is in the repository."""
+    path = ROOT / block.marker.removeprefix("file:")  # type: ignore[union-attr]
+    assert path.is_file(), f"{block.id} shows {path}, which does not exist"
+    assert block.text == path.read_text(), f"{block.id} differs from {path}"
