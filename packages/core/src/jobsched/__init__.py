@@ -29,8 +29,8 @@ from ._jobs import Job as Job
 from ._queue import ReadyQueue as ReadyQueue
 from ._ratelimit import RateLimit as RateLimit
 from ._retry import RetryPolicy as RetryPolicy
-from ._scheduler import JobListener as JobListener
 from ._scheduler import JobScheduler as JobScheduler
+from ._state import JobListener as JobListener
 from ._strategies import AgingPriorityStrategy as AgingPriorityStrategy
 from ._strategies import EarliestDeadlineFirstStrategy as EarliestDeadlineFirstStrategy
 from ._strategies import FIFOStrategy as FIFOStrategy

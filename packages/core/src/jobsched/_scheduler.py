@@ -1,10 +1,6 @@
-"""The scheduler: queues, workers, retries, dependencies, recurring jobs, shutdown.
+"""JobScheduler: the lifecycle and the public face of the parts below it.
 
-Every piece of scheduler state is owned by the event-loop thread, and every
-check-then-act on it runs without an ``await`` in the middle, so no other task
-can interleave and no lock is needed. Work that leaves the loop (threads,
-processes) only returns a value; it never touches scheduler state. Other
-threads reach the scheduler through :meth:`JobScheduler.submit_threadsafe`.
+See ``_state.py`` for how the parts stack.
 """
 
 from __future__ import annotations
@@ -13,33 +9,30 @@ import contextvars
 import math
 import random
 import time
-import types
 from _thread import get_ident  # threading's, without importing threading
 from collections import deque
-from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
-from . import _plugins
 from ._admission import Admission, check_executor_limits, check_rate_limits
-from ._attempts import SHUTDOWN_SCOPE, Attempt, Deadlines
+from ._attempts import Attempt, Deadlines
+from ._dispatch import Dispatch
 from ._enums import JobStatus
 from ._exceptions import (
-    InvalidTransitionError,
-    NonRetryableError,
     SchedulerError,
     SchedulerStoppedError,
     UnknownJobError,
 )
 from ._executor import Executor
-from ._jobs import Job, id_number, next_number
-from ._log import INFO, logger
+from ._jobs import Job, id_number
+from ._log import logger
 from ._queue import queue_for
 from ._ratelimit import RateLimit
-from ._recurring import CronSchedule, RecurringSchedule, Schedule
-from ._resume import Abandoned, Resume
+from ._recurring import Schedule
+from ._state import NEW, STARTED, STOPPED, JobListener
 from ._strategies import PriorityStrategy, SchedulingStrategy
 
 if TYPE_CHECKING:
@@ -47,27 +40,13 @@ if TYPE_CHECKING:
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
     # module (datetime) would triple the cost of `import jobsched`.
     import asyncio
-    from datetime import tzinfo
 
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
 
-    from ._cron import CronTrigger
 
-JobListener = Callable[[Job, JobStatus, JobStatus], None]
-
-_PENDING = JobStatus.PENDING
 _RUNNING = JobStatus.RUNNING
-_RETRY_WAIT = JobStatus.RETRY_WAIT
-_COMPLETED = JobStatus.COMPLETED
-_FAILED = JobStatus.FAILED
-_TIMED_OUT = JobStatus.TIMED_OUT
 _CANCELLED = JobStatus.CANCELLED
-
-_Coroutine = types.CoroutineType
-
-# Lifecycle of the scheduler itself.
-_NEW, _RUNNING_STATE, _STOPPED = range(3)
 
 # The schedulers whose worker task (and so whose running job) the current
 # context belongs to: stop() from there would wait for its own worker.
@@ -75,13 +54,8 @@ _inside_workers_of: contextvars.ContextVar[tuple[JobScheduler, ...]] = contextva
     "jobsched_inside_workers_of", default=()
 )
 
-# A worker that keeps finding jobs that complete without suspending never
-# yields to the event loop; every this many jobs it does, so the ticker,
-# other workers and cross-thread submits are not starved.
-_YIELD_EVERY = 64
 
-
-class JobScheduler:
+class JobScheduler(Dispatch):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
@@ -161,7 +135,7 @@ class JobScheduler:
         #: The most attempts that were ever in flight at once.
         self.peak_running: int = 0
 
-        self._state = _NEW
+        self._state = NEW
         self._stopping = False
         self._idle_workers: deque[anyio.Event] = deque()
         self._join_waiters: list[anyio.Event] = []
@@ -178,8 +152,6 @@ class JobScheduler:
         self._loop_token: EventLoopToken | None = None
         self._loop_thread: int | None = None
 
-    # ── Public API (call on the event-loop thread unless noted) ───────────
-
     def add_listener(self, listener: JobListener) -> None:
         """Call ``listener(job, old_status, new_status)`` on every transition.
 
@@ -188,181 +160,6 @@ class JobScheduler:
         if not callable(listener):
             raise TypeError(f"listener must be callable, got {listener!r}")
         self._listeners.append(listener)
-
-    def submit(self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()) -> str:
-        """Queue ``job`` and return its id. Works before and after :meth:`start`.
-
-        :param delay: seconds before the job may start.
-        :param depends_on: ids of jobs that must complete first. They must
-            already be submitted, which makes cycles impossible.
-        :raises SchedulerStoppedError: :meth:`stop` has begun.
-        :raises SchedulerError: the job was already submitted.
-        :raises UnknownJobError: a dependency is unknown.
-        :raises ExecutorNotFoundError: the job's executor is not installed.
-        """
-        if self._stopping:
-            raise SchedulerStoppedError(
-                f"cannot submit {_describe(job)}: the scheduler is stopping or stopped; "
-                "submit before stop(), or create a new JobScheduler"
-            )
-        deps = self._check_submit(job, delay, depends_on)
-        now = self._clock()
-        seq = job.seq = next_number()
-        number = job._jobsched_id
-        if not number:
-            # First needed now: the id and seq are one int object.
-            number = job._jobsched_id = seq
-        job.submitted_at = now
-        job.run_at = now + delay if delay > 0 else now
-        try:
-            if deps or delay > 0:
-                # The key is otherwise computed later (on release or
-                # promotion), where an error could no longer reach the caller.
-                self._strategy.key(job)
-            self._jobs[number] = job
-            self._unfinished += 1
-            if deps:
-                self._block_on(job, deps)
-            else:
-                self._push(job, now)
-        except Exception as exc:
-            if self._jobs.get(number) is job:
-                del self._jobs[number]
-                self._unfinished -= 1
-            job.seq = 0
-            raise TypeError(
-                f"{_describe(job)} cannot be queued: the strategy "
-                f"{type(self._strategy).__name__} failed on it ({type(exc).__name__}: {exc}); "
-                "check the fields it orders by (priority, deadline, tenant)"
-            ) from exc
-        return f"job-{number}"
-
-    def submit_threadsafe(
-        self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()
-    ) -> str:
-        """Submit from another thread once the scheduler has started; returns the job id.
-
-        It runs :meth:`submit` on the event-loop thread and waits for it, so
-        when it returns :meth:`get` knows the id, and it raises in the calling
-        thread whatever :meth:`submit` raises.
-
-        :raises SchedulerError: not started yet, or called on the event-loop
-            thread itself (where it would wait for itself: call :meth:`submit`).
-        """
-        token = self._loop_token
-        if token is None:
-            raise SchedulerError(
-                "submit_threadsafe() needs a started scheduler: start() it first, "
-                "or call submit() from the event-loop thread"
-            )
-        if self._stopping:
-            raise SchedulerStoppedError(
-                f"cannot submit {_describe(job)}: the scheduler is stopping or stopped"
-            )
-        if get_ident() == self._loop_thread:
-            raise SchedulerError(
-                "submit_threadsafe() was called on the scheduler's event-loop thread, where "
-                "it would wait for the loop it blocks: call submit() there instead"
-            )
-        import anyio.from_thread
-
-        try:
-            return anyio.from_thread.run_sync(
-                lambda: self.submit(job, delay=delay, depends_on=depends_on), token=token
-            )
-        except anyio.RunFinishedError:
-            raise SchedulerStoppedError(
-                f"cannot submit {_describe(job)}: the scheduler's event loop has ended"
-            ) from None
-
-    def schedule_recurring(
-        self,
-        factory: Callable[[], Job],
-        interval: float,
-        *,
-        start_in: float = 0.0,
-        allow_overlap: bool = False,
-    ) -> str:
-        """Submit ``factory()`` every ``interval`` seconds; returns the schedule id.
-
-        Fixed-rate: missed fires coalesce into one. Unless ``allow_overlap``,
-        a fire is skipped while the previous job from this schedule runs.
-        """
-        if self._stopping:
-            raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
-        if not (start_in >= 0 and math.isfinite(start_in)):
-            raise ValueError(f"start_in must be a number of seconds >= 0, got {start_in!r}")
-        schedule = RecurringSchedule(factory, interval, self._clock() + start_in, allow_overlap)
-        self._recurring[schedule.schedule_id] = schedule
-        self._wake_ticker()
-        return schedule.schedule_id
-
-    def schedule_cron(
-        self,
-        factory: Callable[[], Job],
-        cron: str | CronTrigger,
-        *,
-        timezone: str | tzinfo | None = None,
-        allow_overlap: bool = False,
-    ) -> str:
-        """Submit ``factory()`` at the fire times of a cron expression; returns the schedule id.
-
-        :param cron: a five-field expression or alias, or a :class:`CronTrigger`.
-        :param timezone: the zone of an expression (IANA name or ``tzinfo``;
-            local by default); a :class:`CronTrigger` carries its own.
-
-        Missed fires coalesce into one and, unless ``allow_overlap``, a fire is
-        skipped while the previous job from this schedule runs, as for
-        :meth:`schedule_recurring`. :meth:`cancel_recurring` stops it.
-
-        :raises ValueError: the expression or zone is not valid, or both a
-            :class:`CronTrigger` and ``timezone`` were given.
-        """
-        from ._cron import CronTrigger
-
-        if self._stopping:
-            raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
-        if isinstance(cron, CronTrigger):
-            if timezone is not None:
-                raise ValueError(
-                    f"timezone={timezone!r} was given with {cron!r}, which has its own zone; "
-                    "pass the zone to CronTrigger, or pass the expression as a string"
-                )
-            trigger = cron
-        elif isinstance(cron, str):
-            trigger = CronTrigger(cron, timezone)
-        else:
-            raise TypeError(f"cron must be an expression string or a CronTrigger, got {cron!r}")
-        clock = self._clock
-        now = clock()
-        if clock is time.monotonic:
-            # Re-read at every fire, so a stepped wall clock or a suspend is
-            # caught up with.
-            def wall_offset() -> float:
-                return time.time() - time.monotonic()
-
-        else:
-            # A custom (virtual) clock: wall time advances with it from now on.
-            fixed = time.time() - now
-
-            def wall_offset() -> float:
-                return fixed
-
-        schedule = CronSchedule(factory, trigger, now, wall_offset, allow_overlap)
-        self._recurring[schedule.schedule_id] = schedule
-        self._wake_ticker()
-        return schedule.schedule_id
-
-    def cancel_recurring(self, schedule_id: str) -> bool:
-        """Stop a schedule; False if it is unknown or already cancelled.
-
-        A job it already submitted keeps running; cancel it by its id.
-        """
-        schedule = self._recurring.pop(schedule_id, None)
-        if schedule is None or not schedule.active:
-            return False
-        schedule.active = False
-        return True
 
     def cancel(self, job_id: str) -> bool:
         """Cancel a job; False if it is unknown or already finished.
@@ -415,13 +212,13 @@ class JobScheduler:
         :raises SchedulerStoppedError: the scheduler stopped with jobs still
             queued, which will then never finish.
         """
-        if self._state == _NEW:
+        if self._state == NEW:
             raise SchedulerError(
                 "join() waits for the workers to run the jobs, but this scheduler was never "
                 "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
             )
         while self._unfinished:
-            if self._state == _STOPPED:
+            if self._state == STOPPED:
                 raise SchedulerStoppedError(
                     f"{self._unfinished} job(s) will never finish: the scheduler stopped "
                     "with them still queued"
@@ -443,7 +240,7 @@ class JobScheduler:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self._state = _NEW
+            self._state = NEW
             raise SchedulerError(
                 "start() by hand runs on asyncio only; under trio use "
                 "`async with JobScheduler(...) as s:`"
@@ -469,9 +266,9 @@ class JobScheduler:
                 "return. Stop from the code that owns the scheduler (a job can set an "
                 "anyio.Event that code awaits before calling stop())"
             )
-        if self._state == _NEW:
+        if self._state == NEW:
             self._stopping = True
-            self._state = _STOPPED
+            self._state = STOPPED
             await self._shutdown_executors(cancel_running)
             return
         if cancel_running:
@@ -479,7 +276,7 @@ class JobScheduler:
                 attempt.cancel("scheduler shut down")
         if self._stopping:
             # Another stop() is under way: wait until it has finished.
-            while self._state != _STOPPED:
+            while self._state != STOPPED:
                 event = anyio.Event()
                 self._join_waiters.append(event)
                 await event.wait()
@@ -496,7 +293,7 @@ class JobScheduler:
             try:
                 await self._shutdown_executors(cancel_running)
             finally:
-                self._state = _STOPPED
+                self._state = STOPPED
                 self._wake_joiners()
 
     async def __aenter__(self) -> JobScheduler:
@@ -529,81 +326,10 @@ class JobScheduler:
         await task_group.__aexit__(None, None, None)
         return None
 
-    # ── Submitting ────────────────────────────────────────────────────────
-
-    def _check_submit(self, job: Job, delay: float, depends_on: Iterable[str]) -> list[int]:
-        """Every check submit() makes, before it changes any state."""
-        # Job is an ABC, whose isinstance() runs Python code; a look along the
-        # MRO answers for every real subclass at a fraction of the cost.
-        if Job not in type(job).__mro__ and not isinstance(job, Job):
-            raise TypeError(f"submit() takes a jobsched.Job, got {job!r}")
-        try:
-            if job.seq or job.status is not _PENDING:
-                raise SchedulerError(_resubmit_message(job))
-        except AttributeError:
-            raise TypeError(
-                f"{type(job).__qualname__} was never initialised as a job: its __init__ must "
-                "call super().__init__(name, ...), which gives the job its id and status"
-            ) from None
-        try:
-            if not delay >= 0 or delay == math.inf:
-                raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
-        except TypeError:
-            raise TypeError(f"delay must be a number of seconds >= 0, got {delay!r}") from None
-        if isinstance(depends_on, str):
-            depends_on = (depends_on,)
-        deps: list[int] = []
-        if depends_on:
-            jobs = self._jobs
-            unknown = []
-            for dep_id in dict.fromkeys(depends_on):
-                number = id_number(dep_id)
-                if number in jobs:
-                    deps.append(number)
-                else:
-                    unknown.append(dep_id)
-            if unknown:
-                raise UnknownJobError(
-                    f"{_describe(job)} depends on unknown job(s) {unknown}: submit "
-                    "dependencies first (finished jobs are forgotten after history_limit)"
-                )
-        name = job.executor
-        if name not in self._executors:
-            self._executors[name] = _plugins.create(name)
-        return deps
-
-    def _block_on(self, job: Job, deps: list[int]) -> None:
-        jobs = self._jobs
-        for dep in deps:
-            status = jobs[dep].status
-            if status._terminal and status is not _COMPLETED:  # type: ignore[attr-defined]
-                self._finish(job, _CANCELLED, f"upstream job-{dep} {status.value}")
-                return
-        unmet = {d for d in deps if jobs[d].status is not _COMPLETED}
-        if not unmet:
-            self._push(job, self._clock())
-            return
-        number = job._jobsched_id
-        self._blocked[number] = unmet
-        for dep in unmet:
-            self._dependents.setdefault(dep, []).append(number)
-
-    def _push(self, job: Job, now: float) -> None:
-        """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
-        if job.run_at > now:
-            if self._queue.push_delayed(job):
-                self._wake_ticker()
-        else:
-            self._queue.push_ready(job)
-            if self._idle_workers:
-                self._idle_workers.popleft().set()
-
-    # ── Running ───────────────────────────────────────────────────────────
-
     def _begin_start(self) -> None:
-        if self._state != _NEW:
+        if self._state != NEW:
             raise SchedulerError("the scheduler was already started; a scheduler starts once")
-        self._state = _RUNNING_STATE
+        self._state = STARTED
         self._done = anyio.Event()
         from anyio.lowlevel import current_token
 
@@ -627,445 +353,12 @@ class JobScheduler:
             self._spawn(task_group)
             started.set()
 
-    def _task_exited(self) -> None:
-        self._live_tasks -= 1
-        if self._live_tasks == 0:
-            assert self._done is not None
-            self._done.set()
-
-    async def _worker(self) -> None:
-        try:
-            while not self._stopping:
-                # One scope serves every attempt this worker runs; cancel()
-                # and timeouts cancel it, and only then is a new one made.
-                # Entering a scope per attempt would cost more than a no-op
-                # job itself.
-                with anyio.CancelScope() as scope:
-                    await self._work(scope)
-        finally:
-            self._task_exited()
-
-    async def _work(self, scope: anyio.CancelScope) -> None:
-        """Run attempts inside ``scope`` until one of them is cancelled or times out."""
-        from anyio.lowlevel import checkpoint
-
-        take = self._take_next
-        idle = self._idle_workers
-        executors = self._executors
-        clock = self._clock
-        transition = self._transition
-        finish_one = self._finish_one
-        streak = 0
-        while not self._stopping:
-            job = take()
-            if job is None:
-                streak = 0
-                wakeup = anyio.Event()
-                idle.append(wakeup)
-                await wakeup.wait()
-                continue
-            # Counted before the transition, so listeners told of RUNNING see
-            # this attempt's number and start time.
-            job.attempts += 1
-            job.started_at = clock()
-            transition(job, _RUNNING)
-            self._in_flight += 1
-            if self._in_flight > self.peak_running:
-                self.peak_running = self._in_flight
-            # Step the attempt once by hand: most jobs that never suspend need
-            # no cancel handle and no timer at all.
-            try:
-                it: Coroutine[Any, Any, Any] | Generator[Any, Any, Any]
-                it = executors[job.executor].run(job)
-                if type(it) is not _Coroutine:
-                    # A coroutine steps directly; its __await__ wrapper would
-                    # cost an allocation and a call layer per send.
-                    it = it.__await__()
-                first = it.send(None)
-            except StopIteration as stop:
-                self._in_flight -= 1
-                if self._early_cancels:
-                    self._settle(job, None, stop.value, None)
-                else:
-                    # The common case, without _settle's checks for outcomes
-                    # that cannot happen to an attempt that never suspended.
-                    job.result = stop.value
-                    try:
-                        # Only a failure cascades to dependents: finish_one is all of _finish.
-                        finish_one(job, _COMPLETED, None)
-                    except Exception:  # as in _settle: a worker must survive our bugs
-                        logger.exception("jobsched failed to record the outcome of %s", job)
-                streak += 1
-                if streak == _YIELD_EVERY:
-                    streak = 0
-                    await checkpoint()
-                continue
-            except Exception as exc:
-                self._in_flight -= 1
-                self._settle(job, None, None, exc)
-                streak += 1
-                if streak == _YIELD_EVERY:
-                    streak = 0
-                    await checkpoint()
-                continue
-            except BaseException as exc:
-                # KeyboardInterrupt and the like from the job's own code: record
-                # it as the job's failure, then let it propagate.
-                self._in_flight -= 1
-                self._settle(job, None, None, NonRetryableError(f"{type(exc).__name__}: {exc}"))
-                raise
-            streak = 0
-            if not await self._continue_attempt(job, scope, it, first):
-                return
-
-    async def _continue_attempt(
-        self, job: Job, scope: anyio.CancelScope, it: Any, first: Any
-    ) -> bool:
-        """Finish an attempt that suspended; False if it cancelled the worker's scope."""
-        timeout = job.timeout
-        attempt = Attempt(scope)
-        on_scope = False  # the timeout is the scope's own deadline (ticker gone)
-        if timeout is not None:
-            assert job.started_at is not None
-            deadline = job.started_at + timeout
-            if self._watching:
-                self._deadlines.watch(attempt, deadline)
-                if deadline < self._ticker_sleeps_until:
-                    self._wake_ticker()
-            else:
-                scope.deadline = anyio.current_time() + (deadline - self._clock())
-                on_scope = True
-        number = job._jobsched_id
-        self._attempts[number] = attempt
-        if self._early_cancels and number in self._early_cancels:
-            self._early_cancels.discard(number)
-            attempt.cancel("cancelled")
-        result: Any = None
-        error: BaseException | None = None
-        try:
-            result = await Resume(it, first, scope, self._clock)
-        except Abandoned as exc:
-            logger.warning("%s %s", _describe(job), exc)
-            error = exc
-        except Exception as exc:
-            error = exc
-        except BaseException:
-            # Either our scope's cancellation (cancel() or the timeout), which
-            # the scope absorbs, or the worker being torn down.
-            if not scope.cancel_called:
-                attempt.reason = attempt.reason or "scheduler shut down"
-                attempt.scope = SHUTDOWN_SCOPE
-            self._end_attempt(job, attempt, None, None)
-            raise
-        if scope.cancel_called:
-            self._end_attempt(job, attempt, result, error)
-            return False
-        if on_scope:
-            scope.deadline = math.inf
-        self._end_attempt(job, attempt, result, error)
-        return True
-
-    def _end_attempt(
-        self, job: Job, attempt: Attempt, result: Any, error: BaseException | None
-    ) -> None:
-        del self._attempts[job._jobsched_id]
-        self._deadlines.ended(attempt)
-        self._in_flight -= 1
-        self._settle(job, attempt, result, error)
-
-    def _settle(
-        self, job: Job, attempt: Attempt | None, result: Any, error: BaseException | None
-    ) -> None:
-        """Record how an attempt ended. Cancellation beats timeout beats error.
-
-        Whatever a cancelled or timed-out job did afterwards (returned,
-        raised, swallowed the cancellation) the outcome is the scheduler's.
-        """
-        try:
-            if attempt is None and self._early_cancels and job._jobsched_id in self._early_cancels:
-                self._early_cancels.discard(job._jobsched_id)
-                self._finish(job, _CANCELLED, "cancelled")
-            elif attempt is not None and attempt.scope.cancel_called:
-                if attempt.reason is not None:
-                    self._finish(job, _CANCELLED, attempt.reason)
-                else:
-                    self._after_failure(job, f"timed out after {job.timeout}s", True, True)
-            elif error is not None:
-                self._after_failure(
-                    job,
-                    f"{type(error).__name__}: {error}",
-                    not isinstance(error, NonRetryableError),
-                    False,
-                    error,
-                )
-            else:
-                job.result = result
-                self._finish(job, _COMPLETED, None)
-        except Exception as exc:  # a bug in our own bookkeeping must not kill a worker
-            self._recording_failed(job, exc)
-
-    def _after_failure(
-        self,
-        job: Job,
-        error: str,
-        retryable: bool,
-        timed_out: bool,
-        exc: BaseException | None = None,
-    ) -> None:
-        """Retry a failed or timed-out attempt, or finish the job FAILED / TIMED_OUT.
-
-        :param exc: the exception the attempt raised, for ``last_traceback``
-            and the log; None for a timeout.
-        """
-        job.last_error = error
-        job.last_traceback = None if exc is None else _format(exc)
-        retry = job.retry
-        attempts = job.attempts
-        if retryable and attempts <= retry.max_retries and not self._stopping:
-            now = self._clock()
-            wait = retry.delay(attempts, self._rng)
-            if not 0 <= wait < math.inf:  # NaN too: it would park the job for ever
-                raise ValueError(
-                    f"{type(retry).__name__}.delay({attempts}) returned {wait!r}, "
-                    "not a finite number of seconds >= 0"
-                )
-            job.run_at = now + wait
-            logger.warning(
-                "%s: attempt %d of %d %s; retrying in %.3gs",
-                _describe(job),
-                attempts,
-                retry.max_retries + 1,
-                error if timed_out else f"failed ({error})",
-                wait,
-                extra=_extra(job),
-            )
-            self._transition(job, _RETRY_WAIT)
-            self._push(job, now)
-        else:
-            logger.error(
-                "%s: attempt %d %s; it ends %s",
-                _describe(job),
-                attempts,
-                error if timed_out else f"failed ({error})",
-                "TIMED_OUT" if timed_out else "FAILED",
-                exc_info=exc,
-                extra=_extra(job),
-            )
-            self._finish(job, _TIMED_OUT if timed_out else _FAILED, None)
-
-    def _recording_failed(self, job: Job, exc: Exception) -> None:
-        """Our own bookkeeping raised while recording ``job``'s outcome: end it FAILED anyway.
-
-        A job left RUNNING or RETRY_WAIT would never finish and join() would
-        wait for it for ever; FAILED with the internal error is visible.
-        """
-        reason = f"jobsched internal error while recording the outcome: {type(exc).__name__}: {exc}"
-        logger.error("%s: %s", _describe(job), reason, exc_info=exc, extra=_extra(job))
-        old = job.status
-        if old._terminal:  # type: ignore[attr-defined]
-            return  # recorded before the error; _finish_one counts a job once terminal
-        # Set by hand, not through _transition: RETRY_WAIT -> FAILED is no
-        # legal edge, and the regular path is what just failed.
-        job.status = _FAILED
-        job.last_error = reason
-        job.last_traceback = _format(exc)
-        try:
-            job.finished_at = self._clock()
-        except Exception:
-            job.finished_at = time.monotonic()
-        number = job._jobsched_id
-        self._unfinished -= 1
-        self._blocked.pop(number, None)
-        self._finished.append(number)
-        if len(self._finished) > self._history_limit:
-            self._jobs.pop(self._finished.popleft(), None)
-        if self._listeners:
-            self._notify(job, old, _FAILED)
-        for dep in self._dependents.pop(number, None) or ():
-            dependent = self._jobs.get(dep)
-            if dependent is not None:
-                self._finish(dependent, _CANCELLED, f"upstream job-{number} failed")
-        if not self._unfinished and self._join_waiters:
-            self._wake_joiners()
-
-    # ── Delayed jobs and recurring schedules ──────────────────────────────
-
-    async def _ticker(self) -> None:
-        """Promotes due delayed jobs, fires schedules, times attempts out; sleeps in between."""
-        self._watching = True
-        deadlines = self._deadlines
-        try:
-            while not self._stopping:
-                now = self._clock()
-                deadlines.expire(now)
-                if self._recurring:
-                    self._fire_due(now)
-                self._promote_due(now)
-                next_at = self._queue.next_due()
-                for schedule in self._recurring.values():
-                    if next_at is None or schedule.next_run < next_at:
-                        next_at = schedule.next_run
-                timeout_at = deadlines.next_at()
-                if timeout_at is not None and (next_at is None or timeout_at < next_at):
-                    next_at = timeout_at
-                wakeup = self._ticker_wakeup = anyio.Event()
-                if next_at is None:
-                    self._ticker_sleeps_until = math.inf
-                    await wakeup.wait()
-                else:
-                    self._ticker_sleeps_until = next_at
-                    with anyio.move_on_after(max(0.0, next_at - self._clock())):
-                        await wakeup.wait()
-                self._ticker_wakeup = None
-        finally:
-            # Attempts still running keep their timeouts: on their own scopes.
-            self._watching = False
-            deadlines.hand_back(self._clock)
-            self._task_exited()
-
-    def _promote_due(self, now: float) -> None:
-        moved = self._queue.promote_due(now)
-        idle = self._idle_workers
-        while moved and idle:
-            idle.popleft().set()
-            moved -= 1
-
-    def _fire_due(self, now: float) -> None:
-        for schedule in list(self._recurring.values()):
-            if schedule.next_run > now:
-                continue
-            schedule.advance(now)
-            previous = self._jobs.get(id_number(schedule.last_job_id))
-            if (
-                previous is not None
-                and not previous.status.is_terminal
-                and not schedule.allow_overlap
-            ):
-                schedule.skipped += 1
-                continue
-            try:
-                job = schedule.factory()
-                schedule.last_job_id = self.submit(job)
-                schedule.fired += 1
-            except Exception:  # a broken factory must not kill the ticker
-                logger.exception("recurring schedule %s failed to fire", schedule.schedule_id)
-
-    def _wake_ticker(self) -> None:
-        if self._ticker_wakeup is not None:
-            self._ticker_wakeup.set()
-
-    def _wake_all(self) -> None:
-        while self._idle_workers:
-            self._idle_workers.popleft().set()
-        self._wake_ticker()
-
-    def _wake_joiners(self) -> None:
-        waiters, self._join_waiters = self._join_waiters, []
-        for event in waiters:
-            event.set()
-
-    # ── State changes ─────────────────────────────────────────────────────
-
-    def _transition(self, job: Job, new: JobStatus) -> None:
-        old = job.status
-        if not old._allowed & new._bit:  # type: ignore[attr-defined]
-            raise InvalidTransitionError(
-                f"{_describe(job)}: {old.value} -> {new.value} is not a legal transition"
-            )
-        job.status = new
-        if self._listeners:
-            self._notify(job, old, new)
-
-    def _notify(self, job: Job, old: JobStatus, new: JobStatus) -> None:
-        for listener in self._listeners:
-            try:
-                listener(job, old, new)
-            except Exception:  # a bad listener must not break the scheduler
-                logger.exception("listener %r failed on %s", listener, _describe(job))
-
-    def _finish(self, job: Job, status: JobStatus, error: str | None) -> None:
-        """Make ``job`` terminal, release or cancel its dependents, trim history."""
-        todo = self._finish_one(job, status, error)
-        # A worklist, not recursion: a failure can cascade down a long chain.
-        # Only a failure with dependents builds one; a plain finish allocates nothing.
-        while todo:
-            dependent, reason = todo.pop()
-            more = self._finish_one(dependent, _CANCELLED, reason)
-            if more:
-                todo.extend(more)
-
-    def _finish_one(
-        self, job: Job, status: JobStatus, error: str | None
-    ) -> list[tuple[Job, str]] | None:
-        """Finish ``job`` alone; the dependents its failure cancels, if any."""
-        if job.status._terminal:  # type: ignore[attr-defined]
-            return None
-        try:  # costs nothing unless it raises (zero-cost exceptions)
-            if error is not None:
-                # Only cancellations pass a reason: failures set last_error before.
-                job.last_error = error
-                job.last_traceback = None
-                if status is _CANCELLED and logger.isEnabledFor(INFO):
-                    logger.info(
-                        "%s cancelled%s",
-                        _describe(job),
-                        "" if error == "cancelled" else f": {error}",
-                        extra=_extra(job),
-                    )
-            job.finished_at = now = self._clock()
-            self._transition(job, status)
-        except Exception as exc:
-            self._recording_failed(job, exc)
-            return None
-        # Counted as soon as it is terminal, so nothing below can leave join()
-        # waiting for it.
-        self._unfinished -= 1
-        if not self._unfinished and self._join_waiters:
-            self._wake_joiners()
-        number = job._jobsched_id
-        if self._blocked:
-            self._blocked.pop(number, None)
-        cascade: list[tuple[Job, str]] | None = None
-        if self._dependents:
-            dependents = self._dependents.pop(number, None)
-            if dependents:
-                for dep in dependents:
-                    dependent = self._jobs.get(dep)
-                    if dependent is None or dependent.status._terminal:  # type: ignore[attr-defined]
-                        continue
-                    if status is _COMPLETED:
-                        unmet = self._blocked.get(dep)
-                        if unmet is not None:
-                            unmet.discard(number)
-                            if not unmet:
-                                del self._blocked[dep]
-                                try:
-                                    self._push(dependent, now)
-                                except Exception as exc:
-                                    self._recording_failed(dependent, exc)
-                    else:
-                        if cascade is None:
-                            cascade = []
-                        cascade.append((dependent, f"upstream job-{number} {status.value}"))
-        finished = self._finished
-        finished.append(number)
-        if len(finished) > self._history_limit:
-            self._jobs.pop(finished.popleft(), None)
-        return cascade
-
     async def _shutdown_executors(self, cancel_running: bool) -> None:
         for name, executor in list(self._executors.items()):
             try:
                 await executor.shutdown(cancel_running=cancel_running)
             except Exception:
                 logger.exception("executor %r failed to shut down", name)
-
-
-def _format(exc: BaseException) -> str:
-    """``last_traceback``'s text: what ``traceback.format_exception`` prints."""
-    import traceback  # on the first failure, not at `import jobsched`
-
-    return "".join(traceback.format_exception(exc))
 
 
 def _log_crash(task: asyncio.Task[None]) -> None:
@@ -1075,24 +368,3 @@ def _log_crash(task: asyncio.Task[None]) -> None:
             "jobsched's workers stopped on an internal error; stop() raises it",
             exc_info=task.exception(),
         )
-
-
-def _describe(job: object) -> str:
-    if isinstance(job, Job):
-        try:
-            return f"{job.job_id} ({job.name!r})"
-        except AttributeError:  # its __init__ never called Job.__init__
-            return f"a {type(job).__qualname__} that was never initialised"
-    return repr(job)
-
-
-def _extra(job: Job) -> dict[str, Any]:
-    """The fields every log record about a job carries, for structured (JSON) logging."""
-    return {"job_id": job.job_id, "job_name": job.name, "attempt": job.attempts}
-
-
-def _resubmit_message(job: Job) -> str:
-    return (
-        f"{_describe(job)} was already submitted (status {job.status.value}); "
-        "a job runs once: create a new job object to run the work again"
-    )

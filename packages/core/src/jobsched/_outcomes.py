@@ -1,0 +1,209 @@
+"""How an attempt ended: the outcome, a retry or the end, and the dependency cascade."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from ._attempts import Attempt
+from ._enums import JobStatus
+from ._exceptions import NonRetryableError
+from ._jobs import Job
+from ._log import INFO, logger
+from ._state import SchedulerState, _describe, _extra, _format
+
+_RETRY_WAIT = JobStatus.RETRY_WAIT
+_COMPLETED = JobStatus.COMPLETED
+_FAILED = JobStatus.FAILED
+_TIMED_OUT = JobStatus.TIMED_OUT
+_CANCELLED = JobStatus.CANCELLED
+
+
+class Outcomes(SchedulerState):
+    """Records outcomes: cancellation beats timeout beats error beats result."""
+
+    def _settle(
+        self, job: Job, attempt: Attempt | None, result: Any, error: BaseException | None
+    ) -> None:
+        """Record how an attempt ended. Cancellation beats timeout beats error.
+
+        Whatever a cancelled or timed-out job did afterwards (returned,
+        raised, swallowed the cancellation) the outcome is the scheduler's.
+        """
+        try:
+            if attempt is None and self._early_cancels and job._jobsched_id in self._early_cancels:
+                self._early_cancels.discard(job._jobsched_id)
+                self._finish(job, _CANCELLED, "cancelled")
+            elif attempt is not None and attempt.scope.cancel_called:
+                if attempt.reason is not None:
+                    self._finish(job, _CANCELLED, attempt.reason)
+                else:
+                    self._after_failure(job, f"timed out after {job.timeout}s", True, True)
+            elif error is not None:
+                self._after_failure(
+                    job,
+                    f"{type(error).__name__}: {error}",
+                    not isinstance(error, NonRetryableError),
+                    False,
+                    error,
+                )
+            else:
+                job.result = result
+                self._finish(job, _COMPLETED, None)
+        except Exception as exc:  # a bug in our own bookkeeping must not kill a worker
+            self._recording_failed(job, exc)
+
+    def _after_failure(
+        self,
+        job: Job,
+        error: str,
+        retryable: bool,
+        timed_out: bool,
+        exc: BaseException | None = None,
+    ) -> None:
+        """Retry a failed or timed-out attempt, or finish the job FAILED / TIMED_OUT.
+
+        :param exc: the exception the attempt raised, for ``last_traceback``
+            and the log; None for a timeout.
+        """
+        job.last_error = error
+        job.last_traceback = None if exc is None else _format(exc)
+        retry = job.retry
+        attempts = job.attempts
+        if retryable and attempts <= retry.max_retries and not self._stopping:
+            now = self._clock()
+            wait = retry.delay(attempts, self._rng)
+            if not 0 <= wait < math.inf:  # NaN too: it would park the job for ever
+                raise ValueError(
+                    f"{type(retry).__name__}.delay({attempts}) returned {wait!r}, "
+                    "not a finite number of seconds >= 0"
+                )
+            job.run_at = now + wait
+            logger.warning(
+                "%s: attempt %d of %d %s; retrying in %.3gs",
+                _describe(job),
+                attempts,
+                retry.max_retries + 1,
+                error if timed_out else f"failed ({error})",
+                wait,
+                extra=_extra(job),
+            )
+            self._transition(job, _RETRY_WAIT)
+            self._push(job, now)
+        else:
+            logger.error(
+                "%s: attempt %d %s; it ends %s",
+                _describe(job),
+                attempts,
+                error if timed_out else f"failed ({error})",
+                "TIMED_OUT" if timed_out else "FAILED",
+                exc_info=exc,
+                extra=_extra(job),
+            )
+            self._finish(job, _TIMED_OUT if timed_out else _FAILED, None)
+
+    def _recording_failed(self, job: Job, exc: Exception) -> None:
+        """Our own bookkeeping raised while recording ``job``'s outcome: end it FAILED anyway.
+
+        A job left RUNNING or RETRY_WAIT would never finish and join() would
+        wait for it for ever; FAILED with the internal error is visible.
+        """
+        reason = f"jobsched internal error while recording the outcome: {type(exc).__name__}: {exc}"
+        logger.error("%s: %s", _describe(job), reason, exc_info=exc, extra=_extra(job))
+        old = job.status
+        if old._terminal:  # type: ignore[attr-defined]
+            return  # recorded before the error; _finish_one counts a job once terminal
+        # Set by hand, not through _transition: RETRY_WAIT -> FAILED is no
+        # legal edge, and the regular path is what just failed.
+        job.status = _FAILED
+        job.last_error = reason
+        job.last_traceback = _format(exc)
+        try:
+            job.finished_at = self._clock()
+        except Exception:
+            job.finished_at = time.monotonic()
+        number = job._jobsched_id
+        self._unfinished -= 1
+        self._blocked.pop(number, None)
+        self._finished.append(number)
+        if len(self._finished) > self._history_limit:
+            self._jobs.pop(self._finished.popleft(), None)
+        if self._listeners:
+            self._notify(job, old, _FAILED)
+        for dep in self._dependents.pop(number, None) or ():
+            dependent = self._jobs.get(dep)
+            if dependent is not None:
+                self._finish(dependent, _CANCELLED, f"upstream job-{number} failed")
+        if not self._unfinished and self._join_waiters:
+            self._wake_joiners()
+
+    def _finish(self, job: Job, status: JobStatus, error: str | None) -> None:
+        """Make ``job`` terminal, release or cancel its dependents, trim history."""
+        todo = self._finish_one(job, status, error)
+        # A worklist, not recursion: a failure can cascade down a long chain.
+        # Only a failure with dependents builds one; a plain finish allocates nothing.
+        while todo:
+            dependent, reason = todo.pop()
+            more = self._finish_one(dependent, _CANCELLED, reason)
+            if more:
+                todo.extend(more)
+
+    def _finish_one(
+        self, job: Job, status: JobStatus, error: str | None
+    ) -> list[tuple[Job, str]] | None:
+        """Finish ``job`` alone; the dependents its failure cancels, if any."""
+        if job.status._terminal:  # type: ignore[attr-defined]
+            return None
+        try:  # costs nothing unless it raises (zero-cost exceptions)
+            if error is not None:
+                # Only cancellations pass a reason: failures set last_error before.
+                job.last_error = error
+                job.last_traceback = None
+                if status is _CANCELLED and logger.isEnabledFor(INFO):
+                    logger.info(
+                        "%s cancelled%s",
+                        _describe(job),
+                        "" if error == "cancelled" else f": {error}",
+                        extra=_extra(job),
+                    )
+            job.finished_at = now = self._clock()
+            self._transition(job, status)
+        except Exception as exc:
+            self._recording_failed(job, exc)
+            return None
+        # Counted as soon as it is terminal, so nothing below can leave join()
+        # waiting for it.
+        self._unfinished -= 1
+        if not self._unfinished and self._join_waiters:
+            self._wake_joiners()
+        number = job._jobsched_id
+        if self._blocked:
+            self._blocked.pop(number, None)
+        cascade: list[tuple[Job, str]] | None = None
+        if self._dependents:
+            dependents = self._dependents.pop(number, None)
+            if dependents:
+                for dep in dependents:
+                    dependent = self._jobs.get(dep)
+                    if dependent is None or dependent.status._terminal:  # type: ignore[attr-defined]
+                        continue
+                    if status is _COMPLETED:
+                        unmet = self._blocked.get(dep)
+                        if unmet is not None:
+                            unmet.discard(number)
+                            if not unmet:
+                                del self._blocked[dep]
+                                try:
+                                    self._push(dependent, now)
+                                except Exception as exc:
+                                    self._recording_failed(dependent, exc)
+                    else:
+                        if cascade is None:
+                            cascade = []
+                        cascade.append((dependent, f"upstream job-{number} {status.value}"))
+        finished = self._finished
+        finished.append(number)
+        if len(finished) > self._history_limit:
+            self._jobs.pop(finished.popleft(), None)
+        return cascade

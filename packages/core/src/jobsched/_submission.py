@@ -1,0 +1,276 @@
+"""Submitting: every check before any change, dependencies, schedules."""
+
+from __future__ import annotations
+
+import math
+import time
+from _thread import get_ident  # threading's, without importing threading
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from . import _plugins
+from ._enums import JobStatus
+from ._exceptions import (
+    SchedulerError,
+    SchedulerStoppedError,
+    UnknownJobError,
+)
+from ._jobs import Job, id_number, next_number
+from ._outcomes import Outcomes
+from ._recurring import CronSchedule, RecurringSchedule
+from ._state import _describe
+
+if TYPE_CHECKING:
+    # Imported where they are used, not here: asyncio, anyio.abc,
+    # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
+    # module (datetime) would triple the cost of `import jobsched`.
+    from datetime import tzinfo
+
+    from ._cron import CronTrigger
+
+_PENDING = JobStatus.PENDING
+_COMPLETED = JobStatus.COMPLETED
+_CANCELLED = JobStatus.CANCELLED
+
+
+class Submission(Outcomes):
+    """Accepts jobs and schedules; refuses bad ones before changing anything."""
+
+    def submit(self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()) -> str:
+        """Queue ``job`` and return its id. Works before and after :meth:`start`.
+
+        :param delay: seconds before the job may start.
+        :param depends_on: ids of jobs that must complete first. They must
+            already be submitted, which makes cycles impossible.
+        :raises SchedulerStoppedError: :meth:`stop` has begun.
+        :raises SchedulerError: the job was already submitted.
+        :raises UnknownJobError: a dependency is unknown.
+        :raises ExecutorNotFoundError: the job's executor is not installed.
+        """
+        if self._stopping:
+            raise SchedulerStoppedError(
+                f"cannot submit {_describe(job)}: the scheduler is stopping or stopped; "
+                "submit before stop(), or create a new JobScheduler"
+            )
+        deps = self._check_submit(job, delay, depends_on)
+        now = self._clock()
+        seq = job.seq = next_number()
+        number = job._jobsched_id
+        if not number:
+            # First needed now: the id and seq are one int object.
+            number = job._jobsched_id = seq
+        job.submitted_at = now
+        job.run_at = now + delay if delay > 0 else now
+        try:
+            if deps or delay > 0:
+                # The key is otherwise computed later (on release or
+                # promotion), where an error could no longer reach the caller.
+                self._strategy.key(job)
+            self._jobs[number] = job
+            self._unfinished += 1
+            if deps:
+                self._block_on(job, deps)
+            else:
+                self._push(job, now)
+        except Exception as exc:
+            if self._jobs.get(number) is job:
+                del self._jobs[number]
+                self._unfinished -= 1
+            job.seq = 0
+            raise TypeError(
+                f"{_describe(job)} cannot be queued: the strategy "
+                f"{type(self._strategy).__name__} failed on it ({type(exc).__name__}: {exc}); "
+                "check the fields it orders by (priority, deadline, tenant)"
+            ) from exc
+        return f"job-{number}"
+
+    def submit_threadsafe(
+        self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()
+    ) -> str:
+        """Submit from another thread once the scheduler has started; returns the job id.
+
+        It runs :meth:`submit` on the event-loop thread and waits for it, so
+        when it returns :meth:`get` knows the id, and it raises in the calling
+        thread whatever :meth:`submit` raises.
+
+        :raises SchedulerError: not started yet, or called on the event-loop
+            thread itself (where it would wait for itself: call :meth:`submit`).
+        """
+        token = self._loop_token
+        if token is None:
+            raise SchedulerError(
+                "submit_threadsafe() needs a started scheduler: start() it first, "
+                "or call submit() from the event-loop thread"
+            )
+        if self._stopping:
+            raise SchedulerStoppedError(
+                f"cannot submit {_describe(job)}: the scheduler is stopping or stopped"
+            )
+        if get_ident() == self._loop_thread:
+            raise SchedulerError(
+                "submit_threadsafe() was called on the scheduler's event-loop thread, where "
+                "it would wait for the loop it blocks: call submit() there instead"
+            )
+        import anyio.from_thread
+
+        try:
+            return anyio.from_thread.run_sync(
+                lambda: self.submit(job, delay=delay, depends_on=depends_on), token=token
+            )
+        except anyio.RunFinishedError:
+            raise SchedulerStoppedError(
+                f"cannot submit {_describe(job)}: the scheduler's event loop has ended"
+            ) from None
+
+    def _check_submit(self, job: Job, delay: float, depends_on: Iterable[str]) -> list[int]:
+        """Every check submit() makes, before it changes any state."""
+        # Job is an ABC, whose isinstance() runs Python code; a look along the
+        # MRO answers for every real subclass at a fraction of the cost.
+        if Job not in type(job).__mro__ and not isinstance(job, Job):
+            raise TypeError(f"submit() takes a jobsched.Job, got {job!r}")
+        try:
+            if job.seq or job.status is not _PENDING:
+                raise SchedulerError(_resubmit_message(job))
+        except AttributeError:
+            raise TypeError(
+                f"{type(job).__qualname__} was never initialised as a job: its __init__ must "
+                "call super().__init__(name, ...), which gives the job its id and status"
+            ) from None
+        try:
+            if not delay >= 0 or delay == math.inf:
+                raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
+        except TypeError:
+            raise TypeError(f"delay must be a number of seconds >= 0, got {delay!r}") from None
+        if isinstance(depends_on, str):
+            depends_on = (depends_on,)
+        deps: list[int] = []
+        if depends_on:
+            jobs = self._jobs
+            unknown = []
+            for dep_id in dict.fromkeys(depends_on):
+                number = id_number(dep_id)
+                if number in jobs:
+                    deps.append(number)
+                else:
+                    unknown.append(dep_id)
+            if unknown:
+                raise UnknownJobError(
+                    f"{_describe(job)} depends on unknown job(s) {unknown}: submit "
+                    "dependencies first (finished jobs are forgotten after history_limit)"
+                )
+        name = job.executor
+        if name not in self._executors:
+            self._executors[name] = _plugins.create(name)
+        return deps
+
+    def _block_on(self, job: Job, deps: list[int]) -> None:
+        jobs = self._jobs
+        for dep in deps:
+            status = jobs[dep].status
+            if status._terminal and status is not _COMPLETED:  # type: ignore[attr-defined]
+                self._finish(job, _CANCELLED, f"upstream job-{dep} {status.value}")
+                return
+        unmet = {d for d in deps if jobs[d].status is not _COMPLETED}
+        if not unmet:
+            self._push(job, self._clock())
+            return
+        number = job._jobsched_id
+        self._blocked[number] = unmet
+        for dep in unmet:
+            self._dependents.setdefault(dep, []).append(number)
+
+    def schedule_recurring(
+        self,
+        factory: Callable[[], Job],
+        interval: float,
+        *,
+        start_in: float = 0.0,
+        allow_overlap: bool = False,
+    ) -> str:
+        """Submit ``factory()`` every ``interval`` seconds; returns the schedule id.
+
+        Fixed-rate: missed fires coalesce into one. Unless ``allow_overlap``,
+        a fire is skipped while the previous job from this schedule runs.
+        """
+        if self._stopping:
+            raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
+        if not (start_in >= 0 and math.isfinite(start_in)):
+            raise ValueError(f"start_in must be a number of seconds >= 0, got {start_in!r}")
+        schedule = RecurringSchedule(factory, interval, self._clock() + start_in, allow_overlap)
+        self._recurring[schedule.schedule_id] = schedule
+        self._wake_ticker()
+        return schedule.schedule_id
+
+    def schedule_cron(
+        self,
+        factory: Callable[[], Job],
+        cron: str | CronTrigger,
+        *,
+        timezone: str | tzinfo | None = None,
+        allow_overlap: bool = False,
+    ) -> str:
+        """Submit ``factory()`` at the fire times of a cron expression; returns the schedule id.
+
+        :param cron: a five-field expression or alias, or a :class:`CronTrigger`.
+        :param timezone: the zone of an expression (IANA name or ``tzinfo``;
+            local by default); a :class:`CronTrigger` carries its own.
+
+        Missed fires coalesce into one and, unless ``allow_overlap``, a fire is
+        skipped while the previous job from this schedule runs, as for
+        :meth:`schedule_recurring`. :meth:`cancel_recurring` stops it.
+
+        :raises ValueError: the expression or zone is not valid, or both a
+            :class:`CronTrigger` and ``timezone`` were given.
+        """
+        from ._cron import CronTrigger
+
+        if self._stopping:
+            raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
+        if isinstance(cron, CronTrigger):
+            if timezone is not None:
+                raise ValueError(
+                    f"timezone={timezone!r} was given with {cron!r}, which has its own zone; "
+                    "pass the zone to CronTrigger, or pass the expression as a string"
+                )
+            trigger = cron
+        elif isinstance(cron, str):
+            trigger = CronTrigger(cron, timezone)
+        else:
+            raise TypeError(f"cron must be an expression string or a CronTrigger, got {cron!r}")
+        clock = self._clock
+        now = clock()
+        if clock is time.monotonic:
+            # Re-read at every fire, so a stepped wall clock or a suspend is
+            # caught up with.
+            def wall_offset() -> float:
+                return time.time() - time.monotonic()
+
+        else:
+            # A custom (virtual) clock: wall time advances with it from now on.
+            fixed = time.time() - now
+
+            def wall_offset() -> float:
+                return fixed
+
+        schedule = CronSchedule(factory, trigger, now, wall_offset, allow_overlap)
+        self._recurring[schedule.schedule_id] = schedule
+        self._wake_ticker()
+        return schedule.schedule_id
+
+    def cancel_recurring(self, schedule_id: str) -> bool:
+        """Stop a schedule; False if it is unknown or already cancelled.
+
+        A job it already submitted keeps running; cancel it by its id.
+        """
+        schedule = self._recurring.pop(schedule_id, None)
+        if schedule is None or not schedule.active:
+            return False
+        schedule.active = False
+        return True
+
+
+def _resubmit_message(job: Job) -> str:
+    return (
+        f"{_describe(job)} was already submitted (status {job.status.value}); "
+        "a job runs once: create a new job object to run the work again"
+    )
