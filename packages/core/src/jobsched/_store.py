@@ -17,10 +17,13 @@ monotonic clock; the scheduler converts at this boundary.
 
 from __future__ import annotations
 
+import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+from ._codec import secret_from
 from ._enums import JobStatus
 
 #: Width of the stored sort key: the longest built-in strategy key (EDF:
@@ -120,8 +123,21 @@ class JobStore(ABC):
     per batch.
     """
 
-    #: The URL it was opened from, with any password masked.
-    url: str
+    def __init__(self, url: str, *, secret: str | bytes | None = None, lease: float = 30.0) -> None:
+        """Keep the options every store takes.
+
+        :param secret: signs payloads (HMAC-SHA256); default: the
+            ``JOBSCHED_SECRET`` environment variable.
+        :param lease: seconds a claimed attempt stays owned without a heartbeat.
+        """
+        if isinstance(lease, bool) or not isinstance(lease, (int, float)):
+            raise TypeError(f"lease must be a number of seconds, got {lease!r}")
+        if not (lease > 0 and math.isfinite(lease)):
+            raise ValueError(f"lease must be a positive, finite number of seconds, got {lease!r}")
+        #: The URL it was opened from, with any password masked.
+        self.url = mask_password(url)
+        self.secret = secret_from(secret)
+        self.lease = float(lease)
 
     @abstractmethod
     async def open(self) -> None:
@@ -190,3 +206,9 @@ class JobStore(ABC):
     @abstractmethod
     async def prune(self, keep: int) -> int:
         """Delete the oldest finished jobs beyond ``keep``; how many went."""
+
+
+def mask_password(url: str) -> str:
+    """``url`` with the password of its user part replaced by ``***``."""
+    # The user part starts the URL, or follows its "//" (malformed URLs too).
+    return re.sub(r"(^|//)([^:/@]*):[^@/]*@", r"\1\2:***@", url, count=1)

@@ -45,11 +45,13 @@ class SQLiteStore(JobStore):
     """Jobs in one SQLite file (``sqlite:///jobs.db``).
 
     :param url: ``sqlite:///relative.db`` or ``sqlite:////absolute.db``.
+    :param secret: signs payloads; optional for SQLite.
+    :param lease: seconds a claimed attempt stays owned without a heartbeat.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, secret: str | bytes | None = None, lease: float = 30.0) -> None:
         self.path = _schema.path_from_url(url)
-        self.url = url
+        super().__init__(url, secret=secret, lease=lease)
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(1)
