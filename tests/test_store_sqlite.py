@@ -309,6 +309,21 @@ async def test_adding_after_an_upstream_failed_cancels_at_once(store: SQLiteStor
     ]
 
 
+async def test_released_claims_are_claimable_again_uncounted(store: SQLiteStore) -> None:
+    await store.add([new(1), new(2)], NOW)
+    claims = await store.claim("stopping", 2, {"async"}, NOW, 30)
+    out = Outcome(2, claims[1].attempt, js.JobStatus.RETRY_WAIT, NOW, run_at=NOW, error="E")
+    await store.record("stopping", [out])
+    (again,) = await store.claim("stopping", 1, {"async"}, NOW, 30)
+    assert again.attempt == 2
+    await store.release("stopping", [1, 2])
+    await store.release("someone-else", [1])  # not theirs: no effect
+    retaken = await store.claim("next", 5, {"async"}, NOW, 30)
+    assert sorted((c.id, c.attempt) for c in retaken) == [(1, 1), (2, 2)]
+    job = await store.fetch(2)
+    assert job is not None and job.status is js.JobStatus.RUNNING and job.owner == "next"
+
+
 # ── cancel, join, prune ──────────────────────────────────────────────────
 
 

@@ -186,6 +186,11 @@ class JobStore(ABC):
         that someone asked to cancel."""
 
     @abstractmethod
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        """Hand back jobs ``owner`` claimed but never started (it is stopping):
+        their attempt is not counted, and any member may claim them again."""
+
+    @abstractmethod
     async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
         """Cancel jobs: a queued one at once (with its dependents); a running
         one is flagged for its owner to stop (see :meth:`extend`)."""

@@ -141,6 +141,17 @@ class SQLiteStore(JobStore):
 
         return await self._in_thread(self._write, extend)
 
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        def release(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "UPDATE jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
+                "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
+                "lease_until = NULL WHERE id = ? AND owner = ? AND status = 'running'",
+                [(i, owner) for i in ids],
+            )
+
+        await self._in_thread(self._write, release)
+
     async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
         def cancel(conn: sqlite3.Connection) -> list[Change]:
             changes: list[Change] = []
