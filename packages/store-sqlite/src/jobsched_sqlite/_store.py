@@ -90,10 +90,11 @@ class SQLiteStore(JobStore):
         with self._lock:
             return fn(conn)
 
-    async def _in_thread(
-        self, method: Callable[..., T], fn: Callable[[sqlite3.Connection], T]
-    ) -> T:
-        return await anyio.to_thread.run_sync(method, fn, limiter=self._limiter)
+    async def _write_async(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return await anyio.to_thread.run_sync(self._write, fn, limiter=self._limiter)
+
+    async def _read_async(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return await anyio.to_thread.run_sync(self._read, fn, limiter=self._limiter)
 
     # ── the interface ─────────────────────────────────────────────────────
 
@@ -109,7 +110,7 @@ class SQLiteStore(JobStore):
         return self._write(reserve)
 
     async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
-        return await self._in_thread(self._write, lambda conn: _add(conn, jobs, now))
+        return await self._write_async(lambda conn: _add(conn, jobs, now))
 
     async def claim(
         self, owner: str, limit: int, executors: Collection[str], now: float, lease: float
@@ -122,7 +123,7 @@ class SQLiteStore(JobStore):
         )
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
-        return await self._in_thread(self._write, lambda conn: _record(conn, owner, outcomes))
+        return await self._write_async(lambda conn: _record(conn, owner, outcomes))
 
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
         def extend(conn: sqlite3.Connection) -> list[int]:
@@ -139,7 +140,7 @@ class SQLiteStore(JobStore):
                 )
             ]
 
-        return await self._in_thread(self._write, extend)
+        return await self._write_async(extend)
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
         def release(conn: sqlite3.Connection) -> None:
@@ -150,7 +151,7 @@ class SQLiteStore(JobStore):
                 [(i, owner) for i in ids],
             )
 
-        await self._in_thread(self._write, release)
+        await self._write_async(release)
 
     async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
         def cancel(conn: sqlite3.Connection) -> list[Change]:
@@ -168,14 +169,14 @@ class SQLiteStore(JobStore):
                     changes.extend(_cascade(conn, job_id, _CANCELLED, now))
             return changes
 
-        return await self._in_thread(self._write, cancel)
+        return await self._write_async(cancel)
 
     async def next_due(self) -> float | None:
         def next_due(conn: sqlite3.Connection) -> float | None:
             (due,) = conn.execute("SELECT MIN(run_at) FROM jobs WHERE queue = 1").fetchone()
             return due  # type: ignore[no-any-return]
 
-        return await self._in_thread(self._read, next_due)
+        return await self._read_async(next_due)
 
     async def fetch(self, job_id: int) -> StoredJob | None:
         def fetch(conn: sqlite3.Connection) -> StoredJob | None:
@@ -194,22 +195,31 @@ class SQLiteStore(JobStore):
                 )
             )
             return StoredJob(
-                row[0],
-                row[1],
-                row[2],
-                JobStatus(row[3]),
-                *row[4:14],
+                id=row[0],
+                name=row[1],
+                executor=row[2],
+                status=JobStatus(row[3]),
+                attempts=row[4],
+                run_at=row[5],
+                submitted_at=row[6],
+                started_at=row[7],
+                finished_at=row[8],
+                result=row[9],
+                last_error=row[10],
+                last_traceback=row[11],
+                owner=row[12],
+                tenant=row[13],
                 depends_on=deps,
             )
 
-        return await self._in_thread(self._read, fetch)
+        return await self._read_async(fetch)
 
     async def unfinished(self) -> int:
         def count(conn: sqlite3.Connection) -> int:
             (n,) = conn.execute("SELECT COUNT(*) FROM jobs WHERE finished_at IS NULL").fetchone()
             return int(n)
 
-        return await self._in_thread(self._read, count)
+        return await self._read_async(count)
 
     async def prune(self, keep: int) -> int:
         def prune(conn: sqlite3.Connection) -> int:
@@ -222,7 +232,7 @@ class SQLiteStore(JobStore):
 
         total = 0
         while True:
-            deleted = await self._in_thread(self._write, prune)
+            deleted = await self._write_async(prune)
             total += deleted
             if deleted < PRUNE_BATCH:
                 return total
