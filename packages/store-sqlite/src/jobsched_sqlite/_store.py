@@ -118,8 +118,8 @@ class SQLiteStore(JobStore):
         if limit < 1:
             return []
         names = tuple(sorted(set(executors)))
-        return await self._in_thread(
-            self._write, lambda conn: _claim(conn, owner, limit, names, now, now + lease)
+        return await self._write_async(
+            lambda conn: _claim(conn, owner, limit, names, now, now + lease)
         )
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
