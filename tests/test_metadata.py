@@ -18,8 +18,15 @@ DISTRIBUTIONS = {
     "jobsched-exec-thread": "exec-thread",
     "jobsched-exec-process": "exec-process",
     "jobsched-jobs-examples": "jobs-examples",
+    "jobsched-store-sqlite": "store-sqlite",
 }
-EXECUTORS = ["jobsched-exec-async", "jobsched-exec-thread", "jobsched-exec-process"]
+# The plugins the core's extras install: executors and stores.
+EXECUTORS = [
+    "jobsched-exec-async",
+    "jobsched-exec-thread",
+    "jobsched-exec-process",
+    "jobsched-store-sqlite",
+]
 
 
 def _pyproject_version(folder: str) -> str:

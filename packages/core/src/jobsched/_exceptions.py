@@ -29,3 +29,11 @@ class ExecutorNotFoundError(SchedulerError):
 
 class NonRetryableError(Exception):
     """Raise from a job to fail it at once, skipping any remaining retries."""
+
+
+class StoreNotFoundError(SchedulerError):
+    """A store URL names a scheme no installed store serves."""
+
+
+class StoreUnavailableError(SchedulerError):
+    """A store cannot be reached or opened (the message masks any password)."""

@@ -1,0 +1,219 @@
+"""The store interface: where jobs, their outcomes and their dependencies live.
+
+A durable store is shared: any number of schedulers (*members*, each with an
+``owner`` id) may work on it at once, in one process or many. So every
+operation is a batch (a database store pays one round trip per batch, not per
+job) and every running attempt is *claimed*: the row names its owner, a lease
+that the owner's heartbeat extends, and the attempt number. The pair (owner,
+attempt) is the fencing token: an outcome is written only where both still
+match, so a member whose lease expired and whose job was taken over can never
+overwrite the newer attempt.
+
+The store keeps no policy. It never unpickles a job: the scheduler computes
+strategy keys, retry times and statuses, and the store applies them. Times in
+a store are wall-clock seconds (``time.time()``), since a restart has a new
+monotonic clock; the scheduler converts at this boundary.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+from ._codec import secret_from
+from ._enums import JobStatus
+
+#: Width of the stored sort key: the longest built-in strategy key (EDF:
+#: deadline, priority, seq). Shorter keys are padded with zeros.
+KEY_WIDTH = 3
+
+
+@dataclass(slots=True)
+class NewJob:
+    """A job to add: what the store needs to order, gate and hand it out."""
+
+    id: int
+    name: str
+    executor: str
+    key: tuple[float, ...]
+    run_at: float
+    submitted_at: float
+    payload: bytes
+    tenant: str | None = None
+    rate_key: str | None = None
+    depends_on: tuple[int, ...] = ()
+
+
+@dataclass(slots=True)
+class Claimed:
+    """A job handed to one owner: run its attempt ``attempt``, then record it."""
+
+    id: int
+    attempt: int
+    payload: bytes
+    #: "worker lost" when this claim takes over an attempt whose owner died;
+    #: the scheduler then records that attempt's failure instead of running it.
+    lost: bool = False
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How an attempt ended, as the scheduler decided it."""
+
+    id: int
+    attempt: int
+    status: JobStatus
+    finished_at: float
+    #: With RETRY_WAIT: when the next attempt may start.
+    run_at: float | None = None
+    result: bytes | None = None
+    error: str | None = None
+    traceback: str | None = None
+
+
+@dataclass(slots=True)
+class Change:
+    """A status the store set on its own: a dependent cancelled by a cascade,
+    released by its last upstream, or a job cancelled while queued."""
+
+    id: int
+    status: JobStatus
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class StoredJob:
+    """A job as the store has it (``fetch``), whichever member ran it."""
+
+    id: int
+    name: str
+    executor: str
+    status: JobStatus
+    attempts: int
+    run_at: float
+    submitted_at: float
+    started_at: float | None
+    finished_at: float | None
+    result: bytes | None
+    last_error: str | None
+    last_traceback: str | None
+    owner: str | None
+    tenant: str | None = None
+    depends_on: tuple[int, ...] = field(default_factory=tuple)
+
+
+@dataclass(slots=True)
+class Recorded:
+    """What :meth:`JobStore.record` did: outcomes refused by the fence, and
+    the statuses it set on other jobs (dependents) in the same transaction."""
+
+    refused: list[int] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+
+
+class JobStore(ABC):
+    """A place where jobs live, shared by every scheduler that opens it.
+
+    Published through the ``jobsched.stores`` entry-point group under its URL
+    scheme. Each method is one transaction; the scheduler batches calls (a
+    group commit every few milliseconds) so a database pays one round trip
+    per batch.
+    """
+
+    def __init__(self, url: str, *, secret: str | bytes | None = None, lease: float = 30.0) -> None:
+        """Keep the options every store takes.
+
+        :param secret: signs payloads (HMAC-SHA256); default: the
+            ``JOBSCHED_SECRET`` environment variable.
+        :param lease: seconds a claimed attempt stays owned without a heartbeat.
+        """
+        if isinstance(lease, bool) or not isinstance(lease, (int, float)):
+            raise TypeError(f"lease must be a number of seconds, got {lease!r}")
+        if not (lease > 0 and math.isfinite(lease)):
+            raise ValueError(f"lease must be a positive, finite number of seconds, got {lease!r}")
+        #: The URL it was opened from, with any password masked.
+        self.url = mask_password(url)
+        self.secret = secret_from(secret)
+        self.lease = float(lease)
+
+    @abstractmethod
+    async def open(self) -> None:
+        """Connect, create or check the schema.
+
+        :raises StoreUnavailableError: the store cannot be reached or opened.
+        """
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Release connections and threads. Idempotent."""
+
+    @abstractmethod
+    def reserve_ids(self, count: int) -> int:
+        """Reserve ``count`` job ids for this process; the first of the block.
+
+        Synchronous, so ``submit`` stays synchronous: the scheduler reserves
+        the next block ahead of need, so this rarely blocks.
+        """
+
+    @abstractmethod
+    async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
+        """Insert jobs (one transaction); the ones cancelled at once because
+        an upstream already failed."""
+
+    @abstractmethod
+    async def claim(
+        self, owner: str, limit: int, executors: Collection[str], now: float, lease: float
+    ) -> list[Claimed]:
+        """Up to ``limit`` runnable jobs for ``owner``, best first.
+
+        Runnable: PENDING or RETRY_WAIT, every dependency completed, ``run_at``
+        reached, an executor in ``executors``. Also takes over attempts whose
+        lease expired (``Claimed.lost``). Each is RUNNING under ``owner`` with a
+        lease until ``now + lease``, its attempt number counted.
+        """
+
+    @abstractmethod
+    async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+        """Write outcomes, each fenced on (owner, attempt), and apply the
+        dependency cascade of every terminal one."""
+
+    @abstractmethod
+    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
+        """Extend the leases of ``owner``'s running jobs; the ids among them
+        that someone asked to cancel."""
+
+    @abstractmethod
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        """Hand back jobs ``owner`` claimed but never started (it is stopping):
+        their attempt is not counted, and any member may claim them again."""
+
+    @abstractmethod
+    async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
+        """Cancel jobs: a queued one at once (with its dependents); a running
+        one is flagged for its owner to stop (see :meth:`extend`)."""
+
+    @abstractmethod
+    async def next_due(self) -> float | None:
+        """The earliest ``run_at`` of a waiting (delayed or retry-waiting,
+        dependencies met) job, or None."""
+
+    @abstractmethod
+    async def fetch(self, job_id: int) -> StoredJob | None:
+        """The stored job, or None."""
+
+    @abstractmethod
+    async def unfinished(self) -> int:
+        """How many jobs are not terminal."""
+
+    @abstractmethod
+    async def prune(self, keep: int) -> int:
+        """Delete the oldest finished jobs beyond ``keep``; how many went."""
+
+
+def mask_password(url: str) -> str:
+    """``url`` with the password of its user part replaced by ``***``."""
+    # The user part starts the URL, or follows its "//" (malformed URLs too).
+    return re.sub(r"(^|//)([^:/@]*):[^@/]*@", r"\1\2:***@", url, count=1)

@@ -1,0 +1,216 @@
+"""A scheduler's link to a durable store: ids, group commit, claims and leases.
+
+The workers never wait on the store. ``submit`` and every outcome only append
+to a batch; one *committer* task writes whatever has piled up while its last
+transaction ran (a group commit: one round trip for many jobs, with no fixed
+delay). One *claimer* task claims as many runnable jobs as there are idle
+workers, best first, and hands them over; a *heartbeat* task extends the
+leases of the jobs this member holds and learns which of them someone
+cancelled. The in-memory store needs none of this: the scheduler works on its
+heaps directly.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable, Collection, Sequence
+from typing import Protocol
+
+import anyio
+
+from ._codec import Codec
+from ._store import Change, Claimed, JobStore, NewJob, Outcome
+
+#: Ids reserved per round trip; the next block is reserved when half is used.
+ID_BLOCK = 1024
+#: Seconds between looks at the store when nothing woke the claimer; other
+#: processes' commits reach an idle member at the latest this late.
+POLL_INTERVAL = 0.5
+
+
+class Host(Protocol):
+    """What the link needs from the scheduler it serves."""
+
+    def claim_capacity(self) -> tuple[int, Collection[str]]:
+        """How many jobs to claim now, and on which executors."""
+
+    def claimed(self, claims: Sequence[Claimed]) -> None:
+        """Take claimed jobs: queue them for the workers, or settle lost ones."""
+
+    def changed(self, changes: Sequence[Change]) -> None:
+        """Statuses the store set (cascaded cancels, cancels of queued jobs)."""
+
+    def held(self) -> Collection[int]:
+        """Ids of the jobs this member holds (claimed or running)."""
+
+    def cancel_held(self, ids: Collection[int]) -> None:
+        """Someone asked to cancel these jobs, which this member holds."""
+
+
+class StoreLink:
+    """Batches a scheduler's writes to ``store`` and feeds it claimed work."""
+
+    def __init__(self, store: JobStore, wall: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.codec = Codec(store.secret)
+        #: This member's name in the store's ``owner`` column: unique per run.
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._wall = wall
+        self._next_id = 0
+        self._end_id = 0
+        self._spare: int | None = None
+        self._last_seq = 0
+        self._adds: list[NewJob] = []
+        self._outcomes: list[Outcome] = []
+        self._cancels: list[int] = []
+        self._appended = 0  # writes handed to the committer so far
+        self._committed = 0  # writes it has committed
+        self._commit_wakeup = anyio.Event()
+        self._claim_wakeup = anyio.Event()
+        self._flushed: list[tuple[int, anyio.Event]] = []
+        self._error: BaseException | None = None
+        self.closing = False
+
+    # ── ids and order (synchronous: submit is) ────────────────────────────
+
+    def next_id(self) -> int:
+        """A new job id, unique in the store across processes and restarts."""
+        if self._next_id >= self._end_id:
+            spare, self._spare = self._spare, None
+            first = spare if spare is not None else self.store.reserve_ids(ID_BLOCK)
+            self._next_id, self._end_id = first, first + ID_BLOCK
+        number = self._next_id
+        self._next_id += 1
+        if self._spare is None and self._end_id - self._next_id < ID_BLOCK // 2:
+            # Reserve the next block ahead, so submit rarely waits for one.
+            self._spare = self.store.reserve_ids(ID_BLOCK)
+        return number
+
+    def next_seq(self) -> int:
+        """Submit order across members: wall-clock microseconds, strictly increasing here."""
+        seq = max(self._last_seq + 1, time.time_ns() // 1000)
+        self._last_seq = seq
+        return seq
+
+    # ── writes (appended here, committed by the committer task) ───────────
+
+    def add(self, job: NewJob) -> None:
+        """Queue ``job`` for the next group commit."""
+        self._adds.append(job)
+        self._appended += 1
+        self._commit_wakeup.set()
+
+    def record(self, outcome: Outcome) -> None:
+        """Queue an attempt's outcome for the next group commit."""
+        self._outcomes.append(outcome)
+        self._appended += 1
+        self._commit_wakeup.set()
+
+    def cancel(self, job_id: int) -> None:
+        """Queue a cancel of a job this member does not hold."""
+        self._cancels.append(job_id)
+        self._appended += 1
+        self._commit_wakeup.set()
+
+    async def flush(self) -> None:
+        """Return once everything appended so far is committed."""
+        target = self._appended
+        while self._committed < target:
+            if self._error is not None:
+                raise self._error
+            event = anyio.Event()
+            self._flushed.append((target, event))
+            self._commit_wakeup.set()
+            await event.wait()
+        if self._error is not None:
+            raise self._error
+
+    def wake_claimer(self) -> None:
+        """A worker freed up, or new work may be claimable."""
+        self._claim_wakeup.set()
+
+    # ── the tasks ─────────────────────────────────────────────────────────
+
+    async def committer(self, host: Host) -> None:
+        """Group-commit appended writes until closed and drained."""
+        store = self.store
+        while True:
+            if not (self._adds or self._outcomes or self._cancels):
+                if self.closing:
+                    return
+                await self._commit_wakeup.wait()
+                self._commit_wakeup = anyio.Event()
+                continue
+            adds, self._adds = self._adds, []
+            outcomes, self._outcomes = self._outcomes, []
+            cancels, self._cancels = self._cancels, []
+            done = self._appended
+            now = self._wall()
+            try:
+                changes: list[Change] = []
+                if adds:
+                    changes += await store.add(adds, now)
+                if outcomes:
+                    changes += (await store.record(self.owner, outcomes)).changes
+                if cancels:
+                    changes += await store.cancel(cancels, now)
+            except BaseException as exc:
+                # The store is gone: nobody may think their writes landed.
+                self._error = exc
+                self._release_flushes(math.inf)
+                raise
+            self._committed = done
+            self._release_flushes(done)
+            if changes:
+                host.changed(changes)
+            if adds or outcomes:
+                # New work, or dependents released, may be claimable now.
+                self._claim_wakeup.set()
+
+    def _release_flushes(self, committed: float) -> None:
+        waiting = []
+        for target, event in self._flushed:
+            if target <= committed:
+                event.set()
+            else:
+                waiting.append((target, event))
+        self._flushed = waiting
+
+    async def claimer(self, host: Host) -> None:
+        """Claim as many jobs as workers are idle, best first, until closed."""
+        store = self.store
+        while not self.closing:
+            self._claim_wakeup = anyio.Event()
+            limit, executors = host.claim_capacity()
+            if limit > 0 and executors:
+                claims = await store.claim(self.owner, limit, executors, self._wall(), store.lease)
+                if claims:
+                    host.claimed(claims)
+                    continue
+            if limit > 0:
+                due = await store.next_due()
+                wait = POLL_INTERVAL
+                if due is not None:
+                    wait = min(wait, max(0.0, due - self._wall()))
+            else:
+                wait = math.inf  # no capacity: a freed worker wakes us
+            with anyio.move_on_after(wait):
+                await self._claim_wakeup.wait()
+
+    async def heartbeat(self, host: Host) -> None:
+        """Extend the leases of held jobs; pass on cancels requested elsewhere."""
+        store = self.store
+        # A third of the lease, so two missed beats still keep it; at least
+        # every second, so a cancel asked on another member arrives in time.
+        every = min(store.lease / 3, 1.0)
+        while not self.closing:
+            await anyio.sleep(every)
+            held = host.held()
+            if held:
+                cancelled = await store.extend(self.owner, held, self._wall() + store.lease)
+                if cancelled:
+                    host.cancel_held(cancelled)

@@ -1,0 +1,173 @@
+"""The SQLite schema, and opening a file: pragmas, checks, creation, migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from jobsched._exceptions import StoreUnavailableError
+
+#: The schema this code writes. A file with a newer one was written by a newer
+#: jobsched, and this one refuses it rather than guess.
+VERSION = 1
+
+# queue: where a PENDING or RETRY_WAIT job waits. 0: ready (a claim takes it
+# in key order), 1: waiting for run_at (a delay or a retry backoff), 2:
+# blocked on dependencies (unmet > 0). NULL: running or finished. Each queue
+# has a partial index, so a claim reads only ready rows in key order and
+# promotion reads only due waiting rows: both stay cheap at a million rows.
+_DDL = """
+CREATE TABLE jobsched_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE jobs (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    executor TEXT NOT NULL,
+    status TEXT NOT NULL,
+    queue INTEGER,
+    k0 REAL NOT NULL,
+    k1 REAL NOT NULL,
+    k2 REAL NOT NULL,
+    run_at REAL NOT NULL,
+    submitted_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    owner TEXT,
+    lease_until REAL,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    unmet INTEGER NOT NULL DEFAULT 0,
+    tenant TEXT,
+    rate_key TEXT,
+    payload BLOB NOT NULL,
+    result BLOB,
+    last_error TEXT,
+    last_traceback TEXT
+);
+CREATE TABLE deps (
+    upstream INTEGER NOT NULL,
+    downstream INTEGER NOT NULL,
+    PRIMARY KEY (upstream, downstream)
+) WITHOUT ROWID;
+CREATE INDEX jobs_ready ON jobs (k0, k1, k2) WHERE queue = 0;
+CREATE INDEX jobs_waiting ON jobs (run_at) WHERE queue = 1;
+CREATE INDEX jobs_leases ON jobs (lease_until) WHERE status = 'running';
+CREATE INDEX jobs_unfinished ON jobs (id) WHERE finished_at IS NULL;
+CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+INSERT INTO jobsched_meta (key, value) VALUES ('schema', 1), ('next_id', 1);
+"""
+
+#: How long a writer waits for another process's write lock before failing.
+BUSY_TIMEOUT_MS = 10_000
+
+
+def path_from_url(url: str) -> Path:
+    """The file a ``sqlite:///relative`` or ``sqlite:////absolute`` URL names.
+
+    :raises ValueError: the URL is not of that form.
+    """
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or len(url) == len(prefix):
+        raise ValueError(
+            f"malformed SQLite store URL {url!r}: use sqlite:///relative/path.db or "
+            "sqlite:////absolute/path.db"
+        )
+    rest = url[len(prefix) :]
+    if "?" in rest or "#" in rest:
+        raise ValueError(
+            f"SQLite store URL {url!r} has a query or fragment; pass options to "
+            "open_store() as keyword arguments instead"
+        )
+    return Path(rest)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open ``path``, creating the schema in a new file and checking an old one.
+
+    :raises StoreUnavailableError: the file cannot be opened or created, is not
+        a SQLite database, belongs to another application, or was written by a
+        newer jobsched.
+    """
+    if not path.parent.is_dir():
+        raise StoreUnavailableError(
+            f"cannot open the SQLite store {str(path)!r}: the folder "
+            f"{str(path.parent)!r} does not exist; create it first"
+        )
+    try:
+        # Autocommit mode: every write transaction is an explicit BEGIN
+        # IMMEDIATE, which takes the write lock up front. A deferred one that
+        # upgrades from read to write gets SQLITE_BUSY at once in WAL mode,
+        # whatever the busy timeout.
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StoreUnavailableError(
+            f"cannot open the SQLite store {str(path)!r}: {exc}; check the path and "
+            "that this process may write there"
+        ) from exc
+    try:
+        _prepare(conn, path)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _prepare(conn: sqlite3.Connection, path: Path) -> None:
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        # FULL: a commit is on disk before submit's flush returns, so a
+        # committed job survives a power cut too, not only a process crash
+        # (NORMAL in WAL mode may lose the last commits on power loss).
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = OFF")
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    except sqlite3.DatabaseError as exc:
+        raise StoreUnavailableError(
+            f"cannot open the SQLite store {str(path)!r}: {exc} (is it a SQLite database? "
+            "a corrupt or foreign file is never overwritten; point the URL at a new file)"
+        ) from exc
+    if mode.lower() != "wal":
+        raise StoreUnavailableError(
+            f"the SQLite store {str(path)!r} cannot use WAL mode (got {mode!r}); "
+            "put it on a local file system"
+        )
+    if not tables:
+        _create(conn, path)
+        return
+    if "jobsched_meta" not in tables:
+        raise StoreUnavailableError(
+            f"{str(path)!r} is a SQLite database of another application (tables: "
+            f"{', '.join(sorted(tables)[:5])}); point the store URL at a new file"
+        )
+    row = conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone()
+    version = row[0] if row else 0
+    if version > VERSION:
+        raise StoreUnavailableError(
+            f"the SQLite store {str(path)!r} has schema version {version}, written by a "
+            f"newer jobsched (this one knows up to {VERSION}); upgrade jobsched-store-sqlite"
+        )
+    if version < 1:
+        raise StoreUnavailableError(
+            f"the SQLite store {str(path)!r} has no valid schema version; it is damaged "
+            "or not jobsched's"
+        )
+
+
+def _create(conn: sqlite3.Connection, path: Path) -> None:
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        # Another process may have created it between our look and the lock.
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'jobsched_meta'").fetchone():
+            conn.execute("COMMIT")
+            return
+        for statement in _DDL.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise StoreUnavailableError(
+            f"cannot create the SQLite store {str(path)!r}: {exc}; check that this "
+            "process may write there"
+        ) from exc

@@ -1,0 +1,380 @@
+"""The SQLite store on its own: the JobStore operations against a real file.
+
+These pin the store's half of the seam (claims in key order, leases and
+fencing, the dependency cascade, recovery, bad files) before the scheduler
+runs on it; the scheduler's behaviour on a store is tested with the
+scheduler.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+
+import jobsched as js
+from jobsched._exceptions import StoreUnavailableError
+from jobsched._store import NewJob, Outcome
+from jobsched_sqlite import SQLiteStore
+
+pytestmark = pytest.mark.anyio
+
+NOW = 1_700_000_000.0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    # The store's own logic does not depend on the backend; its threads do
+    # not run on trio's mock clock. The scheduler's tests cover both.
+    return "asyncio"
+
+
+def url_for(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+@pytest.fixture
+async def store(tmp_path: Path):  # type: ignore[no-untyped-def]
+    s = SQLiteStore(url_for(tmp_path / "jobs.db"))
+    await s.open()
+    yield s
+    await s.close()
+
+
+def new(job_id: int, key: tuple[float, ...] = (0.0,), **kw: object) -> NewJob:
+    fields: dict[str, object] = {
+        "name": f"j{job_id}",
+        "executor": "async",
+        "run_at": NOW,
+        "submitted_at": NOW,
+        "payload": b"P" + bytes([job_id % 256]),
+    }
+    fields.update(kw)
+    return NewJob(job_id, key=key, **fields)  # type: ignore[arg-type]
+
+
+def done(
+    job_id: int, attempt: int = 1, status: js.JobStatus = js.JobStatus.COMPLETED, **kw: object
+) -> Outcome:
+    return Outcome(job_id, attempt, status, NOW + 1, **kw)  # type: ignore[arg-type]
+
+
+# ── opening ──────────────────────────────────────────────────────────────
+
+
+def test_malformed_urls_raise_value_error() -> None:
+    for url in ["sqlite://jobs.db", "sqlite:///", "postgresql://x/y", "sqlite:///a.db?mode=ro"]:
+        with pytest.raises(ValueError, match="SQLite store URL"):
+            SQLiteStore(url)
+
+
+async def test_a_new_file_gets_the_schema_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.db"
+    store = SQLiteStore(url_for(path))
+    await store.open()
+    await store.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("SELECT value FROM jobsched_meta WHERE key='schema'").fetchone() == (1,)
+    conn.close()
+    again = SQLiteStore(url_for(path))  # reopening an existing store works
+    await again.open()
+    assert await again.unfinished() == 0
+    await again.close()
+
+
+async def test_a_missing_folder_is_refused(tmp_path: Path) -> None:
+    store = SQLiteStore(url_for(tmp_path / "nope" / "jobs.db"))
+    with pytest.raises(StoreUnavailableError, match="does not exist"):
+        await store.open()
+
+
+async def test_an_unwritable_path_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    store = SQLiteStore(url_for(tmp_path / "a-file" / "jobs.db"))
+    with pytest.raises(StoreUnavailableError, match="a-file"):
+        await store.open()
+
+
+async def test_a_corrupt_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.db"
+    junk = b"this is not a database at all" * 100
+    path.write_bytes(junk)
+    with pytest.raises(StoreUnavailableError, match="SQLite database"):
+        await SQLiteStore(url_for(path)).open()
+    assert path.read_bytes() == junk
+
+
+async def test_another_applications_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreUnavailableError, match="another application.*users"):
+        await SQLiteStore(url_for(path)).open()
+    conn = sqlite3.connect(path)
+    assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["users"]
+    conn.close()
+
+
+async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.db"
+    store = SQLiteStore(url_for(path))
+    await store.open()
+    await store.close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE jobsched_meta SET value = 99 WHERE key = 'schema'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreUnavailableError, match="schema version 99.*newer"):
+        await SQLiteStore(url_for(path)).open()
+
+
+async def test_a_closed_store_says_to_open_it(tmp_path: Path) -> None:
+    store = SQLiteStore(url_for(tmp_path / "jobs.db"))
+    with pytest.raises(StoreUnavailableError, match="not open"):
+        await store.unfinished()
+
+
+# ── ids ──────────────────────────────────────────────────────────────────
+
+
+async def test_id_blocks_are_disjoint_across_openers(tmp_path: Path) -> None:
+    a, b = SQLiteStore(url_for(tmp_path / "j.db")), SQLiteStore(url_for(tmp_path / "j.db"))
+    await a.open()
+    await b.open()
+    blocks = [a.reserve_ids(100), b.reserve_ids(100), a.reserve_ids(5)]
+    assert blocks == [1, 101, 201]
+    await a.close()
+    await b.close()
+    c = SQLiteStore(url_for(tmp_path / "j.db"))  # and across restarts
+    await c.open()
+    assert c.reserve_ids(1) == 206
+    await c.close()
+
+
+# ── claims ───────────────────────────────────────────────────────────────
+
+
+async def test_claims_follow_the_key_and_count_attempts(store: SQLiteStore) -> None:
+    await store.add([new(1, (2.0, 1)), new(2, (1.0, 2)), new(3, (1.0, 3)), new(4, (0.5, 4))], NOW)
+    first = await store.claim("m1", 2, {"async"}, NOW, lease=30)
+    assert [(c.id, c.attempt) for c in first] == [(4, 1), (2, 1)]
+    rest = await store.claim("m1", 10, {"async"}, NOW, lease=30)
+    assert [c.id for c in rest] == [3, 1]
+    assert await store.claim("m1", 10, {"async"}, NOW, lease=30) == []
+    job = await store.fetch(4)
+    assert job is not None and job.status is js.JobStatus.RUNNING and job.owner == "m1"
+
+
+async def test_a_member_claims_only_its_executors(store: SQLiteStore) -> None:
+    await store.add([new(1, executor="process"), new(2, executor="async")], NOW)
+    assert [c.id for c in await store.claim("m", 5, {"async", "thread"}, NOW, 30)] == [2]
+    assert [c.id for c in await store.claim("m", 5, {"process"}, NOW, 30)] == [1]
+
+
+async def test_delayed_jobs_wait_for_their_time(store: SQLiteStore) -> None:
+    await store.add([new(1, run_at=NOW + 60), new(2)], NOW)
+    assert await store.next_due() == NOW + 60
+    # A long lease: job 2 stays claimed, so only job 1's delay is in play.
+    assert [c.id for c in await store.claim("m", 5, {"async"}, NOW, 1000)] == [2]
+    assert await store.claim("m", 5, {"async"}, NOW + 59, 1000) == []
+    assert [c.id for c in await store.claim("m", 5, {"async"}, NOW + 60, 1000)] == [1]
+    assert await store.next_due() is None
+
+
+async def test_two_members_never_claim_one_job(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    setup = SQLiteStore(url_for(path))
+    await setup.open()
+    await setup.add([new(i, (float(i),)) for i in range(1, 401)], NOW)
+    await setup.close()
+    claimed: dict[str, list[int]] = {}
+
+    async def member(name: str) -> None:
+        store = SQLiteStore(url_for(path))
+        await store.open()
+        mine = claimed.setdefault(name, [])
+        while batch := await store.claim(name, 7, {"async"}, NOW, 30):
+            mine.extend(c.id for c in batch)
+        await store.close()
+
+    async with anyio.create_task_group() as tg:
+        for name in ["a", "b", "c"]:
+            tg.start_soon(member, name)
+    every = [i for ids in claimed.values() for i in ids]
+    assert sorted(every) == list(range(1, 401))  # each exactly once
+
+
+# ── outcomes, fencing, leases ────────────────────────────────────────────
+
+
+async def test_outcomes_are_fenced_on_owner_and_attempt(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    (c,) = await store.claim("m1", 1, {"async"}, NOW, 30)
+    refused = await store.record("m2", [done(1, c.attempt)])
+    assert refused.refused == [1]
+    stale = await store.record("m1", [done(1, c.attempt + 1)])
+    assert stale.refused == [1]
+    ok = await store.record("m1", [done(1, c.attempt, result=b"r")])
+    assert ok.refused == []
+    job = await store.fetch(1)
+    assert job is not None and job.status is js.JobStatus.COMPLETED and job.result == b"r"
+    assert job.finished_at == NOW + 1 and job.owner is None
+    again = await store.record("m1", [done(1, c.attempt)])  # finished: no second outcome
+    assert again.refused == [1]
+
+
+async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
+    store: SQLiteStore,
+) -> None:
+    await store.add([new(1)], NOW)
+    (c,) = await store.claim("dead", 1, {"async"}, NOW, lease=10)
+    assert await store.claim("alive", 1, {"async"}, NOW + 5, 10) == []  # lease still held
+    (taken,) = await store.claim("alive", 1, {"async"}, NOW + 11, 10)
+    assert taken.id == 1 and taken.lost and taken.attempt == c.attempt
+    # The new owner records the lost attempt's failure and a retry...
+    retry = Outcome(
+        1, taken.attempt, js.JobStatus.RETRY_WAIT, NOW + 11, run_at=NOW + 12, error="worker lost"
+    )
+    assert (await store.record("alive", [retry])).refused == []
+    # ...and the dead member, back from a pause, cannot overwrite it.
+    assert (await store.record("dead", [done(1, c.attempt)])).refused == [1]
+    (second,) = await store.claim("alive", 1, {"async"}, NOW + 12, 10)
+    assert second.attempt == 2 and not second.lost
+    job = await store.fetch(1)
+    assert job is not None and job.last_error == "worker lost"
+
+
+async def test_heartbeats_keep_a_lease(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("m", 1, {"async"}, NOW, lease=10)
+    assert await store.extend("m", [1], NOW + 25) == []
+    assert await store.claim("other", 1, {"async"}, NOW + 20, 10) == []
+    assert [c.id for c in await store.claim("other", 1, {"async"}, NOW + 26, 10)] == [1]
+
+
+async def test_a_retry_waits_for_its_time_then_counts_the_next_attempt(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    (c,) = await store.claim("m", 1, {"async"}, NOW, 30)
+    out = Outcome(
+        1, c.attempt, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 5, error="E: x", traceback="tb"
+    )
+    await store.record("m", [out])
+    job = await store.fetch(1)
+    assert job is not None and job.status is js.JobStatus.RETRY_WAIT and job.last_traceback == "tb"
+    assert await store.next_due() == NOW + 5
+    assert await store.claim("m", 1, {"async"}, NOW + 4, 30) == []
+    (again,) = await store.claim("m", 1, {"async"}, NOW + 5, 30)
+    assert again.attempt == 2
+
+
+# ── dependencies ─────────────────────────────────────────────────────────
+
+
+async def test_a_dependent_waits_for_its_upstreams(store: SQLiteStore) -> None:
+    await store.add([new(1), new(2), new(3, depends_on=(1, 2))], NOW)
+    claims = await store.claim("m", 5, {"async"}, NOW, 30)
+    assert sorted(c.id for c in claims) == [1, 2]
+    await store.record("m", [done(1)])
+    assert await store.claim("m", 5, {"async"}, NOW, 30) == []
+    await store.record("m", [done(2)])
+    assert [c.id for c in await store.claim("m", 5, {"async"}, NOW, 30)] == [3]
+
+
+async def test_a_failure_cancels_everything_downstream(store: SQLiteStore) -> None:
+    await store.add([new(1), new(2, depends_on=(1,)), new(3, depends_on=(2,)), new(4)], NOW)
+    (c, _) = await store.claim("m", 5, {"async"}, NOW, 30)
+    assert c.id == 1
+    recorded = await store.record("m", [done(1, status=js.JobStatus.FAILED, error="E: boom")])
+    assert [(ch.id, ch.status, ch.error) for ch in recorded.changes] == [
+        (2, js.JobStatus.CANCELLED, "upstream job-1 failed"),
+        (3, js.JobStatus.CANCELLED, "upstream job-2 cancelled"),
+    ]
+    assert await store.unfinished() == 1  # job 4, running
+
+
+async def test_adding_after_an_upstream_failed_cancels_at_once(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("m", 1, {"async"}, NOW, 30)
+    await store.record("m", [done(1, status=js.JobStatus.TIMED_OUT)])
+    changes = await store.add([new(2, depends_on=(1,)), new(3, depends_on=(99,))], NOW)
+    assert [(c.id, c.error) for c in changes] == [
+        (2, "upstream job-1 timed_out"),
+        (3, "upstream job-99 unknown"),
+    ]
+
+
+async def test_released_claims_are_claimable_again_uncounted(store: SQLiteStore) -> None:
+    await store.add([new(1), new(2)], NOW)
+    claims = await store.claim("stopping", 2, {"async"}, NOW, 30)
+    out = Outcome(2, claims[1].attempt, js.JobStatus.RETRY_WAIT, NOW, run_at=NOW, error="E")
+    await store.record("stopping", [out])
+    (again,) = await store.claim("stopping", 1, {"async"}, NOW, 30)
+    assert again.attempt == 2
+    await store.release("stopping", [1, 2])
+    await store.release("someone-else", [1])  # not theirs: no effect
+    retaken = await store.claim("next", 5, {"async"}, NOW, 30)
+    assert sorted((c.id, c.attempt) for c in retaken) == [(1, 1), (2, 2)]
+    job = await store.fetch(2)
+    assert job is not None and job.status is js.JobStatus.RUNNING and job.owner == "next"
+
+
+# ── cancel, join, prune ──────────────────────────────────────────────────
+
+
+async def test_cancel_a_queued_job_with_its_dependents(store: SQLiteStore) -> None:
+    await store.add([new(1, run_at=NOW + 100), new(2, depends_on=(1,))], NOW)
+    changes = await store.cancel([1, 12345], NOW)
+    assert [(c.id, c.status) for c in changes] == [
+        (1, js.JobStatus.CANCELLED),
+        (2, js.JobStatus.CANCELLED),
+    ]
+    assert await store.next_due() is None and await store.unfinished() == 0
+
+
+async def test_cancel_a_running_job_reaches_its_owner(store: SQLiteStore) -> None:
+    await store.add([new(1), new(2)], NOW)
+    await store.claim("m", 2, {"async"}, NOW, 30)
+    assert await store.cancel([2], NOW) == []  # running: flagged, not finished here
+    assert await store.extend("m", [1, 2], NOW + 30) == [2]
+
+
+async def test_prune_keeps_the_newest_finished_jobs(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jobsched_sqlite._store as impl
+
+    monkeypatch.setattr(impl, "PRUNE_BATCH", 3)  # several short transactions
+    await store.add([new(i) for i in range(1, 11)], NOW)
+    claims = await store.claim("m", 10, {"async"}, NOW, 30)
+    await store.record(
+        "m", [Outcome(c.id, c.attempt, js.JobStatus.COMPLETED, NOW + c.id) for c in claims[:8]]
+    )
+    assert await store.prune(keep=3) == 5
+    kept = [i for i in range(1, 11) if await store.fetch(i) is not None]
+    assert kept == [6, 7, 8, 9, 10]  # the 3 newest finished, and the 2 still running
+
+
+async def test_the_store_is_usable_from_many_threads(tmp_path: Path) -> None:
+    """reserve_ids is synchronous; it must not collide with the store's own thread."""
+    store = SQLiteStore(url_for(tmp_path / "j.db"))
+    await store.open()
+    seen: list[int] = []
+
+    def reserve() -> None:
+        for _ in range(50):
+            seen.append(store.reserve_ids(10))
+
+    threads = [threading.Thread(target=reserve) for _ in range(4)]
+    for t in threads:
+        t.start()
+    await store.add([new(i) for i in range(1, 200)], NOW)
+    for t in threads:
+        t.join()
+    assert len(set(seen)) == 200
+    await store.close()
