@@ -16,6 +16,8 @@ from ._exceptions import InvalidTransitionError as InvalidTransitionError
 from ._exceptions import NonRetryableError as NonRetryableError
 from ._exceptions import SchedulerError as SchedulerError
 from ._exceptions import SchedulerStoppedError as SchedulerStoppedError
+from ._exceptions import StoreNotFoundError as StoreNotFoundError
+from ._exceptions import StoreUnavailableError as StoreUnavailableError
 from ._exceptions import UnknownJobError as UnknownJobError
 from ._executor import CancelToken as CancelToken
 from ._executor import Executor as Executor
@@ -31,6 +33,8 @@ from ._ratelimit import RateLimit as RateLimit
 from ._retry import RetryPolicy as RetryPolicy
 from ._scheduler import JobScheduler as JobScheduler
 from ._state import JobListener as JobListener
+from ._store import JobStore as JobStore
+from ._stores import open_store as open_store
 from ._strategies import AgingPriorityStrategy as AgingPriorityStrategy
 from ._strategies import EarliestDeadlineFirstStrategy as EarliestDeadlineFirstStrategy
 from ._strategies import FIFOStrategy as FIFOStrategy
@@ -60,6 +64,7 @@ __all__ = [
     "JobPriority",
     "JobScheduler",
     "JobStatus",
+    "JobStore",
     "NonRetryableError",
     "PriorityStrategy",
     "RateLimit",
@@ -69,8 +74,11 @@ __all__ = [
     "SchedulerStoppedError",
     "SchedulingStrategy",
     "SortKey",
+    "StoreNotFoundError",
+    "StoreUnavailableError",
     "UnknownJobError",
     "cancel_requested",
+    "open_store",
 ]
 
 

@@ -12,6 +12,7 @@ from ._exceptions import NonRetryableError
 from ._jobs import Job
 from ._log import INFO, logger
 from ._state import SchedulerState, _describe, _extra, _format
+from ._store import Outcome
 
 _RETRY_WAIT = JobStatus.RETRY_WAIT
 _COMPLETED = JobStatus.COMPLETED
@@ -80,6 +81,8 @@ class Outcomes(SchedulerState):
                     "not a finite number of seconds >= 0"
                 )
             job.run_at = now + wait
+            if self._link is not None:
+                self._store_retry(job, wait)
             logger.warning(
                 "%s: attempt %d of %d %s; retrying in %.3gs",
                 _describe(job),
@@ -90,7 +93,8 @@ class Outcomes(SchedulerState):
                 extra=_extra(job),
             )
             self._transition(job, _RETRY_WAIT)
-            self._push(job, now)
+            if self._link is None:
+                self._push(job, now)
         else:
             logger.error(
                 "%s: attempt %d %s; it ends %s",
@@ -156,6 +160,8 @@ class Outcomes(SchedulerState):
         if job.status._terminal:  # type: ignore[attr-defined]
             return None
         try:  # costs nothing unless it raises (zero-cost exceptions)
+            if self._link is not None:
+                status = self._store_outcome(job, status, error)
             if error is not None:
                 # Only cancellations pass a reason: failures set last_error before.
                 job.last_error = error
@@ -207,3 +213,53 @@ class Outcomes(SchedulerState):
         if len(finished) > self._history_limit:
             self._jobs.pop(finished.popleft(), None)
         return cascade
+
+    # ── on a durable store ───────────────────────────────────────────────
+
+    def _store_outcome(self, job: Job, status: JobStatus, error: str | None) -> JobStatus:
+        """Write a held job's outcome; the status to record (FAILED if its
+        result cannot be stored)."""
+        link = self._link
+        assert link is not None
+        number = job._jobsched_id
+        attempt = self._held.pop(number, None)
+        if attempt is None:
+            return status  # not ours in the store: a cascade, or cancelled while queued
+        result = None
+        if status is _COMPLETED:
+            try:
+                result = link.codec.dumps(job.result, f"the result of {_describe(job)}")
+            except TypeError as exc:
+                status = _FAILED
+                job.last_error = str(exc)
+                job.result = None
+        link.record(
+            Outcome(
+                number,
+                attempt,
+                status,
+                time.time(),
+                result=result,
+                error=error if error is not None else job.last_error,
+                traceback=None if error is not None else job.last_traceback,
+            )
+        )
+        return status
+
+    def _store_retry(self, job: Job, wait: float) -> None:
+        link = self._link
+        assert link is not None
+        number = job._jobsched_id
+        attempt = self._held.pop(number, None)
+        if attempt is not None:
+            link.record(
+                Outcome(
+                    number,
+                    attempt,
+                    _RETRY_WAIT,
+                    time.time(),
+                    run_at=time.time() + wait,
+                    error=job.last_error,
+                    traceback=job.last_traceback,
+                )
+            )

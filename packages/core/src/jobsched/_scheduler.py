@@ -11,7 +11,7 @@ import random
 import time
 from _thread import get_ident  # threading's, without importing threading
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -19,7 +19,6 @@ import anyio
 
 from ._admission import Admission, check_executor_limits, check_rate_limits
 from ._attempts import Attempt, Deadlines
-from ._dispatch import Dispatch
 from ._enums import JobStatus
 from ._exceptions import (
     SchedulerError,
@@ -33,6 +32,10 @@ from ._queue import queue_for
 from ._ratelimit import RateLimit
 from ._recurring import Schedule
 from ._state import NEW, STARTED, STOPPED, JobListener
+from ._store import JobStore
+from ._stored import Stored
+from ._storelink import StoreLink
+from ._stores import open_store
 from ._strategies import PriorityStrategy, SchedulingStrategy
 
 if TYPE_CHECKING:
@@ -55,7 +58,7 @@ _inside_workers_of: contextvars.ContextVar[tuple[JobScheduler, ...]] = contextva
 )
 
 
-class JobScheduler(Dispatch):
+class JobScheduler(Stored):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
@@ -72,6 +75,9 @@ class JobScheduler(Dispatch):
         delayed queue, not on a worker.
     :param executor_limits: executor name -> the most attempts on it at once.
         A job held back waits off the workers; other jobs keep running.
+    :param store: where jobs live: ``"memory"`` (this process only, the
+        default), a store URL such as ``"sqlite:///jobs.db"``, or a
+        :class:`JobStore` from :func:`open_store`.
 
     Use it as ``async with JobScheduler() as s:`` (asyncio or trio), or call
     :meth:`start` and :meth:`stop` by hand on asyncio.
@@ -88,6 +94,7 @@ class JobScheduler(Dispatch):
         clock: Callable[[], float] | None = None,
         rate_limits: Mapping[str, RateLimit] | None = None,
         executor_limits: Mapping[str, int] | None = None,
+        store: str | JobStore = "memory",
     ) -> None:
         if not isinstance(num_workers, int) or num_workers < 1:
             raise ValueError(f"num_workers must be an integer >= 1, got {num_workers!r}")
@@ -100,6 +107,11 @@ class JobScheduler(Dispatch):
                 raise TypeError(
                     f"executors[{name!r}] must be a jobsched.Executor instance, got {executor!r}"
                 )
+        self._link = None if store == "memory" else StoreLink(_store_for(store), history_limit)
+        if self._link is not None:
+            self._check_stored_options(rate_limits, executor_limits, strategy)
+        self._held = {}
+        self._claimed = deque()
         self._strategy = strategy if strategy is not None else PriorityStrategy()
         self._num_workers = num_workers
         self._executors: dict[str, Executor] = dict(executors or {})
@@ -114,7 +126,9 @@ class JobScheduler(Dispatch):
         gates = check_executor_limits(executor_limits, self._executors)
         self._admission: Admission | None = None
         self._take_next: Callable[[], Job | None] = self._queue.pop_next
-        if rates or gates:
+        if self._link is not None:
+            self._take_next = self._take_claimed
+        elif rates or gates:
             self._admission = Admission(
                 self._queue, self._strategy.key, self._push, self._clock, rates, gates
             )
@@ -170,8 +184,18 @@ class JobScheduler(Dispatch):
         """
         number = id_number(job_id)
         job = self._jobs.get(number)
+        link = self._link
+        if link is not None and number and job is None:
+            # Not known here: the store cancels it wherever it is.
+            link.cancel(number)
+            return True
         if job is None or job.status._terminal:  # type: ignore[attr-defined]
             return False
+        if link is not None and number not in self._held:
+            if job.status is not _RUNNING:
+                self._finish(job, _CANCELLED, "cancelled")
+            link.cancel(number)
+            return True
         if job.status is _RUNNING:
             attempt = self._attempts.get(number)
             if attempt is None:
@@ -186,6 +210,11 @@ class JobScheduler(Dispatch):
             if self._admission is not None:
                 self._admission.cancelled(job)
         return True
+
+    def cancel_held(self, ids: Collection[int]) -> None:
+        """Cancels asked for on another member, of jobs this member runs."""
+        for number in ids:
+            self.cancel(f"job-{number}")
 
     def get(self, job_id: str) -> Job:
         """The job with this id.
@@ -217,6 +246,9 @@ class JobScheduler(Dispatch):
                 "join() waits for the workers to run the jobs, but this scheduler was never "
                 "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
             )
+        if self._link is not None:
+            await self._join_stored()
+            return
         while self._unfinished:
             if self._state == STOPPED:
                 raise SchedulerStoppedError(
@@ -245,6 +277,11 @@ class JobScheduler(Dispatch):
                 "start() by hand runs on asyncio only; under trio use "
                 "`async with JobScheduler(...) as s:`"
             ) from None
+        try:
+            await self._open_store()
+        except BaseException:
+            self._state = NEW
+            raise
         started = anyio.Event()
         self._standalone = loop.create_task(self._serve_standalone(started))
         self._standalone.add_done_callback(_log_crash)
@@ -286,6 +323,7 @@ class JobScheduler(Dispatch):
         assert self._done is not None
         try:
             await self._done.wait()
+            await self._close_store()
             if self._standalone is not None:
                 task, self._standalone = self._standalone, None
                 await task
@@ -298,6 +336,11 @@ class JobScheduler(Dispatch):
 
     async def __aenter__(self) -> JobScheduler:
         self._begin_start()
+        try:
+            await self._open_store()
+        except BaseException:
+            self._state = NEW
+            raise
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
         self._task_group = task_group
@@ -347,6 +390,11 @@ class JobScheduler(Dispatch):
         finally:
             _inside_workers_of.reset(inside)
         task_group.start_soon(self._ticker, name="jobsched-ticker")
+        link = self._link
+        if link is not None:
+            task_group.start_soon(link.committer, self, name="jobsched-store-committer")
+            task_group.start_soon(link.claimer, self, name="jobsched-store-claimer")
+            task_group.start_soon(link.heartbeat, self, name="jobsched-store-heartbeat")
 
     async def _serve_standalone(self, started: anyio.Event) -> None:
         async with anyio.create_task_group() as task_group:
@@ -359,6 +407,14 @@ class JobScheduler(Dispatch):
                 await executor.shutdown(cancel_running=cancel_running)
             except Exception:
                 logger.exception("executor %r failed to shut down", name)
+
+
+def _store_for(store: object) -> JobStore:
+    if isinstance(store, JobStore):
+        return store
+    if isinstance(store, str):
+        return open_store(store)
+    raise TypeError(f"store must be 'memory', a store URL or a jobsched.JobStore, got {store!r}")
 
 
 def _log_crash(task: asyncio.Task[None]) -> None:

@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
 
+    from ._storelink import StoreLink
+
 
 JobListener = Callable[[Job, JobStatus, JobStatus], None]
 
@@ -95,6 +97,11 @@ class SchedulerState:
     _standalone: asyncio.Task[None] | None
     _loop_token: EventLoopToken | None
     _loop_thread: int | None
+    # A durable store (see _stored.py): None for the in-memory one.
+    _link: StoreLink | None
+    #: Jobs this member holds in the store (claimed or running), by number:
+    #: the attempt number that fences their outcome.
+    _held: dict[int, int]
 
     def _push(self, job: Job, now: float) -> None:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""

@@ -23,7 +23,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from ._codec import secret_from
 from ._enums import JobStatus
 
 #: Width of the stored sort key: the longest built-in strategy key (EDF:
@@ -101,6 +100,7 @@ class StoredJob:
     last_error: str | None
     last_traceback: str | None
     owner: str | None
+    payload: bytes
     tenant: str | None = None
     depends_on: tuple[int, ...] = field(default_factory=tuple)
 
@@ -135,6 +135,8 @@ class JobStore(ABC):
         if not (lease > 0 and math.isfinite(lease)):
             raise ValueError(f"lease must be a positive, finite number of seconds, got {lease!r}")
         #: The URL it was opened from, with any password masked.
+        from ._codec import secret_from  # hashlib and hmac: only for a durable store
+
         self.url = mask_password(url)
         self.secret = secret_from(secret)
         self.lease = float(lease)

@@ -30,6 +30,8 @@ ID_BLOCK = 1024
 #: Seconds between looks at the store when nothing woke the claimer; other
 #: processes' commits reach an idle member at the latest this late.
 POLL_INTERVAL = 0.5
+#: Finished jobs between two prunes of the store's history.
+PRUNE_EVERY = 1000
 
 
 class Host(Protocol):
@@ -54,7 +56,9 @@ class Host(Protocol):
 class StoreLink:
     """Batches a scheduler's writes to ``store`` and feeds it claimed work."""
 
-    def __init__(self, store: JobStore, wall: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, store: JobStore, history_limit: int, wall: Callable[[], float] = time.time
+    ) -> None:
         self.store = store
         self.codec = Codec(store.secret)
         #: This member's name in the store's ``owner`` column: unique per run.
@@ -71,9 +75,16 @@ class StoreLink:
         self._committed = 0  # writes it has committed
         self._commit_wakeup = anyio.Event()
         self._claim_wakeup = anyio.Event()
+        self._beat_wakeup = anyio.Event()
         self._flushed: list[tuple[int, anyio.Event]] = []
         self._error: BaseException | None = None
+        self._progress = anyio.Event()
+        self._history_limit = history_limit
+        self._finished_since_prune = 0
         self.closing = False
+        self._tasks_left = 3
+        #: Set when the committer, claimer and heartbeat have all returned.
+        self.stopped = anyio.Event()
 
     # ── ids and order (synchronous: submit is) ────────────────────────────
 
@@ -129,6 +140,23 @@ class StoreLink:
         if self._error is not None:
             raise self._error
 
+    async def progress(self) -> None:
+        """Wait for this member's next commit, or a poll interval (others' work)."""
+        with anyio.move_on_after(POLL_INTERVAL):
+            await self._progress.wait()
+
+    def close(self) -> None:
+        """Let the tasks end: the committer once it has written everything."""
+        self.closing = True
+        self._commit_wakeup.set()
+        self._claim_wakeup.set()
+        self._beat_wakeup.set()
+
+    def _task_done(self) -> None:
+        self._tasks_left -= 1
+        if not self._tasks_left:
+            self.stopped.set()
+
     def wake_claimer(self) -> None:
         """A worker freed up, or new work may be claimable."""
         self._claim_wakeup.set()
@@ -137,6 +165,12 @@ class StoreLink:
 
     async def committer(self, host: Host) -> None:
         """Group-commit appended writes until closed and drained."""
+        try:
+            await self._commit_all(host)
+        finally:
+            self._task_done()
+
+    async def _commit_all(self, host: Host) -> None:
         store = self.store
         while True:
             if not (self._adds or self._outcomes or self._cancels):
@@ -165,11 +199,17 @@ class StoreLink:
                 raise
             self._committed = done
             self._release_flushes(done)
+            progress, self._progress = self._progress, anyio.Event()
+            progress.set()
             if changes:
                 host.changed(changes)
             if adds or outcomes:
                 # New work, or dependents released, may be claimable now.
                 self._claim_wakeup.set()
+            self._finished_since_prune += len(outcomes)
+            if self._finished_since_prune >= PRUNE_EVERY:
+                self._finished_since_prune = 0
+                await store.prune(self._history_limit)
 
     def _release_flushes(self, committed: float) -> None:
         waiting = []
@@ -182,6 +222,12 @@ class StoreLink:
 
     async def claimer(self, host: Host) -> None:
         """Claim as many jobs as workers are idle, best first, until closed."""
+        try:
+            await self._claim_all(host)
+        finally:
+            self._task_done()
+
+    async def _claim_all(self, host: Host) -> None:
         store = self.store
         while not self.closing:
             self._claim_wakeup = anyio.Event()
@@ -203,12 +249,21 @@ class StoreLink:
 
     async def heartbeat(self, host: Host) -> None:
         """Extend the leases of held jobs; pass on cancels requested elsewhere."""
+        try:
+            await self._beat(host)
+        finally:
+            self._task_done()
+
+    async def _beat(self, host: Host) -> None:
         store = self.store
         # A third of the lease, so two missed beats still keep it; at least
         # every second, so a cancel asked on another member arrives in time.
         every = min(store.lease / 3, 1.0)
         while not self.closing:
-            await anyio.sleep(every)
+            with anyio.move_on_after(every):
+                await self._beat_wakeup.wait()
+            if self.closing:
+                return
             held = host.held()
             if held:
                 cancelled = await store.extend(self.owner, held, self._wall() + store.lease)

@@ -19,6 +19,7 @@ from ._jobs import Job, id_number, next_number
 from ._outcomes import Outcomes
 from ._recurring import CronSchedule, RecurringSchedule
 from ._state import _describe
+from ._store import NewJob
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -53,6 +54,8 @@ class Submission(Outcomes):
                 "submit before stop(), or create a new JobScheduler"
             )
         deps = self._check_submit(job, delay, depends_on)
+        if self._link is not None:
+            return self._submit_stored(job, delay, deps)
         now = self._clock()
         seq = job.seq = next_number()
         number = job._jobsched_id
@@ -82,6 +85,53 @@ class Submission(Outcomes):
                 f"{type(self._strategy).__name__} failed on it ({type(exc).__name__}: {exc}); "
                 "check the fields it orders by (priority, deadline, tenant)"
             ) from exc
+        return f"job-{number}"
+
+    def _submit_stored(self, job: Job, delay: float, deps: list[int]) -> str:
+        """submit() on a durable store: write the job in the next group commit."""
+        link = self._link
+        assert link is not None
+        number = link.next_id()
+        job._jobsched_id = number
+        try:
+            payload = link.codec.dumps(job, _describe(job))
+        except TypeError:
+            job._jobsched_id = 0
+            raise
+        now = self._clock()
+        wall = time.time()
+        job.seq = link.next_seq()
+        job.run_at = now + delay if delay > 0 else now
+        # The stored key must compare across processes: wall-clock submit time
+        # (aging reads it), not this process's monotonic clock.
+        job.submitted_at = wall
+        try:
+            key = tuple(float(k) for k in self._strategy.key(job))
+        except Exception as exc:
+            job._jobsched_id = job.seq = 0
+            raise TypeError(
+                f"{_describe(job)} cannot be stored: the strategy "
+                f"{type(self._strategy).__name__} must give a key of numbers for a durable "
+                f"store ({type(exc).__name__}: {exc})"
+            ) from exc
+        finally:
+            job.submitted_at = now
+        self._jobs[number] = job
+        self._unfinished += 1
+        link.add(
+            NewJob(
+                number,
+                job.name,
+                job.executor,
+                key,
+                run_at=wall + delay,
+                submitted_at=wall,
+                payload=payload,
+                tenant=job.tenant,
+                rate_key=job.rate_key,
+                depends_on=tuple(deps),
+            )
+        )
         return f"job-{number}"
 
     def submit_threadsafe(

@@ -9,6 +9,8 @@ keep each attempt in exactly one of them, as on PostgreSQL.
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -99,6 +101,13 @@ class SQLiteStore(JobStore):
     # ── the interface ─────────────────────────────────────────────────────
 
     def reserve_ids(self, count: int) -> int:
+        if self._conn is None:
+            # submit() before the scheduler started: ids come from the file
+            # now, so open it now (quick for a local file).
+            with self._lock:
+                if self._conn is None:
+                    self._conn = _schema.connect(self.path)
+
         def reserve(conn: sqlite3.Connection) -> int:
             (first,) = conn.execute(
                 "UPDATE jobsched_meta SET value = value + ? WHERE key = 'next_id' "
@@ -182,7 +191,8 @@ class SQLiteStore(JobStore):
         def fetch(conn: sqlite3.Connection) -> StoredJob | None:
             row = conn.execute(
                 "SELECT id, name, executor, status, attempts, run_at, submitted_at, "
-                "started_at, finished_at, result, last_error, last_traceback, owner, tenant "
+                "started_at, finished_at, result, last_error, last_traceback, owner, payload, "
+                "tenant "
                 "FROM jobs WHERE id = ?",
                 (job_id,),
             ).fetchone()
@@ -208,7 +218,8 @@ class SQLiteStore(JobStore):
                 last_error=row[10],
                 last_traceback=row[11],
                 owner=row[12],
-                tenant=row[13],
+                payload=row[13],
+                tenant=row[14],
                 depends_on=deps,
             )
 
@@ -303,13 +314,18 @@ def _claim(
     # Due waiting jobs join the ready queue first, so the claim orders them
     # against everything else by key.
     conn.execute("UPDATE jobs SET queue = 0 WHERE queue = 1 AND run_at <= ?", (now,))
+    # Attempts whose owner is gone: its lease ran out, or it was a process
+    # on this machine that no longer exists (a restart after a crash need not
+    # wait out the lease).
+    dead = _dead_local_owners(conn)
+    marks = ", ".join("?" * len(dead))
     claimed = [
         Claimed(job_id, attempt, payload, lost=True)
         for job_id, attempt, payload in conn.execute(
             "UPDATE jobs SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM jobs "
-            "WHERE status = 'running' AND lease_until < ? LIMIT ?) "
+            f"WHERE status = 'running' AND (lease_until < ? OR owner IN ({marks})) LIMIT ?) "
             "RETURNING id, attempts, payload",
-            (owner, until, now, limit),
+            (owner, until, now, *dead, limit),
         ).fetchall()
     ]
     if len(claimed) < limit and executors:
@@ -326,6 +342,29 @@ def _claim(
         rows.sort(key=lambda r: (r[0], r[1], r[2]))
         claimed.extend(Claimed(r[3], r[4], r[5]) for r in rows)
     return claimed
+
+
+def _dead_local_owners(conn: sqlite3.Connection) -> list[str]:
+    """Owners (``host:pid:token``) of running rows that were processes here and are gone."""
+    host = socket.gethostname()
+    dead = []
+    for (owner,) in conn.execute("SELECT DISTINCT owner FROM jobs WHERE status = 'running'"):
+        parts = str(owner).split(":")
+        if len(parts) == 3 and parts[0] == host and parts[1].isdigit():
+            pid = int(parts[1])
+            if pid != os.getpid() and not _alive(pid):
+                dead.append(owner)
+    return dead
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def _record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) -> Recorded:

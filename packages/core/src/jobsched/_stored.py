@@ -1,0 +1,220 @@
+"""The scheduler on a durable store: what submit, the workers and outcomes do there.
+
+With the in-memory store none of this runs: the parts below work on their
+heaps. With a durable store (SQLite, PostgreSQL) the store is the queue: a job
+is written at submit (group commit), claimed from the store when a worker is
+free, and its outcome written back, fenced on this member and the attempt.
+The dependency cascade happens in the store's transaction; this process's
+view of its jobs (``get``, listeners) follows what the store reports back.
+Times in the store are wall-clock; the view keeps monotonic ones.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
+
+from . import _plugins
+from ._dispatch import Dispatch
+from ._enums import JobStatus
+from ._exceptions import SchedulerError, SchedulerStoppedError, UnknownJobError
+from ._jobs import Job, id_number
+from ._store import Change, Claimed, Outcome
+
+_PENDING = JobStatus.PENDING
+_RUNNING = JobStatus.RUNNING
+_RETRY_WAIT = JobStatus.RETRY_WAIT
+_COMPLETED = JobStatus.COMPLETED
+_FAILED = JobStatus.FAILED
+_CANCELLED = JobStatus.CANCELLED
+
+WORKER_LOST = "worker lost"
+
+
+class Stored(Dispatch):
+    """The durable-store side of the scheduler; the link's host."""
+
+    #: Claimed jobs waiting for a worker, best first.
+    _claimed: deque[Job]
+
+    # ── the link's host ──────────────────────────────────────────────────
+
+    def claim_capacity(self) -> tuple[int, Collection[str]]:
+        """Claim for the idle workers, on every executor this member has."""
+        if self._stopping:
+            return 0, ()
+        wanted = len(self._idle_workers) - len(self._claimed)
+        if wanted <= 0:
+            return 0, ()
+        names = set(self._executors) | set(_plugins.registered())
+        return wanted, names
+
+    def claimed(self, claims: Sequence[Claimed]) -> None:
+        """Jobs the store handed to this member: queue them, or settle lost ones."""
+        link = self._link
+        assert link is not None
+        for claim in claims:
+            number = claim.id
+            self._held[number] = claim.attempt
+            try:
+                stored = link.codec.loads(claim.payload)
+            except Exception as exc:
+                from ._codec import BadSignature
+
+                reason = (
+                    f"the stored job cannot be loaded: {exc}"
+                    if isinstance(exc, BadSignature)
+                    else f"the stored job cannot be loaded ({type(exc).__name__}: {exc}); "
+                    "is its module importable here?"
+                )
+                self._refuse(number, claim.attempt, reason)
+                continue
+            name = stored.executor
+            if name not in self._executors:
+                # Submitted by another process: this one loads its executor now.
+                try:
+                    self._executors[name] = _plugins.create(name)
+                except Exception as exc:
+                    self._refuse(number, claim.attempt, f"{type(exc).__name__}: {exc}")
+                    continue
+            job = self._jobs.get(number)
+            if job is None or job.status._terminal:  # type: ignore[attr-defined]
+                # Submitted elsewhere (or before a restart): this process's view.
+                job = stored
+                job.status = _PENDING
+                self._jobs[number] = job
+                self._unfinished += 1
+            if claim.lost:
+                # Its attempt ran in a member that died: that attempt failed.
+                job.attempts = claim.attempt
+                job.status = _RUNNING
+                self._after_failure(job, WORKER_LOST, True, False)
+                continue
+            job.attempts = claim.attempt - 1  # the worker counts the attempt
+            self._claimed.append(job)
+            if self._idle_workers:
+                self._idle_workers.popleft().set()
+
+    def _refuse(self, number: int, attempt: int, reason: str) -> None:
+        """A claimed row that must not run: FAILED in the store, unread."""
+        link = self._link
+        assert link is not None
+        self._held.pop(number, None)
+        link.record(Outcome(number, attempt, _FAILED, time.time(), error=reason))
+        job = self._jobs.get(number)
+        if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
+            job.last_error = reason
+            job.status = _RUNNING
+            self._finish(job, _FAILED, None)
+
+    def changed(self, changes: Sequence[Change]) -> None:
+        """Statuses the store set itself (a cascade): this process's view follows."""
+        for change in changes:
+            job = self._jobs.get(change.id)
+            if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
+                self._finish_one(job, change.status, change.error)
+
+    def held(self) -> Collection[int]:
+        return list(self._held)
+
+    def _take_claimed(self) -> Job | None:
+        """The workers' take-next on a durable store: the next claimed job."""
+        claimed = self._claimed
+        while claimed:
+            job = claimed.popleft()
+            if not job.status._terminal:  # type: ignore[attr-defined]
+                return job
+        if self._link is not None:
+            self._link.wake_claimer()
+        return None
+
+    # ── the store's view ─────────────────────────────────────────────────
+
+    async def flush(self) -> None:
+        """Return once everything submitted so far is committed to the store."""
+        if self._link is not None:
+            await self._link.flush()
+
+    async def enqueue(self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()) -> str:
+        """Submit ``job`` and return its id once it is committed (same checks as submit)."""
+        job_id = self.submit(job, delay=delay, depends_on=depends_on)
+        await self.flush()
+        return job_id
+
+    async def fetch(self, job_id: str) -> Job:
+        """The job as the store has it, whichever process ran it.
+
+        :raises UnknownJobError: the store does not hold it.
+        """
+        link = self._link
+        if link is None:
+            return self.get(job_id)  # type: ignore[attr-defined,no-any-return]
+        await link.flush()
+        stored = await link.store.fetch(id_number(job_id))
+        if stored is None:
+            raise UnknownJobError(
+                f"no job {job_id!r} in the store {link.store.url}: never submitted there, "
+                "or pruned (history_limit)"
+            )
+        job: Any = link.codec.loads(stored.payload)
+        offset = time.time() - self._clock()
+        job.status = stored.status
+        job.attempts = stored.attempts
+        job.result = None if stored.result is None else link.codec.loads(stored.result)
+        job.last_error = stored.last_error
+        job.last_traceback = stored.last_traceback
+        job.submitted_at = stored.submitted_at - offset
+        job.run_at = stored.run_at - offset
+        job.started_at = None if stored.started_at is None else stored.started_at - offset
+        job.finished_at = None if stored.finished_at is None else stored.finished_at - offset
+        return job  # type: ignore[no-any-return]
+
+    async def _join_stored(self) -> None:
+        link = self._link
+        assert link is not None
+        await link.flush()
+        while await link.store.unfinished():
+            if self._stopping:
+                raise SchedulerStoppedError(
+                    "jobs in the store will not finish here: this scheduler is stopping; "
+                    "they run when a scheduler on the store runs"
+                )
+            await link.progress()
+
+    def _check_stored_options(
+        self, rate_limits: object, executor_limits: object, strategy: object
+    ) -> None:
+        if rate_limits or executor_limits:
+            raise SchedulerError(
+                "rate_limits and executor_limits do not work with a durable store yet; "
+                "use the memory store for them"
+            )
+        if strategy is not None and strategy.ready_queue() is not None:  # type: ignore[attr-defined]
+            raise SchedulerError(
+                f"{type(strategy).__name__} does not work with a durable store yet: its "
+                "order is not a per-job key; use the memory store for it"
+            )
+
+    async def _open_store(self) -> None:
+        if self._link is not None:
+            await self._link.store.open()
+
+    async def _close_store(self) -> None:
+        """After the workers stopped: hand back unstarted claims, write everything, close."""
+        link = self._link
+        if link is None:
+            return
+        unstarted = [job._jobsched_id for job in self._claimed]
+        self._claimed.clear()
+        for number in unstarted:
+            self._held.pop(number, None)
+        try:
+            await link.flush()
+            if unstarted:
+                await link.store.release(link.owner, unstarted)
+        finally:
+            link.close()
+            await link.stopped.wait()
+            await link.store.close()

@@ -1,0 +1,103 @@
+"""Jobs for the durable-store tests: importable by reference, with side effects
+in files, so a test (or a restarted process) can see what ran."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+import jobsched as js
+
+
+def log_line(path: str, line: str) -> None:
+    """Append one line atomically (O_APPEND), even across processes."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+class Note(js.AsyncJob):
+    """Logs ``start``/``end`` lines with its id and attempt; returns ``value``."""
+
+    def __init__(self, log: str, value: Any = None, seconds: float = 0.0, **kw: Any) -> None:
+        super().__init__(kw.pop("name", f"note {value!r}"), **kw)
+        self.log = log
+        self.value = value
+        self.seconds = seconds
+
+    async def run(self) -> Any:
+        log_line(self.log, f"start {self.job_id} {self.attempts}")
+        if self.seconds:
+            await anyio.sleep(self.seconds)
+        log_line(self.log, f"end {self.job_id} {self.attempts}")
+        return self.value
+
+
+class Fails(js.AsyncJob):
+    """Fails its first ``failures`` attempts."""
+
+    def __init__(self, failures: int, **kw: Any) -> None:
+        super().__init__(kw.pop("name", f"fails x{failures}"), **kw)
+        self.failures = failures
+
+    async def run(self) -> str:
+        await anyio.lowlevel.checkpoint()
+        if self.attempts <= self.failures:
+            raise ConnectionError(f"attempt {self.attempts}")
+        return "ok"
+
+
+class Sleeper(js.BlockingJob):
+    """Sleeps in a thread, logging start and end."""
+
+    def __init__(self, log: str, seconds: float, **kw: Any) -> None:
+        super().__init__(kw.pop("name", "sleeper"), **kw)
+        self.log = log
+        self.seconds = seconds
+
+    def run_sync(self) -> str:
+        log_line(self.log, f"start {self.job_id} {self.attempts}")
+        deadline = time.monotonic() + self.seconds
+        while time.monotonic() < deadline and not js.cancel_requested():
+            time.sleep(0.01)
+        log_line(self.log, f"end {self.job_id} {self.attempts}")
+        return "slept"
+
+
+def square(x: int) -> int:
+    """A process job's function: importable, so it pickles by reference."""
+    return x * x
+
+
+def runs(log: str | Path) -> dict[str, list[tuple[str, int]]]:
+    """job id -> [(start|end, attempt), ...] from a log."""
+    seen: dict[str, list[tuple[str, int]]] = {}
+    path = Path(log)
+    if not path.exists():
+        return seen
+    for line in path.read_text().splitlines():
+        what, job_id, attempt = line.split()
+        seen.setdefault(job_id, []).append((what, int(attempt)))
+    return seen
+
+
+class StallFirst(js.BlockingJob):
+    """Logs its start; the first attempt then blocks (until its process dies)."""
+
+    def __init__(self, log: str, **kw: Any) -> None:
+        super().__init__(kw.pop("name", "stall-first"), **kw)
+        self.log = log
+
+    def run_sync(self) -> str:
+        log_line(self.log, f"start {self.job_id} {self.attempts}")
+        if self.attempts == 1:
+            while not js.cancel_requested():
+                time.sleep(0.01)
+        log_line(self.log, f"end {self.job_id} {self.attempts}")
+        return "recovered"

@@ -1,0 +1,223 @@
+"""The scheduler on a durable store (SQLite): restarts, crashes, signatures, bad input.
+
+Runs on asyncio only: the store works in threads, which trio's mock clock
+would jump over, and the scheduler's logic is the same on both backends
+(test_scheduler.py covers trio).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from durable_jobs import Fails, Note, StallFirst, runs
+
+import jobsched as js
+
+pytestmark = pytest.mark.anyio
+
+S = js.JobStatus
+TESTS = Path(__file__).resolve().parent
+FAST = js.RetryPolicy(max_retries=3, base_delay=0.01, jitter=False)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'jobs.db'}"
+
+
+async def test_a_durable_run_matches_the_in_memory_one(db: str, tmp_path: Path) -> None:
+    """Results, retries, dependencies and the cascade, as the memory store gives them."""
+    log = str(tmp_path / "log")
+    async with js.JobScheduler(store=db) as s:
+        a = s.submit(Note(log, 1))
+        b = s.submit(Note(log, 2), depends_on=[a])
+        flaky = s.submit(Fails(2, retry=FAST))
+        broken = s.submit(Fails(9, retry=js.RetryPolicy(max_retries=1, base_delay=0.01)))
+        downstream = s.submit(Note(log, 5), depends_on=[broken])
+        with anyio.fail_after(30):
+            await s.join()
+        got = {i: await s.fetch(i) for i in (a, b, flaky, broken, downstream)}
+    assert [(j.status, j.result) for j in (got[a], got[b])] == [(S.COMPLETED, 1), (S.COMPLETED, 2)]
+    assert (got[flaky].status, got[flaky].attempts, got[flaky].result) == (S.COMPLETED, 3, "ok")
+    assert (got[broken].status, got[broken].attempts) == (S.FAILED, 2)
+    assert (
+        got[broken].last_traceback is not None and "ConnectionError" in got[broken].last_traceback
+    )
+    assert got[downstream].status is S.CANCELLED
+    assert got[downstream].last_error == f"upstream {broken} failed"
+    assert s.get(downstream).status is S.CANCELLED  # this process's view follows the store
+    assert [w for w, _ in runs(log)[a]] == ["start", "end"]
+
+
+async def test_queued_jobs_survive_a_restart(db: str, tmp_path: Path) -> None:
+    """Jobs committed before a stop run when a new scheduler opens the store."""
+    log = str(tmp_path / "log")
+    first = js.JobScheduler(store=db)
+    async with first:
+        ids = [await first.enqueue(Note(log, i), delay=3600) for i in range(3)]
+        upstream = await first.enqueue(Note(log, "up"), delay=3600)
+        dependent = await first.enqueue(Note(log, "down"), depends_on=[upstream])
+    assert runs(log) == {}  # nothing ran: all were delayed
+    # A new process would see the same rows; a new store object is as fresh.
+    async with js.JobScheduler(store=db) as second:
+        for job_id in ids:
+            assert (await second.fetch(job_id)).status is S.PENDING
+            assert second.cancel(job_id) is True  # not known here: cancelled in the store
+        await second.flush()
+        assert [(await second.fetch(i)).status for i in ids] == [S.CANCELLED] * 3
+        assert (await second.fetch(dependent)).status is S.PENDING
+
+
+async def test_enqueue_returns_once_committed(db: str, tmp_path: Path) -> None:
+    store = js.open_store(db)
+    s = js.JobScheduler(store=store)
+    async with s:
+        job_id = await s.enqueue(Note(str(tmp_path / "log"), 1), delay=3600)
+        other = js.open_store(db)  # another connection sees the commit
+        await other.open()
+        stored = await other.fetch(int(job_id.split("-")[1]))
+        await other.close()
+    assert stored is not None and stored.status is S.PENDING
+
+
+def _child(tmp_path: Path, body: str) -> subprocess.Popen[bytes]:
+    script = tmp_path / "child.py"
+    script.write_text(textwrap.dedent(body))
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    return subprocess.Popen([sys.executable, str(script)], env=env)
+
+
+def _wait_for(predicate, what: str, seconds: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("retries", [1, 0])
+async def test_a_job_running_in_a_killed_process_is_retried_or_failed(
+    db: str, tmp_path: Path, retries: int
+) -> None:
+    """kill -9 mid-attempt: the next scheduler counts that attempt as lost."""
+    log = tmp_path / "log"
+    child = _child(
+        tmp_path,
+        f"""
+        import anyio, jobsched as js
+        from durable_jobs import StallFirst, Note
+
+        async def main():
+            async with js.JobScheduler(store={db!r}) as s:
+                s.submit(StallFirst({str(log)!r}, retry=js.RetryPolicy(max_retries={retries},
+                         base_delay=0.01), name="stall"))
+                s.submit(Note({str(log)!r}, "later"), delay=3600)
+                await anyio.sleep(3600)
+
+        anyio.run(main)
+        """,
+    )
+    try:
+        _wait_for(lambda: log.exists() and "start" in log.read_text(), "the job to start")
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    async with js.JobScheduler(store=db) as s:
+        stalled = "job-" + log.read_text().split()[1].split("-")[1]
+        with anyio.fail_after(30):
+            # Another process's job: only the store can tell when it is done.
+            while (await s.fetch(stalled)).status not in (S.COMPLETED, S.FAILED):  # noqa: ASYNC110
+                await anyio.sleep(0.05)
+        job = await s.fetch(stalled)
+        later = [j for j in runs(log) if j != stalled]
+    if retries:
+        assert (job.status, job.attempts, job.result) == (S.COMPLETED, 2, "recovered")
+        assert runs(log)[stalled] == [("start", 1), ("start", 2), ("end", 2)]
+    else:
+        assert (job.status, job.attempts, job.last_error) == (S.FAILED, 1, "worker lost")
+    assert later == []  # the delayed job is still waiting, not run early
+
+
+async def test_a_job_that_cannot_be_stored_is_refused_before_anything_is_accepted(
+    db: str,
+) -> None:
+    async with js.JobScheduler(store=db) as s:
+        with pytest.raises(TypeError, match="cannot be stored.*module level"):
+            s.submit(js.FunctionJob(lambda: 1))
+        assert s.jobs() == []
+        await s.join()  # nothing was written
+
+
+async def test_a_row_signed_with_another_secret_is_never_run(db: str, tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    async with js.JobScheduler(store=js.open_store(db, secret="one")) as s:
+        job_id = await s.enqueue(Note(str(log), 1), delay=0.2)
+    async with js.JobScheduler(store=js.open_store(db, secret="two")) as s:
+        with anyio.fail_after(30):
+            await s.join()
+    raw = js.open_store(db, secret="two")
+    await raw.open()
+    stored = await raw.fetch(int(job_id.split("-")[1]))
+    await raw.close()
+    assert stored is not None and stored.status is S.FAILED
+    assert stored.last_error is not None and "signature does not verify" in stored.last_error
+    assert not log.exists()
+
+
+def test_bad_store_arguments_are_refused_at_construction(tmp_path: Path) -> None:
+    with pytest.raises(js.StoreNotFoundError, match="redis"):
+        js.JobScheduler(store="redis://localhost/0")
+    with pytest.raises(ValueError, match="malformed store URL"):
+        js.JobScheduler(store="jobs.db")
+    with pytest.raises(TypeError, match="store must be"):
+        js.JobScheduler(store=42)  # type: ignore[arg-type]
+    with pytest.raises(js.SchedulerError, match="rate_limits"):
+        js.JobScheduler(store=f"sqlite:///{tmp_path}/j.db", rate_limits={"k": js.RateLimit(1)})
+
+
+async def test_an_unopenable_store_fails_start_and_submit_clearly(tmp_path: Path) -> None:
+    s = js.JobScheduler(store=f"sqlite:///{tmp_path}/missing/jobs.db")
+    with pytest.raises(js.StoreUnavailableError, match="does not exist"):
+        async with s:
+            pass
+    # Before start, submit needs the store for the job's id: it says so too,
+    # and accepts nothing.
+    with pytest.raises(js.StoreUnavailableError, match="does not exist"):
+        s.submit(Note(str(tmp_path / "log"), 1))
+    assert s.jobs() == []
+    (tmp_path / "missing").mkdir()
+    job_id = s.submit(Note(str(tmp_path / "log"), 1))
+    async with s:  # the folder exists now: the same scheduler starts
+        with anyio.fail_after(30):
+            await s.join()
+    assert s.get(job_id).status is S.COMPLETED and s.get(job_id).result == 1
+
+
+async def test_cancel_reaches_queued_and_running_jobs(db: str, tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    started = anyio.Event()
+    s = js.JobScheduler(store=db)
+    s.add_listener(lambda job, old, new: new is S.RUNNING and started.set())
+    async with s:
+        queued = s.submit(Note(str(log), "q"), delay=3600)
+        running = s.submit(StallFirst(str(log), retry=js.RetryPolicy(max_retries=0)))
+        with anyio.fail_after(30):
+            await started.wait()
+        assert s.cancel(queued) and s.cancel(running)
+        with anyio.fail_after(30):
+            await s.join()
+        assert (await s.fetch(queued)).status is S.CANCELLED
+        assert (await s.fetch(running)).status is S.CANCELLED
