@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import anyio
+import pytest
 
 import jobsched as js
 from jobsched_examples import count_primes
@@ -14,9 +16,11 @@ from jobsched_examples.demo import format_outcome, run_demo
 S = js.JobStatus
 
 
-def test_demo_outcomes() -> None:
-    """Every job in the demo ends with the seed's status, attempts and result."""
-    outcome = anyio.run(run_demo)
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_demo_outcomes(store: str, tmp_path: Path) -> None:
+    """Every job in the demo ends with the seed's status, attempts and result, on either store."""
+    url = "memory" if store == "memory" else f"sqlite:///{tmp_path / 'demo.db'}"
+    outcome = anyio.run(run_demo, url)
     export, primes, report, alert, flaky, broken, slow, notify, reminder = outcome.shown
     assert (export.status, export.result) == (S.COMPLETED, 4_200)
     assert (primes.status, primes.result) == (S.COMPLETED, 17_984)

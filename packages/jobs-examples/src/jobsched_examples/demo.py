@@ -1,10 +1,12 @@
 """The demo: every kind of job, a dependency, retries, a timeout, a cascade, a schedule.
 
-Run it with ``jobsched-demo`` (or ``python -m jobsched_examples.demo``).
+Run it with ``jobsched-demo`` (or ``python -m jobsched_examples.demo``);
+``jobsched-demo --store sqlite:///demo.db`` runs it on a SQLite file.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import random
 from dataclasses import dataclass
@@ -30,8 +32,11 @@ class DemoOutcome:
     num_workers: int
 
 
-async def run_demo() -> DemoOutcome:
-    """Run the demo scenario and return its outcome."""
+async def run_demo(store: str = "memory") -> DemoOutcome:
+    """Run the demo scenario and return its outcome.
+
+    :param store: where the jobs live: ``"memory"`` or a store URL.
+    """
     fast_retry = js.RetryPolicy(max_retries=3, base_delay=0.02, jitter=False)
 
     export = CsvExportJob("orders", rows=4_200)
@@ -54,7 +59,7 @@ async def run_demo() -> DemoOutcome:
                 beats_done.set()
 
     scheduler = js.JobScheduler(
-        js.PriorityStrategy(), num_workers=NUM_WORKERS, rng=random.Random(7)
+        js.PriorityStrategy(), num_workers=NUM_WORKERS, rng=random.Random(7), store=store
     )
     for job in (export, primes, alert, flaky, broken, slow, reminder):
         scheduler.submit(job)
@@ -93,10 +98,15 @@ def format_outcome(outcome: DemoOutcome) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the demo and print its table."""
+    parser = argparse.ArgumentParser(prog="jobsched-demo", description=__doc__)
+    parser.add_argument(
+        "--store", default="memory", help="where jobs live: memory (default) or a store URL"
+    )
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    print(format_outcome(anyio.run(run_demo)))
+    print(format_outcome(anyio.run(run_demo, args.store)))
 
 
 if __name__ == "__main__":
