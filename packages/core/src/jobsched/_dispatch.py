@@ -70,7 +70,7 @@ class Dispatch(Timers):
             transition(job, _RUNNING)
             self._in_flight += 1
             if self._in_flight > self.peak_running:
-                self.peak_running = self._in_flight
+                self.peak_running: int = self._in_flight
             # Step the attempt once by hand: most jobs that never suspend need
             # no cancel handle and no timer at all.
             try:

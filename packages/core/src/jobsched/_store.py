@@ -137,9 +137,9 @@ class JobStore(ABC):
         #: The URL it was opened from, with any password masked.
         from ._codec import secret_from  # hashlib and hmac: only for a durable store
 
-        self.url = mask_password(url)
-        self.secret = secret_from(secret)
-        self.lease = float(lease)
+        self.url: str = mask_password(url)
+        self.secret: bytes | None = secret_from(secret)
+        self.lease: float = float(lease)
 
     @abstractmethod
     async def open(self) -> None:

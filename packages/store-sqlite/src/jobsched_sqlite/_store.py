@@ -14,6 +14,7 @@ import socket
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -52,7 +53,8 @@ class SQLiteStore(JobStore):
     """
 
     def __init__(self, url: str, *, secret: str | bytes | None = None, lease: float = 30.0) -> None:
-        self.path = _schema.path_from_url(url)
+        #: The database file.
+        self.path: Path = _schema.path_from_url(url)
         super().__init__(url, secret=secret, lease=lease)
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
