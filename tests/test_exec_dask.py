@@ -176,7 +176,8 @@ async def test_failed_attempt_is_retried_on_the_cluster(executor: DaskExecutor) 
 
 
 async def test_job_that_cannot_be_sent_fails_without_retry(executor: DaskExecutor) -> None:
-    """A job holding a lock cannot be pickled: NonRetryableError naming the job and the cause."""
+    """A job holding a lock cannot be pickled: NonRetryableError naming the job and the
+    cause; a job submitted beside it (in the same batch to Dask) runs all the same."""
 
     class Locked(js.BlockingJob):
         executor = "dask"
@@ -190,8 +191,10 @@ async def test_job_that_cannot_be_sent_fails_without_retry(executor: DaskExecuto
 
     async with js.JobScheduler(executors={"dask": executor}) as s:
         job_id = s.submit(Locked())
+        neighbours = [s.submit(js.FunctionJob(square, (i,), executor="dask")) for i in range(5)]
         with anyio.fail_after(WATCHDOG):
             await s.join()
+    assert [s.get(n).result for n in neighbours] == [0, 1, 4, 9, 16]
     job = s.get(job_id)
     assert job.status is js.JobStatus.FAILED
     assert job.attempts == 1

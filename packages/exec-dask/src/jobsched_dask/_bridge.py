@@ -39,19 +39,14 @@ class ClientLoopState:
         # each, which a Dask user's gather of many futures does not pay.
         self._wanted: list[tuple[distributed.Future, asyncio.Future[Any]]] = []
         self._fetcher: asyncio.Task[None] | None = None
+        self._to_submit: list[tuple[str, Callable[[], Any], str, str, asyncio.Future[Any]]] = []
 
     async def attempt(self, key: str, func: Callable[[], Any], what: str) -> Any:
         """One attempt of ``what``: submit the task under ``key``, wait for its result."""
-        client = self.client
         flag = f"{key}-cancel"
+        placed = self._submit(key, func, flag, what)
         try:
-            future = client.submit(run_attempt, func, flag, key=key, pure=False)
-        except (TypeError, pickle.PicklingError) as exc:
-            cause = exc.__cause__ or exc
-            raise jobsched.NonRetryableError(
-                f"{what} cannot be sent to the Dask cluster: {type(cause).__name__}: {cause}"
-            ) from None
-        try:
+            future = await placed
             # Waits for the end without fetching the result.
             await future.exception()
             if future.status != "finished":
@@ -63,10 +58,64 @@ class ClientLoopState:
                 self._fetcher = asyncio.ensure_future(self._fetch())
             return await wanted
         except asyncio.CancelledError:
-            cancel = asyncio.ensure_future(self._cancel(future, flag))
-            self.cancels.add(cancel)
-            cancel.add_done_callback(self.cancels.discard)
+            if placed.done() and not placed.cancelled():
+                self._cancel_soon(placed.result(), flag)
+            # Else _submit_batch cancels the task as soon as it exists.
             raise
+
+    def _submit(
+        self, key: str, func: Callable[[], Any], flag: str, what: str
+    ) -> asyncio.Future[distributed.Future]:
+        """The task's future, once submitted with the others that came in the same
+        pass of the loop: one message to the Dask scheduler for all of them."""
+        loop = asyncio.get_running_loop()
+        placed: asyncio.Future[distributed.Future] = loop.create_future()
+        self._to_submit.append((key, func, flag, what, placed))
+        if len(self._to_submit) == 1:
+            loop.call_soon(self._submit_batch)
+        return placed
+
+    def _submit_batch(self) -> None:
+        batch, self._to_submit = self._to_submit, []
+        try:
+            futures = self.client.map(
+                run_attempt,
+                [func for _, func, _, _, _ in batch],
+                [flag for _, _, flag, _, _ in batch],
+                key=[key for key, _, _, _, _ in batch],
+                pure=False,
+            )
+        except Exception:
+            # One job that cannot be sent must not fail the others: each is
+            # sent alone, under a key of its own (the client keeps the failed
+            # batch's keys and would take them for tasks already sent).
+            futures = [self._submit_one(f"{key}-alone", *rest) for key, *rest in batch]
+        for (_, _, flag, _, placed), future in zip(batch, futures, strict=True):
+            if placed.cancelled():
+                if isinstance(future, distributed.Future):
+                    self._cancel_soon(future, flag)
+            elif isinstance(future, BaseException):
+                placed.set_exception(future)
+            else:
+                placed.set_result(future)
+
+    def _submit_one(
+        self, key: str, func: Callable[[], Any], flag: str, what: str, _: Any
+    ) -> distributed.Future | BaseException:
+        try:
+            return self.client.submit(run_attempt, func, flag, key=key, pure=False)
+        except (TypeError, pickle.PicklingError) as exc:
+            cause = exc.__cause__ or exc
+            return jobsched.NonRetryableError(
+                f"{what} cannot be sent to the Dask cluster: {type(cause).__name__}: {cause}"
+            )
+        except Exception as exc:
+            return exc
+
+    def _cancel_soon(self, future: distributed.Future, flag: str) -> None:
+        cancel = asyncio.ensure_future(self._cancel(future, flag))
+        self.cancels.add(cancel)
+        cancel.add_done_callback(self.cancels.discard)
 
     async def _fetch(self) -> None:
         """Gather the wanted results, a batch at a time, until none is left."""

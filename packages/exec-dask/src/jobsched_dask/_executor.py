@@ -45,7 +45,9 @@ class DaskExecutor(jobsched.Executor):
 
     **Bridge.** The Dask client runs its own event loop in a thread of its
     own; each attempt is a coroutine on that loop, and its end wakes the
-    scheduler's loop (asyncio or trio) without blocking either.
+    scheduler's loop (asyncio or trio) without blocking either. Attempts that
+    start together are submitted in one message, and results that come in
+    together are fetched in one gather.
 
     **Cancel and timeout.** The attempt ends at once with the scheduler's
     status and the task's future is cancelled. Dask cannot interrupt a
@@ -140,6 +142,9 @@ class DaskExecutor(jobsched.Executor):
                 # A free port for the dashboard (client.dashboard_link): the
                 # fixed default warns, and fails under -W error, when taken.
                 options.setdefault("dashboard_address", ":0")
+                # Its workers are this machine's: results come straight from
+                # them, not relayed through the scheduler (one round trip less).
+                options.setdefault("direct_to_workers", True)
                 options["scheduler_kwargs"] = {
                     "allowed_failures": 0,
                     **options.get("scheduler_kwargs", {}),
