@@ -136,15 +136,15 @@ class DaskExecutor(jobsched.Executor):
                 return self._state
             options = {"set_as_default": False, **self._options}
             if self._address is None:
-                # On the cluster we start, jobsched's retry policy is the only
-                # one: a worker's death fails the attempt at once instead of
-                # Dask quietly rerunning the task elsewhere.
                 # A free port for the dashboard (client.dashboard_link): the
                 # fixed default warns, and fails under -W error, when taken.
                 options.setdefault("dashboard_address", ":0")
                 # Its workers are this machine's: results come straight from
                 # them, not relayed through the scheduler (one round trip less).
                 options.setdefault("direct_to_workers", True)
+                # On the cluster we start, jobsched's retry policy is the only
+                # one: a worker's death fails the attempt at once instead of
+                # Dask quietly rerunning the task elsewhere.
                 options["scheduler_kwargs"] = {
                     "allowed_failures": 0,
                     **options.get("scheduler_kwargs", {}),
