@@ -222,7 +222,10 @@ async def test_timeout_ends_the_attempt_and_the_task_sees_cancel(executor: DaskE
     """A timed-out attempt ends TIMED_OUT at once; the task sees cancel_requested() turn True."""
     name = f"timeout-{os.urandom(4).hex()}"
     async with js.JobScheduler(executors={"dask": executor}) as s:
-        job_id = s.submit(Poller(name, timeout=1.0, retry=js.RetryPolicy(max_retries=0)))
+        # Long enough for the task to start on a loaded machine: a task
+        # cancelled before it starts never runs, so it could see nothing.
+        job_id = s.submit(Poller(name, timeout=3.0, retry=js.RetryPolicy(max_retries=0)))
+        await wait_for(f"{name}-started")
         with anyio.fail_after(WATCHDOG):
             await s.join()
         assert s.get(job_id).status is js.JobStatus.TIMED_OUT
@@ -270,7 +273,7 @@ async def test_task_cancelled_outside_jobsched_fails_the_attempt(executor: DaskE
         job_id = s.submit(Poller(name, retry=js.RetryPolicy(max_retries=0)))
         await wait_for(f"{name}-started")
         assert executor.client is not None
-        (key,) = [k for k in list(executor.client.futures) if job_id in str(k)]
+        (key,) = [k for k in list(executor.client.futures) if k.startswith(f"jobsched-{job_id}-")]
         await anyio.to_thread.run_sync(
             lambda: distributed.Future(key, executor.client).cancel()  # type: ignore[arg-type]
         )
