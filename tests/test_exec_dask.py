@@ -8,6 +8,7 @@ worker process and kills that worker mid-task.
 from __future__ import annotations
 
 import importlib.metadata
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -19,7 +20,9 @@ import distributed
 import pytest
 
 import jobsched as js
+import jobsched_dask._task
 from jobsched_dask import DaskExecutor, TaskLostError
+from jobsched_dask._task import EventCancelToken
 
 pytestmark = pytest.mark.anyio
 
@@ -285,6 +288,29 @@ async def test_task_cancelled_outside_jobsched_fails_the_attempt(executor: DaskE
     assert job.last_error is not None
     assert job.last_error.startswith(f"TaskLostError: the Dask task of {job_id}")
     assert issubclass(TaskLostError, ConnectionError)
+
+
+def read_flag_three_times(name: str) -> list[bool]:
+    token = EventCancelToken(name)
+    return [token.cancelled for _ in range(3)]
+
+
+async def test_unreadable_flag_lets_the_job_go_on(
+    executor: DaskExecutor, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A cancel flag the worker cannot read counts as not set, with one warning per attempt."""
+
+    def unreachable(self: distributed.Event) -> bool:
+        raise OSError("the scheduler is out of reach")
+
+    monkeypatch.setattr(jobsched_dask._task, "POLL_INTERVAL", 0.0)
+    monkeypatch.setattr(distributed.Event, "is_set", unreachable)
+    with caplog.at_level(logging.WARNING, logger="jobsched.dask"):
+        job = js.FunctionJob(read_flag_three_times, ("unreadable",), executor="dask")
+        assert await executor.run(job) == [False, False, False]
+    warnings = [r for r in caplog.records if "could not read the cancel flag" in r.message]
+    assert len(warnings) == 1
+    await executor.shutdown()
 
 
 # ── The cluster's lifetime ───────────────────────────────────────────────
