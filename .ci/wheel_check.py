@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import sys
 
@@ -20,7 +21,7 @@ def square(x: int) -> int:
 
 async def core_only() -> None:
     """`pip install jobsched-core`: async jobs run; a process job is refused with the fix."""
-    for plugin in ("jobsched_thread", "jobsched_process"):
+    for plugin in ("jobsched_thread", "jobsched_process", "jobsched_dask"):
         assert importlib.util.find_spec(plugin) is None, f"{plugin} installed with the core"
     async with js.JobScheduler() as s:
         job_id = s.submit(js.FunctionJob(double, (21,)))
@@ -65,7 +66,25 @@ async def plugin() -> None:
     assert importlib.util.find_spec("jobsched_thread") is None, "the plugin pulled in [thread]"
 
 
+async def dask() -> None:
+    """jobsched-core plus the jobsched-exec-dask wheel: found by its entry point, a job
+    runs on a LocalCluster the plugin starts (in-process workers, to keep it light)."""
+    (entry,) = importlib.metadata.entry_points(group="jobsched.executors", name="dask")
+    plugin = entry.load()
+    assert plugin.__module__.startswith("jobsched_dask"), plugin
+    executor = plugin(n_workers=1, processes=False)
+    async with js.JobScheduler(executors={"dask": executor}) as s:
+        job_id = s.submit(js.FunctionJob(square, (11,), executor="dask"))
+        await s.join()
+    job = s.get(job_id)
+    assert job.status is js.JobStatus.COMPLETED, (job.status, job.last_error)
+    assert job.result == 121
+    assert executor.client is None  # shut down with the scheduler
+
+
 if __name__ == "__main__":
-    check = {"core-only": core_only, "process": process, "plugin": plugin}[sys.argv[1]]
+    check = {"core-only": core_only, "process": process, "plugin": plugin, "dask": dask}[
+        sys.argv[1]
+    ]
     anyio.run(check)
     print(f"wheel check {sys.argv[1]}: ok")

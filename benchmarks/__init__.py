@@ -8,5 +8,6 @@ the same repetition: median, min and max over the repetitions.
 
 One module per system (``_raw``, ``_jobsched``, ``_apscheduler4``) implements
 the workloads of :mod:`benchmarks._workloads` the way a user of that system
-would write them; ``_work`` holds the job bodies they share.
+would write them; ``_work`` holds the job bodies they share. ``_dask`` holds
+W13 (Dask alone against jobsched's ``dask`` executor) whole, run as its own child.
 """

@@ -13,7 +13,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks._dask import W13
 from benchmarks._workloads import APS_W2_MAX, SYSTEMS, WORKLOADS
+
+# Workloads measured by a module of their own, run as its child (W13: Dask).
+WORKLOADS = {**WORKLOADS, W13.wid: W13}
+CHILD_MODULES = {W13.wid: "benchmarks._dask"}
 
 RESULTS = Path(__file__).parent / "results"
 #: What a system does not run, and why (shown in the table instead of a figure).
@@ -21,6 +26,7 @@ NOT_APPLICABLE = {
     ("apscheduler4", "W6"): "n/a (no job dependencies)",
     ("apscheduler4", "W4stall"): "not measured (a row for jobsched's process executor)",
     ("apscheduler4", "W2p"): "n/a (no priorities)",
+    ("apscheduler4", "W13"): "n/a (no Dask executor)",
 }
 TOO_SLOW = "too slow (skipped)"
 
@@ -97,7 +103,8 @@ def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> s
 
 def run_child(system: str, wid: str, size: int, timeout: float) -> dict[str, Any]:
     """One measurement in a fresh interpreter; its metrics, or an error."""
-    cmd = [sys.executable, "-m", "benchmarks._child", system, wid, str(size)]
+    child = CHILD_MODULES.get(wid, "benchmarks._child")
+    cmd = [sys.executable, "-m", child, system, wid, str(size)]
     root = Path(__file__).parent.parent
     env = {
         **os.environ,

@@ -19,6 +19,7 @@ DISTRIBUTIONS = {
     "jobsched-exec-process": "exec-process",
     "jobsched-jobs-examples": "jobs-examples",
     "jobsched-store-sqlite": "store-sqlite",
+    "jobsched-exec-dask": "exec-dask",
 }
 # The plugins the core's extras install: executors and stores.
 EXECUTORS = [
@@ -26,6 +27,7 @@ EXECUTORS = [
     "jobsched-exec-thread",
     "jobsched-exec-process",
     "jobsched-store-sqlite",
+    "jobsched-exec-dask",
 ]
 
 

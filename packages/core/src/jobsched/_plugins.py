@@ -25,6 +25,7 @@ _FIRST_PARTY = {
     "async": "jobsched-exec-async",
     "thread": "jobsched-exec-thread",
     "process": "jobsched-exec-process",
+    "dask": "jobsched-exec-dask",
 }
 
 
