@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -37,7 +37,7 @@ class ClientLoopState:
         # Finished tasks whose results are wanted, fetched in batches: one
         # gather per task costs the scheduler and the workers a round trip
         # each, which a Dask user's gather of many futures does not pay.
-        self._wanted: list[tuple[distributed.Future, asyncio.Future[Any]]] = []
+        self._wanted: list[tuple[distributed.Future[Any], asyncio.Future[Any]]] = []
         self._fetcher: asyncio.Task[None] | None = None
         self._to_submit: list[tuple[str, Callable[[], Any], str, str, asyncio.Future[Any]]] = []
 
@@ -65,11 +65,11 @@ class ClientLoopState:
 
     def _submit(
         self, key: str, func: Callable[[], Any], flag: str, what: str
-    ) -> asyncio.Future[distributed.Future]:
+    ) -> asyncio.Future[distributed.Future[Any]]:
         """The task's future, once submitted with the others that came in the same
         pass of the loop: one message to the Dask scheduler for all of them."""
         loop = asyncio.get_running_loop()
-        placed: asyncio.Future[distributed.Future] = loop.create_future()
+        placed: asyncio.Future[distributed.Future[Any]] = loop.create_future()
         self._to_submit.append((key, func, flag, what, placed))
         if len(self._to_submit) == 1:
             loop.call_soon(self._submit_batch)
@@ -77,6 +77,7 @@ class ClientLoopState:
 
     def _submit_batch(self) -> None:
         batch, self._to_submit = self._to_submit, []
+        futures: Sequence[distributed.Future[Any] | BaseException]
         try:
             futures = self.client.map(
                 run_attempt,
@@ -89,7 +90,10 @@ class ClientLoopState:
             # One job that cannot be sent must not fail the others: each is
             # sent alone, under a key of its own (the client keeps the failed
             # batch's keys and would take them for tasks already sent).
-            futures = [self._submit_one(f"{key}-alone", *rest) for key, *rest in batch]
+            futures = [
+                self._submit_one(f"{key}-alone", func, flag, what, placed)
+                for key, func, flag, what, placed in batch
+            ]
         for (_, _, flag, _, placed), future in zip(batch, futures, strict=True):
             if placed.cancelled():
                 if isinstance(future, distributed.Future):
@@ -101,7 +105,7 @@ class ClientLoopState:
 
     def _submit_one(
         self, key: str, func: Callable[[], Any], flag: str, what: str, _: Any
-    ) -> distributed.Future | BaseException:
+    ) -> distributed.Future[Any] | BaseException:
         try:
             return self.client.submit(run_attempt, func, flag, key=key, pure=False)
         except (TypeError, pickle.PicklingError) as exc:
@@ -112,7 +116,7 @@ class ClientLoopState:
         except Exception as exc:
             return exc
 
-    def _cancel_soon(self, future: distributed.Future, flag: str) -> None:
+    def _cancel_soon(self, future: distributed.Future[Any], flag: str) -> None:
         cancel = asyncio.ensure_future(self._cancel(future, flag))
         self.cancels.add(cancel)
         cancel.add_done_callback(self.cancels.discard)
@@ -143,7 +147,7 @@ class ClientLoopState:
         finally:
             self._fetcher = None
 
-    async def _cancel(self, future: distributed.Future, flag: str) -> None:
+    async def _cancel(self, future: distributed.Future[Any], flag: str) -> None:
         """Set the attempt's cancel flag (the job sees it), then cancel its future."""
         try:
             await distributed.Event(flag, client=self.client).set()

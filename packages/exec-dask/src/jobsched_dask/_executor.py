@@ -8,7 +8,7 @@ import itertools
 import logging
 import threading
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.to_thread
@@ -18,6 +18,9 @@ import jobsched
 
 from ._bridge import ClientLoopState, waker
 from ._task import EscapedBaseException
+
+if TYPE_CHECKING:
+    from tornado.platform.asyncio import BaseAsyncIOLoop
 
 __all__ = ["DaskExecutor", "TaskLostError"]
 
@@ -113,9 +116,12 @@ class DaskExecutor(jobsched.Executor):
             state = await anyio.to_thread.run_sync(self._connect, abandon_on_cancel=True)
         key = f"jobsched-{job.job_id}-{job.attempts}-{self._prefix}-{next(self._count)}"
         done = anyio.Event()
+        io_loop = state.client.loop
+        assert io_loop is not None  # a connected client has its loop
+        # Tornado's IOLoop runs on asyncio (since Tornado 6); its type does not say so.
+        client_loop = cast("BaseAsyncIOLoop", io_loop).asyncio_loop
         call = asyncio.run_coroutine_threadsafe(
-            state.attempt(key, func, f"{job.job_id} ({job.name!r})"),
-            state.client.loop.asyncio_loop,
+            state.attempt(key, func, f"{job.job_id} ({job.name!r})"), client_loop
         )
         self._running.add(call)
         call.add_done_callback(waker(done))
