@@ -206,7 +206,8 @@ class JobScheduler(Stored):
                 attempt.cancel("cancelled")
         else:
             self._finish(job, _CANCELLED, "cancelled")
-            self._queue.discard(job)
+            if link is None:
+                self._queue.discard(job)
             if self._admission is not None:
                 self._admission.cancelled(job)
         return True

@@ -80,7 +80,14 @@ class Stored(Dispatch):
                     self._refuse(number, claim.attempt, f"{type(exc).__name__}: {exc}")
                     continue
             job = self._jobs.get(number)
-            if job is None or job.status._terminal:  # type: ignore[attr-defined]
+            if job is not None and job.status._terminal:  # type: ignore[attr-defined]
+                # Cancelled here while the claim was on its way: it must not run.
+                self._held.pop(number, None)
+                link.record(
+                    Outcome(number, claim.attempt, job.status, time.time(), error=job.last_error)
+                )
+                continue
+            if job is None:
                 # Submitted elsewhere (or before a restart): this process's view.
                 job = stored
                 job.status = _PENDING
