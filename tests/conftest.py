@@ -1,15 +1,26 @@
-"""Runs every ``@pytest.mark.anyio`` test on asyncio and on trio.
+"""Runs every ``@pytest.mark.anyio`` test on asyncio and on trio, and every
+scheduler test on the memory store and on a SQLite file.
 
 Trio runs on a ``MockClock`` that jumps ahead whenever every task is blocked,
 so timeouts, delays and backoffs are exact and cost no real time; schedulers
 in those tests read the loop's clock (the ``clock`` fixture). Asyncio runs on
 the real clock, with generous bounds.
+
+A test that makes its schedulers with ``make_scheduler`` runs three times:
+``asyncio`` and ``trio`` on the memory store, and ``asyncio-sqlite`` on a
+SQLite file in its ``tmp_path``. The SQLite store works in worker threads,
+which the mock clock would jump over (a thread's commit would look like an
+hour), so the durable variant runs on asyncio only. A test whose behaviour
+legitimately differs on a durable store says why with
+``@pytest.mark.memory_only("reason")`` and gets no SQLite variant.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,6 +28,35 @@ import pytest
 from trio.testing import MockClock
 
 import jobsched as js
+
+#: (backend, store) runs of a scheduler test, by id.
+_RUNS = {"asyncio": ("asyncio", "memory"), "trio": ("trio", "memory")}
+_DURABLE_RUNS = {"asyncio-sqlite": ("asyncio", "sqlite")}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # A parametrize mark (not a direct call), so that the fixture's own params
+    # for anyio_backend give way to these runs.
+    if "store_kind" not in metafunc.fixturenames:
+        return
+    runs = dict(_RUNS)
+    marker = metafunc.definition.get_closest_marker("memory_only")
+    if marker is None:
+        runs.update(_DURABLE_RUNS)
+    elif not (marker.args and isinstance(marker.args[0], str) and marker.args[0]):
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid}: memory_only needs its reason, "
+            'e.g. @pytest.mark.memory_only("jobs hold an anyio.Event")'
+        )
+    metafunc.definition.add_marker(
+        pytest.mark.parametrize(
+            ("anyio_backend", "store_kind"),
+            [((backend, {}), store) for backend, store in runs.values()],
+            ids=list(runs),
+            indirect=True,
+        )
+    )
 
 
 @pytest.fixture(
@@ -34,6 +74,18 @@ def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
 
 
 @pytest.fixture
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """The store a scheduler test runs on: "memory" or "sqlite" (see the module)."""
+    return getattr(request, "param", "memory")
+
+
+@pytest.fixture
+def durable(store_kind: str) -> bool:
+    """True when the test's schedulers keep their jobs in a durable store."""
+    return store_kind != "memory"
+
+
+@pytest.fixture
 def virtual_time(anyio_backend: tuple[str, dict[str, Any]]) -> bool:
     """True when the test runs on the mock clock."""
     return anyio_backend[0] == "trio"
@@ -46,11 +98,20 @@ def clock(virtual_time: bool) -> Callable[[], float]:
 
 
 @pytest.fixture
-def make_scheduler(clock: Callable[[], float]) -> Callable[..., js.JobScheduler]:
-    """A JobScheduler factory that reads the test's clock."""
+def make_scheduler(
+    clock: Callable[[], float], store_kind: str, tmp_path: Path
+) -> Callable[..., js.JobScheduler]:
+    """A JobScheduler factory that reads the test's clock, on the test's store.
+
+    Each scheduler gets a store of its own (a new file on SQLite), as each
+    gets its own heaps on the memory store.
+    """
+    files = itertools.count()
 
     def make(*args: Any, **kwargs: Any) -> js.JobScheduler:
         kwargs.setdefault("clock", clock)
+        if store_kind == "sqlite":
+            kwargs.setdefault("store", f"sqlite:///{tmp_path / f'jobs-{next(files)}.db'}")
         return js.JobScheduler(*args, **kwargs)
 
     return make

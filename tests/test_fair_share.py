@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -140,6 +141,9 @@ def dispatch_log(s: js.JobScheduler) -> list[js.Job]:
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "a durable store refuses FairShareStrategy: its order is not a per-job key"
+)
 async def test_one_tenants_backlog_does_not_starve_another(
     make_scheduler: Callable[..., js.JobScheduler],
 ) -> None:
@@ -172,6 +176,9 @@ async def noop_async() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "a durable store refuses FairShareStrategy: its order is not a per-job key"
+)
 async def test_weighted_shares_over_a_run(make_scheduler: Callable[..., js.JobScheduler]) -> None:
     """With weights 3:1 and both backlogged, starts alternate three to one; None is a tenant."""
     async with make_scheduler(js.FairShareStrategy(weights={"gold": 3}), num_workers=1) as s:
@@ -187,6 +194,9 @@ async def test_weighted_shares_over_a_run(make_scheduler: Callable[..., js.JobSc
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "a durable store refuses FairShareStrategy: its order is not a per-job key"
+)
 async def test_delayed_and_retried_jobs_rejoin_their_tenant(
     make_scheduler: Callable[..., js.JobScheduler],
 ) -> None:
@@ -232,6 +242,9 @@ class Checkpointing(js.Executor):
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "a durable store refuses FairShareStrategy: its order is not a per-job key"
+)
 async def test_fair_share_with_executor_limits(
     make_scheduler: Callable[..., js.JobScheduler],
 ) -> None:
@@ -255,3 +268,9 @@ async def test_fair_share_with_executor_limits(
     assert executor.peak == 1
     # Tenants alternate, and each tenant's own jobs keep their order.
     assert executor.ran == ["t0", "t1", "t2", "t3", "t4", "t5"]
+
+
+def test_a_durable_store_refuses_fair_share(tmp_path: Path) -> None:
+    """FairShareStrategy is for the memory store (why the tests above are memory-only)."""
+    with pytest.raises(js.SchedulerError, match="FairShareStrategy does not work with a durable"):
+        js.JobScheduler(js.FairShareStrategy(), store=f"sqlite:///{tmp_path / 'jobs.db'}")

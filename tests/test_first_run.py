@@ -204,6 +204,9 @@ async def test_an_internal_error_ends_the_job_failed(
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "injects a fault into the memory store's queue (_push), which a durable store does not use"
+)
 async def test_a_failure_after_retry_wait_does_not_strand_the_job(
     make_scheduler: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -229,6 +232,9 @@ async def test_a_failure_after_retry_wait_does_not_strand_the_job(
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "injects a fault into the memory store's queue (_push), which a durable store does not use"
+)
 async def test_a_dependent_that_cannot_be_released_ends_failed(
     make_scheduler: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -378,6 +384,7 @@ class _Stopper(js.AsyncJob):
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only("the job holds a JobScheduler, which does not pickle")
 @pytest.mark.parametrize("cancel_running", [False, True])
 @pytest.mark.parametrize("in_child_task", [False, True])
 async def test_stop_from_inside_a_job_is_refused_at_once(
@@ -401,6 +408,7 @@ async def test_stop_from_inside_a_job_is_refused_at_once(
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only("the job holds a JobScheduler, which does not pickle")
 async def test_a_job_may_stop_another_scheduler(make_scheduler: Make) -> None:
     """Only a scheduler's own jobs are refused: a job can run and stop a nested one."""
     inner = make_scheduler()
