@@ -31,7 +31,7 @@ import jobsched as js
 
 #: (backend, store) runs of a scheduler test, by id.
 _RUNS = {"asyncio": ("asyncio", "memory"), "trio": ("trio", "memory")}
-_DURABLE_RUNS = {"asyncio-sqlite": ("asyncio", "sqlite")}
+_DURABLE_RUNS = {"asyncio-sqlite": ("asyncio", "sqlite"), "trio-sqlite": ("trio", "sqlite")}
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -52,7 +52,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.definition.add_marker(
         pytest.mark.parametrize(
             ("anyio_backend", "store_kind"),
-            [((backend, {}), store) for backend, store in runs.values()],
+            [
+                ((backend, {"real_clock": True} if store != "memory" else {}), store)
+                for backend, store in runs.values()
+            ],
             ids=list(runs),
             indirect=True,
         )
@@ -67,16 +70,23 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 )
 def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
     name, options = request.param
-    if name == "trio":
+    if name == "trio" and "real_clock" not in options:
         # A fresh clock per test: a shared one would carry time over.
         options = {"clock": MockClock(autojump_threshold=0)}
-    return name, options
+    return name, {k: v for k, v in options.items() if k != "real_clock"}
 
 
 @pytest.fixture
 def store_kind(request: pytest.FixtureRequest) -> str:
     """The store a scheduler test runs on: "memory" or "sqlite" (see the module)."""
     return getattr(request, "param", "memory")
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store for a test that runs its own event loop (on the real clock):
+    the memory store, then a SQLite file."""
+    return "memory" if request.param == "memory" else f"sqlite:///{tmp_path / 'jobs.db'}"
 
 
 @pytest.fixture
@@ -88,7 +98,7 @@ def durable(store_kind: str) -> bool:
 @pytest.fixture
 def virtual_time(anyio_backend: tuple[str, dict[str, Any]]) -> bool:
     """True when the test runs on the mock clock."""
-    return anyio_backend[0] == "trio"
+    return "clock" in anyio_backend[1]
 
 
 @pytest.fixture

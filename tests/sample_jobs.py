@@ -114,13 +114,14 @@ class Track(js.AsyncJob):
 
 
 class FailAfterGate(js.AsyncJob):
-    """Waits for ``gate.release``, then fails."""
+    """Sets ``gate.started``, waits for ``gate.release``, then fails."""
 
     def __init__(self, name: str, gate: Gate, **kw: Any) -> None:
         super().__init__(name, **kw)
         self.gate = gate
 
     async def run(self) -> None:
+        self.gate.started.set()
         await self.gate.release.wait()
         raise ConnectionError("late failure")
 

@@ -261,6 +261,10 @@ async def test_a_dependent_that_cannot_be_released_ends_failed(
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "1,100 attempts are 2,200 synced commits on SQLite (~7 s) for a check of the backoff "
+    "arithmetic, which no store takes part in"
+)
 async def test_retries_past_attempt_1025_do_not_overflow(make_scheduler: Make) -> None:
     """A job retried more than 1024 times keeps going (the backoff used to overflow)."""
     policy = js.RetryPolicy(max_retries=1100, base_delay=0.0, jitter=False)
