@@ -6,13 +6,14 @@ so timeouts, delays and backoffs are exact and cost no real time; schedulers
 in those tests read the loop's clock (the ``clock`` fixture). Asyncio runs on
 the real clock, with generous bounds.
 
-A test that makes its schedulers with ``make_scheduler`` runs three times:
-``asyncio`` and ``trio`` on the memory store, and ``asyncio-sqlite`` on a
-SQLite file in its ``tmp_path``. The SQLite store works in worker threads,
-which the mock clock would jump over (a thread's commit would look like an
-hour), so the durable variant runs on asyncio only. A test whose behaviour
-legitimately differs on a durable store says why with
-``@pytest.mark.memory_only("reason")`` and gets no SQLite variant.
+A test that makes its schedulers with ``make_scheduler`` runs four times:
+``asyncio`` and ``trio`` on the memory store, ``asyncio-sqlite`` and
+``trio-sqlite`` on a SQLite file in its ``tmp_path``. The SQLite store works
+in worker threads, which the mock clock would jump over (a thread's commit
+would look like an hour to the test's timeouts), so trio runs on the real
+clock there. A test whose behaviour legitimately differs on a durable store
+says why with ``@pytest.mark.memory_only("reason")`` and gets no SQLite runs.
+A module that overrides ``anyio_backend`` must not use ``make_scheduler``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ _DURABLE_RUNS = {"asyncio-sqlite": ("asyncio", "sqlite"), "trio-sqlite": ("trio"
 @pytest.hookimpl(tryfirst=True)
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     # A parametrize mark (not a direct call), so that the fixture's own params
-    # for anyio_backend give way to these runs.
+    # for anyio_backend give way to these runs. "real_clock" tells the fixture
+    # to leave trio's mock clock out.
     if "store_kind" not in metafunc.fixturenames:
         return
     runs = dict(_RUNS)
