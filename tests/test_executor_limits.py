@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -258,12 +257,3 @@ def test_executor_given_in_executors_may_be_limited() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-
-
-@pytest.mark.parametrize(
-    "options", [{"executor_limits": {"async": 1}}, {"rate_limits": {"mail": js.RateLimit(1)}}]
-)
-def test_a_durable_store_refuses_limits(tmp_path: Path, options: dict[str, Any]) -> None:
-    """Limits are for the memory store (why this module's tests are memory-only)."""
-    with pytest.raises(js.SchedulerError, match="do not work with a durable store yet"):
-        js.JobScheduler(store=f"sqlite:///{tmp_path / 'jobs.db'}", **options)

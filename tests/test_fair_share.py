@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -268,9 +267,3 @@ async def test_fair_share_with_executor_limits(
     assert executor.peak == 1
     # Tenants alternate, and each tenant's own jobs keep their order.
     assert executor.ran == ["t0", "t1", "t2", "t3", "t4", "t5"]
-
-
-def test_a_durable_store_refuses_fair_share(tmp_path: Path) -> None:
-    """FairShareStrategy is for the memory store (why the tests above are memory-only)."""
-    with pytest.raises(js.SchedulerError, match="FairShareStrategy does not work with a durable"):
-        js.JobScheduler(js.FairShareStrategy(), store=f"sqlite:///{tmp_path / 'jobs.db'}")
