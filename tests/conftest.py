@@ -1,15 +1,27 @@
-"""Runs every ``@pytest.mark.anyio`` test on asyncio and on trio.
+"""Runs every ``@pytest.mark.anyio`` test on asyncio and on trio, and every
+scheduler test on the memory store and on a SQLite file.
 
 Trio runs on a ``MockClock`` that jumps ahead whenever every task is blocked,
 so timeouts, delays and backoffs are exact and cost no real time; schedulers
 in those tests read the loop's clock (the ``clock`` fixture). Asyncio runs on
 the real clock, with generous bounds.
+
+A test that makes its schedulers with ``make_scheduler`` runs four times:
+``asyncio`` and ``trio`` on the memory store, ``asyncio-sqlite`` and
+``trio-sqlite`` on a SQLite file in its ``tmp_path``. The SQLite store works
+in worker threads, which the mock clock would jump over (a thread's commit
+would look like an hour to the test's timeouts), so trio runs on the real
+clock there. A test whose behaviour legitimately differs on a durable store
+says why with ``@pytest.mark.memory_only("reason")`` and gets no SQLite runs.
+A module that overrides ``anyio_backend`` must not use ``make_scheduler``.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,6 +29,39 @@ import pytest
 from trio.testing import MockClock
 
 import jobsched as js
+
+#: (backend, store) runs of a scheduler test, by id.
+_RUNS = {"asyncio": ("asyncio", "memory"), "trio": ("trio", "memory")}
+_DURABLE_RUNS = {"asyncio-sqlite": ("asyncio", "sqlite"), "trio-sqlite": ("trio", "sqlite")}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # A parametrize mark (not a direct call), so that the fixture's own params
+    # for anyio_backend give way to these runs. "real_clock" tells the fixture
+    # to leave trio's mock clock out.
+    if "store_kind" not in metafunc.fixturenames:
+        return
+    runs = dict(_RUNS)
+    marker = metafunc.definition.get_closest_marker("memory_only")
+    if marker is None:
+        runs.update(_DURABLE_RUNS)
+    elif not (marker.args and isinstance(marker.args[0], str) and marker.args[0]):
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid}: memory_only needs its reason, "
+            'e.g. @pytest.mark.memory_only("jobs hold an anyio.Event")'
+        )
+    metafunc.definition.add_marker(
+        pytest.mark.parametrize(
+            ("anyio_backend", "store_kind"),
+            [
+                ((backend, {"real_clock": True} if store != "memory" else {}), store)
+                for backend, store in runs.values()
+            ],
+            ids=list(runs),
+            indirect=True,
+        )
+    )
 
 
 @pytest.fixture(
@@ -27,16 +72,35 @@ import jobsched as js
 )
 def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
     name, options = request.param
-    if name == "trio":
+    if name == "trio" and "real_clock" not in options:
         # A fresh clock per test: a shared one would carry time over.
         options = {"clock": MockClock(autojump_threshold=0)}
-    return name, options
+    return name, {k: v for k, v in options.items() if k != "real_clock"}
+
+
+@pytest.fixture
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """The store a scheduler test runs on: "memory" or "sqlite" (see the module)."""
+    return getattr(request, "param", "memory")
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store for a test that runs its own event loop (on the real clock):
+    the memory store, then a SQLite file."""
+    return "memory" if request.param == "memory" else f"sqlite:///{tmp_path / 'jobs.db'}"
+
+
+@pytest.fixture
+def durable(store_kind: str) -> bool:
+    """True when the test's schedulers keep their jobs in a durable store."""
+    return store_kind != "memory"
 
 
 @pytest.fixture
 def virtual_time(anyio_backend: tuple[str, dict[str, Any]]) -> bool:
     """True when the test runs on the mock clock."""
-    return anyio_backend[0] == "trio"
+    return "clock" in anyio_backend[1]
 
 
 @pytest.fixture
@@ -46,11 +110,20 @@ def clock(virtual_time: bool) -> Callable[[], float]:
 
 
 @pytest.fixture
-def make_scheduler(clock: Callable[[], float]) -> Callable[..., js.JobScheduler]:
-    """A JobScheduler factory that reads the test's clock."""
+def make_scheduler(
+    clock: Callable[[], float], store_kind: str, tmp_path: Path
+) -> Callable[..., js.JobScheduler]:
+    """A JobScheduler factory that reads the test's clock, on the test's store.
+
+    Each scheduler gets a store of its own (a new file on SQLite), as each
+    gets its own heaps on the memory store.
+    """
+    files = itertools.count()
 
     def make(*args: Any, **kwargs: Any) -> js.JobScheduler:
         kwargs.setdefault("clock", clock)
+        if store_kind == "sqlite":
+            kwargs.setdefault("store", f"sqlite:///{tmp_path / f'jobs-{next(files)}.db'}")
         return js.JobScheduler(*args, **kwargs)
 
     return make

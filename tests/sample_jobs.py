@@ -71,3 +71,63 @@ class Recorder:
 
     def started_order(self) -> list[str]:
         return [jid for jid, _, new in self.events if new is js.JobStatus.RUNNING]
+
+
+class Stubborn(js.AsyncJob):
+    """Swallows its cancellation and returns as if it had succeeded."""
+
+    def __init__(self, name: str = "stubborn", **kw: Any) -> None:
+        super().__init__(name, **kw)
+        self.started = anyio.Event()
+
+    async def run(self) -> str:
+        self.started.set()
+        try:
+            await anyio.sleep(3600)
+        except anyio.get_cancelled_exc_class():
+            return "pretend success"
+        return "slept"
+
+
+class InFlight:
+    """Counts the ``Track`` attempts running at once, and the most ever."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.most = 0
+
+
+class Track(js.AsyncJob):
+    """Runs for ``seconds``, counted in ``counter`` meanwhile."""
+
+    def __init__(self, name: str, counter: InFlight, seconds: float = 0.01) -> None:
+        super().__init__(name)
+        self.counter = counter
+        self.seconds = seconds
+
+    async def run(self) -> None:
+        counter = self.counter
+        counter.now += 1
+        counter.most = max(counter.most, counter.now)
+        await anyio.sleep(self.seconds)
+        counter.now -= 1
+
+
+class FailAfterGate(js.AsyncJob):
+    """Sets ``gate.started``, waits for ``gate.release``, then fails."""
+
+    def __init__(self, name: str, gate: Gate, **kw: Any) -> None:
+        super().__init__(name, **kw)
+        self.gate = gate
+
+    async def run(self) -> None:
+        self.gate.started.set()
+        await self.gate.release.wait()
+        raise ConnectionError("late failure")
+
+
+class FailNow(js.AsyncJob):
+    """Fails at once, for good, without suspending."""
+
+    async def run(self) -> None:
+        raise js.NonRetryableError("no")

@@ -186,6 +186,10 @@ def test_bad_store_arguments_are_refused_at_construction(tmp_path: Path) -> None
         js.JobScheduler(store=42)  # type: ignore[arg-type]
     with pytest.raises(js.SchedulerError, match="rate_limits"):
         js.JobScheduler(store=f"sqlite:///{tmp_path}/j.db", rate_limits={"k": js.RateLimit(1)})
+    with pytest.raises(js.SchedulerError, match="executor_limits do not work with a durable"):
+        js.JobScheduler(store=f"sqlite:///{tmp_path}/j.db", executor_limits={"async": 1})
+    with pytest.raises(js.SchedulerError, match="FairShareStrategy does not work with a durable"):
+        js.JobScheduler(js.FairShareStrategy(), store=f"sqlite:///{tmp_path}/j.db")
 
 
 async def test_an_unopenable_store_fails_start_and_submit_clearly(tmp_path: Path) -> None:

@@ -140,6 +140,9 @@ def dispatch_log(s: js.JobScheduler) -> list[js.Job]:
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "a durable store refuses FairShareStrategy: its order is not a per-job key"
+)
 async def test_one_tenants_backlog_does_not_starve_another(
     make_scheduler: Callable[..., js.JobScheduler],
 ) -> None:
@@ -172,6 +175,9 @@ async def noop_async() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "a durable store refuses FairShareStrategy: its order is not a per-job key"
+)
 async def test_weighted_shares_over_a_run(make_scheduler: Callable[..., js.JobScheduler]) -> None:
     """With weights 3:1 and both backlogged, starts alternate three to one; None is a tenant."""
     async with make_scheduler(js.FairShareStrategy(weights={"gold": 3}), num_workers=1) as s:
@@ -187,6 +193,9 @@ async def test_weighted_shares_over_a_run(make_scheduler: Callable[..., js.JobSc
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "a durable store refuses FairShareStrategy: its order is not a per-job key"
+)
 async def test_delayed_and_retried_jobs_rejoin_their_tenant(
     make_scheduler: Callable[..., js.JobScheduler],
 ) -> None:
@@ -232,6 +241,9 @@ class Checkpointing(js.Executor):
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "a durable store refuses FairShareStrategy: its order is not a per-job key"
+)
 async def test_fair_share_with_executor_limits(
     make_scheduler: Callable[..., js.JobScheduler],
 ) -> None:

@@ -204,6 +204,9 @@ async def test_an_internal_error_ends_the_job_failed(
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "injects a fault into the memory store's queue (_push), which a durable store does not use"
+)
 async def test_a_failure_after_retry_wait_does_not_strand_the_job(
     make_scheduler: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -229,6 +232,9 @@ async def test_a_failure_after_retry_wait_does_not_strand_the_job(
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "injects a fault into the memory store's queue (_push), which a durable store does not use"
+)
 async def test_a_dependent_that_cannot_be_released_ends_failed(
     make_scheduler: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -255,6 +261,10 @@ async def test_a_dependent_that_cannot_be_released_ends_failed(
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only(
+    "1,100 attempts are 2,200 synced commits on SQLite (~7 s) for a check of the backoff "
+    "arithmetic, which no store takes part in"
+)
 async def test_retries_past_attempt_1025_do_not_overflow(make_scheduler: Make) -> None:
     """A job retried more than 1024 times keeps going (the backoff used to overflow)."""
     policy = js.RetryPolicy(max_retries=1100, base_delay=0.0, jitter=False)
@@ -378,6 +388,7 @@ class _Stopper(js.AsyncJob):
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only("the job holds a JobScheduler, which does not pickle")
 @pytest.mark.parametrize("cancel_running", [False, True])
 @pytest.mark.parametrize("in_child_task", [False, True])
 async def test_stop_from_inside_a_job_is_refused_at_once(
@@ -401,6 +412,7 @@ async def test_stop_from_inside_a_job_is_refused_at_once(
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only("the job holds a JobScheduler, which does not pickle")
 async def test_a_job_may_stop_another_scheduler(make_scheduler: Make) -> None:
     """Only a scheduler's own jobs are refused: a job can run and stop a nested one."""
     inner = make_scheduler()

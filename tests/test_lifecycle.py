@@ -11,11 +11,11 @@ from sample_jobs import Gate, Ok
 import jobsched as js
 
 
-def test_start_stop_by_hand_on_asyncio() -> None:
+def test_start_stop_by_hand_on_asyncio(store_url: str) -> None:
     """await start() / await stop() run the scheduler without `async with` (asyncio)."""
 
     async def main() -> js.JobScheduler:
-        s = js.JobScheduler()
+        s = js.JobScheduler(store=store_url)
         job_id = s.submit(Ok(7, seconds=0.01))
         await s.start()
         await asyncio.wait_for(s.join(), 10)
@@ -31,12 +31,12 @@ def test_start_stop_by_hand_on_asyncio() -> None:
     asyncio.run(main())
 
 
-def test_start_by_hand_under_trio_points_to_async_with() -> None:
+def test_start_by_hand_under_trio_points_to_async_with(store_url: str) -> None:
     """start() by hand is asyncio-only; under trio it says to use `async with`."""
     import trio
 
     async def main() -> None:
-        s = js.JobScheduler()
+        s = js.JobScheduler(store=store_url)
         with pytest.raises(js.SchedulerError, match="async with"):
             await s.start()
         async with s:  # and the scheduler is still usable the right way
@@ -46,11 +46,11 @@ def test_start_by_hand_under_trio_points_to_async_with() -> None:
     trio.run(main)
 
 
-def test_stop_before_start() -> None:
+def test_stop_before_start(store_url: str) -> None:
     """stop() on a scheduler that never started just closes it."""
 
     async def main() -> None:
-        s = js.JobScheduler()
+        s = js.JobScheduler(store=store_url)
         await s.stop()
         with pytest.raises(js.SchedulerStoppedError):
             s.submit(Ok())
@@ -78,7 +78,7 @@ class _Swallower(js.AsyncJob):
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 @pytest.mark.parametrize("how", ["cancel", "timeout"])
 def test_job_that_swallows_cancellation_is_abandoned(
-    backend: str, how: str, caplog: pytest.LogCaptureFixture
+    backend: str, how: str, store_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A job that ignores its cancellation forever is closed after the grace period.
 
@@ -91,7 +91,7 @@ def test_job_that_swallows_cancellation_is_abandoned(
             timeout=0.05 if how == "timeout" else None, retry=js.RetryPolicy(max_retries=0)
         )
         job.started = anyio.Event()
-        async with js.JobScheduler(num_workers=1) as s:
+        async with js.JobScheduler(num_workers=1, store=store_url) as s:
             s.submit(job, depends_on=())
             with anyio.fail_after(20):
                 await job.started.wait()
@@ -131,14 +131,14 @@ class _SwallowsEverything(js.AsyncJob):
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_job_that_swallows_generator_exit_keeps_its_worker_safely(
-    backend: str, caplog: pytest.LogCaptureFixture
+    backend: str, store_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A job that even ignores GeneratorExit is not dropped mid-scope: it keeps its
     worker until it returns, is recorded TIMED_OUT, and the scheduler carries on."""
 
     async def main() -> tuple[js.Job, js.Job]:
         job = _SwallowsEverything(timeout=0.1, retry=js.RetryPolicy(max_retries=0))
-        async with js.JobScheduler(num_workers=1) as s:
+        async with js.JobScheduler(num_workers=1, store=store_url) as s:
             s.submit(job)
             after = Ok("after")
             s.submit(after)

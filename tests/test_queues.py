@@ -129,6 +129,7 @@ def test_next_due_skips_cancelled_heads() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only("inspects the memory store's delayed heap")
 async def test_cancelled_retry_wait_job_leaves_the_delayed_heap(make_scheduler: Make) -> None:
     """A job cancelled while waiting an hour for its retry is gone from the queue at once."""
     waiting = anyio.Event()

@@ -128,6 +128,8 @@ class Outcomes(SchedulerState):
         except Exception:
             job.finished_at = time.monotonic()
         number = job._jobsched_id
+        if self._link is not None:
+            self._store_failed(job)
         self._unfinished -= 1
         self._blocked.pop(number, None)
         self._finished.append(number)
@@ -245,6 +247,24 @@ class Outcomes(SchedulerState):
             )
         )
         return status
+
+    def _store_failed(self, job: Job) -> None:
+        """Write the FAILED end of a held job whose outcome could not be recorded,
+        so that the store's row does not stay RUNNING under this member for ever."""
+        link = self._link
+        assert link is not None
+        attempt = self._held.pop(job._jobsched_id, None)
+        if attempt is not None:
+            link.record(
+                Outcome(
+                    job._jobsched_id,
+                    attempt,
+                    _FAILED,
+                    time.time(),
+                    error=job.last_error,
+                    traceback=job.last_traceback,
+                )
+            )
 
     def _store_retry(self, job: Job, wait: float) -> None:
         link = self._link

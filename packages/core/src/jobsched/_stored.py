@@ -21,6 +21,7 @@ from ._dispatch import Dispatch
 from ._enums import JobStatus
 from ._exceptions import SchedulerError, SchedulerStoppedError, UnknownJobError
 from ._jobs import Job, id_number
+from ._state import STOPPED
 from ._store import Change, Claimed, Outcome
 
 _PENDING = JobStatus.PENDING
@@ -80,14 +81,15 @@ class Stored(Dispatch):
                     self._refuse(number, claim.attempt, f"{type(exc).__name__}: {exc}")
                     continue
             job = self._jobs.get(number)
-            if job is not None and job.status._terminal:  # type: ignore[attr-defined]
-                # Cancelled here while the claim was on its way: it must not run.
-                self._held.pop(number, None)
-                link.record(
-                    Outcome(number, claim.attempt, job.status, time.time(), error=job.last_error)
-                )
+            if job is not None and job.status is _CANCELLED and not claim.lost:
+                # Cancelled here while its add or this claim was on the way:
+                # hand it back uncounted, and cancel it (again: a cancel that
+                # reached the running row only flagged it).
+                del self._held[number]
+                link.release(number)
+                link.cancel(number)
                 continue
-            if job is None:
+            if job is None or job.status._terminal:  # type: ignore[attr-defined]
                 # Submitted elsewhere (or before a restart): this process's view.
                 job = stored
                 job.status = _PENDING
@@ -181,6 +183,14 @@ class Stored(Dispatch):
     async def _join_stored(self) -> None:
         link = self._link
         assert link is not None
+        if self._state == STOPPED:
+            # The store is closed: this process's view is all there is to go by.
+            if self._unfinished:
+                raise SchedulerStoppedError(
+                    f"{self._unfinished} job(s) will not finish here: the scheduler stopped "
+                    "with them still in the store; they run when a scheduler on the store runs"
+                )
+            return
         await link.flush()
         while await link.store.unfinished():
             if self._stopping:

@@ -71,6 +71,7 @@ class StoreLink:
         self._adds: list[NewJob] = []
         self._outcomes: list[Outcome] = []
         self._cancels: list[int] = []
+        self._releases: list[int] = []
         self._appended = 0  # writes handed to the committer so far
         self._committed = 0  # writes it has committed
         self._commit_wakeup = anyio.Event()
@@ -127,6 +128,12 @@ class StoreLink:
         self._appended += 1
         self._commit_wakeup.set()
 
+    def release(self, job_id: int) -> None:
+        """Queue handing back a claim this member will not start (not counted)."""
+        self._releases.append(job_id)
+        self._appended += 1
+        self._commit_wakeup.set()
+
     async def flush(self) -> None:
         """Return once everything appended so far is committed."""
         target = self._appended
@@ -173,7 +180,7 @@ class StoreLink:
     async def _commit_all(self, host: Host) -> None:
         store = self.store
         while True:
-            if not (self._adds or self._outcomes or self._cancels):
+            if not (self._adds or self._outcomes or self._releases or self._cancels):
                 if self.closing:
                     return
                 await self._commit_wakeup.wait()
@@ -181,6 +188,7 @@ class StoreLink:
                 continue
             adds, self._adds = self._adds, []
             outcomes, self._outcomes = self._outcomes, []
+            releases, self._releases = self._releases, []
             cancels, self._cancels = self._cancels, []
             done = self._appended
             now = self._wall()
@@ -190,6 +198,8 @@ class StoreLink:
                     changes += await store.add(adds, now)
                 if outcomes:
                     changes += (await store.record(self.owner, outcomes)).changes
+                if releases:
+                    await store.release(self.owner, releases)
                 if cancels:
                     changes += await store.cancel(cancels, now)
             except BaseException as exc:
