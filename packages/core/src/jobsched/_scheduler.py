@@ -25,8 +25,14 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.lowlevel import checkpoint
 
-from . import _plugins
-from ._admission import Admission, check_executor_limits, check_rate_limits
+from . import _plugins, _resume
+from ._admission import (
+    Admission,
+    check_executor_limits,
+    check_rate_limits,
+    executor_capacity,
+    with_capacities,
+)
 from ._attempts import SHUTDOWN_SCOPE, Attempt, Deadlines
 from ._cron import CronTrigger
 from ._enums import JobStatus
@@ -61,6 +67,11 @@ _Coroutine = types.CoroutineType
 
 # Lifecycle of the scheduler itself.
 _NEW, _RUNNING_STATE, _STOPPED = range(3)
+
+# What a worker does after an attempt that suspended: go on in its scope, make
+# a new scope (the attempt cancelled it), or exit (it was replaced while it
+# carried an abandoned job).
+_KEEP, _NEW_SCOPE, _RETIRE = object(), object(), object()
 
 # A worker that keeps finding jobs that complete without suspending never
 # yields to the event loop; every this many jobs it does, so the ticker,
@@ -124,7 +135,9 @@ class JobScheduler:
         # Limits live in the take-next step; without them workers pop the
         # queue directly and pay nothing for the feature.
         rates = check_rate_limits(rate_limits)
-        gates = check_executor_limits(executor_limits, self._executors)
+        gates = with_capacities(
+            check_executor_limits(executor_limits, self._executors), self._executors
+        )
         self._admission: Admission | None = None
         self._take_next: Callable[[], Job | None] = self._queue.pop_next
         if rates or gates:
@@ -155,10 +168,11 @@ class JobScheduler:
         self._ticker_wakeup: anyio.Event | None = None
         # Attempt timeouts, while the ticker runs to watch them (see Deadlines),
         # and when the sleeping ticker wakes next (math.inf: when woken).
-        self._deadlines = Deadlines()
+        self._deadlines = Deadlines(self._abandon)
         self._watching = False
         self._ticker_sleeps_until = math.inf
         self._live_tasks = 0
+        self._workers_group: TaskGroup | None = None  # where a replacement worker starts
         self._done: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
         self._standalone: asyncio.Task[None] | None = None
@@ -513,8 +527,23 @@ class JobScheduler:
                 )
         name = job.executor
         if name not in self._executors:
-            self._executors[name] = _plugins.create(name)
+            executor = _plugins.create(name)
+            self._executor_loaded(name, executor)
+            self._executors[name] = executor
         return deps
+
+    def _executor_loaded(self, name: str, executor: Executor) -> None:
+        """An executor plugin was loaded on first use: hold jobs to its capacity."""
+        capacity = executor_capacity(name, executor)
+        if capacity is None:
+            return
+        if self._admission is None:
+            # Workers read _take_next before each job, so they use it at once.
+            self._admission = Admission(
+                self._queue, self._strategy.key, self._push, self._clock, {}, {}
+            )
+            self._take_next = self._admission.take
+        self._admission.limit(name, capacity)
 
     def _submit_from_thread(self, job: Job, delay: float, deps: tuple[str, ...]) -> None:
         try:
@@ -563,6 +592,11 @@ class JobScheduler:
             self._call_soon_threadsafe = trio.lowlevel.current_trio_token().run_sync_soon
 
     def _spawn(self, task_group: TaskGroup) -> None:
+        self._workers_group = task_group
+        # The ticker watches attempt deadlines from now on, also those of
+        # attempts that start before it first runs (trio starts tasks in no
+        # fixed order); it reads the heap when it starts.
+        self._watching = True
         self._live_tasks = self._num_workers + 1
         for i in range(self._num_workers):
             task_group.start_soon(self._worker, name=f"jobsched-worker-{i}")
@@ -587,13 +621,17 @@ class JobScheduler:
                 # Entering a scope per attempt would cost more than a no-op
                 # job itself.
                 with anyio.CancelScope() as scope:
-                    await self._work(scope)
+                    if await self._work(scope) is _RETIRE:
+                        break
         finally:
             self._task_exited()
 
-    async def _work(self, scope: anyio.CancelScope) -> None:
-        """Run attempts inside ``scope`` until one of them is cancelled or times out."""
-        take = self._take_next
+    async def _work(self, scope: anyio.CancelScope) -> object:
+        """Run attempts inside ``scope`` until one of them is cancelled or times out.
+
+        :returns: ``_RETIRE`` if this worker was replaced while it carried an
+            abandoned job, which has now ended.
+        """
         idle = self._idle_workers
         executors = self._executors
         clock = self._clock
@@ -601,7 +639,9 @@ class JobScheduler:
         finish_one = self._finish_one
         streak = 0
         while not self._stopping:
-            job = take()
+            # Read each time: admission starts when an executor with a
+            # capacity is first loaded, possibly by the job that just ran.
+            job = self._take_next()
             if job is None:
                 streak = 0
                 wakeup = anyio.Event()
@@ -643,30 +683,38 @@ class JobScheduler:
                     streak = 0
                     await checkpoint()
                 continue
-            except Exception as exc:
+            except BaseException as exc:
                 self._in_flight -= 1
+                if _worker_cancelled(exc, scope):
+                    # The worker is being torn down (a trio checkpoint that
+                    # raised before suspending): the job did not fail.
+                    self._settle(job, _shut_down(), None, None)
+                    raise
+                # The job's error, or its own SystemExit and the like: the
+                # attempt fails, the scheduler goes on.
                 self._settle(job, None, None, exc)
                 streak += 1
                 if streak == _YIELD_EVERY:
                     streak = 0
                     await checkpoint()
                 continue
-            except BaseException as exc:
-                # KeyboardInterrupt and the like from the job's own code: record
-                # it as the job's failure, then let it propagate.
-                self._in_flight -= 1
-                self._settle(job, None, None, NonRetryableError(f"{type(exc).__name__}: {exc}"))
-                raise
             streak = 0
-            if not await self._continue_attempt(job, scope, it, first):
-                return
+            outcome = await self._continue_attempt(job, scope, it, first)
+            if outcome is not _KEEP:
+                return outcome
+        return _KEEP
 
     async def _continue_attempt(
         self, job: Job, scope: anyio.CancelScope, it: Any, first: Any
-    ) -> bool:
-        """Finish an attempt that suspended; False if it cancelled the worker's scope."""
+    ) -> object:
+        """Finish an attempt that suspended.
+
+        :returns: ``_KEEP`` to go on in ``scope``, ``_NEW_SCOPE`` if the attempt
+            cancelled it, ``_RETIRE`` if the attempt was abandoned and this
+            worker replaced.
+        """
         timeout = job.timeout
-        attempt = Attempt(scope)
+        attempt = Attempt(scope, job, self._start_grace)
         on_scope = False  # the timeout is the scope's own deadline (ticker gone)
         if timeout is not None:
             assert job.started_at is not None
@@ -688,25 +736,34 @@ class JobScheduler:
         try:
             result = await Resume(it, first, scope, self._clock)
         except Abandoned as exc:
-            logger.warning("%s %s", _describe(job), exc)
+            if not attempt.abandoned:
+                logger.warning("%s %s", _describe(job), exc)
             error = exc
         except Exception as exc:
             error = exc
-        except BaseException:
-            # Either our scope's cancellation (cancel() or the timeout), which
-            # the scope absorbs, or the worker being torn down.
-            if not scope.cancel_called:
-                attempt.reason = attempt.reason or "scheduler shut down"
-                attempt.scope = SHUTDOWN_SCOPE
-            self._end_attempt(job, attempt, None, None)
-            raise
-        if scope.cancel_called:
-            self._end_attempt(job, attempt, result, error)
-            return False
+        except BaseException as exc:
+            if attempt.abandoned:
+                # Already recorded, and a new worker took this one's place:
+                # how the job ended concerns no one, and this task exits.
+                return _RETIRE
+            if _worker_cancelled(exc, scope):
+                # Our scope's cancellation (cancel() or the timeout), which the
+                # scope absorbs, or the worker being torn down.
+                if not scope.cancel_called:
+                    attempt.reason = attempt.reason or "scheduler shut down"
+                    attempt.scope = SHUTDOWN_SCOPE
+                if not attempt.abandoned:
+                    self._end_attempt(job, attempt, None, None)
+                raise
+            # The job's own SystemExit, KeyboardInterrupt, GeneratorExit, or a
+            # group of them: its outcome, never the worker's.
+            error = exc
+        if attempt.abandoned:
+            return _RETIRE
         if on_scope:
             scope.deadline = math.inf
         self._end_attempt(job, attempt, result, error)
-        return True
+        return _NEW_SCOPE if scope.cancel_called else _KEEP
 
     def _end_attempt(
         self, job: Job, attempt: Attempt, result: Any, error: BaseException | None
@@ -715,6 +772,38 @@ class JobScheduler:
         self._deadlines.ended(attempt)
         self._in_flight -= 1
         self._settle(job, attempt, result, error)
+
+    def _start_grace(self, attempt: Attempt) -> None:
+        """``attempt`` was just cancelled: give it CANCEL_GRACE seconds to end."""
+        if self._watching:  # else stop() is under way, and waits for it anyway
+            deadline = self._deadlines.grace(attempt, self._clock())
+            if deadline < self._ticker_sleeps_until:
+                self._wake_ticker()
+
+    def _abandon(self, attempt: Attempt) -> None:
+        """``attempt`` outlived its grace: record it, and replace its worker.
+
+        Its job cannot leave the worker's task (its own cancel scopes and task
+        groups are on it), so the worker leaves its place instead: a new
+        worker starts, and the old task only drives the job to its end, then
+        exits. The scheduler no longer waits for it, but ``stop()`` does (a
+        task group ends when all of its tasks have).
+        """
+        job = attempt.job
+        logger.warning(
+            "%s still running %ss after it was %s; abandoned: its worker goes on with other "
+            "jobs, and it finishes unwinding on its own task (a clean-up that awaits past the "
+            "grace, or a job that ignores its cancellation)",
+            _describe(job),
+            _resume.CANCEL_GRACE,
+            "timed out" if attempt.reason is None else attempt.reason,
+        )
+        attempt.abandoned = True
+        self._end_attempt(job, attempt, None, None)
+        group = self._workers_group
+        if group is not None and not self._stopping:
+            self._live_tasks += 1
+            group.start_soon(self._worker, name="jobsched-worker")
 
     def _settle(
         self, job: Job, attempt: Attempt | None, result: Any, error: BaseException | None
@@ -737,7 +826,7 @@ class JobScheduler:
                 self._after_failure(
                     job,
                     f"{type(error).__name__}: {error}",
-                    not isinstance(error, NonRetryableError),
+                    isinstance(error, Exception) and not isinstance(error, NonRetryableError),
                     False,
                 )
             else:
@@ -909,6 +998,23 @@ class JobScheduler:
                 await executor.shutdown(cancel_running=cancel_running)
             except Exception:
                 logger.exception("executor %r failed to shut down", name)
+
+
+def _worker_cancelled(exc: BaseException, scope: anyio.CancelScope) -> bool:
+    """True if ``exc`` is the worker's cancellation, not something the job raised.
+
+    Our scope's cancellation, or the worker's task being cancelled from outside
+    (the loop's clock of the cancelled scopes: an effective deadline of -inf).
+    """
+    if not isinstance(exc, anyio.get_cancelled_exc_class()):
+        return False
+    return scope.cancel_called or anyio.current_effective_deadline() == -math.inf
+
+
+def _shut_down() -> Attempt:
+    attempt = Attempt(SHUTDOWN_SCOPE, None, None)  # type: ignore[arg-type]
+    attempt.reason = "scheduler shut down"
+    return attempt
 
 
 def _log_crash(task: asyncio.Task[None]) -> None:

@@ -113,6 +113,9 @@ class ProcessExecutor(jobsched.Executor):
                 f"grace_period must be a finite number of seconds >= 0, got {grace_period!r}"
             )
         self._max_processes = max_processes
+        # The scheduler holds jobs beyond it off its workers: a job's timeout
+        # never counts a wait for a free process.
+        self.capacity = max_processes
         self._start_method = start_method
         self._grace = float(grace_period)
         self._context = multiprocessing.get_context(start_method)
