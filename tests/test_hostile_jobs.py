@@ -284,3 +284,55 @@ def test_logs_name_the_job(caplog: pytest.LogCaptureFixture) -> None:
     anyio.run(main, backend="asyncio")
     records = [r for r in caplog.records if "abandoned" in r.getMessage()]
     assert records and "'nested clean-up'" in records[0].getMessage()
+
+
+class _Skewed:
+    """The test's clock plus an offset a job moves forward, as if it blocked the loop."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return self.clock() + self.offset
+
+
+class BlocksTheLoop(js.AsyncJob):
+    """Holds the loop for 5 s (on the scheduler's clock) without awaiting, then returns."""
+
+    def __init__(self, skew: _Skewed, suspend: bool, **kw: Any) -> None:
+        super().__init__("blocker", **kw)
+        self.skew = skew
+        self.suspend = suspend
+
+    async def run(self) -> str:
+        if self.suspend:
+            await anyio.lowlevel.checkpoint()
+        self.skew.offset += 5.0  # what time.sleep(5) would do to the clock
+        return "done"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("suspend", [False, True], ids=["first-step", "after-await"])
+async def test_attempt_ending_past_its_deadline_timed_out(
+    clock: Callable[[], float], suspend: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A job that blocks the loop for 5 s with timeout=0.5 is TIMED_OUT whatever it
+    returned, retried like any timeout, and a warning names it."""
+    skew = _Skewed(clock)
+    job = BlocksTheLoop(
+        skew, suspend, timeout=0.5, retry=js.RetryPolicy(max_retries=1, base_delay=0)
+    )
+    async with js.JobScheduler(num_workers=1, clock=skew) as s:
+        s.submit(job)
+        bystander = s.submit(Ok("bystander", seconds=0.01))
+        with anyio.fail_after(WATCHDOG):
+            await s.join()
+    assert job.status is js.JobStatus.TIMED_OUT
+    assert job.attempts == 2
+    assert job.last_error == "timed out after 0.5s"
+    assert s.get(bystander).status is js.JobStatus.COMPLETED
+    warnings = [
+        r.getMessage() for r in caplog.records if "blocked the event loop" in r.getMessage()
+    ]
+    assert len(warnings) == 2 and "'blocker'" in warnings[0]

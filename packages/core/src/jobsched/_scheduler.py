@@ -667,8 +667,11 @@ class JobScheduler:
                 first = it.send(None)
             except StopIteration as stop:
                 self._in_flight -= 1
+                timeout = job.timeout
                 if self._early_cancels:
                     self._settle(job, None, stop.value, None)
+                elif timeout is not None and clock() - job.started_at >= timeout:  # type: ignore[operator]
+                    self._overran(job)
                 else:
                     # The common case, without _settle's checks for outcomes
                     # that cannot happen to an attempt that never suspended.
@@ -692,7 +695,15 @@ class JobScheduler:
                     raise
                 # The job's error, or its own SystemExit and the like: the
                 # attempt fails, the scheduler goes on.
-                self._settle(job, None, None, exc)
+                timeout = job.timeout
+                if (
+                    timeout is not None
+                    and not self._early_cancels
+                    and clock() - job.started_at >= timeout  # type: ignore[operator]
+                ):
+                    self._overran(job)
+                else:
+                    self._settle(job, None, None, exc)
                 streak += 1
                 if streak == _YIELD_EVERY:
                     streak = 0
@@ -762,6 +773,9 @@ class JobScheduler:
             return _RETIRE
         if on_scope:
             scope.deadline = math.inf
+        if timeout is not None and not scope.cancel_called and self._clock() >= deadline:
+            self._overran(job, attempt)
+            return _KEEP
         self._end_attempt(job, attempt, result, error)
         return _NEW_SCOPE if scope.cancel_called else _KEEP
 
@@ -772,6 +786,28 @@ class JobScheduler:
         self._deadlines.ended(attempt)
         self._in_flight -= 1
         self._settle(job, attempt, result, error)
+
+    def _overran(self, job: Job, attempt: Attempt | None = None) -> None:
+        """Record an attempt that ended past its deadline, unseen by the timeout.
+
+        Nothing could time it out: the event loop was blocked (by this job, or
+        another one) until it ended. Whatever it returned, it timed out.
+        """
+        assert job.started_at is not None
+        logger.warning(
+            "%s blocked the event loop: it ended %.3gs after it started, past its %ss "
+            "timeout, which could not fire while the loop was blocked; recorded as timed "
+            "out. Run blocking code on the thread or process executor",
+            _describe(job),
+            self._clock() - job.started_at,
+            job.timeout,
+        )
+        late = Attempt(SHUTDOWN_SCOPE, job, None)  # type: ignore[arg-type]
+        if attempt is None:
+            self._settle(job, late, None, None)
+        else:
+            attempt.scope = late.scope
+            self._end_attempt(job, attempt, None, None)
 
     def _start_grace(self, attempt: Attempt) -> None:
         """``attempt`` was just cancelled: give it CANCEL_GRACE seconds to end."""
