@@ -17,6 +17,8 @@ from jobsched_process import ProcessExecutor
 from jobsched_thread import ThreadExecutor
 
 WATCHDOG = 60
+# A timed-out attempt would be retried and complete: the tests must see the first.
+NO_RETRY = js.RetryPolicy(max_retries=0)
 
 
 class Counting(js.Executor):
@@ -132,7 +134,7 @@ def test_thread_timeout_counts_the_run_not_the_wait_for_a_thread(backend: str) -
         return "done"
 
     async def main() -> list[js.Job]:
-        jobs = [js.FunctionJob(work, timeout=1.0) for _ in range(3)]
+        jobs = [js.FunctionJob(work, timeout=1.0, retry=NO_RETRY) for _ in range(3)]
         executors = {"thread": ThreadExecutor(max_threads=1)}
         async with js.JobScheduler(num_workers=4, executors=executors) as s:
             for job in jobs:
@@ -159,7 +161,7 @@ def test_process_timeout_counts_the_run_not_the_wait_for_a_process() -> None:
             with anyio.fail_after(WATCHDOG):
                 await s.join()
             jobs = [
-                js.FunctionJob(time.sleep, (1.0,), executor="process", timeout=1.5)
+                js.FunctionJob(time.sleep, (1.0,), executor="process", timeout=1.5, retry=NO_RETRY)
                 for _ in range(4)
             ]
             for job in jobs:
