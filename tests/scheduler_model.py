@@ -45,8 +45,9 @@ What is checked (each item names where):
   ``stop()`` leaves nothing running and rejects new work; recurring schedules
   fire on their fixed-rate slots, never after cancellation, and skip a slot
   only while the previous job runs (unless ``allow_overlap``); every
-  attempt that lingers past ``CANCEL_GRACE`` is abandoned with one warning,
-  and nothing else is logged.
+  attempt that lingers past ``CANCEL_GRACE`` is recorded and abandoned
+  ``CANCEL_GRACE`` after its cancellation, with one warning, while its
+  clean-up runs on to its end (never cut short); nothing else is logged.
 
 The model never predicts an interleaving that the scheduler may legitimately
 choose either way: two events at the same virtual instant (a job finishing
@@ -106,8 +107,8 @@ class JobSpec:
     cancellation and returns; ``convert`` hangs and, when cancelled, raises
     ``error`` instead (a ``TimeoutError`` of its own included); ``linger``
     hangs and, when cancelled, keeps running ``linger`` seconds in a shielded
-    clean-up (the scheduler abandons it at its first resume
-    ``CANCEL_GRACE`` or more after the cancellation). Each attempt
+    clean-up (past ``CANCEL_GRACE``, the scheduler records the attempt then and
+    abandons it; the clean-up still runs to its end). Each attempt
     that returns or raises first sleeps ``duration`` virtual seconds; ``None``
     means it does not await at all.
     """
@@ -278,6 +279,7 @@ class Body:
     start: float
     end: float | None = None
     how: str = ""  # returned / raised / cancelled
+    abandoned: bool = False  # recorded while it still ran (a clean-up past the grace)
 
 
 @dataclass
@@ -402,7 +404,7 @@ class _LogWatch(logging.Filter):
         if record.levelno < logging.WARNING:
             return True
         message = record.getMessage()
-        if record.levelno == logging.WARNING and message.endswith("abandoned"):
+        if record.levelno == logging.WARNING and "abandoned" in message:
             self.harness.abandoned += 1
             return False
         if hasattr(record, "job_id") and "internal error" not in message:
@@ -732,8 +734,9 @@ class Harness:
     def body_exit(self, job: ModelJob, body: Body, how: str) -> None:
         rec = self.records[job.job_id]
         body.end, body.how = self.now(), how
-        rec.active = False
-        self.active -= 1
+        if not body.abandoned:
+            rec.active = False
+            self.active -= 1
 
     def on_transition(self, job: js.Job, old: js.JobStatus, new: js.JobStatus) -> None:
         try:
@@ -753,6 +756,12 @@ class Harness:
             self.violation(f"{rec.name}: illegal {old.value} -> {new.value}")
         if job.status is not new:
             self.violation(f"{rec.name}: listener told {new.value}, job says {job.status.value}")
+        if old is RUNNING and rec.active:
+            # Recorded while its body still runs: abandoned (check_life judges
+            # when); it no longer counts as in flight.
+            rec.bodies[-1].abandoned = True
+            rec.active = False
+            self.active -= 1
         if new._terminal and job.finished_at != now:  # type: ignore[attr-defined]
             self.violation(f"{rec.name}: finished_at {job.finished_at} at {new.value} (now {now})")
         if new is RETRY_WAIT and job.run_at != now + rec.spec.backoff(len(rec.bodies)):
@@ -929,6 +938,21 @@ class Harness:
         for sched in self.schedules.values():
             self.check_schedule(sched)
 
+    def waits(self, spec: JobSpec, stop_at: float) -> set[float]:
+        """How long after ``stop_at`` (its cancellation or timeout) an attempt may be recorded.
+
+        Its clean-up, or ``CANCEL_GRACE`` if that is shorter and the grace ran
+        out before stop() began (after that, stop() waits for it anyway).
+        """
+        if spec.lingers <= CANCEL_GRACE:
+            return {spec.lingers}
+        grace_end = stop_at + CANCEL_GRACE
+        if self.stopped_at is None or grace_end < self.stopped_at:
+            return {CANCEL_GRACE}
+        if grace_end == self.stopped_at:
+            return {CANCEL_GRACE, spec.lingers}  # the same instant: either comes first
+        return {spec.lingers}
+
     def check_life(self, rec: JobRecord) -> None:
         """Replay ``rec``'s transitions and attempts against its spec."""
         job, spec, name = rec.job, rec.spec, rec.name
@@ -949,7 +973,12 @@ class Harness:
             if a > len(exits):
                 continue  # still running (only after stop(): already reported)
             end, new = exits[a - 1]
-            if body.end != end:
+            if body.abandoned:
+                if spec.lingers <= CANCEL_GRACE:
+                    self.violation(f"{name} attempt {a} abandoned, lingering only {spec.lingers}s")
+                elif body.end is not None and body.end != end + spec.lingers - CANCEL_GRACE:
+                    self.violation(f"{name} attempt {a}: abandoned at {end}, ended {body.end}")
+            elif body.end != end:
                 self.violation(f"{name} attempt {a}: body ended {body.end}, job left RUNNING {end}")
             outcome, took = spec.plan(a)
             if new is CANCELLED:
@@ -962,7 +991,7 @@ class Harness:
                 stop_at = min(cancel_at, start + took) if outcome == "timeout" else cancel_at
                 if cancel_at - start > took + spec.lingers:
                     self.violation(f"{name} attempt {a} cancelled at {end}, after its natural end")
-                elif end != stop_at + spec.lingers:
+                elif end - stop_at not in self.waits(spec, stop_at):
                     self.violation(f"{name} attempt {a} cancelled at {cancel_at}, ended at {end}")
                 continue
             retry_left = a <= spec.max_retries and rec.no_retry_attempt != a
@@ -972,7 +1001,8 @@ class Harness:
                 "error": RETRY_WAIT if retry_left else FAILED,
                 "timeout": RETRY_WAIT if retry_left else TIMED_OUT,
             }[outcome]
-            if new is not expected or end - start != took + spec.lingers:
+            waits = self.waits(spec, start + took) if outcome == "timeout" else {0.0}
+            if new is not expected or end - start - took not in waits:
                 self.violation(
                     f"{name} attempt {a} ({outcome} after {took}s) ended {new.value} "
                     f"after {end - start}s; expected {expected.value}"

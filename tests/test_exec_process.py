@@ -18,6 +18,7 @@ import proc_jobs
 import pytest
 
 import jobsched as js
+from jobsched._resume import CANCEL_GRACE
 from jobsched_process import ProcessExecutor, WorkerDiedError
 
 pytestmark = pytest.mark.anyio
@@ -341,13 +342,20 @@ async def test_job_ignoring_sigterm_gets_sigkill(tmp_path: Path) -> None:
     assert is_gone(pid)
 
 
-async def test_long_grace_period_is_cut_short_when_the_scheduler_gives_up(
-    tmp_path: Path,
-) -> None:
-    """If the scheduler abandons the attempt before the grace period ends, SIGKILL at once."""
-    executor = ProcessExecutor(max_processes=1, grace_period=60)
+async def test_grace_period_longer_than_the_cancel_grace_is_honoured(tmp_path: Path) -> None:
+    """The scheduler stops waiting for the attempt after its cancel grace (the job is
+    CANCELLED, the worker moves on) but never cuts the executor's clean-up short:
+    the process gets its whole grace period, then SIGKILL, before stop() returns."""
+    executor = ProcessExecutor(max_processes=1, grace_period=5 * CANCEL_GRACE)
     spin = proc_jobs.SpinForever(tmp_path / "pid", ignore_sigterm=True, timeout=None)
-    pid = await cancel_once_running(executor, spin)
+    async with js.JobScheduler(executors={"process": executor}) as s:
+        s.submit(spin)
+        pid = await read_pid(spin.pid_file)
+        assert s.cancel(spin.job_id)
+        with anyio.fail_after(WATCHDOG):
+            await s.join()
+        assert spin.status is js.JobStatus.CANCELLED
+        assert not is_gone(pid)  # still in its grace period
     await wait_until(lambda: is_gone(pid))
 
 

@@ -135,6 +135,14 @@ class Admission:
                 gate.running.append(job)
             return job
 
+    def limit(self, name: str, limit: int) -> None:
+        """Run at most ``limit`` attempts on executor ``name`` (the smaller limit wins)."""
+        gate = self._gates.get(name)
+        if gate is None:
+            self._gates[name] = _Gate(limit)
+        elif limit < gate.limit:
+            gate.limit = limit
+
     def cancelled(self, job: Job) -> None:
         """``job`` was cancelled while queued; if it headed a key's waiters, the next one leads."""
         waiters = self._waiters.get(job.rate_key) if job.rate_key is not None else None
@@ -249,3 +257,32 @@ def check_executor_limits(
                 f"it, or pass executors={{{name!r}: ...}}"
             )
     return dict(executor_limits)
+
+
+def executor_capacity(name: str, executor: Executor) -> int | None:
+    """``executor.capacity``, validated: the most attempts it runs at once, or None.
+
+    :raises ValueError: it is not an integer >= 1 or None.
+    """
+    capacity = getattr(executor, "capacity", None)
+    if capacity is None:
+        return None
+    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+        raise ValueError(
+            f"executor {name!r} ({type(executor).__qualname__}) has capacity={capacity!r}; "
+            "an executor's capacity must be an integer >= 1 (attempts at once), or None "
+            "for no bound of its own"
+        )
+    return capacity
+
+
+def with_capacities(
+    executor_limits: dict[str, int], executors: Mapping[str, Executor]
+) -> dict[str, int]:
+    """``executor_limits`` lowered to the capacity of each executor that has one."""
+    limits = dict(executor_limits)
+    for name, executor in executors.items():
+        capacity = executor_capacity(name, executor)
+        if capacity is not None:
+            limits[name] = min(limits.get(name, capacity), capacity)
+    return limits

@@ -2,26 +2,41 @@
 
 from __future__ import annotations
 
+import contextvars
 import math
 import types
 from collections.abc import Coroutine, Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from . import _resume
 from ._attempts import SHUTDOWN_SCOPE, Attempt
 from ._enums import JobStatus
-from ._exceptions import NonRetryableError
 from ._jobs import Job
 from ._log import logger
 from ._resume import Abandoned, Resume
 from ._state import _describe
 from ._timers import Timers
 
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
 _RUNNING = JobStatus.RUNNING
 _COMPLETED = JobStatus.COMPLETED
 
 _Coroutine = types.CoroutineType
+
+# What a worker does after an attempt that suspended: go on in its scope, make
+# a new scope (the attempt cancelled it), or exit (it was replaced while it
+# carried an abandoned job).
+_KEEP, _NEW_SCOPE, _RETIRE = object(), object(), object()
+
+# The schedulers whose worker task (and so whose running job) the current
+# context belongs to: stop() from there would wait for its own worker.
+inside_workers_of: contextvars.ContextVar[tuple[object, ...]] = contextvars.ContextVar(
+    "jobsched_inside_workers_of", default=()
+)
 
 # A worker that keeps finding jobs that complete without suspending never
 # yields to the event loop; every this many jobs it does, so the ticker,
@@ -40,15 +55,19 @@ class Dispatch(Timers):
                 # Entering a scope per attempt would cost more than a no-op
                 # job itself.
                 with anyio.CancelScope() as scope:
-                    await self._work(scope)
+                    if await self._work(scope) is _RETIRE:
+                        break
         finally:
             self._task_exited()
 
-    async def _work(self, scope: anyio.CancelScope) -> None:
-        """Run attempts inside ``scope`` until one of them is cancelled or times out."""
+    async def _work(self, scope: anyio.CancelScope) -> object:
+        """Run attempts inside ``scope`` until one of them is cancelled or times out.
+
+        :returns: ``_RETIRE`` if this worker was replaced while it carried an
+            abandoned job, which has now ended.
+        """
         from anyio.lowlevel import checkpoint
 
-        take = self._take_next
         idle = self._idle_workers
         executors = self._executors
         clock = self._clock
@@ -56,7 +75,9 @@ class Dispatch(Timers):
         finish_one = self._finish_one
         streak = 0
         while not self._stopping:
-            job = take()
+            # Read each time: admission starts when an executor with a
+            # capacity is first loaded, possibly by the job that just ran.
+            job = self._take_next()
             if job is None:
                 streak = 0
                 wakeup = anyio.Event()
@@ -83,8 +104,11 @@ class Dispatch(Timers):
                 first = it.send(None)
             except StopIteration as stop:
                 self._in_flight -= 1
+                timeout = job.timeout
                 if self._early_cancels:
                     self._settle(job, None, stop.value, None)
+                elif timeout is not None and clock() - job.started_at >= timeout:
+                    self._overran(job)
                 else:
                     # The common case, without _settle's checks for outcomes
                     # that cannot happen to an attempt that never suspended.
@@ -99,30 +123,46 @@ class Dispatch(Timers):
                     streak = 0
                     await checkpoint()
                 continue
-            except Exception as exc:
+            except BaseException as exc:
                 self._in_flight -= 1
-                self._settle(job, None, None, exc)
+                if _worker_cancelled(exc, scope):
+                    # The worker is being torn down (a trio checkpoint that
+                    # raised before suspending): the job did not fail.
+                    self._settle(job, _shut_down(), None, None)
+                    raise
+                # The job's error, or its own SystemExit and the like: the
+                # attempt fails, the scheduler goes on.
+                timeout = job.timeout
+                if (
+                    timeout is not None
+                    and not self._early_cancels
+                    and clock() - job.started_at >= timeout
+                ):
+                    self._overran(job)
+                else:
+                    self._settle(job, None, None, exc)
                 streak += 1
                 if streak == _YIELD_EVERY:
                     streak = 0
                     await checkpoint()
                 continue
-            except BaseException as exc:
-                # KeyboardInterrupt and the like from the job's own code: record
-                # it as the job's failure, then let it propagate.
-                self._in_flight -= 1
-                self._settle(job, None, None, NonRetryableError(f"{type(exc).__name__}: {exc}"))
-                raise
             streak = 0
-            if not await self._continue_attempt(job, scope, it, first):
-                return
+            outcome = await self._continue_attempt(job, scope, it, first)
+            if outcome is not _KEEP:
+                return outcome
+        return _KEEP
 
     async def _continue_attempt(
         self, job: Job, scope: anyio.CancelScope, it: Any, first: Any
-    ) -> bool:
-        """Finish an attempt that suspended; False if it cancelled the worker's scope."""
+    ) -> object:
+        """Finish an attempt that suspended.
+
+        :returns: ``_KEEP`` to go on in ``scope``, ``_NEW_SCOPE`` if the attempt
+            cancelled it, ``_RETIRE`` if the attempt was abandoned and this
+            worker replaced.
+        """
         timeout = job.timeout
-        attempt = Attempt(scope)
+        attempt = Attempt(scope, job, self._start_grace)
         on_scope = False  # the timeout is the scope's own deadline (ticker gone)
         if timeout is not None:
             assert job.started_at is not None
@@ -144,25 +184,37 @@ class Dispatch(Timers):
         try:
             result = await Resume(it, first, scope, self._clock)
         except Abandoned as exc:
-            logger.warning("%s %s", _describe(job), exc)
+            if not attempt.abandoned:
+                logger.warning("%s %s", _describe(job), exc)
             error = exc
         except Exception as exc:
             error = exc
-        except BaseException:
-            # Either our scope's cancellation (cancel() or the timeout), which
-            # the scope absorbs, or the worker being torn down.
-            if not scope.cancel_called:
-                attempt.reason = attempt.reason or "scheduler shut down"
-                attempt.scope = SHUTDOWN_SCOPE
-            self._end_attempt(job, attempt, None, None)
-            raise
-        if scope.cancel_called:
-            self._end_attempt(job, attempt, result, error)
-            return False
+        except BaseException as exc:
+            if attempt.abandoned:
+                # Already recorded, and a new worker took this one's place:
+                # how the job ended concerns no one, and this task exits.
+                return _RETIRE
+            if _worker_cancelled(exc, scope):
+                # Our scope's cancellation (cancel() or the timeout), which the
+                # scope absorbs, or the worker being torn down.
+                if not scope.cancel_called:
+                    attempt.reason = attempt.reason or "scheduler shut down"
+                    attempt.scope = SHUTDOWN_SCOPE
+                if not attempt.abandoned:
+                    self._end_attempt(job, attempt, None, None)
+                raise
+            # The job's own SystemExit, KeyboardInterrupt, GeneratorExit, or a
+            # group of them: its outcome, never the worker's.
+            error = exc
+        if attempt.abandoned:
+            return _RETIRE
         if on_scope:
             scope.deadline = math.inf
+        if timeout is not None and not scope.cancel_called and self._clock() >= deadline:
+            self._overran(job, attempt)
+            return _KEEP
         self._end_attempt(job, attempt, result, error)
-        return True
+        return _NEW_SCOPE if scope.cancel_called else _KEEP
 
     def _end_attempt(
         self, job: Job, attempt: Attempt, result: Any, error: BaseException | None
@@ -171,3 +223,85 @@ class Dispatch(Timers):
         self._deadlines.ended(attempt)
         self._in_flight -= 1
         self._settle(job, attempt, result, error)
+
+    def _overran(self, job: Job, attempt: Attempt | None = None) -> None:
+        """Record an attempt that ended past its deadline, unseen by the timeout.
+
+        Nothing could time it out: the event loop was blocked (by this job, or
+        another one) until it ended. Whatever it returned, it timed out.
+        """
+        assert job.started_at is not None
+        logger.warning(
+            "%s blocked the event loop: it ended %.3gs after it started, past its %ss "
+            "timeout, which could not fire while the loop was blocked; recorded as timed "
+            "out. Run blocking code on the thread or process executor",
+            _describe(job),
+            self._clock() - job.started_at,
+            job.timeout,
+        )
+        late = Attempt(SHUTDOWN_SCOPE, job, None)  # type: ignore[arg-type]
+        if attempt is None:
+            self._settle(job, late, None, None)
+        else:
+            attempt.scope = late.scope
+            self._end_attempt(job, attempt, None, None)
+
+    def _start_grace(self, attempt: Attempt) -> None:
+        """``attempt`` was just cancelled: give it CANCEL_GRACE seconds to end."""
+        if self._watching:  # else stop() is under way, and waits for it anyway
+            deadline = self._deadlines.grace(attempt, self._clock())
+            if deadline < self._ticker_sleeps_until:
+                self._wake_ticker()
+
+    def _abandon(self, attempt: Attempt) -> None:
+        """``attempt`` outlived its grace: record it, and replace its worker.
+
+        Its job cannot leave the worker's task (its own cancel scopes and task
+        groups are on it), so the worker leaves its place instead: a new
+        worker starts, and the old task only drives the job to its end, then
+        exits. The scheduler no longer waits for it, but ``stop()`` does (a
+        task group ends when all of its tasks have).
+        """
+        job = attempt.job
+        logger.warning(
+            "%s still running %ss after it was %s; abandoned: its worker goes on with other "
+            "jobs, and it finishes unwinding on its own task (a clean-up that awaits past the "
+            "grace, or a job that ignores its cancellation)",
+            _describe(job),
+            _resume.CANCEL_GRACE,
+            "timed out" if attempt.reason is None else attempt.reason,
+        )
+        attempt.abandoned = True
+        self._end_attempt(job, attempt, None, None)
+        group = self._workers_group
+        if group is not None and not self._stopping:
+            self._live_tasks += 1
+            self._start_workers(group, 1, "jobsched-worker")
+
+    def _start_workers(self, group: TaskGroup, count: int, name: str) -> None:
+        """Start ``count`` workers in ``group``, marked as this scheduler's."""
+        # A task copies the context it is started in: the workers' (and so
+        # their jobs' and the jobs' child tasks') say whose workers they are.
+        inside = inside_workers_of.set((*inside_workers_of.get(), self))
+        try:
+            for i in range(count):
+                group.start_soon(self._worker, name=name if count == 1 else f"{name}-{i}")
+        finally:
+            inside_workers_of.reset(inside)
+
+
+def _worker_cancelled(exc: BaseException, scope: anyio.CancelScope) -> bool:
+    """True if ``exc`` is the worker's cancellation, not something the job raised.
+
+    Our scope's cancellation, or the worker's task being cancelled from outside
+    (the loop's clock of the cancelled scopes: an effective deadline of -inf).
+    """
+    if not isinstance(exc, anyio.get_cancelled_exc_class()):
+        return False
+    return scope.cancel_called or anyio.current_effective_deadline() == -math.inf
+
+
+def _shut_down() -> Attempt:
+    attempt = Attempt(SHUTDOWN_SCOPE, None, None)  # type: ignore[arg-type]
+    attempt.reason = "scheduler shut down"
+    return attempt

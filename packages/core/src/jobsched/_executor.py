@@ -24,6 +24,12 @@ class Executor(ABC):
     #: The name jobs use to pick this executor.
     name: str
 
+    #: The most attempts this executor instance runs at once, or None for no
+    #: bound of its own. The scheduler holds jobs beyond it off its workers
+    #: (as it does for ``executor_limits``; the smaller of the two wins), so a
+    #: job's timeout counts its own run, never a wait for a free slot here.
+    capacity: int | None = None
+
     @abstractmethod
     async def run(self, job: Job) -> Any:
         """Run one attempt of ``job``; return its result or raise its error."""

@@ -45,7 +45,7 @@ class Outcomes(SchedulerState):
                 self._after_failure(
                     job,
                     f"{type(error).__name__}: {error}",
-                    not isinstance(error, NonRetryableError),
+                    isinstance(error, Exception) and not isinstance(error, NonRetryableError),
                     False,
                     error,
                 )

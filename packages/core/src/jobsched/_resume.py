@@ -9,6 +9,15 @@ the worker sets the timeout on its scope and hands the rest of the coroutine
 to the event loop through :class:`Resume`, exactly as ``await`` would have.
 Both steps run inside the same scope, so cancel scopes the job opens itself
 nest correctly (trio checks this strictly).
+
+The price of running inline: the job's own cancel scopes and task groups live
+on the worker's task, so the job can never be moved off it, nor dropped while
+one of them is open (the task's scope stack would be corrupted, which kills
+the event loop on trio). A job that outlives its cancellation by
+:data:`CANCEL_GRACE` is therefore not taken from its task; the *worker* leaves
+instead: the scheduler records the attempt, starts a fresh worker, and this
+task only finishes driving the job, then exits (see
+``JobScheduler._abandon``).
 """
 
 from __future__ import annotations
@@ -18,8 +27,6 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import anyio
-
-from ._log import logger
 
 #: Seconds a cancelled or timed-out job may keep running (swallowing the
 #: cancellation, or in shielded clean-up) before it is abandoned.
@@ -38,15 +45,18 @@ class Resume:
     asyncio futures and trio traps pass through untouched and cancellation
     reaches the job at its current await.
 
-    It also bounds a job that will not stop: once ``scope`` is cancelled, the
-    job has :data:`CANCEL_GRACE` seconds; the first time it resumes after
-    that, ``GeneratorExit`` is thrown in at its await (``except Exception``
-    cannot swallow it) and :class:`Abandoned` is raised, so the worker moves
-    on. Two things cannot be bounded: a job that catches ``GeneratorExit`` too
-    (``except BaseException`` without re-raising) keeps its worker until it
-    returns, since dropping a coroutine inside its own cancel scopes would
-    break the event loop; and a job that blocks the loop without awaiting
-    cannot be interrupted by anything in Python.
+    It also ends a job that swallows its cancellation: once ``scope`` is
+    cancelled, the job has :data:`CANCEL_GRACE` seconds; after that, the next
+    cancellation delivered to it is replaced by ``GeneratorExit``
+    (``except Exception`` cannot swallow it), and whatever the job then does
+    (ends, raises, returns) raises :class:`Abandoned`. It is replaced only
+    where that is safe: at an await whose wait was already undone by the
+    cancellation (never at an ordinary wake-up, which would lose what the wait
+    returned, such as a task group's "children done"), and only while the job
+    has no child tasks of its own running (a task group waiting for them would
+    be left with orphans). A job that catches ``GeneratorExit`` too, or whose
+    children never end, runs on until it returns; the scheduler stops waiting
+    for it after the grace anyway.
     """
 
     __slots__ = ("_clock", "_first", "_it", "_scope")
@@ -68,7 +78,8 @@ class Resume:
         scope = self._scope
         value = self._first
         self._first = None
-        give_up_at: float | None = None
+        close_at: float | None = None
+        closed = False
         while True:
             try:
                 sent = yield value
@@ -77,34 +88,52 @@ class Resume:
                 raise
             except BaseException as exc:
                 thrown: BaseException | None = exc
+                sent = None
             else:
                 thrown = None
             if scope.cancel_called:
-                now = self._clock()
-                if give_up_at is None:
-                    give_up_at = now + CANCEL_GRACE
-                elif now >= give_up_at:
-                    try:
-                        value = it.throw(GeneratorExit())
-                    except BaseException as exc:
-                        # It ended (GeneratorExit, a return, or an error from
-                        # its clean-up): its frames, and any cancel scopes they
-                        # opened, are unwound, so the worker can move on.
-                        raise Abandoned(
-                            f"kept running {CANCEL_GRACE}s after its cancellation; abandoned"
-                        ) from (None if isinstance(exc, (GeneratorExit, StopIteration)) else exc)
-                    # It caught GeneratorExit too and awaited again. Dropping it
-                    # now would leave its cancel scopes open on the worker's
-                    # task and break the event loop, so keep driving it: it
-                    # holds its worker until it returns.
-                    give_up_at = math.inf
-                    logger.error(
-                        "a job ignored GeneratorExit after its cancellation "
-                        "(`except BaseException` without re-raising?); it keeps its "
-                        "worker until it returns"
-                    )
-                    continue
+                if close_at is None:
+                    close_at = self._clock() + CANCEL_GRACE
+                elif self._clock() >= close_at and _closable(sent, thrown):
+                    close_at = math.inf  # once: a job that survives it is left alone
+                    closed = True
+                    thrown = GeneratorExit()
             try:
                 value = it.send(sent) if thrown is None else it.throw(thrown)
             except StopIteration as stop:
+                if closed:
+                    raise Abandoned(_ABANDONED) from None
                 return stop.value
+            except BaseException as exc:
+                if closed:
+                    # It unwound (GeneratorExit, or a task group's group of
+                    # it): its frames and scopes are gone, the worker goes on.
+                    cause = None if _only_generator_exits(exc) else exc
+                    raise Abandoned(_ABANDONED) from cause
+                raise
+
+
+_ABANDONED = f"kept running {CANCEL_GRACE}s after its cancellation; closed and abandoned"
+
+
+def _closable(sent: Any, thrown: BaseException | None) -> bool:
+    """True if a cancellation is being delivered and the job has no child tasks."""
+    cancelled = anyio.get_cancelled_exc_class()
+    if thrown is not None:
+        delivering = isinstance(thrown, cancelled)
+    else:
+        # trio sends a trap its outcome (outcome.Error(Cancelled()) when the
+        # wait was aborted by a cancellation); asyncio throws CancelledError.
+        delivering = isinstance(getattr(sent, "error", None), cancelled)
+    if not delivering:
+        return False
+    me = anyio.get_current_task().id
+    return not any(task.parent_id == me for task in anyio.get_running_tasks())
+
+
+def _only_generator_exits(exc: BaseException) -> bool:
+    """True for GeneratorExit or a cancellation, alone or in (nested) exception groups."""
+    inner = getattr(exc, "exceptions", None)  # BaseExceptionGroup, also the 3.10 backport
+    if isinstance(inner, tuple):
+        return all(_only_generator_exits(e) for e in inner)
+    return isinstance(exc, (GeneratorExit, anyio.get_cancelled_exc_class()))

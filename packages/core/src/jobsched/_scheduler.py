@@ -5,7 +5,6 @@ See ``_state.py`` for how the parts stack.
 
 from __future__ import annotations
 
-import contextvars
 import math
 import random
 import time
@@ -17,8 +16,9 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ._admission import Admission, check_executor_limits, check_rate_limits
+from ._admission import Admission, check_executor_limits, check_rate_limits, with_capacities
 from ._attempts import Attempt, Deadlines
+from ._dispatch import inside_workers_of
 from ._enums import JobStatus
 from ._exceptions import (
     SchedulerError,
@@ -50,12 +50,6 @@ if TYPE_CHECKING:
 
 _RUNNING = JobStatus.RUNNING
 _CANCELLED = JobStatus.CANCELLED
-
-# The schedulers whose worker task (and so whose running job) the current
-# context belongs to: stop() from there would wait for its own worker.
-_inside_workers_of: contextvars.ContextVar[tuple[JobScheduler, ...]] = contextvars.ContextVar(
-    "jobsched_inside_workers_of", default=()
-)
 
 
 class JobScheduler(Stored):
@@ -107,7 +101,9 @@ class JobScheduler(Stored):
                 raise TypeError(
                     f"executors[{name!r}] must be a jobsched.Executor instance, got {executor!r}"
                 )
-        self._link = None if store == "memory" else StoreLink(_store_for(store), history_limit)
+        self._link = (
+            None if store == "memory" else StoreLink(_store_for(store), self, history_limit)
+        )
         if self._link is not None:
             self._check_stored_options(rate_limits, executor_limits, strategy)
         self._held = {}
@@ -123,7 +119,9 @@ class JobScheduler(Stored):
         # Limits live in the take-next step; without them workers pop the
         # queue directly and pay nothing for the feature.
         rates = check_rate_limits(rate_limits)
-        gates = check_executor_limits(executor_limits, self._executors)
+        gates = with_capacities(
+            check_executor_limits(executor_limits, self._executors), self._executors
+        )
         self._admission: Admission | None = None
         self._take_next: Callable[[], Job | None] = self._queue.pop_next
         if self._link is not None:
@@ -156,10 +154,11 @@ class JobScheduler(Stored):
         self._ticker_wakeup: anyio.Event | None = None
         # Attempt timeouts, while the ticker runs to watch them (see Deadlines),
         # and when the sleeping ticker wakes next (math.inf: when woken).
-        self._deadlines = Deadlines()
+        self._deadlines = Deadlines(self._abandon)
         self._watching = False
         self._ticker_sleeps_until = math.inf
         self._live_tasks = 0
+        self._workers_group: TaskGroup | None = None  # where a replacement worker starts
         self._done: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
         self._standalone: asyncio.Task[None] | None = None
@@ -297,7 +296,7 @@ class JobScheduler(Stored):
         :raises SchedulerError: called from inside one of this scheduler's
             running jobs, whose attempt would have to end before stop() can.
         """
-        if self in _inside_workers_of.get():
+        if self in inside_workers_of.get():
             raise SchedulerError(
                 "stop() was called from inside a job of this scheduler: stop() waits for "
                 "every running attempt to end, this job's own too, so it would never "
@@ -308,6 +307,12 @@ class JobScheduler(Stored):
             self._stopping = True
             self._state = STOPPED
             await self._shutdown_executors(cancel_running)
+            if self._link is not None:
+                # Never started: what was submitted is written, then the store closed.
+                try:
+                    await self._link.flush()
+                finally:
+                    await self._link.store.close()
             return
         if cancel_running:
             for attempt in list(self._attempts.values()):
@@ -381,19 +386,17 @@ class JobScheduler(Stored):
         self._loop_thread = get_ident()
 
     def _spawn(self, task_group: TaskGroup) -> None:
+        self._workers_group = task_group
+        # The ticker watches attempt deadlines from now on, also those of
+        # attempts that start before it first runs (trio starts tasks in no
+        # fixed order); it reads the heap when it starts.
+        self._watching = True
         self._live_tasks = self._num_workers + 1
-        # A task copies the context it is started in: the workers' (and so
-        # their jobs' and the jobs' child tasks') say whose workers they are.
-        inside = _inside_workers_of.set((*_inside_workers_of.get(), self))
-        try:
-            for i in range(self._num_workers):
-                task_group.start_soon(self._worker, name=f"jobsched-worker-{i}")
-        finally:
-            _inside_workers_of.reset(inside)
+        self._start_workers(task_group, self._num_workers, "jobsched-worker")
         task_group.start_soon(self._ticker, name="jobsched-ticker")
         link = self._link
         if link is not None:
-            task_group.start_soon(link.committer, self, name="jobsched-store-committer")
+            task_group.start_soon(link.committer, name="jobsched-store-committer")
             task_group.start_soon(link.claimer, self, name="jobsched-store-claimer")
             task_group.start_soon(link.heartbeat, self, name="jobsched-store-heartbeat")
 

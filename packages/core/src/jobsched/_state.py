@@ -92,6 +92,7 @@ class SchedulerState:
     _watching: bool
     _ticker_sleeps_until: float
     _live_tasks: int
+    _workers_group: TaskGroup | None
     _done: anyio.Event | None
     _task_group: TaskGroup | None
     _standalone: asyncio.Task[None] | None

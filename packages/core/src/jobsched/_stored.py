@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from . import _plugins
+from ._admission import executor_capacity
 from ._dispatch import Dispatch
 from ._enums import JobStatus
 from ._exceptions import SchedulerError, SchedulerStoppedError, UnknownJobError
@@ -50,6 +51,19 @@ class Stored(Dispatch):
         if wanted <= 0:
             return 0, ()
         names = set(self._executors) | set(_plugins.registered())
+        # An executor with a capacity gets no more claims than it has room
+        # for, so a claimed job starts at once and its timeout counts its run.
+        # One claim names executors, not counts per executor: with a capacity
+        # in play, claim no more than the fullest such executor has room for.
+        for name, executor in self._executors.items():
+            capacity = executor_capacity(name, executor)
+            if capacity is not None:
+                jobs = self._jobs
+                room = capacity - sum(1 for n in self._held if jobs[n].executor == name)
+                if room <= 0:
+                    names.discard(name)
+                else:
+                    wanted = min(wanted, room)
         return wanted, names
 
     def claimed(self, claims: Sequence[Claimed]) -> None:

@@ -57,7 +57,11 @@ class StoreLink:
     """Batches a scheduler's writes to ``store`` and feeds it claimed work."""
 
     def __init__(
-        self, store: JobStore, history_limit: int, wall: Callable[[], float] = time.time
+        self,
+        store: JobStore,
+        host: Host,
+        history_limit: int,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
         self.codec = Codec(store.secret)
@@ -83,6 +87,8 @@ class StoreLink:
         self._history_limit = history_limit
         self._finished_since_prune = 0
         self.closing = False
+        self._committing = False
+        self._host = host
         self._tasks_left = 3
         #: Set when the committer, claimer and heartbeat have all returned.
         self.stopped = anyio.Event()
@@ -140,6 +146,11 @@ class StoreLink:
         while self._committed < target:
             if self._error is not None:
                 raise self._error
+            if not self._committing:
+                # No committer task (not started yet, or torn down): commit here.
+                await self.store.open()
+                await self._commit_batch()
+                continue
             event = anyio.Event()
             self._flushed.append((target, event))
             self._commit_wakeup.set()
@@ -170,28 +181,40 @@ class StoreLink:
 
     # ── the tasks ─────────────────────────────────────────────────────────
 
-    async def committer(self, host: Host) -> None:
+    async def committer(self) -> None:
         """Group-commit appended writes until closed and drained."""
         try:
-            await self._commit_all(host)
+            await self._commit_all()
         finally:
             self._task_done()
 
-    async def _commit_all(self, host: Host) -> None:
+    async def _commit_all(self) -> None:
+        self._committing = True
+        try:
+            while True:
+                if not (self._adds or self._outcomes or self._releases or self._cancels):
+                    if self.closing:
+                        return
+                    await self._commit_wakeup.wait()
+                    self._commit_wakeup = anyio.Event()
+                    continue
+                await self._commit_batch()
+        finally:
+            self._committing = False
+
+    async def _commit_batch(self) -> None:
+        """Write everything appended so far in one round of transactions."""
         store = self.store
-        while True:
-            if not (self._adds or self._outcomes or self._releases or self._cancels):
-                if self.closing:
-                    return
-                await self._commit_wakeup.wait()
-                self._commit_wakeup = anyio.Event()
-                continue
-            adds, self._adds = self._adds, []
-            outcomes, self._outcomes = self._outcomes, []
-            releases, self._releases = self._releases, []
-            cancels, self._cancels = self._cancels, []
-            done = self._appended
-            now = self._wall()
+        adds, self._adds = self._adds, []
+        outcomes, self._outcomes = self._outcomes, []
+        releases, self._releases = self._releases, []
+        cancels, self._cancels = self._cancels, []
+        done = self._appended
+        now = self._wall()
+        # Shielded: a batch taken off the lists is written whole, so a
+        # cancelled committer never leaves a batch half known (flush() after
+        # a teardown writes what is left).
+        with anyio.CancelScope(shield=True):
             try:
                 changes: list[Change] = []
                 if adds:
@@ -202,24 +225,24 @@ class StoreLink:
                     await store.release(self.owner, releases)
                 if cancels:
                     changes += await store.cancel(cancels, now)
-            except BaseException as exc:
+            except Exception as exc:
                 # The store is gone: nobody may think their writes landed.
                 self._error = exc
                 self._release_flushes(math.inf)
                 raise
-            self._committed = done
-            self._release_flushes(done)
-            progress, self._progress = self._progress, anyio.Event()
-            progress.set()
-            if changes:
-                host.changed(changes)
-            if adds or outcomes:
-                # New work, or dependents released, may be claimable now.
-                self._claim_wakeup.set()
-            self._finished_since_prune += len(outcomes)
-            if self._finished_since_prune >= PRUNE_EVERY:
-                self._finished_since_prune = 0
-                await store.prune(self._history_limit)
+        self._committed = done
+        self._release_flushes(done)
+        progress, self._progress = self._progress, anyio.Event()
+        progress.set()
+        if changes:
+            self._host.changed(changes)
+        if adds or outcomes:
+            # New work, or dependents released, may be claimable now.
+            self._claim_wakeup.set()
+        self._finished_since_prune += len(outcomes)
+        if self._finished_since_prune >= PRUNE_EVERY:
+            self._finished_since_prune = 0
+            await store.prune(self._history_limit)
 
     def _release_flushes(self, committed: float) -> None:
         waiting = []

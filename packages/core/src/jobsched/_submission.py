@@ -9,12 +9,14 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from . import _plugins
+from ._admission import Admission, executor_capacity
 from ._enums import JobStatus
 from ._exceptions import (
     SchedulerError,
     SchedulerStoppedError,
     UnknownJobError,
 )
+from ._executor import Executor
 from ._jobs import Job, id_number, next_number
 from ._outcomes import Outcomes
 from ._recurring import CronSchedule, RecurringSchedule
@@ -210,8 +212,25 @@ class Submission(Outcomes):
                 )
         name = job.executor
         if name not in self._executors:
-            self._executors[name] = _plugins.create(name)
+            executor = _plugins.create(name)
+            self._executor_loaded(name, executor)
+            self._executors[name] = executor
         return deps
+
+    def _executor_loaded(self, name: str, executor: Executor) -> None:
+        """An executor plugin was loaded on first use: hold jobs to its capacity."""
+        capacity = executor_capacity(name, executor)
+        if capacity is None or self._link is not None:
+            # A durable store claims only what an executor has room for
+            # (see Stored.claim_capacity).
+            return
+        if self._admission is None:
+            # Workers read _take_next before each job, so they use it at once.
+            self._admission = Admission(
+                self._queue, self._strategy.key, self._push, self._clock, {}, {}
+            )
+            self._take_next = self._admission.take
+        self._admission.limit(name, capacity)
 
     def _block_on(self, job: Job, deps: list[int]) -> None:
         jobs = self._jobs

@@ -97,6 +97,9 @@ class ProcessExecutor(jobsched.Executor):
                 f"grace_period must be a finite number of seconds >= 0, got {grace_period!r}"
             )
         self._max_processes = max_processes
+        # The scheduler holds jobs beyond it off its workers: a job's timeout
+        # never counts a wait for a free process.
+        self.capacity = max_processes
         self._grace = float(grace_period)
         # Made on first use (it belongs to an event loop), dropped by shutdown().
         self._slots: anyio.Semaphore | None = None
