@@ -87,7 +87,7 @@ class Dispatch(Timers):
             # Counted before the transition, so listeners told of RUNNING see
             # this attempt's number and start time.
             job.attempts += 1
-            job.started_at = clock()
+            job.started_at = started = clock()
             transition(job, _RUNNING)
             self._in_flight += 1
             if self._in_flight > self.peak_running:
@@ -107,7 +107,7 @@ class Dispatch(Timers):
                 timeout = job.timeout
                 if self._early_cancels:
                     self._settle(job, None, stop.value, None)
-                elif timeout is not None and clock() - job.started_at >= timeout:
+                elif timeout is not None and clock() - started >= timeout:
                     self._overran(job)
                 else:
                     # The common case, without _settle's checks for outcomes
@@ -133,11 +133,7 @@ class Dispatch(Timers):
                 # The job's error, or its own SystemExit and the like: the
                 # attempt fails, the scheduler goes on.
                 timeout = job.timeout
-                if (
-                    timeout is not None
-                    and not self._early_cancels
-                    and clock() - job.started_at >= timeout
-                ):
+                if timeout is not None and not self._early_cancels and clock() - started >= timeout:
                     self._overran(job)
                 else:
                     self._settle(job, None, None, exc)
