@@ -36,9 +36,9 @@ def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EntryPoi
     monkeypatch.setattr(
         _plugins, "entry_points", lambda group: [e for e in eps if e.group == group]
     )
-    _plugins.registered.cache_clear()
+    _plugins.registered_in.cache_clear()
     yield eps
-    _plugins.registered.cache_clear()
+    _plugins.registered_in.cache_clear()
 
 
 def test_first_party_executors_are_registered() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jobsched import _stores
+from jobsched import _plugins, _stores
 from jobsched._exceptions import SchedulerError, StoreNotFoundError
 from jobsched._store import JobStore, mask_password
 from jobsched_sqlite import SQLiteStore
@@ -28,10 +28,12 @@ def _ep(name: str, value: str, dist: str) -> EntryPoint:
 @pytest.fixture
 def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EntryPoint]]:
     eps: list[EntryPoint] = []
-    monkeypatch.setattr(_stores, "entry_points", lambda group: [e for e in eps if e.group == group])
-    _stores._registered.cache_clear()
+    monkeypatch.setattr(
+        _plugins, "entry_points", lambda group: [e for e in eps if e.group == group]
+    )
+    _plugins.registered_in.cache_clear()
     yield eps
-    _stores._registered.cache_clear()
+    _plugins.registered_in.cache_clear()
 
 
 def test_the_sqlite_store_is_found_by_its_scheme(tmp_path: Path) -> None:
@@ -82,17 +84,17 @@ def test_broken_store_plugins_name_their_distribution(
     fake_entry_points: list[EntryPoint],
 ) -> None:
     fake_entry_points.append(_ep("foo", "no_such_module_here:Store", "jobsched-store-foo"))
-    with pytest.raises(SchedulerError, match="from jobsched-store-foo.*failed to load"):
+    with pytest.raises(SchedulerError, match="distribution jobsched-store-foo.*failed to load"):
         _stores.open_store("foo://x")
     fake_entry_points[:] = [_ep("foo", "builtins:str", "jobsched-store-foo")]
-    _stores._registered.cache_clear()
+    _plugins.registered_in.cache_clear()
     with pytest.raises(SchedulerError, match="jobsched-store-foo.*not a jobsched.JobStore"):
         _stores.open_store("foo://x")
     fake_entry_points[:] = [
         _ep("foo", "jobsched_sqlite:SQLiteStore", "dist-a"),
         _ep("foo", "builtins:str", "dist-b"),
     ]
-    _stores._registered.cache_clear()
+    _plugins.registered_in.cache_clear()
     with pytest.raises(SchedulerError, match="several distributions .*dist-a, dist-b"):
         _stores.open_store("foo://x")
 

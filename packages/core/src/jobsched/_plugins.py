@@ -39,10 +39,13 @@ def entry_points(group: str) -> list[EntryPoint]:
 
 
 @functools.cache
-def registered() -> dict[str, list[EntryPoint]]:
-    """Every entry point in the group, by name (cached for the process)."""
+def registered_in(group: str) -> dict[str, list[EntryPoint]]:
+    """Every entry point in ``group``, by name (cached for the process).
+
+    Shared by the executor and the store registries.
+    """
     found: dict[str, list[EntryPoint]] = {}
-    for ep in entry_points(GROUP):
+    for ep in entry_points(group):
         # The same distribution can be seen twice (a path listed twice on
         # sys.path); only distinct distributions are a real conflict.
         same = [e for e in found.get(ep.name, ()) if e.value == ep.value]
@@ -51,13 +54,40 @@ def registered() -> dict[str, list[EntryPoint]]:
     return found
 
 
-def _dist_name(ep: EntryPoint) -> str:
+def registered() -> dict[str, list[EntryPoint]]:
+    """Every executor entry point, by name."""
+    return registered_in(GROUP)
+
+
+def dist_name(ep: EntryPoint) -> str:
+    """The distribution that published ``ep``, for error messages."""
     dist = getattr(ep, "dist", None)
     return dist.name if dist is not None else "an unknown distribution"
 
 
+def load_unique(eps: list[EntryPoint], what: str, fix: str) -> tuple[object, EntryPoint]:
+    """Load the one entry point registered under a name.
+
+    :param what: names the plugin in errors (``"executor name 'x'"``).
+    :param fix: what to do when several distributions register it.
+    :raises SchedulerError: several distributions register it, or it failed
+        to import.
+    """
+    if len(eps) > 1:
+        owners = ", ".join(sorted(dist_name(ep) for ep in eps))
+        raise SchedulerError(f"{what} is registered by several distributions ({owners}); {fix}")
+    ep = eps[0]
+    try:
+        return ep.load(), ep
+    except Exception as exc:
+        raise SchedulerError(
+            f"{what} ({ep.value}, from the distribution {dist_name(ep)}) failed to load: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+
+
 def _origin(name: str, ep: EntryPoint) -> str:
-    return f"executor plugin {name!r} ({ep.value}, from the distribution {_dist_name(ep)})"
+    return f"executor plugin {name!r} ({ep.value}, from the distribution {dist_name(ep)})"
 
 
 def load_factory(name: str) -> tuple[Callable[[], Executor], EntryPoint]:
@@ -83,19 +113,11 @@ def load_factory(name: str) -> tuple[Callable[[], Executor], EntryPoint]:
             f"no executor named {name!r} is installed (installed: {', '.join(installed)}); "
             f"to fix: {fix}"
         )
-    if len(eps) > 1:
-        owners = ", ".join(sorted(_dist_name(ep) for ep in eps))
-        raise SchedulerError(
-            f"executor name {name!r} is registered by several distributions ({owners}); "
-            f"uninstall all but one, or choose with JobScheduler(executors={{{name!r}: ...}})"
-        )
-    ep = eps[0]
-    try:
-        factory = ep.load()
-    except Exception as exc:
-        raise SchedulerError(
-            f"{_origin(name, ep)} failed to load: {type(exc).__name__}: {exc}"
-        ) from exc
+    factory, ep = load_unique(
+        eps,
+        f"executor plugin {name!r}",
+        f"uninstall all but one, or choose with JobScheduler(executors={{{name!r}: ...}})",
+    )
     if not callable(factory):
         raise SchedulerError(
             f"{_origin(name, ep)} is not callable; the entry point must name a class or "

@@ -7,11 +7,10 @@ when a URL needs it.
 
 from __future__ import annotations
 
-import functools
 import re
-from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from . import _plugins
 from ._exceptions import SchedulerError, StoreNotFoundError
 from ._store import JobStore, mask_password
 
@@ -23,15 +22,6 @@ _FIRST_PARTY = {
     "postgresql": ("postgres", "jobsched-store-postgres"),
 }
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://")
-
-
-@functools.cache
-def _registered() -> dict[str, list[EntryPoint]]:
-    found: dict[str, list[EntryPoint]] = {}
-    for ep in entry_points(group=GROUP):
-        if all(e.value != ep.value for e in found.get(ep.name, ())):
-            found.setdefault(ep.name, []).append(ep)
-    return found
 
 
 def scheme_of(url: str) -> str:
@@ -64,9 +54,9 @@ def open_store(url: str, **options: Any) -> JobStore:
     :raises StoreNotFoundError: no installed store serves its scheme.
     """
     scheme = scheme_of(url)
-    eps = _registered().get(scheme)
+    eps = _plugins.registered_in(GROUP).get(scheme)
     if not eps:
-        known = sorted(_registered())
+        known = sorted(_plugins.registered_in(GROUP))
         extra = _FIRST_PARTY.get(scheme)
         if extra is not None:
             fix = f'pip install "jobsched-core[{extra[0]}]" (the {extra[1]} distribution)'
@@ -79,29 +69,16 @@ def open_store(url: str, **options: Any) -> JobStore:
             f"no store serves {scheme}:// URLs (installed: "
             f"{', '.join(['memory', *known])}); to fix: {fix}"
         )
-    if len(eps) > 1:
-        owners = ", ".join(sorted(_dist_name(ep) for ep in eps))
+    factory, ep = _plugins.load_unique(eps, f"store plugin {scheme!r}", "uninstall all but one")
+    if not callable(factory):
         raise SchedulerError(
-            f"store scheme {scheme!r} is registered by several distributions ({owners}); "
-            "uninstall all but one"
+            f"store plugin {scheme!r} (from {_plugins.dist_name(ep)}) is not callable; the "
+            "entry point must name a JobStore class or a factory that returns one"
         )
-    ep = eps[0]
-    try:
-        factory = ep.load()
-    except Exception as exc:
-        raise SchedulerError(
-            f"store plugin {scheme!r} ({ep.value}, from {_dist_name(ep)}) failed to load: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
     store = factory(url, **options)
     if not isinstance(store, JobStore):
         raise SchedulerError(
-            f"store plugin {scheme!r} (from {_dist_name(ep)}) returned {store!r}, "
+            f"store plugin {scheme!r} (from {_plugins.dist_name(ep)}) returned {store!r}, "
             "which is not a jobsched.JobStore"
         )
     return store
-
-
-def _dist_name(ep: EntryPoint) -> str:
-    dist = getattr(ep, "dist", None)
-    return dist.name if dist is not None else ep.value
