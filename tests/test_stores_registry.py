@@ -86,6 +86,10 @@ def test_broken_store_plugins_name_their_distribution(
     fake_entry_points.append(_ep("foo", "no_such_module_here:Store", "jobsched-store-foo"))
     with pytest.raises(SchedulerError, match="distribution jobsched-store-foo.*failed to load"):
         _stores.open_store("foo://x")
+    fake_entry_points[:] = [_ep("foo", "fake_plugins:NOT_CALLABLE", "jobsched-store-foo")]
+    _plugins.registered_in.cache_clear()
+    with pytest.raises(SchedulerError, match="jobsched-store-foo.*is not callable"):
+        _stores.open_store("foo://x")
     fake_entry_points[:] = [_ep("foo", "builtins:str", "jobsched-store-foo")]
     _plugins.registered_in.cache_clear()
     with pytest.raises(SchedulerError, match="jobsched-store-foo.*not a jobsched.JobStore"):
