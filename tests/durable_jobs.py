@@ -101,3 +101,8 @@ class StallFirst(js.BlockingJob):
                 time.sleep(0.01)
         log_line(self.log, f"end {self.job_id} {self.attempts}")
         return "recovered"
+
+
+def make_note(log: str, value: Any = "beat", seconds: float = 0.0) -> Note:
+    """A schedule's factory (with functools.partial: importable, so storable)."""
+    return Note(log, value, seconds=seconds, name=f"scheduled {value}")

@@ -432,6 +432,10 @@ async def test_history_is_bounded(make_scheduler: Make) -> None:
         s.get(ids[0])
 
 
+@pytest.mark.memory_only(
+    "local closure factories: a stored schedule's factory must be importable "
+    "(test_durable_schedules.py)"
+)
 async def test_recurring_fires_at_fixed_rate(make_scheduler: Make, virtual_time: bool) -> None:
     """A recurring schedule fires every interval until cancelled."""
     fired: list[float] = []
@@ -460,6 +464,10 @@ async def test_recurring_fires_at_fixed_rate(make_scheduler: Make, virtual_time:
         assert offsets == pytest.approx([0, 0.1, 0.2, 0.3])
 
 
+@pytest.mark.memory_only(
+    "local closure factories: a stored schedule's factory must be importable "
+    "(test_durable_schedules.py)"
+)
 async def test_recurring_overlap_guard(make_scheduler: Make) -> None:
     """Without allow_overlap a fire is skipped while the previous job is unfinished."""
     made: list[Gate] = []
@@ -491,6 +499,10 @@ async def test_recurring_overlap_guard(make_scheduler: Make) -> None:
         await s.join()
 
 
+@pytest.mark.memory_only(
+    "local closure factories: a stored schedule's factory must be importable "
+    "(test_durable_schedules.py)"
+)
 async def test_recurring_allow_overlap(make_scheduler: Make) -> None:
     """With allow_overlap a new job is submitted even while the previous one runs."""
     made: list[Gate] = []
@@ -513,6 +525,10 @@ async def test_recurring_allow_overlap(make_scheduler: Make) -> None:
     assert len(made) == 3
 
 
+@pytest.mark.memory_only(
+    "local closure factories: a stored schedule's factory must be importable "
+    "(test_durable_schedules.py)"
+)
 async def test_recurring_factory_errors_are_logged(make_scheduler: Make, caplog) -> None:  # type: ignore[no-untyped-def]
     """A factory that raises is logged and the schedule keeps firing."""
     calls = 0
@@ -535,6 +551,10 @@ async def test_recurring_factory_errors_are_logged(make_scheduler: Make, caplog)
     assert "factory bug" in caplog.text
 
 
+@pytest.mark.memory_only(
+    "local closure factories: a stored schedule's factory must be importable "
+    "(test_durable_schedules.py)"
+)
 async def test_recurring_bad_arguments(make_scheduler: Make) -> None:
     """interval <= 0 and negative start_in raise ValueError; nothing is scheduled."""
     s = make_scheduler()

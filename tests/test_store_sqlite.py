@@ -378,3 +378,34 @@ async def test_the_store_is_usable_from_many_threads(tmp_path: Path) -> None:
         t.join()
     assert len(set(seen)) == 200
     await store.close()
+
+
+# ── stored schedules ─────────────────────────────────────────────────────
+
+
+async def test_each_fire_time_makes_one_job_whoever_fires_it(store: SQLiteStore) -> None:
+    await store.put_schedules([("s", b"P", NOW)])
+    assert await store.next_due() == NOW
+    (due,) = await store.claim_schedules("a", NOW, 30)
+    assert (due.id, due.fire_time, due.last_status) == ("s", NOW, None)
+    assert await store.claim_schedules("b", NOW, 30) == []  # a holds it
+    first = new(1, schedule="s", fire_time=NOW)
+    assert await store.fire("b", "s", NOW, NOW + 10, first) is False  # not b's claim
+    assert await store.fire("a", "s", NOW, NOW + 10, first) is True
+    assert await store.fire("a", "s", NOW, NOW + 10, first) is False  # made already
+    # A member whose claim lapsed and that fires a time already made: refused
+    # by the unique index, and nothing else changes.
+    await store.put_schedules([("s", b"P", NOW)])
+    (again,) = await store.claim_schedules("b", NOW, 30)
+    assert again.last_status is js.JobStatus.PENDING  # a replaced schedule keeps its last job
+    assert await store.fire("b", "s", NOW, NOW + 10, new(2, schedule="s", fire_time=NOW)) is False
+    assert await store.fetch(2) is None
+    (later,) = await store.claim_schedules("b", NOW + 60, 30)
+    assert later.fire_time == NOW  # the refused fire left the schedule as it was
+
+
+async def test_removed_schedules_are_gone(store: SQLiteStore) -> None:
+    await store.put_schedules([("s", b"P", NOW), ("t", b"P", NOW + 5)])
+    await store.remove_schedules(["s", "unknown"])
+    assert await store.next_due() == NOW + 5
+    assert [d.id for d in await store.claim_schedules("a", NOW + 5, 30)] == ["t"]

@@ -22,6 +22,7 @@ import os
 import re
 from datetime import datetime, timedelta, tzinfo
 from datetime import timezone as _timezone
+from typing import Any
 
 # croniter and zoneinfo are imported where a trigger is built or stepped,
 # never at module level: croniter costs ~80 ms and runs a subprocess (its
@@ -81,6 +82,16 @@ class CronTrigger:
 
     def __repr__(self) -> str:
         return f"CronTrigger({self.expression!r}, timezone={_zone_name(self.timezone)!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from what it was made of (a durable store keeps triggers): a
+        # zone by its IANA key, the machine's local zone as None (local where
+        # it is loaded), any other tzinfo as itself.
+        zone = self.timezone
+        key = getattr(zone, "key", None)
+        if key is None and zone is _local_zone():
+            return (CronTrigger, (self.expression, None))
+        return (CronTrigger, (self.expression, key if key is not None else zone))
 
     def next_after(self, dt: datetime) -> datetime:
         """The first fire time strictly after the aware datetime ``dt``, in :attr:`timezone`.

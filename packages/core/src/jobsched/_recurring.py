@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._jobs import Job
 
@@ -123,3 +123,40 @@ def _next_fire(trigger: CronTrigger, after: float) -> float:
 
     moment = datetime.fromtimestamp(after, timezone.utc)
     return trigger.next_after(moment).timestamp()
+
+
+class StoredSchedule:
+    """What a durable store keeps of a schedule: pickled by reference, fired by
+    whichever scheduler claims it when it is due. Times are wall-clock."""
+
+    __slots__ = ("allow_overlap", "factory", "interval", "trigger")
+
+    def __init__(
+        self,
+        factory: Callable[[], Job],
+        interval: float | None,
+        trigger: CronTrigger | None,
+        allow_overlap: bool,
+    ) -> None:
+        self.factory = factory
+        self.interval = interval
+        self.trigger = trigger
+        self.allow_overlap = allow_overlap
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (StoredSchedule, (self.factory, self.interval, self.trigger, self.allow_overlap))
+
+    def first_fire(self, now: float, start_in: float) -> float:
+        """The first fire time, for a schedule registered at ``now``."""
+        if self.trigger is not None:
+            return _next_fire(self.trigger, now)
+        return now + start_in
+
+    def next_fire(self, fired: float, now: float) -> float:
+        """The fire after the one made for ``fired``: the first one past ``now``
+        (fires missed while no scheduler ran coalesce into the one just made)."""
+        if self.trigger is not None:
+            return _next_fire(self.trigger, max(now, fired))
+        assert self.interval is not None
+        missed = int((now - fired) // self.interval) + 1
+        return fired + max(missed, 1) * self.interval

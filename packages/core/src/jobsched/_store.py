@@ -44,6 +44,21 @@ class NewJob:
     tenant: str | None = None
     rate_key: str | None = None
     depends_on: tuple[int, ...] = ()
+    #: With a stored schedule's fire: the store keeps one job per
+    #: (schedule, fire time), whichever member fires it.
+    schedule: str | None = None
+    fire_time: float | None = None
+
+
+@dataclass(slots=True)
+class DueSchedule:
+    """A stored schedule whose fire time came, claimed by one member to fire."""
+
+    id: str
+    payload: bytes
+    fire_time: float
+    #: The status of the job its last fire made, or None (none, or pruned).
+    last_status: JobStatus | None
 
 
 @dataclass(slots=True)
@@ -200,7 +215,29 @@ class JobStore(ABC):
     @abstractmethod
     async def next_due(self) -> float | None:
         """The earliest ``run_at`` of a waiting (delayed or retry-waiting,
-        dependencies met) job, or None."""
+        dependencies met) job or fire time of a schedule, or None."""
+
+    @abstractmethod
+    async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
+        """Store schedules ``(id, payload, first fire time)``; an id already
+        stored is replaced, never duplicated."""
+
+    @abstractmethod
+    async def remove_schedules(self, ids: Collection[str]) -> None:
+        """Forget schedules (a job they already made stays)."""
+
+    @abstractmethod
+    async def claim_schedules(self, owner: str, now: float, lease: float) -> list[DueSchedule]:
+        """The schedules due by ``now`` that no live member is firing, now ``owner``'s."""
+
+    @abstractmethod
+    async def fire(
+        self, owner: str, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
+    ) -> bool:
+        """Make one fire of a claimed schedule: add ``job`` (None: the fire is
+        skipped) and move the schedule to ``next_fire``, in one transaction.
+        False if the fire was already made (by another member) or the
+        schedule is no longer ``owner``'s: nothing changed."""
 
     @abstractmethod
     async def fetch(self, job_id: int) -> StoredJob | None:

@@ -22,8 +22,9 @@ from ._dispatch import Dispatch
 from ._enums import JobStatus
 from ._exceptions import SchedulerError, SchedulerStoppedError, UnknownJobError
 from ._jobs import Job, id_number
+from ._log import logger
 from ._state import STOPPED
-from ._store import Change, Claimed, Outcome
+from ._store import Change, Claimed, DueSchedule, NewJob, Outcome
 
 _PENDING = JobStatus.PENDING
 _RUNNING = JobStatus.RUNNING
@@ -141,6 +142,40 @@ class Stored(Dispatch):
 
     def held(self) -> Collection[int]:
         return list(self._held)
+
+    async def fire_schedules(self, due: Sequence[DueSchedule]) -> None:
+        """Make the fires of the stored schedules this member claimed."""
+        link = self._link
+        assert link is not None
+        for schedule in due:
+            try:
+                stored = link.codec.loads(schedule.payload)
+            except Exception:
+                logger.exception(
+                    "stored schedule %r cannot be loaded here; it is removed", schedule.id
+                )
+                link.remove_schedule(schedule.id)
+                continue
+            now = time.time()
+            after = stored.next_fire(schedule.fire_time, now)
+            row: NewJob | None = None
+            last = schedule.last_status
+            if stored.allow_overlap or last is None or last.is_terminal:
+                try:
+                    job = stored.factory()
+                    self._check_submit(job, 0.0, ())
+                    row = self._stored_row(job, 0.0, [])
+                except Exception:  # a broken factory must not stop the claimer
+                    logger.exception("stored schedule %r failed to fire", schedule.id)
+                else:
+                    row.schedule = schedule.id
+                    row.fire_time = schedule.fire_time
+            if not await link.store.fire(link.owner, schedule.id, schedule.fire_time, after, row):
+                if row is not None:  # another member made this fire: forget ours
+                    del self._jobs[row.id]
+                    self._unfinished -= 1
+            elif row is not None:
+                link.wake_claimer()
 
     def _take_claimed(self) -> Job | None:
         """The workers' take-next on a durable store: the next claimed job."""

@@ -23,7 +23,7 @@ from typing import Protocol
 import anyio
 
 from ._codec import Codec
-from ._store import Change, Claimed, JobStore, NewJob, Outcome
+from ._store import Change, Claimed, DueSchedule, JobStore, NewJob, Outcome
 
 #: Ids reserved per round trip; the next block is reserved when half is used.
 ID_BLOCK = 1024
@@ -52,6 +52,9 @@ class Host(Protocol):
     def cancel_held(self, ids: Collection[int]) -> None:
         """Someone asked to cancel these jobs, which this member holds."""
 
+    async def fire_schedules(self, due: Sequence[DueSchedule]) -> None:
+        """Make the fires of stored schedules this member claimed."""
+
 
 class StoreLink:
     """Batches a scheduler's writes to ``store`` and feeds it claimed work."""
@@ -75,6 +78,8 @@ class StoreLink:
         self._adds: list[NewJob] = []
         self._outcomes: list[Outcome] = []
         self._cancels: list[int] = []
+        self._schedules: list[tuple[str, bytes, float]] = []
+        self._unscheduled: list[str] = []
         self._releases: list[int] = []
         self._appended = 0  # writes handed to the committer so far
         self._committed = 0  # writes it has committed
@@ -125,6 +130,18 @@ class StoreLink:
     def record(self, outcome: Outcome) -> None:
         """Queue an attempt's outcome for the next group commit."""
         self._outcomes.append(outcome)
+        self._appended += 1
+        self._commit_wakeup.set()
+
+    def put_schedule(self, schedule_id: str, payload: bytes, first_fire: float) -> None:
+        """Queue a stored schedule (new, or replacing one of that id)."""
+        self._schedules.append((schedule_id, payload, first_fire))
+        self._appended += 1
+        self._commit_wakeup.set()
+
+    def remove_schedule(self, schedule_id: str) -> None:
+        """Queue the removal of a stored schedule."""
+        self._unscheduled.append(schedule_id)
         self._appended += 1
         self._commit_wakeup.set()
 
@@ -192,7 +209,7 @@ class StoreLink:
         self._committing = True
         try:
             while True:
-                if not (self._adds or self._outcomes or self._releases or self._cancels):
+                if not self._pending():
                     if self.closing:
                         return
                     await self._commit_wakeup.wait()
@@ -202,6 +219,16 @@ class StoreLink:
         finally:
             self._committing = False
 
+    def _pending(self) -> bool:
+        return bool(
+            self._adds
+            or self._outcomes
+            or self._releases
+            or self._cancels
+            or self._schedules
+            or self._unscheduled
+        )
+
     async def _commit_batch(self) -> None:
         """Write everything appended so far in one round of transactions."""
         store = self.store
@@ -209,6 +236,8 @@ class StoreLink:
         outcomes, self._outcomes = self._outcomes, []
         releases, self._releases = self._releases, []
         cancels, self._cancels = self._cancels, []
+        schedules, self._schedules = self._schedules, []
+        unscheduled, self._unscheduled = self._unscheduled, []
         done = self._appended
         now = self._wall()
         # Shielded: a batch taken off the lists is written whole, so a
@@ -225,6 +254,10 @@ class StoreLink:
                     await store.release(self.owner, releases)
                 if cancels:
                     changes += await store.cancel(cancels, now)
+                if schedules:
+                    await store.put_schedules(schedules)
+                if unscheduled:
+                    await store.remove_schedules(unscheduled)
             except Exception as exc:
                 # The store is gone: nobody may think their writes landed.
                 self._error = exc
@@ -236,8 +269,8 @@ class StoreLink:
         progress.set()
         if changes:
             self._host.changed(changes)
-        if adds or outcomes:
-            # New work, or dependents released, may be claimable now.
+        if adds or outcomes or schedules:
+            # New work, dependents released or a schedule due: claim now.
             self._claim_wakeup.set()
         self._finished_since_prune += len(outcomes)
         if self._finished_since_prune >= PRUNE_EVERY:
@@ -264,19 +297,21 @@ class StoreLink:
         store = self.store
         while not self.closing:
             self._claim_wakeup = anyio.Event()
+            # Schedules fire whether or not a worker is free: their jobs queue.
+            fires = await store.claim_schedules(self.owner, self._wall(), store.lease)
+            if fires:
+                await host.fire_schedules(fires)
             limit, executors = host.claim_capacity()
             if limit > 0 and executors:
                 claims = await store.claim(self.owner, limit, executors, self._wall(), store.lease)
                 if claims:
                     host.claimed(claims)
                     continue
+            wait = POLL_INTERVAL
             if limit > 0:
                 due = await store.next_due()
-                wait = POLL_INTERVAL
                 if due is not None:
                     wait = min(wait, max(0.0, due - self._wall()))
-            else:
-                wait = math.inf  # no capacity: a freed worker wakes us
             with anyio.move_on_after(wait):
                 await self._claim_wakeup.wait()
 

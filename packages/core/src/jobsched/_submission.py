@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from _thread import get_ident  # threading's, without importing threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from . import _plugins
@@ -19,7 +19,6 @@ from ._exceptions import (
 from ._executor import Executor
 from ._jobs import Job, id_number, next_number
 from ._outcomes import Outcomes
-from ._recurring import CronSchedule, RecurringSchedule
 from ._state import _describe
 from ._store import NewJob
 
@@ -27,9 +26,8 @@ if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
     # module (datetime) would triple the cost of `import jobsched`.
-    from datetime import tzinfo
 
-    from ._cron import CronTrigger
+    pass
 
 _PENDING = JobStatus.PENDING
 _COMPLETED = JobStatus.COMPLETED
@@ -91,6 +89,13 @@ class Submission(Outcomes):
 
     def _submit_stored(self, job: Job, delay: float, deps: list[int]) -> str:
         """submit() on a durable store: write the job in the next group commit."""
+        assert self._link is not None
+        row = self._stored_row(job, delay, deps)
+        self._link.add(row)
+        return f"job-{row.id}"
+
+    def _stored_row(self, job: Job, delay: float, deps: list[int]) -> NewJob:
+        """The store's row for a checked job, which this process now knows."""
         link = self._link
         assert link is not None
         number = link.next_id()
@@ -120,21 +125,18 @@ class Submission(Outcomes):
             job.submitted_at = now
         self._jobs[number] = job
         self._unfinished += 1
-        link.add(
-            NewJob(
-                number,
-                job.name,
-                job.executor,
-                key,
-                run_at=wall + delay,
-                submitted_at=wall,
-                payload=payload,
-                tenant=job.tenant,
-                rate_key=job.rate_key,
-                depends_on=tuple(deps),
-            )
+        return NewJob(
+            number,
+            job.name,
+            job.executor,
+            key,
+            run_at=wall + delay,
+            submitted_at=wall,
+            payload=payload,
+            tenant=job.tenant,
+            rate_key=job.rate_key,
+            depends_on=tuple(deps),
         )
-        return f"job-{number}"
 
     def submit_threadsafe(
         self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()
@@ -247,95 +249,6 @@ class Submission(Outcomes):
         self._blocked[number] = unmet
         for dep in unmet:
             self._dependents.setdefault(dep, []).append(number)
-
-    def schedule_recurring(
-        self,
-        factory: Callable[[], Job],
-        interval: float,
-        *,
-        start_in: float = 0.0,
-        allow_overlap: bool = False,
-    ) -> str:
-        """Submit ``factory()`` every ``interval`` seconds; returns the schedule id.
-
-        Fixed-rate: missed fires coalesce into one. Unless ``allow_overlap``,
-        a fire is skipped while the previous job from this schedule runs.
-        """
-        if self._stopping:
-            raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
-        if not (start_in >= 0 and math.isfinite(start_in)):
-            raise ValueError(f"start_in must be a number of seconds >= 0, got {start_in!r}")
-        schedule = RecurringSchedule(factory, interval, self._clock() + start_in, allow_overlap)
-        self._recurring[schedule.schedule_id] = schedule
-        self._wake_ticker()
-        return schedule.schedule_id
-
-    def schedule_cron(
-        self,
-        factory: Callable[[], Job],
-        cron: str | CronTrigger,
-        *,
-        timezone: str | tzinfo | None = None,
-        allow_overlap: bool = False,
-    ) -> str:
-        """Submit ``factory()`` at the fire times of a cron expression; returns the schedule id.
-
-        :param cron: a five-field expression or alias, or a :class:`CronTrigger`.
-        :param timezone: the zone of an expression (IANA name or ``tzinfo``;
-            local by default); a :class:`CronTrigger` carries its own.
-
-        Missed fires coalesce into one and, unless ``allow_overlap``, a fire is
-        skipped while the previous job from this schedule runs, as for
-        :meth:`schedule_recurring`. :meth:`cancel_recurring` stops it.
-
-        :raises ValueError: the expression or zone is not valid, or both a
-            :class:`CronTrigger` and ``timezone`` were given.
-        """
-        from ._cron import CronTrigger
-
-        if self._stopping:
-            raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
-        if isinstance(cron, CronTrigger):
-            if timezone is not None:
-                raise ValueError(
-                    f"timezone={timezone!r} was given with {cron!r}, which has its own zone; "
-                    "pass the zone to CronTrigger, or pass the expression as a string"
-                )
-            trigger = cron
-        elif isinstance(cron, str):
-            trigger = CronTrigger(cron, timezone)
-        else:
-            raise TypeError(f"cron must be an expression string or a CronTrigger, got {cron!r}")
-        clock = self._clock
-        now = clock()
-        if clock is time.monotonic:
-            # Re-read at every fire, so a stepped wall clock or a suspend is
-            # caught up with.
-            def wall_offset() -> float:
-                return time.time() - time.monotonic()
-
-        else:
-            # A custom (virtual) clock: wall time advances with it from now on.
-            fixed = time.time() - now
-
-            def wall_offset() -> float:
-                return fixed
-
-        schedule = CronSchedule(factory, trigger, now, wall_offset, allow_overlap)
-        self._recurring[schedule.schedule_id] = schedule
-        self._wake_ticker()
-        return schedule.schedule_id
-
-    def cancel_recurring(self, schedule_id: str) -> bool:
-        """Stop a schedule; False if it is unknown or already cancelled.
-
-        A job it already submitted keeps running; cancel it by its id.
-        """
-        schedule = self._recurring.pop(schedule_id, None)
-        if schedule is None or not schedule.active:
-            return False
-        schedule.active = False
-        return True
 
 
 def _resubmit_message(job: Job) -> str:

@@ -8,10 +8,10 @@ import anyio
 
 from ._jobs import id_number
 from ._log import logger
-from ._submission import Submission
+from ._schedules import Schedules
 
 
-class Timers(Submission):
+class Timers(Schedules):
     """One task that sleeps until the next thing that is due."""
 
     async def _ticker(self) -> None:

@@ -7,6 +7,7 @@ Run it with ``jobsched-demo`` (or ``python -m jobsched_examples.demo``);
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import random
 from dataclasses import dataclass
@@ -70,8 +71,10 @@ async def run_demo(store: str = "memory") -> DemoOutcome:
 
     async with scheduler:
         # Fires at about 0, 0.1 and 0.2 s; cancelled after the third completes.
+        # A partial of a class, not a lambda: a durable store keeps the
+        # schedule, so its factory must be importable.
         heartbeat = scheduler.schedule_recurring(
-            lambda: EmailJob("ops@corp", "heartbeat"), interval=0.1
+            functools.partial(EmailJob, "ops@corp", "heartbeat"), interval=0.1, id="heartbeat"
         )
         await beats_done.wait()
         cancelled = scheduler.cancel_recurring(heartbeat)

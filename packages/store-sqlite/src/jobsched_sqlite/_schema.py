@@ -41,7 +41,9 @@ CREATE TABLE jobs (
     payload BLOB NOT NULL,
     result BLOB,
     last_error TEXT,
-    last_traceback TEXT
+    last_traceback TEXT,
+    schedule TEXT,
+    fire_time REAL
 );
 CREATE TABLE deps (
     upstream INTEGER NOT NULL,
@@ -53,6 +55,16 @@ CREATE INDEX jobs_waiting ON jobs (run_at) WHERE queue = 1;
 CREATE INDEX jobs_leases ON jobs (lease_until) WHERE status = 'running';
 CREATE INDEX jobs_unfinished ON jobs (id) WHERE finished_at IS NULL;
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+CREATE UNIQUE INDEX jobs_fires ON jobs (schedule, fire_time) WHERE schedule IS NOT NULL;
+CREATE TABLE schedules (
+    id TEXT PRIMARY KEY,
+    payload BLOB NOT NULL,
+    next_fire REAL NOT NULL,
+    last_job INTEGER,
+    owner TEXT,
+    lease_until REAL
+);
+CREATE INDEX schedules_due ON schedules (next_fire);
 INSERT INTO jobsched_meta (key, value) VALUES ('schema', 1), ('next_id', 1);
 """
 

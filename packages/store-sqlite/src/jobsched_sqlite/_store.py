@@ -25,6 +25,7 @@ from jobsched._store import (
     KEY_WIDTH,
     Change,
     Claimed,
+    DueSchedule,
     JobStore,
     NewJob,
     Outcome,
@@ -184,8 +185,10 @@ class SQLiteStore(JobStore):
 
     async def next_due(self) -> float | None:
         def next_due(conn: sqlite3.Connection) -> float | None:
-            (due,) = conn.execute("SELECT MIN(run_at) FROM jobs WHERE queue = 1").fetchone()
-            return due  # type: ignore[no-any-return]
+            (job,) = conn.execute("SELECT MIN(run_at) FROM jobs WHERE queue = 1").fetchone()
+            (fire,) = conn.execute("SELECT MIN(next_fire) FROM schedules").fetchone()
+            due = [t for t in (job, fire) if t is not None]
+            return min(due) if due else None
 
         return await self._read_async(next_due)
 
@@ -234,6 +237,70 @@ class SQLiteStore(JobStore):
 
         return await self._read_async(count)
 
+    async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
+        def put(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT INTO schedules (id, payload, next_fire) VALUES (?, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, "
+                "next_fire = excluded.next_fire, owner = NULL, lease_until = NULL",
+                list(schedules),
+            )
+
+        await self._write_async(put)
+
+    async def remove_schedules(self, ids: Collection[str]) -> None:
+        def remove(conn: sqlite3.Connection) -> None:
+            conn.executemany("DELETE FROM schedules WHERE id = ?", [(i,) for i in ids])
+
+        await self._write_async(remove)
+
+    async def claim_schedules(self, owner: str, now: float, lease: float) -> list[DueSchedule]:
+        def claim(conn: sqlite3.Connection) -> list[DueSchedule]:
+            rows = conn.execute(
+                "UPDATE schedules SET owner = ?, lease_until = ? WHERE next_fire <= ? "
+                "AND (owner IS NULL OR lease_until < ?) "
+                "RETURNING id, payload, next_fire, last_job",
+                (owner, now + lease, now, now),
+            ).fetchall()
+            due = []
+            for schedule_id, payload, fire_time, last_job in rows:
+                status = None
+                if last_job is not None:
+                    row = conn.execute(
+                        "SELECT status FROM jobs WHERE id = ?", (last_job,)
+                    ).fetchone()
+                    status = JobStatus(row[0]) if row is not None else None
+                due.append(DueSchedule(schedule_id, payload, fire_time, status))
+            return due
+
+        return await self._write_async(claim)
+
+    async def fire(
+        self, owner: str, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
+    ) -> bool:
+        def fire(conn: sqlite3.Connection) -> bool:
+            moved = conn.execute(
+                "UPDATE schedules SET next_fire = ?, owner = NULL, lease_until = NULL, "
+                "last_job = COALESCE(?, last_job) "
+                "WHERE id = ? AND owner = ? AND next_fire = ?",
+                (next_fire, job.id if job is not None else None, schedule, owner, fire_time),
+            ).rowcount
+            if moved != 1:
+                return False
+            if job is not None:
+                try:
+                    _add(conn, [job], fire_time)
+                except sqlite3.IntegrityError:
+                    # This fire was made already: the unique index on
+                    # (schedule, fire_time) makes a second one impossible.
+                    raise _AlreadyFired() from None
+            return True
+
+        try:
+            return await self._write_async(fire)
+        except _AlreadyFired:
+            return False
+
     async def prune(self, keep: int) -> int:
         def prune(conn: sqlite3.Connection) -> int:
             cursor = conn.execute(
@@ -252,6 +319,10 @@ class SQLiteStore(JobStore):
 
 
 # ── transactions (run on the store's thread, inside _write) ──────────────
+
+
+class _AlreadyFired(Exception):
+    """Rolls a fire's transaction back: its job exists already."""
 
 
 def _padded(key: tuple[float, ...]) -> tuple[float, ...]:
@@ -283,11 +354,12 @@ def _add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[C
         k0, k1, k2 = _padded(job.key)
         conn.execute(
             "INSERT INTO jobs (id, name, executor, status, queue, k0, k1, k2, run_at, "
-            "submitted_at, unmet, tenant, rate_key, payload) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "submitted_at, unmet, tenant, rate_key, payload, schedule, fire_time) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 job.id, job.name, job.executor, status, queue, k0, k1, k2, job.run_at,
                 job.submitted_at, unmet, job.tenant, job.rate_key, job.payload,
+                job.schedule, job.fire_time,
             ),
         )  # fmt: skip
         if failed is not None:
