@@ -99,7 +99,7 @@ class ProcessExecutor(jobsched.Executor):
         self._max_processes = max_processes
         # The scheduler holds jobs beyond it off its workers: a job's timeout
         # never counts a wait for a free process.
-        self.capacity = max_processes
+        self.capacity: int | None = max_processes
         self._grace = float(grace_period)
         # Made on first use (it belongs to an event loop), dropped by shutdown().
         self._slots: anyio.Semaphore | None = None

@@ -80,7 +80,7 @@ class ThreadExecutor(jobsched.Executor):
         self._max_threads = max_threads
         # The scheduler holds jobs beyond it off its workers: a job's timeout
         # never counts a wait for a free thread.
-        self.capacity = max_threads
+        self.capacity: int | None = max_threads
         # Limiters belong to an event loop: made on first use, dropped by
         # shutdown() so the executor can serve a later loop. The pool is
         # loop-agnostic but shut down likewise, and made again when needed.
