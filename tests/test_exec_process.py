@@ -225,6 +225,19 @@ async def test_formatted_exception_shows_the_workers_frames() -> None:
         await executor.shutdown()
 
 
+async def test_a_failed_process_jobs_last_traceback_is_the_workers() -> None:
+    """Through the scheduler, last_traceback shows where the job failed in its worker."""
+    job = process_job(proc_jobs.raise_value_error)
+    job.retry = js.RetryPolicy(max_retries=0)
+    async with js.JobScheduler(executors={"process": ProcessExecutor(max_processes=1)}) as s:
+        s.submit(job)
+        with anyio.fail_after(60):
+            await s.join()
+    assert job.status is js.JobStatus.FAILED and job.last_error == "ValueError: boom"
+    assert job.last_traceback is not None
+    assert ", in raise_value_error" in job.last_traceback  # the worker's frame
+
+
 async def test_async_job_is_a_clear_type_error() -> None:
     """An AsyncJob sent to the process executor names what the executor runs."""
 
