@@ -23,10 +23,10 @@ from ._executor import CancelToken as CancelToken
 from ._executor import Executor as Executor
 from ._executor import cancel_requested as cancel_requested
 from ._fairshare import FairShareStrategy as FairShareStrategy
+from ._function_job import FunctionJob as FunctionJob
 from ._jobs import AsyncJob as AsyncJob
 from ._jobs import BlockingJob as BlockingJob
 from ._jobs import CpuBoundJob as CpuBoundJob
-from ._jobs import FunctionJob as FunctionJob
 from ._jobs import Job as Job
 from ._queue import ReadyQueue as ReadyQueue
 from ._ratelimit import RateLimit as RateLimit
