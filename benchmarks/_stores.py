@@ -318,14 +318,17 @@ def _template(system: str, size: int) -> Path:
             _raw_fill(partial, size)
         else:
             asyncio.run(_jobsched_fill(partial, size))
-        _checkpointed(partial)
+        _checkpointed(partial, size)
         partial.rename(path)
     return path
 
 
-def _checkpointed(path: Path) -> None:
-    """Fold the WAL into the file, so one file copy is the whole store."""
+def _checkpointed(path: Path, queued: int) -> None:
+    """Check the file holds ``queued`` queued jobs; fold the WAL in, so one copy is all of it."""
     conn = sqlite3.connect(path)
+    (found,) = conn.execute("SELECT COUNT(*) FROM jobs WHERE status = 'pending'").fetchone()
+    if found != queued:
+        raise RuntimeError(f"{path} holds {found} queued jobs, not {queued}: not used")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     for suffix in ("-wal", "-shm"):
