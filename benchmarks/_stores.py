@@ -290,7 +290,9 @@ async def _jobsched_fill(path: Path, size: int) -> None:
     listener, blocking = _on(js.JobStatus.RUNNING, 1)
     scheduler.add_listener(listener)
     await scheduler.start()
-    scheduler.submit(_Blocker("blocker"))
+    # No timeout: a fill outlasts the default 30 s, and a timed-out blocker's
+    # worker would run queued jobs until its retry.
+    scheduler.submit(_Blocker("blocker", timeout=None))
     await blocking.wait()
     for start in range(0, size, FILL_CHUNK):
         for _ in range(min(FILL_CHUNK, size - start)):
