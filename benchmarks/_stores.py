@@ -336,11 +336,15 @@ def _template(system: str, size: int) -> Path:
         CACHE.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.partial")
         _remove(partial)
-        if system == "raw":
-            _raw_fill(partial, size)
-        else:
-            asyncio.run(_jobsched_fill(partial, size))
-        _checkpointed(partial, size)
+        try:
+            if system == "raw":
+                _raw_fill(partial, size)
+            else:
+                asyncio.run(_jobsched_fill(partial, size))
+            _checkpointed(partial, size)
+        except BaseException:
+            _remove(partial)
+            raise
         partial.rename(path)
     return path
 
@@ -348,11 +352,13 @@ def _template(system: str, size: int) -> Path:
 def _checkpointed(path: Path, queued: int) -> None:
     """Check the file holds ``queued`` queued jobs; fold the WAL in, so one copy is all of it."""
     conn = sqlite3.connect(path)
-    (found,) = conn.execute("SELECT COUNT(*) FROM jobs WHERE status = 'pending'").fetchone()
-    if found != queued:
-        raise RuntimeError(f"{path} holds {found} queued jobs, not {queued}: not used")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
+    try:
+        (found,) = conn.execute("SELECT COUNT(*) FROM jobs WHERE status = 'pending'").fetchone()
+        if found != queued:
+            raise RuntimeError(f"{path} holds {found} queued jobs, not {queued}: not used")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
     for suffix in ("-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
