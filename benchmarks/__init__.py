@@ -10,4 +10,6 @@ One module per system (``_raw``, ``_jobsched``, ``_apscheduler4``) implements
 the workloads of :mod:`benchmarks._workloads` the way a user of that system
 would write them; ``_work`` holds the job bodies they share. ``_dask`` holds
 W13 (Dask alone against jobsched's ``dask`` executor) whole, run as its own child.
+``_stores`` holds W7-W9 (the SQLite store against a hand-written ``sqlite3``
+loop; APScheduler 4 and huey in ``_stores_others``), run as its own child too.
 """

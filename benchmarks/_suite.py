@@ -13,12 +13,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import _stores
 from benchmarks._dask import W13
 from benchmarks._workloads import APS_W2_MAX, SYSTEMS, WORKLOADS
 
-# Workloads measured by a module of their own, run as its child (W13: Dask).
-WORKLOADS = {**WORKLOADS, W13.wid: W13}
-CHILD_MODULES = {W13.wid: "benchmarks._dask"}
+# Workloads measured by a module of their own, run as its child (W13: Dask;
+# W7-W9: the SQLite store).
+WORKLOADS = {**WORKLOADS, W13.wid: W13, **_stores.WORKLOADS}
+CHILD_MODULES = {W13.wid: "benchmarks._dask", **dict.fromkeys(_stores.WORKLOADS, _stores.__name__)}
+SYSTEMS = (*SYSTEMS, *_stores.EXTRA_SYSTEMS)
 
 RESULTS = Path(__file__).parent / "results"
 #: What a system does not run, and why (shown in the table instead of a figure).
@@ -27,6 +30,8 @@ NOT_APPLICABLE = {
     ("apscheduler4", "W4stall"): "not measured (a row for jobsched's process executor)",
     ("apscheduler4", "W2p"): "n/a (no priorities)",
     ("apscheduler4", "W13"): "n/a (no Dask executor)",
+    ("apscheduler4", "W8"): "not measured (W7 only)",
+    ("apscheduler4", "W9"): "not measured (W7 only)",
 }
 TOO_SLOW = "too slow (skipped)"
 
@@ -44,7 +49,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--systems",
         default=",".join(SYSTEMS),
-        help="comma-separated systems; raw is always run (default: all three)",
+        help="comma-separated systems; raw is always run (default: all)",
     )
     parser.add_argument(
         "--sizes",
@@ -96,6 +101,8 @@ def plan(args: argparse.Namespace) -> list[tuple[str, int, list[str]]]:
 def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> str | None:
     if (system, wid) in NOT_APPLICABLE:
         return NOT_APPLICABLE[(system, wid)]
+    if system in _stores.EXTRA_SYSTEMS and wid != "W7":
+        return f"n/a (a row for {system}'s SQLite store, W7)"
     if system == "apscheduler4" and wid.startswith("W2") and size > APS_W2_MAX:
         return None if args.aps_full else TOO_SLOW
     return None
@@ -180,21 +187,21 @@ def summarise(measured: dict[str, Any]) -> list[dict[str, Any]]:
                 entry["value"] = _stats(values)
                 entry["ratio"] = _stats(ratios)
                 out.append(entry)
-        if wid == "W2":
-            out.extend(_growth(measured, size=None))
+        if wid in ("W2", "W8"):
+            out.extend(_growth(measured, wid))
     return _dedupe(out)
 
 
-def _growth(measured: dict[str, Any], size: None) -> list[dict[str, Any]]:
-    """Dispatch cost at the largest W2 size over the smallest, per repetition."""
-    sizes = sorted({s for w, s, _ in measured["rows"] if w == "W2"})
+def _growth(measured: dict[str, Any], wid: str) -> list[dict[str, Any]]:
+    """Dispatch cost at the largest ``wid`` size over the smallest, per repetition."""
+    sizes = sorted({s for w, s, _ in measured["rows"] if w == wid})
     if len(sizes) < 2:
         return []
     lo, hi = sizes[0], sizes[-1]
     samples = measured["samples"]
 
     def growth(system: str) -> list[float | None]:
-        a, b = samples[f"W2|{lo}|{system}"], samples[f"W2|{hi}|{system}"]
+        a, b = samples[f"{wid}|{lo}|{system}"], samples[f"{wid}|{hi}|{system}"]
         if "skipped" in a or "skipped" in b:
             return []
         return [
@@ -204,10 +211,10 @@ def _growth(measured: dict[str, Any], size: None) -> list[dict[str, Any]]:
 
     raw = growth("raw")
     out = []
-    for system in next(sy for w, _, sy in measured["rows"] if w == "W2"):
+    for system in next(sy for w, _, sy in measured["rows"] if w == wid):
         own = growth(system)
         entry: dict[str, Any] = {
-            "workload": "W2",
+            "workload": wid,
             "size": f"{lo:,}->{hi:,}",
             "metric": "growth",
             "label": "dispatch growth",
@@ -215,7 +222,8 @@ def _growth(measured: dict[str, Any], size: None) -> list[dict[str, Any]]:
             "system": system,
         }
         if not own:
-            entry["note"] = TOO_SLOW
+            skipped = [samples[f"{wid}|{s}|{system}"].get("skipped") for s in (lo, hi)]
+            entry["note"] = next(filter(None, skipped), TOO_SLOW)
         else:
             pairs = [
                 (g, r) for g, r in zip(own, raw, strict=True) if g is not None and r is not None
@@ -298,7 +306,9 @@ def markdown(summary: list[dict[str, Any]], args: argparse.Namespace, meta: dict
         "",
         "W2 memory: bytes per queued job, tracemalloc around creating and queueing "
         "the jobs (same method for each system). W2 dispatch growth: dispatch cost at "
-        "the largest size over the smallest; its ratio compares that growth with raw's.",
+        "the largest size over the smallest; its ratio compares that growth with raw's "
+        "(W8's likewise). W7-W9: raw is a hand-written sqlite3 loop with the same "
+        "durability; APScheduler 4 and huey run W7 at 1,000 and 5,000 jobs.",
     ]
     lines.append("")
     return "\n".join(lines)

@@ -32,8 +32,8 @@ def test_suite_runs_on_tiny_sizes_and_writes_its_reports(tmp_path: Path) -> None
     done = _suite(
         "--reps", "1",
         "--systems", "raw,jobsched",
-        "--only", "W1,W2,W2p,W3,W6,W0",
-        "--sizes", "W1=200,W2=100:400,W2p=200,W2mem=100,W3=8,W6=3,W0=2",
+        "--only", "W1,W2,W2p,W3,W6,W0,W7,W8,W9",
+        "--sizes", "W1=200,W2=100:400,W2p=200,W2mem=100,W3=8,W6=3,W0=2,W7=200,W8=100:200,W9=100",
         "--no-plot",
         "--out", str(tmp_path),
     )  # fmt: skip
@@ -52,6 +52,10 @@ def test_suite_runs_on_tiny_sizes_and_writes_its_reports(tmp_path: Path) -> None
         ("W3", "jobs_per_s"),
         ("W6", "jobs_per_s"),
         ("W0", "import_ms"),
+        ("W7", "jobs_per_s"),
+        ("W8", "dispatch_us"),
+        ("W8", "growth"),
+        ("W9", "first_job_ms"),
     ]:
         entry = rows[(workload, metric, "jobsched")]
         assert "note" not in entry, entry
@@ -68,9 +72,9 @@ def test_suite_runs_on_tiny_sizes_and_writes_its_reports(tmp_path: Path) -> None
 
 def test_an_unknown_workload_is_refused_with_the_known_ones() -> None:
     """A typo in --only fails at once and lists the workload names."""
-    done = _suite("--only", "W1,W9", "--no-plot")
+    done = _suite("--only", "W1,W99", "--no-plot")
     assert done.returncode == 2
-    assert "unknown ['W9']" in done.stderr
+    assert "unknown ['W99']" in done.stderr
     assert "W1,W2" in done.stderr
 
 
