@@ -104,10 +104,12 @@ class Dispatch(Timers):
                 first = it.send(None)
             except StopIteration as stop:
                 self._in_flight -= 1
+                # One clock read serves the blocked-loop check and finished_at.
+                ended = clock()
                 timeout = job.timeout
                 if self._early_cancels:
                     self._settle(job, None, stop.value, None)
-                elif timeout is not None and clock() - started >= timeout:
+                elif timeout is not None and ended - started >= timeout:
                     self._overran(job)
                 else:
                     # The common case, without _settle's checks for outcomes
@@ -115,7 +117,7 @@ class Dispatch(Timers):
                     job.result = stop.value
                     try:
                         # Only a failure cascades to dependents: finish_one is all of _finish.
-                        finish_one(job, _COMPLETED, None)
+                        finish_one(job, _COMPLETED, None, ended)
                     except Exception:  # as in _settle: a worker must survive our bugs
                         logger.exception("jobsched failed to record the outcome of %s", job)
                 streak += 1

@@ -156,9 +156,12 @@ class Outcomes(SchedulerState):
                 todo.extend(more)
 
     def _finish_one(
-        self, job: Job, status: JobStatus, error: str | None
+        self, job: Job, status: JobStatus, error: str | None, now: float | None = None
     ) -> list[tuple[Job, str]] | None:
-        """Finish ``job`` alone; the dependents its failure cancels, if any."""
+        """Finish ``job`` alone; the dependents its failure cancels, if any.
+
+        :param now: the scheduler's clock, if the caller has just read it.
+        """
         if job.status._terminal:  # type: ignore[attr-defined]
             return None
         try:  # costs nothing unless it raises (zero-cost exceptions)
@@ -175,7 +178,9 @@ class Outcomes(SchedulerState):
                         "" if error == "cancelled" else f": {error}",
                         extra=_extra(job),
                     )
-            job.finished_at = now = self._clock()
+            if now is None:
+                now = self._clock()
+            job.finished_at = now
             self._transition(job, status)
         except Exception as exc:
             self._recording_failed(job, exc)
