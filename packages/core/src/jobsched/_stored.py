@@ -98,11 +98,13 @@ class Stored(Dispatch):
             job = self._jobs.get(number)
             if job is not None and job.status is _CANCELLED and not claim.lost:
                 # Cancelled here while its add or this claim was on the way:
-                # hand it back uncounted, and cancel it (again: a cancel that
-                # reached the running row only flagged it).
+                # the claim is ours, so end it CANCELLED in one fenced write
+                # (a release and a cancel are two transactions, and another
+                # claim could come between them).
                 del self._held[number]
-                link.release(number)
-                link.cancel(number)
+                link.record(
+                    Outcome(number, claim.attempt, _CANCELLED, time.time(), error=job.last_error)
+                )
                 continue
             if job is None or job.status._terminal:  # type: ignore[attr-defined]
                 # Submitted elsewhere (or before a restart): this process's view.

@@ -80,7 +80,6 @@ class StoreLink:
         self._cancels: list[int] = []
         self._schedules: list[tuple[str, bytes, float]] = []
         self._unscheduled: list[str] = []
-        self._releases: list[int] = []
         self._appended = 0  # writes handed to the committer so far
         self._committed = 0  # writes it has committed
         self._commit_wakeup = anyio.Event()
@@ -151,12 +150,6 @@ class StoreLink:
         self._appended += 1
         self._commit_wakeup.set()
 
-    def release(self, job_id: int) -> None:
-        """Queue handing back a claim this member will not start (not counted)."""
-        self._releases.append(job_id)
-        self._appended += 1
-        self._commit_wakeup.set()
-
     async def flush(self) -> None:
         """Return once everything appended so far is committed."""
         target = self._appended
@@ -221,12 +214,7 @@ class StoreLink:
 
     def _pending(self) -> bool:
         return bool(
-            self._adds
-            or self._outcomes
-            or self._releases
-            or self._cancels
-            or self._schedules
-            or self._unscheduled
+            self._adds or self._outcomes or self._cancels or self._schedules or self._unscheduled
         )
 
     async def _commit_batch(self) -> None:
@@ -234,7 +222,6 @@ class StoreLink:
         store = self.store
         adds, self._adds = self._adds, []
         outcomes, self._outcomes = self._outcomes, []
-        releases, self._releases = self._releases, []
         cancels, self._cancels = self._cancels, []
         schedules, self._schedules = self._schedules, []
         unscheduled, self._unscheduled = self._unscheduled, []
@@ -250,8 +237,6 @@ class StoreLink:
                     changes += await store.add(adds, now)
                 if outcomes:
                     changes += (await store.record(self.owner, outcomes)).changes
-                if releases:
-                    await store.release(self.owner, releases)
                 if cancels:
                     changes += await store.cancel(cancels, now)
                 if schedules:
