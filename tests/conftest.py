@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +128,17 @@ def make_scheduler(
         return js.JobScheduler(*args, **kwargs)
 
     return make
+
+
+@pytest.fixture
+def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EntryPoint]]:
+    """Replace the installed entry points (executors and stores) with a list the test fills."""
+    from jobsched import _plugins
+
+    eps: list[EntryPoint] = []
+    monkeypatch.setattr(
+        _plugins, "entry_points", lambda group: [e for e in eps if e.group == group]
+    )
+    _plugins.registered_in.cache_clear()
+    yield eps
+    _plugins.registered_in.cache_clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.metadata import EntryPoint
 from typing import Any
 
 import jobsched as js
@@ -38,3 +39,16 @@ def not_an_executor() -> object:
 
 
 NOT_CALLABLE = 42
+
+
+class _Dist:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def entry_point(group: str, name: str, value: str, dist: str) -> EntryPoint:
+    """A fake entry point of ``group``, published by the distribution ``dist``."""
+    ep = EntryPoint(name, value, group)
+    # EntryPoint is immutable; real ones get their distribution the same way.
+    vars(ep)["dist"] = _Dist(dist)
+    return ep

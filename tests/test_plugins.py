@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 
 import anyio
 import jobsched_testplugin
 import pytest
+from fake_plugins import entry_point
 from sample_jobs import Ok
 
 import jobsched as js
@@ -17,28 +17,8 @@ from jobsched import _plugins
 S = js.JobStatus
 
 
-class _Dist:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
 def _ep(name: str, value: str, dist: str) -> EntryPoint:
-    ep = EntryPoint(name, value, _plugins.GROUP)
-    # EntryPoint is immutable; real ones get their distribution the same way.
-    vars(ep)["dist"] = _Dist(dist)
-    return ep
-
-
-@pytest.fixture
-def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EntryPoint]]:
-    """Replace the installed entry points with a list the test fills."""
-    eps: list[EntryPoint] = []
-    monkeypatch.setattr(
-        _plugins, "entry_points", lambda group: [e for e in eps if e.group == group]
-    )
-    _plugins.registered_in.cache_clear()
-    yield eps
-    _plugins.registered_in.cache_clear()
+    return entry_point(_plugins.GROUP, name, value, dist)
 
 
 def test_first_party_executors_are_registered() -> None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
+from fake_plugins import entry_point
 
 from jobsched import _plugins, _stores
 from jobsched._exceptions import SchedulerError, StoreNotFoundError
@@ -14,26 +14,8 @@ from jobsched._store import JobStore, mask_password
 from jobsched_sqlite import SQLiteStore
 
 
-class _Dist:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
 def _ep(name: str, value: str, dist: str) -> EntryPoint:
-    ep = EntryPoint(name, value, _stores.GROUP)
-    vars(ep)["dist"] = _Dist(dist)
-    return ep
-
-
-@pytest.fixture
-def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EntryPoint]]:
-    eps: list[EntryPoint] = []
-    monkeypatch.setattr(
-        _plugins, "entry_points", lambda group: [e for e in eps if e.group == group]
-    )
-    _plugins.registered_in.cache_clear()
-    yield eps
-    _plugins.registered_in.cache_clear()
+    return entry_point(_stores.GROUP, name, value, dist)
 
 
 def test_the_sqlite_store_is_found_by_its_scheme(tmp_path: Path) -> None:
