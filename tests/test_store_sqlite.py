@@ -162,28 +162,28 @@ async def test_id_blocks_are_disjoint_across_openers(tmp_path: Path) -> None:
 
 async def test_claims_follow_the_key_and_count_attempts(store: SQLiteStore) -> None:
     await store.add([new(1, (2.0, 1)), new(2, (1.0, 2)), new(3, (1.0, 3)), new(4, (0.5, 4))], NOW)
-    first = await store.claim("m1", 2, {"async"}, NOW, lease=30)
+    first = await store.claim("m1", 2, {"async": 99}, NOW, lease=30)
     assert [(c.id, c.attempt) for c in first] == [(4, 1), (2, 1)]
-    rest = await store.claim("m1", 10, {"async"}, NOW, lease=30)
+    rest = await store.claim("m1", 10, {"async": 99}, NOW, lease=30)
     assert [c.id for c in rest] == [3, 1]
-    assert await store.claim("m1", 10, {"async"}, NOW, lease=30) == []
+    assert await store.claim("m1", 10, {"async": 99}, NOW, lease=30) == []
     job = await store.fetch(4)
     assert job is not None and job.status is js.JobStatus.RUNNING and job.owner == "m1"
 
 
 async def test_a_member_claims_only_its_executors(store: SQLiteStore) -> None:
     await store.add([new(1, executor="process"), new(2, executor="async")], NOW)
-    assert [c.id for c in await store.claim("m", 5, {"async", "thread"}, NOW, 30)] == [2]
-    assert [c.id for c in await store.claim("m", 5, {"process"}, NOW, 30)] == [1]
+    assert [c.id for c in await store.claim("m", 5, {"async": 99, "thread": 99}, NOW, 30)] == [2]
+    assert [c.id for c in await store.claim("m", 5, {"process": 99}, NOW, 30)] == [1]
 
 
 async def test_delayed_jobs_wait_for_their_time(store: SQLiteStore) -> None:
     await store.add([new(1, run_at=NOW + 60), new(2)], NOW)
     assert await store.next_due() == NOW + 60
     # A long lease: job 2 stays claimed, so only job 1's delay is in play.
-    assert [c.id for c in await store.claim("m", 5, {"async"}, NOW, 1000)] == [2]
-    assert await store.claim("m", 5, {"async"}, NOW + 59, 1000) == []
-    assert [c.id for c in await store.claim("m", 5, {"async"}, NOW + 60, 1000)] == [1]
+    assert [c.id for c in await store.claim("m", 5, {"async": 99}, NOW, 1000)] == [2]
+    assert await store.claim("m", 5, {"async": 99}, NOW + 59, 1000) == []
+    assert [c.id for c in await store.claim("m", 5, {"async": 99}, NOW + 60, 1000)] == [1]
     assert await store.next_due() is None
 
 
@@ -199,7 +199,7 @@ async def test_two_members_never_claim_one_job(tmp_path: Path) -> None:
         store = SQLiteStore(url_for(path))
         await store.open()
         mine = claimed.setdefault(name, [])
-        while batch := await store.claim(name, 7, {"async"}, NOW, 30):
+        while batch := await store.claim(name, 7, {"async": 99}, NOW, 30):
             mine.extend(c.id for c in batch)
         await store.close()
 
@@ -215,7 +215,7 @@ async def test_two_members_never_claim_one_job(tmp_path: Path) -> None:
 
 async def test_outcomes_are_fenced_on_owner_and_attempt(store: SQLiteStore) -> None:
     await store.add([new(1)], NOW)
-    (c,) = await store.claim("m1", 1, {"async"}, NOW, 30)
+    (c,) = await store.claim("m1", 1, {"async": 99}, NOW, 30)
     refused = await store.record("m2", [done(1, c.attempt)])
     assert refused.refused == [1]
     stale = await store.record("m1", [done(1, c.attempt + 1)])
@@ -233,9 +233,9 @@ async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
     store: SQLiteStore,
 ) -> None:
     await store.add([new(1)], NOW)
-    (c,) = await store.claim("dead", 1, {"async"}, NOW, lease=10)
-    assert await store.claim("alive", 1, {"async"}, NOW + 5, 10) == []  # lease still held
-    (taken,) = await store.claim("alive", 1, {"async"}, NOW + 11, 10)
+    (c,) = await store.claim("dead", 1, {"async": 99}, NOW, lease=10)
+    assert await store.claim("alive", 1, {"async": 99}, NOW + 5, 10) == []  # lease still held
+    (taken,) = await store.claim("alive", 1, {"async": 99}, NOW + 11, 10)
     assert taken.id == 1 and taken.lost and taken.attempt == c.attempt
     # The new owner records the lost attempt's failure and a retry...
     retry = Outcome(
@@ -244,7 +244,7 @@ async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
     assert (await store.record("alive", [retry])).refused == []
     # ...and the dead member, back from a pause, cannot overwrite it.
     assert (await store.record("dead", [done(1, c.attempt)])).refused == [1]
-    (second,) = await store.claim("alive", 1, {"async"}, NOW + 12, 10)
+    (second,) = await store.claim("alive", 1, {"async": 99}, NOW + 12, 10)
     assert second.attempt == 2 and not second.lost
     job = await store.fetch(1)
     assert job is not None and job.last_error == "worker lost"
@@ -252,15 +252,15 @@ async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
 
 async def test_heartbeats_keep_a_lease(store: SQLiteStore) -> None:
     await store.add([new(1)], NOW)
-    await store.claim("m", 1, {"async"}, NOW, lease=10)
+    await store.claim("m", 1, {"async": 99}, NOW, lease=10)
     assert await store.extend("m", [1], NOW + 25) == []
-    assert await store.claim("other", 1, {"async"}, NOW + 20, 10) == []
-    assert [c.id for c in await store.claim("other", 1, {"async"}, NOW + 26, 10)] == [1]
+    assert await store.claim("other", 1, {"async": 99}, NOW + 20, 10) == []
+    assert [c.id for c in await store.claim("other", 1, {"async": 99}, NOW + 26, 10)] == [1]
 
 
 async def test_a_retry_waits_for_its_time_then_counts_the_next_attempt(store: SQLiteStore) -> None:
     await store.add([new(1)], NOW)
-    (c,) = await store.claim("m", 1, {"async"}, NOW, 30)
+    (c,) = await store.claim("m", 1, {"async": 99}, NOW, 30)
     out = Outcome(
         1, c.attempt, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 5, error="E: x", traceback="tb"
     )
@@ -268,8 +268,8 @@ async def test_a_retry_waits_for_its_time_then_counts_the_next_attempt(store: SQ
     job = await store.fetch(1)
     assert job is not None and job.status is js.JobStatus.RETRY_WAIT and job.last_traceback == "tb"
     assert await store.next_due() == NOW + 5
-    assert await store.claim("m", 1, {"async"}, NOW + 4, 30) == []
-    (again,) = await store.claim("m", 1, {"async"}, NOW + 5, 30)
+    assert await store.claim("m", 1, {"async": 99}, NOW + 4, 30) == []
+    (again,) = await store.claim("m", 1, {"async": 99}, NOW + 5, 30)
     assert again.attempt == 2
 
 
@@ -278,17 +278,17 @@ async def test_a_retry_waits_for_its_time_then_counts_the_next_attempt(store: SQ
 
 async def test_a_dependent_waits_for_its_upstreams(store: SQLiteStore) -> None:
     await store.add([new(1), new(2), new(3, depends_on=(1, 2))], NOW)
-    claims = await store.claim("m", 5, {"async"}, NOW, 30)
+    claims = await store.claim("m", 5, {"async": 99}, NOW, 30)
     assert sorted(c.id for c in claims) == [1, 2]
     await store.record("m", [done(1)])
-    assert await store.claim("m", 5, {"async"}, NOW, 30) == []
+    assert await store.claim("m", 5, {"async": 99}, NOW, 30) == []
     await store.record("m", [done(2)])
-    assert [c.id for c in await store.claim("m", 5, {"async"}, NOW, 30)] == [3]
+    assert [c.id for c in await store.claim("m", 5, {"async": 99}, NOW, 30)] == [3]
 
 
 async def test_a_failure_cancels_everything_downstream(store: SQLiteStore) -> None:
     await store.add([new(1), new(2, depends_on=(1,)), new(3, depends_on=(2,)), new(4)], NOW)
-    (c, _) = await store.claim("m", 5, {"async"}, NOW, 30)
+    (c, _) = await store.claim("m", 5, {"async": 99}, NOW, 30)
     assert c.id == 1
     recorded = await store.record("m", [done(1, status=js.JobStatus.FAILED, error="E: boom")])
     assert [(ch.id, ch.status, ch.error) for ch in recorded.changes] == [
@@ -300,7 +300,7 @@ async def test_a_failure_cancels_everything_downstream(store: SQLiteStore) -> No
 
 async def test_adding_after_an_upstream_failed_cancels_at_once(store: SQLiteStore) -> None:
     await store.add([new(1)], NOW)
-    await store.claim("m", 1, {"async"}, NOW, 30)
+    await store.claim("m", 1, {"async": 99}, NOW, 30)
     await store.record("m", [done(1, status=js.JobStatus.TIMED_OUT)])
     changes = await store.add([new(2, depends_on=(1,)), new(3, depends_on=(99,))], NOW)
     assert [(c.id, c.error) for c in changes] == [
@@ -311,14 +311,14 @@ async def test_adding_after_an_upstream_failed_cancels_at_once(store: SQLiteStor
 
 async def test_released_claims_are_claimable_again_uncounted(store: SQLiteStore) -> None:
     await store.add([new(1), new(2)], NOW)
-    claims = await store.claim("stopping", 2, {"async"}, NOW, 30)
+    claims = await store.claim("stopping", 2, {"async": 99}, NOW, 30)
     out = Outcome(2, claims[1].attempt, js.JobStatus.RETRY_WAIT, NOW, run_at=NOW, error="E")
     await store.record("stopping", [out])
-    (again,) = await store.claim("stopping", 1, {"async"}, NOW, 30)
+    (again,) = await store.claim("stopping", 1, {"async": 99}, NOW, 30)
     assert again.attempt == 2
     await store.release("stopping", [1, 2])
     await store.release("someone-else", [1])  # not theirs: no effect
-    retaken = await store.claim("next", 5, {"async"}, NOW, 30)
+    retaken = await store.claim("next", 5, {"async": 99}, NOW, 30)
     assert sorted((c.id, c.attempt) for c in retaken) == [(1, 1), (2, 2)]
     job = await store.fetch(2)
     assert job is not None and job.status is js.JobStatus.RUNNING and job.owner == "next"
@@ -339,7 +339,7 @@ async def test_cancel_a_queued_job_with_its_dependents(store: SQLiteStore) -> No
 
 async def test_cancel_a_running_job_reaches_its_owner(store: SQLiteStore) -> None:
     await store.add([new(1), new(2)], NOW)
-    await store.claim("m", 2, {"async"}, NOW, 30)
+    await store.claim("m", 2, {"async": 99}, NOW, 30)
     assert await store.cancel([2], NOW) == []  # running: flagged, not finished here
     assert await store.extend("m", [1, 2], NOW + 30) == [2]
 
@@ -351,7 +351,7 @@ async def test_prune_keeps_the_newest_finished_jobs(
 
     monkeypatch.setattr(impl, "PRUNE_BATCH", 3)  # several short transactions
     await store.add([new(i) for i in range(1, 11)], NOW)
-    claims = await store.claim("m", 10, {"async"}, NOW, 30)
+    claims = await store.claim("m", 10, {"async": 99}, NOW, 30)
     await store.record(
         "m", [Outcome(c.id, c.attempt, js.JobStatus.COMPLETED, NOW + c.id) for c in claims[:8]]
     )

@@ -20,10 +20,14 @@ from __future__ import annotations
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ._enums import JobStatus
+
+if TYPE_CHECKING:
+    from ._ratelimit import RateLimit
 
 #: Width of the stored sort key: the longest built-in strategy key (EDF:
 #: deadline, priority, seq). Shorter keys are padded with zeros.
@@ -121,6 +125,34 @@ class StoredJob:
 
 
 @dataclass(slots=True)
+class Attempt:
+    """One attempt of a job as the store recorded it: what a timeline draws."""
+
+    job_id: int
+    attempt: int
+    name: str
+    executor: str
+    #: The member that ran it.
+    owner: str | None
+    started_at: float
+    #: None while it runs.
+    finished_at: float | None
+    #: RUNNING while it runs, then how it ended (RETRY_WAIT: failed, retried).
+    status: JobStatus
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class StoredSchedule:
+    """A stored schedule: its id and when it fires next."""
+
+    id: str
+    next_fire: float
+    #: The member firing it now, if one holds its lease.
+    owner: str | None = None
+
+
+@dataclass(slots=True)
 class Recorded:
     """What :meth:`JobStore.record` did: outcomes refused by the fence, and
     the statuses it set on other jobs (dependents) in the same transaction."""
@@ -182,14 +214,35 @@ class JobStore(ABC):
 
     @abstractmethod
     async def claim(
-        self, owner: str, limit: int, executors: Collection[str], now: float, lease: float
+        self,
+        owner: str,
+        limit: int,
+        executors: Mapping[str, int],
+        now: float,
+        lease: float,
+        *,
+        rates: Mapping[str, RateLimit] | None = None,
+        tenants: Mapping[str | None, int] | None = None,
     ) -> list[Claimed]:
         """Up to ``limit`` runnable jobs for ``owner``, best first.
 
         Runnable: PENDING or RETRY_WAIT, every dependency completed, ``run_at``
-        reached, an executor in ``executors``. Also takes over attempts whose
-        lease expired (``Claimed.lost``). Each is RUNNING under ``owner`` with a
-        lease until ``now + lease``, its attempt number counted.
+        reached, on an executor in ``executors``, which maps each executor
+        this member has to the most jobs it may claim on it now (its room
+        under ``executor_limits`` or its capacity). Also takes over attempts
+        whose lease expired (``Claimed.lost``). Each is RUNNING under ``owner``
+        with a lease until ``now + lease``, its attempt number counted.
+
+        :param rates: rate key -> its limit. The store keeps one token bucket
+            per key for everyone who opens it (``burst`` tokens at most,
+            ``rate / per`` back a second) and takes a token per claimed job
+            with that ``rate_key`` in the claim's own transaction; a job whose
+            bucket is empty is not runnable yet. Keys absent here are not
+            limited.
+        :param tenants: fair share: tenant -> weight. When given, the claim
+            serves tenants round-robin (up to each one's weight of jobs per
+            turn, each tenant's jobs best first by key) instead of by key
+            alone; tenants absent from the mapping weigh 1.
         """
 
     @abstractmethod
@@ -250,6 +303,51 @@ class JobStore(ABC):
     @abstractmethod
     async def prune(self, keep: int) -> int:
         """Delete the oldest finished jobs beyond ``keep``; how many went."""
+
+    async def watch(self, wake: Callable[[], None]) -> None:
+        """Call ``wake`` whenever another member committed work this one may
+        claim (a new job, a released dependent, a cancel), until cancelled.
+
+        The scheduler runs it as a task for as long as the store is open and
+        polls as well, so a store without notifications keeps the default,
+        which returns at once.
+        """
+        del wake  # nothing to watch: the claimer's polling is the whole story
+
+    # ── reads and actions for operators (CLI, dashboard) ─────────────────
+
+    async def jobs(
+        self,
+        *,
+        statuses: Collection[JobStatus] = (),
+        limit: int = 50,
+        before: int | None = None,
+    ) -> list[StoredJob]:
+        """Jobs newest first (by id), paged: at most ``limit``, with an id
+        below ``before`` when given, with one of ``statuses`` when given."""
+        raise NotImplementedError(f"{type(self).__name__} cannot list jobs")
+
+    async def counts(self) -> dict[tuple[JobStatus, str], int]:
+        """How many jobs the store holds, by (status, executor)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot count jobs")
+
+    async def attempts(
+        self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
+    ) -> list[Attempt]:
+        """Attempts oldest first: the running ones and those that finished at
+        or after ``since``, or every attempt of ``job_id``; at most ``limit``
+        (the newest, when more match)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot list attempts")
+
+    async def schedules(self) -> list[StoredSchedule]:
+        """Every stored schedule, soonest fire first."""
+        raise NotImplementedError(f"{type(self).__name__} cannot list schedules")
+
+    async def retry(self, ids: Collection[int], now: float) -> list[int]:
+        """Run FAILED, TIMED_OUT or CANCELLED jobs again: PENDING from ``now``,
+        their attempts still counted (one more attempt each, the fence stays
+        monotonic). The ids that were requeued; others are left alone."""
+        raise NotImplementedError(f"{type(self).__name__} cannot retry jobs")
 
 
 def mask_password(url: str) -> str:

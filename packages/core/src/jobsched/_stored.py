@@ -44,28 +44,27 @@ class Stored(Dispatch):
 
     # ── the link's host ──────────────────────────────────────────────────
 
-    def claim_capacity(self) -> tuple[int, Collection[str]]:
+    def claim_capacity(self) -> tuple[int, dict[str, int]]:
         """Claim for the idle workers, on every executor this member has."""
         if self._stopping:
-            return 0, ()
+            return 0, {}
         wanted = len(self._idle_workers) - len(self._claimed)
         if wanted <= 0:
-            return 0, ()
-        names = set(self._executors) | set(_plugins.registered())
+            return 0, {}
+        rooms = dict.fromkeys(set(self._executors) | set(_plugins.registered()), wanted)
         # An executor with a capacity gets no more claims than it has room
         # for, so a claimed job starts at once and its timeout counts its run.
-        # One claim names executors, not counts per executor: with a capacity
-        # in play, claim no more than the fullest such executor has room for.
         for name, executor in self._executors.items():
             capacity = executor_capacity(name, executor)
             if capacity is not None:
                 jobs = self._jobs
                 room = capacity - sum(1 for n in self._held if jobs[n].executor == name)
-                if room <= 0:
-                    names.discard(name)
-                else:
+                rooms[name] = max(0, min(wanted, room))
+                if room > 0:
+                    # Until every store honours per-executor rooms, claim no
+                    # more than the fullest such executor has room for.
                     wanted = min(wanted, room)
-        return wanted, names
+        return wanted, rooms
 
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Jobs the store handed to this member: queue them, or settle lost ones."""

@@ -17,7 +17,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Protocol
 
 import anyio
@@ -37,8 +37,8 @@ PRUNE_EVERY = 1000
 class Host(Protocol):
     """What the link needs from the scheduler it serves."""
 
-    def claim_capacity(self) -> tuple[int, Collection[str]]:
-        """How many jobs to claim now, and on which executors."""
+    def claim_capacity(self) -> tuple[int, Mapping[str, int]]:
+        """How many jobs to claim now, and how many at most on each executor."""
 
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Take claimed jobs: queue them for the workers, or settle lost ones."""
@@ -274,7 +274,11 @@ class StoreLink:
     async def claimer(self, host: Host) -> None:
         """Claim as many jobs as workers are idle, best first, until closed."""
         try:
-            await self._claim_all(host)
+            async with anyio.create_task_group() as tg:
+                # The store's notifications wake the claimer between polls.
+                tg.start_soon(self.store.watch, self.wake_claimer, name="jobsched-store-watch")
+                await self._claim_all(host)
+                tg.cancel_scope.cancel()
         finally:
             self._task_done()
 

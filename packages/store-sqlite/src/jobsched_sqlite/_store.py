@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 import anyio
 
+from jobsched import RateLimit
 from jobsched._enums import JobStatus
 from jobsched._exceptions import StoreUnavailableError
 from jobsched._store import (
@@ -119,11 +120,21 @@ class SQLiteStore(JobStore):
         return await self._write_async(lambda conn: add(conn, jobs, now))
 
     async def claim(
-        self, owner: str, limit: int, executors: Collection[str], now: float, lease: float
+        self,
+        owner: str,
+        limit: int,
+        executors: Mapping[str, int],
+        now: float,
+        lease: float,
+        *,
+        rates: Mapping[str, RateLimit] | None = None,
+        tenants: Mapping[str | None, int] | None = None,
     ) -> list[Claimed]:
+        if rates or tenants is not None:
+            raise NotImplementedError("the SQLite store does not claim by rate or tenant yet")
         if limit < 1:
             return []
-        names = tuple(sorted(set(executors)))
+        names = tuple(sorted(name for name, room in executors.items() if room > 0))
         return await self._write_async(
             lambda conn: claim(conn, owner, limit, names, now, now + lease)
         )
