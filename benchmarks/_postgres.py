@@ -3,7 +3,8 @@
 Run as ``python -m benchmarks._postgres SYSTEM WORKLOAD SIZE`` (the suite's
 child protocol, see :mod:`benchmarks._child`). Every run creates a database
 of its own on the local server (``JOBSCHED_BENCH_PG``, default
-``postgresql://postgres@127.0.0.1:5432``) and drops it at the end. ``raw`` is
+``postgresql://postgres@127.0.0.1:5432``; names start with
+``JOBSCHED_BENCH_PREFIX``, default ``jobsched_bench``) and drops it at the end. ``raw`` is
 :mod:`benchmarks._postgres_raw`; procrastinate and APScheduler 4 run W10 in
 :mod:`benchmarks._postgres_others`.
 
@@ -41,6 +42,8 @@ from benchmarks._workloads import Metric, Workload
 #: as many jobs as are idle, and every transaction waits for a commit.
 WORKERS = 64
 SERVER = os.environ.get("JOBSCHED_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
+#: How the names of the runs' databases start (the smoke test checks none is left).
+PREFIX = os.environ.get("JOBSCHED_BENCH_PREFIX", "jobsched_bench")
 # The PostgreSQL store refuses to start without a secret; member processes inherit it.
 os.environ.setdefault("JOBSCHED_SECRET", "benchmark-secret")
 
@@ -91,7 +94,7 @@ def database() -> Iterator[str]:
     """A fresh database on the server for one run; its URL. Dropped on the way out."""
     import psycopg
 
-    name = f"jobsched_bench_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    name = f"{PREFIX}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     try:

@@ -9,20 +9,28 @@ dependency group, which CI does not install.
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
 
+import pg
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _suite(*args: str) -> subprocess.CompletedProcess[str]:
+def _suite(
+    *args: str, timeout: float = 50, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "benchmarks", *args],
         cwd=ROOT,
+        env=None if env is None else {**os.environ, **env},
         capture_output=True,
         text=True,
-        timeout=50,
+        timeout=timeout,
         check=False,
     )
 
@@ -83,3 +91,43 @@ def test_a_malformed_size_override_is_refused() -> None:
     done = _suite("--sizes", "W1:100", "--no-plot")
     assert done.returncode == 2
     assert "must look like W1=1000" in done.stderr
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(150)  # four member processes start in these runs
+def test_the_postgres_rows_run_on_tiny_sizes(tmp_path: Path) -> None:
+    """W10-W12 get a jobsched figure and a ratio to the hand-written psycopg loop;
+    every database a run made is gone afterwards."""
+    pg.require_server()
+    prefix = f"jobsched_smoke_{secrets.token_hex(4)}"
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched",
+        "--only", "W10,W11,W12",
+        "--sizes", "W10=100,W11=5,W12=100",
+        "--no-plot",
+        "--out", str(tmp_path),
+        timeout=140,
+        env={"JOBSCHED_BENCH_PG": pg.url_of("").rstrip("/"), "JOBSCHED_BENCH_PREFIX": prefix},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    for workload, metric in [
+        ("W10", "jobs_per_s"),
+        ("W11", "p50_ms"),
+        ("W11", "p99_ms"),
+        ("W12", "jobs_per_s"),
+        ("W12", "speedup"),
+    ]:
+        for system in ("raw", "jobsched"):
+            entry = rows[(workload, metric, system)]
+            assert "note" not in entry, entry
+            assert entry["value"]["median"] > 0
+    import psycopg
+
+    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
+        left = admin.execute(
+            "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)
+        ).fetchall()
+    assert left == []
