@@ -55,6 +55,20 @@ def url_of(database: str) -> str:
     return f"{base}/{database}"
 
 
+def schema_url(database_url: str) -> str:
+    """A URL whose connections work in a new, empty schema of ``database_url``.
+
+    Cheaper than a database per store (milliseconds, not a second), and as
+    separate: the store's tables are found through ``search_path``.
+    """
+    import psycopg
+
+    name = f"s_{secrets.token_hex(6)}"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    return f"{database_url}?options=-csearch_path%3D{name}"
+
+
 @contextmanager
 def database() -> Iterator[str]:
     """The URL of a new, empty database, dropped on exit (with its connections)."""

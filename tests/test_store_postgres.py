@@ -159,6 +159,26 @@ async def test_a_newer_schema_is_refused(url: str) -> None:
         await PostgresStore(url, secret=SECRET).open()
 
 
+async def test_an_older_schema_is_migrated_once(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jobsched_postgres import _schema
+
+    store = PostgresStore(url, secret=SECRET)
+    await store.open()
+    await store.close()
+    monkeypatch.setattr(_schema, "VERSION", 2)
+    monkeypatch.setattr(
+        _schema, "MIGRATIONS", {2: ["ALTER TABLE jobsched_jobs ADD COLUMN note text"]}
+    )
+    members = [PostgresStore(url, secret=SECRET) for _ in range(3)]
+    async with anyio.create_task_group() as tg:  # starting together: one migrates
+        for member in members:
+            tg.start_soon(member.open)
+    for member in members:
+        await member.close()
+    assert sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'") == [(2,)]
+    assert sql(url, "SELECT count(*) FROM information_schema.columns WHERE column_name = 'note'")
+
+
 async def test_a_closed_store_says_to_open_it(url: str) -> None:
     store = PostgresStore(url, secret=SECRET)
     with pytest.raises(StoreUnavailableError, match="not open"):
@@ -366,6 +386,52 @@ async def test_a_failure_cancels_everything_downstream(store: PostgresStore) -> 
         (3, js.JobStatus.CANCELLED, "upstream job-2 cancelled"),
     ]
     assert await store.unfinished() == 1  # job 4, running
+
+
+async def test_one_batch_of_outcomes_fences_releases_and_cascades_each(
+    store: PostgresStore,
+) -> None:
+    """A group commit's outcomes go in one statement; each keeps its own fate."""
+    await store.add(
+        [new(1), new(2), new(3), new(4), new(5, depends_on=(1,)), new(6, depends_on=(2, 5))],
+        NOW,
+    )
+    claims = {c.id: c for c in await store.claim("m", 4, ALL, NOW, 30)}
+    assert sorted(claims) == [1, 2, 3, 4]
+    recorded = await store.record(
+        "m",
+        [
+            done(1),
+            done(2, status=js.JobStatus.FAILED, error="E: two"),
+            Outcome(3, 1, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 2, error="E: three"),
+            done(4, attempt=7),  # a stale attempt: refused
+            done(4, attempt=1),  # the same job twice in a batch: refused too
+        ],
+    )
+    assert recorded.refused == [4, 4]
+    # Job 6 hangs on 2 (failed) and 5: cancelled, naming 2; 5 is free now.
+    assert [(c.id, c.error) for c in recorded.changes] == [(6, "upstream job-2 failed")]
+    assert [c.id for c in await store.claim("m", 5, ALL, NOW + 2, 30)] == [3, 5]
+    statuses = {i: (await store.fetch(i)).status for i in range(1, 7)}  # type: ignore[union-attr]
+    assert statuses == {
+        1: js.JobStatus.COMPLETED, 2: js.JobStatus.FAILED, 3: js.JobStatus.RUNNING,
+        4: js.JobStatus.RUNNING, 5: js.JobStatus.RUNNING, 6: js.JobStatus.CANCELLED,
+    }  # fmt: skip
+
+
+async def test_a_cascade_through_a_diamond_cancels_each_job_once(store: PostgresStore) -> None:
+    await store.add(
+        [new(1), new(2, depends_on=(1,)), new(3, depends_on=(1,)), new(4, depends_on=(2, 3))],
+        NOW,
+    )
+    await store.claim("m", 1, ALL, NOW, 30)
+    recorded = await store.record("m", [done(1, status=js.JobStatus.TIMED_OUT)])
+    assert [(c.id, c.error) for c in recorded.changes] == [
+        (2, "upstream job-1 timed_out"),
+        (3, "upstream job-1 timed_out"),
+        (4, "upstream job-2 cancelled"),
+    ]
+    assert await store.unfinished() == 0
 
 
 async def test_adding_after_an_upstream_failed_cancels_at_once(store: PostgresStore) -> None:

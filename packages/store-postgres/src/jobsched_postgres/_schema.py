@@ -116,6 +116,11 @@ _DDL = [
 ]
 
 
+#: Statements that bring a schema from version ``v - 1`` to ``v``, by ``v``;
+#: run in the same locked transaction as the check, so one member migrates.
+MIGRATIONS: dict[int, list[str]] = {}
+
+
 def conninfo_from_url(url: str) -> str:
     """The libpq connection string a ``postgresql://`` URL stands for.
 
@@ -191,6 +196,14 @@ def prepare(conn: psycopg.Connection[Any], url: str) -> None:
                     "SELECT value FROM jobsched_meta WHERE key = 'schema'"
                 ).fetchone()
                 version = int(row[0]) if row is not None else 0
+                if 1 <= version < VERSION:
+                    for step in range(version + 1, VERSION + 1):
+                        for statement in MIGRATIONS.get(step, ()):
+                            conn.execute(statement)
+                    conn.execute(
+                        "UPDATE jobsched_meta SET value = %s WHERE key = 'schema'", (VERSION,)
+                    )
+                    version = VERSION
             else:
                 for statement in _DDL:
                     conn.execute(statement)

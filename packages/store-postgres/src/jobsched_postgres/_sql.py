@@ -271,59 +271,152 @@ def candidates(
 # ── outcomes ─────────────────────────────────────────────────────────────
 
 
+# Every outcome of a batch in one statement, each fenced on (owner,
+# attempt): the rows it returns are the outcomes written; the rest were
+# refused. A retry waits in queue 1 until its run_at; a terminal outcome ends
+# the row.
+_RECORD = """
+WITH o AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[],
+        %(finished)s::float8[], %(run_at)s::float8[], %(results)s::bytea[],
+        %(errors)s::text[], %(tracebacks)s::text[])
+    AS o(id, attempt, status, finished_at, run_at, result, error, tb)
+)
+UPDATE jobsched_jobs AS j SET
+    status = o.status,
+    queue = CASE WHEN o.status = 'retry_wait' THEN 1 END,
+    run_at = CASE WHEN o.status = 'retry_wait' THEN o.run_at ELSE j.run_at END,
+    finished_at = CASE WHEN o.status = 'retry_wait' THEN NULL ELSE o.finished_at END,
+    owner = NULL,
+    lease_until = NULL,
+    result = CASE WHEN o.status = 'retry_wait' THEN j.result ELSE o.result END,
+    last_error = CASE WHEN o.status = 'retry_wait' THEN o.error
+        ELSE COALESCE(o.error, j.last_error) END,
+    last_traceback = CASE WHEN o.status = 'retry_wait' THEN o.tb
+        ELSE COALESCE(o.tb, j.last_traceback) END
+FROM o
+WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt AND j.status = 'running'
+RETURNING j.id
+"""
+
+# Completed upstreams count off their dependents; the free ones queue.
+_RELEASE = """
+WITH gone AS (DELETE FROM jobsched_deps WHERE upstream = ANY(%(ids)s) RETURNING downstream),
+met AS (SELECT downstream, COUNT(*) AS n FROM gone GROUP BY downstream)
+UPDATE jobsched_jobs AS j SET unmet = j.unmet - met.n,
+    queue = CASE WHEN j.unmet > met.n THEN 2 WHEN j.run_at <= %(now)s THEN 0 ELSE 1 END
+FROM met WHERE j.id = met.downstream AND j.queue = 2
+RETURNING j.queue
+"""
+
+
 def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
     recorded = Recorded()
-    wake = False
-    # In id order: two members' batches lock their rows in one order.
-    for out in sorted(outcomes, key=lambda o: o.id):
-        if out.status is _RETRY_WAIT:
-            assert out.run_at is not None
-            cursor = conn.execute(
-                "UPDATE jobsched_jobs SET status = 'retry_wait', queue = 1, run_at = %s, "
-                "owner = NULL, lease_until = NULL, last_error = %s, last_traceback = %s "
-                "WHERE id = %s AND owner = %s AND attempts = %s AND status = 'running'",
-                (out.run_at, out.error, out.traceback, out.id, owner, out.attempt),
-            )
-            wake = True
-        else:
-            cursor = conn.execute(
-                "UPDATE jobsched_jobs SET status = %s, queue = NULL, finished_at = %s, "
-                "owner = NULL, lease_until = NULL, result = %s, "
-                "last_error = COALESCE(%s, last_error), "
-                "last_traceback = COALESCE(%s, last_traceback) "
-                "WHERE id = %s AND owner = %s AND attempts = %s AND status = 'running'",
-                (
-                    out.status.value, out.finished_at, out.result, out.error, out.traceback,
-                    out.id, owner, out.attempt,
-                ),
-            )  # fmt: skip
-        if cursor.rowcount != 1:
+    if not outcomes:
+        return recorded
+    # One outcome per job: a second for the same job in one batch is refused.
+    batch: dict[int, Outcome] = {}
+    for out in outcomes:
+        if out.id in batch:
             recorded.refused.append(out.id)
-            continue
-        conn.execute(
-            "UPDATE jobsched_attempts SET finished_at = %s, status = %s, error = %s "
-            "WHERE job_id = %s AND attempt = %s",
-            (out.finished_at, out.status.value, out.error, out.id, out.attempt),
-        )
-        if out.status is _COMPLETED:
-            wake = _release(conn, out.id, out.finished_at) or wake
-        elif out.status.is_terminal:
-            recorded.changes.extend(_cascade(conn, out.id, out.status, out.finished_at))
+        else:
+            batch[out.id] = out
+    rows = list(batch.values())
+    for out in rows:
+        if out.status is _RETRY_WAIT and out.run_at is None:
+            raise ValueError(f"a RETRY_WAIT outcome needs run_at (job {out.id})")
+    written = {
+        job_id
+        for (job_id,) in conn.execute(
+            _RECORD,
+            {
+                "ids": [o.id for o in rows],
+                "attempts": [o.attempt for o in rows],
+                "statuses": [o.status.value for o in rows],
+                "finished": [o.finished_at for o in rows],
+                "run_at": [o.run_at for o in rows],
+                "results": [o.result for o in rows],
+                "errors": [o.error for o in rows],
+                "tracebacks": [o.traceback for o in rows],
+                "owner": owner,
+            },
+        ).fetchall()
+    }
+    recorded.refused.extend(o.id for o in rows if o.id not in written)
+    done = [o for o in rows if o.id in written]
+    if not done:
+        return recorded
+    conn.execute(
+        "UPDATE jobsched_attempts AS a SET finished_at = o.finished_at, status = o.status, "
+        "error = o.error FROM unnest(%s::bigint[], %s::int[], %s::float8[], %s::text[], "
+        "%s::text[]) AS o(id, attempt, finished_at, status, error) "
+        "WHERE a.job_id = o.id AND a.attempt = o.attempt",
+        (
+            [o.id for o in done],
+            [o.attempt for o in done],
+            [o.finished_at for o in done],
+            [o.status.value for o in done],
+            [o.error for o in done],
+        ),
+    )
+    wake = any(o.status is _RETRY_WAIT for o in done)
+    completed = [o.id for o in done if o.status is _COMPLETED]
+    if completed:
+        now = max(o.finished_at for o in done)
+        freed = conn.execute(_RELEASE, {"ids": completed, "now": now}).fetchall()
+        wake = wake or any(q != _BLOCKED for (q,) in freed)
+    for out in done:
+        if out.status.is_terminal and out.status is not _COMPLETED:
+            recorded.changes.extend(cascade(conn, out.id, out.status, out.finished_at))
     if wake:
         notify(conn)
     return recorded
 
 
-def _release(conn: Conn, upstream: int, now: float) -> bool:
-    """An upstream completed: count it off its dependents; True if some are free."""
-    freed = conn.execute(
-        "WITH gone AS (DELETE FROM jobsched_deps WHERE upstream = %s RETURNING downstream) "
-        "UPDATE jobsched_jobs SET unmet = unmet - 1, "
-        "queue = CASE WHEN unmet > 1 THEN 2 WHEN run_at <= %s THEN 0 ELSE 1 END "
-        "FROM gone WHERE id = gone.downstream AND queue = 2 RETURNING queue",
-        (upstream, now),
-    ).fetchall()
-    return any(q != _BLOCKED for (q,) in freed)
+# Everything downstream of a job that did not complete, transitively, through
+# jobs still waiting (only they are cancelled, and only through them does the
+# cascade go on), with the upstream each was reached from first.
+_CASCADE = """
+WITH RECURSIVE down(id, up, how) AS (
+    SELECT d.downstream, d.upstream, %(how)s::text
+    FROM jobsched_deps d JOIN jobsched_jobs j ON j.id = d.downstream
+    WHERE d.upstream = %(root)s AND j.status IN ('pending', 'retry_wait')
+  UNION
+    SELECT d.downstream, d.upstream, 'cancelled'
+    FROM down JOIN jobsched_deps d ON d.upstream = down.id
+    JOIN jobsched_jobs j ON j.id = d.downstream
+    WHERE j.status IN ('pending', 'retry_wait')
+)
+SELECT DISTINCT ON (id) id, up, how FROM down ORDER BY id, up
+"""
+
+
+def cascade(conn: Conn, root: int, status: JobStatus, now: float) -> list[Change]:
+    """An upstream did not complete: cancel every job downstream of it, transitively.
+
+    Three statements however long the chain (a recursive query, not a
+    round trip per dependent); each dependent's reason names its own upstream.
+    """
+    reached = conn.execute(_CASCADE, {"root": root, "how": status.value}).fetchall()
+    errors = {job_id: f"upstream job-{up} {how}" for job_id, up, how in reached}
+    cancelled: set[int] = set()
+    if errors:
+        # Blocked rows (queue 2) no claim can take; the status check stands
+        # against a concurrent cancel.
+        cancelled = {
+            job_id
+            for (job_id,) in conn.execute(
+                "UPDATE jobsched_jobs AS j SET status = 'cancelled', queue = NULL, "
+                "finished_at = %s, owner = NULL, lease_until = NULL, last_error = c.error "
+                "FROM unnest(%s::bigint[], %s::text[]) AS c(id, error) "
+                "WHERE j.id = c.id AND j.status IN ('pending', 'retry_wait') RETURNING j.id",
+                (now, list(errors), list(errors.values())),
+            ).fetchall()
+        }
+    conn.execute(
+        "DELETE FROM jobsched_deps WHERE upstream = ANY(%s)", ([root, *sorted(cancelled)],)
+    )
+    return [Change(i, _CANCELLED, errors[i]) for i in sorted(cancelled)]
 
 
 def finish(conn: Conn, job_id: int, status: JobStatus, now: float, error: str | None) -> None:
@@ -332,28 +425,6 @@ def finish(conn: Conn, job_id: int, status: JobStatus, now: float, error: str | 
         "lease_until = NULL, last_error = COALESCE(%s, last_error) WHERE id = %s",
         (status.value, now, error, job_id),
     )
-
-
-def _cascade(conn: Conn, root: int, status: JobStatus, now: float) -> list[Change]:
-    """An upstream did not complete: cancel every job downstream of it, transitively."""
-    changes: list[Change] = []
-    # A worklist, not a recursive CTE: each dependent's reason names its own
-    # upstream, as the in-memory scheduler's does.
-    todo: list[tuple[int, str]] = [(root, status.value)]
-    while todo:
-        upstream, how = todo.pop()
-        rows = conn.execute(
-            "WITH gone AS (DELETE FROM jobsched_deps WHERE upstream = %s RETURNING downstream) "
-            "SELECT j.id FROM jobsched_jobs j JOIN gone ON j.id = gone.downstream "
-            "WHERE j.status IN ('pending', 'retry_wait') ORDER BY j.id FOR UPDATE OF j",
-            (upstream,),
-        ).fetchall()
-        for (job_id,) in rows:
-            error = f"upstream job-{upstream} {how}"
-            finish(conn, job_id, _CANCELLED, now, error)
-            changes.append(Change(job_id, _CANCELLED, error))
-            todo.append((job_id, _CANCELLED.value))
-    return changes
 
 
 def cancel(conn: Conn, ids: Collection[int], now: float) -> list[Change]:
@@ -373,7 +444,7 @@ def cancel(conn: Conn, ids: Collection[int], now: float) -> list[Change]:
         elif status in ("pending", "retry_wait"):
             finish(conn, job_id, _CANCELLED, now, "cancelled")
             changes.append(Change(job_id, _CANCELLED, "cancelled"))
-            changes.extend(_cascade(conn, job_id, _CANCELLED, now))
+            changes.extend(cascade(conn, job_id, _CANCELLED, now))
     if flagged or changes:
         notify(conn)
     return changes

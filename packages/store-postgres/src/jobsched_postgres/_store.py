@@ -78,6 +78,7 @@ class PostgresStore(Reads):
         self._start_lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(POOL_SIZE)
         self._dead_checked = -DEAD_OWNER_EVERY
+        self._closed = False
 
     # ── plumbing ──────────────────────────────────────────────────────────
 
@@ -111,10 +112,12 @@ class PostgresStore(Reads):
             return pool
 
     async def open(self) -> None:
+        self._closed = False
         if self._pool is None:
             await anyio.to_thread.run_sync(self._start, limiter=self._limiter)
 
     async def close(self) -> None:
+        self._closed = True
         pool, self._pool = self._pool, None
         if pool is not None:
             await anyio.to_thread.run_sync(pool.close)
@@ -145,9 +148,10 @@ class PostgresStore(Reads):
     # ── the interface ─────────────────────────────────────────────────────
 
     def reserve_ids(self, count: int) -> int:
-        if self._pool is None:
+        if self._pool is None and not self._closed:
             # submit() before the scheduler started: ids come from the
-            # database now, so open it now.
+            # database now, so open it now (not after close(): nothing
+            # would close it again).
             self._start()
 
         def reserve(conn: _sql.Conn) -> int:
@@ -376,47 +380,39 @@ class PostgresStore(Reads):
     async def watch(self, wake: Callable[[], None]) -> None:
         """Wake the claimer on every NOTIFY of another member's commit.
 
-        A connection of its own, outside the pool. If it breaks, it is made
-        again (a second later, and so on); the claimer's polling covers the gap.
+        A connection of its own, outside the pool, in a thread of its own
+        that owns it (a cancelled watch abandons the thread, which closes the
+        connection within ``LISTEN_TICK``). If it breaks, it is made again a
+        second later; the claimer's polling covers the gap.
         """
         token = anyio.lowlevel.current_token()
         while True:
             stop = threading.Event()
             try:
-                conn = await anyio.to_thread.run_sync(self._listener)
-            except StoreUnavailableError:
-                await anyio.sleep(1.0)
-                continue
-            wake()  # anything committed while not listening
-            try:
                 await anyio.to_thread.run_sync(
-                    _listen, conn, stop, wake, token, abandon_on_cancel=True
+                    self._listen, stop, wake, token, abandon_on_cancel=True
                 )
-            except psycopg.Error:
-                pass  # the connection broke: listen again on a new one
+            except (StoreUnavailableError, psycopg.Error):
+                pass  # unreachable or broken: listen again on a new connection
             finally:
                 stop.set()
             await anyio.sleep(1.0)
 
-    def _listener(self) -> _sql.Conn:
+    def _listen(self, stop: threading.Event, wake: Callable[[], None], token: Any) -> None:
+        """Pass notifications on to ``wake`` until ``stop``."""
         conn = _schema.connect(self._conninfo, self._raw_url)
-        conn.execute(f"LISTEN {_schema.CHANNEL}")
-        return conn
-
-
-def _listen(conn: _sql.Conn, stop: threading.Event, wake: Callable[[], None], token: Any) -> None:
-    """Pass notifications on until ``stop`` (the thread owns ``conn`` and closes it)."""
-    try:
-        while not stop.is_set():
-            if any(True for _ in conn.notifies(timeout=LISTEN_TICK, stop_after=1)):
-                if stop.is_set():
-                    return
-                try:
-                    anyio.from_thread.run_sync(wake, token=token)
-                except anyio.RunFinishedError:
-                    return
-    finally:
-        conn.close()
+        try:
+            conn.execute(f"LISTEN {_schema.CHANNEL}")
+            woken = True  # anything committed while not listening
+            while not stop.is_set():
+                if woken:
+                    try:
+                        anyio.from_thread.run_sync(wake, token=token)
+                    except Exception:
+                        return  # the event loop is gone
+                woken = any(True for _ in conn.notifies(timeout=LISTEN_TICK, stop_after=1))
+        finally:
+            conn.close()
 
 
 def _status(value: str | None) -> JobStatus | None:
