@@ -10,6 +10,8 @@ its standard input, answering each on one line of its standard output:
 - ``cancel JOB_ID``: answers ``True`` or ``False``.
 - ``fetch JOB_ID``: the job as the store has it, as JSON.
 - ``join``: waits until no job in the store is unfinished; answers ``joined``.
+- ``use FOLDER``: later submits log to FOLDER (a test sharing the members
+  keeps its own log); answers ``ok``.
 
 At the end of its input it stops (running jobs finish or are cancelled by
 the scheduler's own stop) and exits 0.
@@ -79,6 +81,9 @@ async def serve(s: js.JobScheduler, folder: str) -> None:
                     "last_error": job.last_error,
                 }
             )
+        elif command == "use":
+            folder = args[0]
+            answer = "ok"
         elif command == "join":
             await s.join()
             answer = "joined"

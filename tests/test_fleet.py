@@ -95,6 +95,14 @@ class Member:
                 pipe.close()
 
 
+def _start(url: str, folder: Path, flag_sets: tuple[tuple[str, ...], ...]) -> list[Member]:
+    """One member per set of command-line flags, started together."""
+    members = [Member(url, folder, *flags) for flags in flag_sets]
+    for member in members:  # started together, so their imports overlap
+        member.ready()
+    return members
+
+
 @pytest.fixture
 def fleet(tmp_path: Path) -> Iterator[Callable[..., list[Member]]]:
     """Starts members on one fresh database; kills whatever is left at the end."""
@@ -102,17 +110,33 @@ def fleet(tmp_path: Path) -> Iterator[Callable[..., list[Member]]]:
     with pg.database() as url:
 
         def start(*flag_sets: tuple[str, ...]) -> list[Member]:
-            """One member per set of command-line flags, started together."""
-            members = [Member(url, tmp_path, *flags) for flags in flag_sets]
+            members = _start(url, tmp_path, flag_sets)
             started.extend(members)
-            for member in members:  # started together, so their imports overlap
-                member.ready()
             return members
 
         try:
             yield start
         finally:
             for member in started:
+                member.kill()
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Member]]:
+    """Three members for the tests that neither kill them nor change their
+    configuration (a member's start is most of such a test's time): two with
+    the ``special`` executor, one without; 16 workers each."""
+    members: list[Member] = []
+    with pg.database() as url:
+        try:
+            members += _start(
+                url,
+                tmp_path_factory.mktemp("shared"),
+                (("--special", "--workers", "16"),) * 2 + (("--workers", "16"),),
+            )
+            yield members
+        finally:
+            for member in members:
                 member.kill()
 
 
@@ -131,10 +155,11 @@ def lines(tmp_path: Path, kind: str) -> list[tuple[str, str, int, int, float]]:
 
 
 def test_thousands_of_jobs_each_run_once_spread_across_three_members(
-    fleet: Callable[..., list[Member]], tmp_path: Path
+    shared: list[Member], tmp_path: Path
 ) -> None:
     """2,000 jobs submitted on one member run exactly once each, on all three."""
-    members = fleet(*[("--workers", "16")] * 3)
+    members = shared
+    assert members[0].ask(f"use {tmp_path}") == "ok"
     ids = members[0].ask(f"submit record {COUNT}").split()
     assert len(set(ids)) == COUNT
     assert members[1].ask("join", timeout=60) == "joined"
@@ -227,8 +252,10 @@ def test_each_fire_time_of_a_stored_schedule_makes_one_job_across_members(
     interval = 0.2
     members = fleet(*[("--tick", str(interval))] * 3)
     wait_for("ten fires", lambda: len(lines(tmp_path, "run")) >= 10)
-    for member in members:
-        assert member.stop() == 0
+    for member in members:  # all at once: no member fires alone at the end
+        assert member.process.stdin is not None
+        member.process.stdin.close()
+    assert [member.stop() for member in members] == [0, 0, 0]
     runs = lines(tmp_path, "run")
     assert len({job_id for _, job_id, _, _, _ in runs}) == len(runs)
     times = sorted(at for _, _, _, _, at in runs)
@@ -239,10 +266,11 @@ def test_each_fire_time_of_a_stored_schedule_makes_one_job_across_members(
 
 
 def test_cancel_on_one_member_reaches_a_job_running_on_another(
-    fleet: Callable[..., list[Member]], tmp_path: Path
+    shared: list[Member], tmp_path: Path
 ) -> None:
     """``cancel`` on a member that doesn't run the job stops it where it runs."""
-    members = fleet((), (), ())
+    members = shared
+    assert members[0].ask(f"use {tmp_path}") == "ok"
     (job_id,) = members[0].ask("submit hold 1").split()
     _, _, _, runner, _ = wait_for("the job started", lambda: lines(tmp_path, "start"))[0]
     canceller = next(m for m in members if m.pid != runner)
@@ -263,11 +291,12 @@ def test_cancel_on_one_member_reaches_a_job_running_on_another(
 
 
 def test_a_member_without_an_executor_never_claims_its_jobs(
-    fleet: Callable[..., list[Member]], tmp_path: Path
+    shared: list[Member], tmp_path: Path
 ) -> None:
     """Jobs on the ``special`` executor run only on the two members that have it;
     the third, idle all along, never takes one."""
-    *having, lacking = fleet(("--special", "--workers", "2"), ("--special", "--workers", "2"), ())
+    *having, lacking = shared
+    assert having[0].ask(f"use {tmp_path}") == "ok"
     ids = having[0].ask("submit special 40").split()
     assert lacking.ask("join", timeout=50) == "joined"
     runs = lines(tmp_path, "special")
