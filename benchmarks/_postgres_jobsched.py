@@ -88,7 +88,7 @@ async def _w12(size: int) -> dict[str, float]:
 
 def run(workload: str, size: int) -> dict[str, float]:
     measure = {"W10": _w10, "W11": _w11, "W12": _w12}[workload]
-    return anyio.run(measure, size)  # type: ignore[no-any-return]
+    return anyio.run(measure, size)
 
 
 async def member(url: str, *, report: bool) -> None:

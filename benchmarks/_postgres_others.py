@@ -100,7 +100,7 @@ def run(system: str, workload: str, url: str, size: int) -> dict[str, float]:
     import anyio
 
     if system == "procrastinate":
-        return anyio.run(_procrastinate_w10, url, size)  # type: ignore[no-any-return]
+        return anyio.run(_procrastinate_w10, url, size)
     if system == "apscheduler4":
-        return anyio.run(_aps_w10, url, size)  # type: ignore[no-any-return]
+        return anyio.run(_aps_w10, url, size)
     raise ValueError(f"unknown system {system!r}")

@@ -104,7 +104,9 @@ async def dispatch(conn: psycopg.Connection[Any], owner: str, started: Any = Non
 
 
 def left(conn: psycopg.Connection[Any]) -> int:
-    return conn.execute(_LEFT).fetchone()[0]  # type: ignore[index]
+    row = conn.execute(_LEFT).fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 def member(url: str, *, report: bool) -> None:
