@@ -658,3 +658,16 @@ async def test_removed_schedules_are_gone(store: PostgresStore) -> None:
 def test_the_server_is_there_in_ci() -> None:
     """CI starts PostgreSQL; a run there without it is a failure, never a skip."""
     require_server()
+
+
+def test_without_a_server_tests_skip_except_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reason is given; CI (which starts the server) fails instead of skipping."""
+    import pg
+
+    monkeypatch.setattr(pg, "ADMIN_URL", "postgresql://postgres@127.0.0.1:1/postgres")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no PostgreSQL server at .*:1/postgres"):
+        pg.require_server()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must start the server"):
+        pg.require_server()
