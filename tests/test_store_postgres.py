@@ -186,6 +186,20 @@ async def test_an_older_schema_is_migrated_once(url: str, monkeypatch: pytest.Mo
     ) == [(1,)]
 
 
+async def test_a_connection_the_server_dropped_is_replaced(url: str) -> None:
+    store = PostgresStore(url + "&application_name=jobsched_victim", secret=SECRET)
+    await store.open()
+    await store.add([new(1)], NOW)
+    killed = sql(
+        url,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE application_name = 'jobsched_victim'",
+    )
+    assert killed and all(ok for (ok,) in killed)
+    assert await store.unfinished() == 1
+    await store.close()
+
+
 async def test_a_closed_store_says_to_open_it(url: str) -> None:
     store = PostgresStore(url, secret=SECRET)
     with pytest.raises(StoreUnavailableError, match="not open"):

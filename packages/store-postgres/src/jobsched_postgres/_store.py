@@ -97,6 +97,9 @@ class PostgresStore(Reads):
                 min_size=1,
                 max_size=POOL_SIZE,
                 kwargs={"autocommit": True, "connect_timeout": _schema.CONNECT_TIMEOUT},
+                # A connection the server dropped (a restart, an idle
+                # timeout) is replaced when taken, not failed on.
+                check=ConnectionPool.check_connection,
                 open=False,
                 name="jobsched",
             )
