@@ -4,17 +4,18 @@ The same behaviour as tests/test_store_sqlite.py (claims in key order, leases
 and fencing, the dependency cascade, schedules), and what a fleet adds:
 per-executor rooms, token buckets and fair share in the claim, NOTIFY
 wake-ups, the claim's plan at 100k rows, the operator reads, and every way
-opening can go wrong. Each test gets a database of its own (tests/pg.py).
+opening can go wrong. Each test gets a schema of its own (tests/pg.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import os
+from collections.abc import AsyncIterator
 
 import anyio
 import psycopg
 import pytest
-from pg import SECRET, database, require_server
+from pg import SECRET, require_server, schema_url, url_of
 
 import jobsched as js
 from jobsched._exceptions import StoreUnavailableError
@@ -35,9 +36,10 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def url() -> Iterator[str]:
-    with database() as u:
-        yield u
+def url(pg_session_database: str) -> str:
+    """A new, empty schema of the session's database: as separate as a
+    database of its own, and made in milliseconds instead of a second."""
+    return schema_url(pg_session_database)
 
 
 @pytest.fixture
@@ -131,7 +133,8 @@ async def test_an_unknown_user_is_refused_with_the_password_masked(url: str) -> 
 
 
 async def test_a_missing_database_is_named(url: str) -> None:
-    store = PostgresStore(url + "_missing", secret=SECRET)
+    del url  # the server is there, the database is not
+    store = PostgresStore(url_of("jobsched_no_such_database"), secret=SECRET)
     with pytest.raises(StoreUnavailableError, match="does not exist"):
         await store.open()
 
@@ -176,7 +179,25 @@ async def test_an_older_schema_is_migrated_once(url: str, monkeypatch: pytest.Mo
     for member in members:
         await member.close()
     assert sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'") == [(2,)]
-    assert sql(url, "SELECT count(*) FROM information_schema.columns WHERE column_name = 'note'")
+    assert sql(
+        url,
+        "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name = 'jobsched_jobs' AND column_name = 'note'",
+    ) == [(1,)]
+
+
+async def test_a_connection_the_server_dropped_is_replaced(url: str) -> None:
+    store = PostgresStore(url + "&application_name=jobsched_victim", secret=SECRET)
+    await store.open()
+    await store.add([new(1)], NOW)
+    killed = sql(
+        url,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE application_name = 'jobsched_victim'",
+    )
+    assert killed and all(ok for (ok,) in killed)
+    assert await store.unfinished() == 1
+    await store.close()
 
 
 async def test_a_closed_store_says_to_open_it(url: str) -> None:
@@ -321,6 +342,24 @@ async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
         (1, "dead", js.JobStatus.RETRY_WAIT, "worker lost"),
         (2, "alive", js.JobStatus.RUNNING, None),
     ]
+
+
+async def test_a_dead_process_on_this_machine_loses_its_claims_at_once(
+    store: PostgresStore,
+) -> None:
+    """A restart after a crash need not wait out the dead process's leases."""
+    import socket
+    import sys
+
+    child = await anyio.run_process([sys.executable, "-c", "import os; print(os.getpid())"])
+    gone = f"{socket.gethostname()}:{int(child.stdout)}:beef"
+    alive = f"{socket.gethostname()}:{os.getppid()}:cafe"  # pytest's parent lives on
+    elsewhere = f"another-host:{int(child.stdout)}:beef"
+    await store.add([new(1), new(2), new(3)], NOW)
+    for owner in [gone, alive, elsewhere]:
+        await store.claim(owner, 1, ALL, NOW, lease=1000)
+    taken = await store.claim("restarted", 5, ALL, NOW + 1, 1000)
+    assert [(c.id, c.lost) for c in taken] == [(1, True)]
 
 
 async def test_a_member_never_takes_over_an_executor_it_lacks(store: PostgresStore) -> None:
@@ -633,3 +672,16 @@ async def test_removed_schedules_are_gone(store: PostgresStore) -> None:
 def test_the_server_is_there_in_ci() -> None:
     """CI starts PostgreSQL; a run there without it is a failure, never a skip."""
     require_server()
+
+
+def test_without_a_server_tests_skip_except_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reason is given; CI (which starts the server) fails instead of skipping."""
+    import pg
+
+    monkeypatch.setattr(pg, "ADMIN_URL", "postgresql://postgres@127.0.0.1:1/postgres")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no PostgreSQL server at .*:1/postgres"):
+        pg.require_server()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must start the server"):
+        pg.require_server()

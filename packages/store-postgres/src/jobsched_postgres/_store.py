@@ -97,6 +97,9 @@ class PostgresStore(Reads):
                 min_size=1,
                 max_size=POOL_SIZE,
                 kwargs={"autocommit": True, "connect_timeout": _schema.CONNECT_TIMEOUT},
+                # A connection the server dropped (a restart, an idle
+                # timeout) is replaced when taken, not failed on.
+                check=ConnectionPool.check_connection,
                 open=False,
                 name="jobsched",
             )
@@ -184,9 +187,9 @@ class PostgresStore(Reads):
         names = sorted(executors)
         rooms = {name: executors[name] for name in names if executors[name] > 0}
         until = now + lease
-        dead = self._dead_local_owners(now)
 
         def claim(conn: _sql.Conn) -> list[Claimed]:
+            dead = self._dead_local_owners(conn, now)
             _sql.promote(conn, now)
             claimed = _sql.take_over(conn, owner, limit, names, dead, now, until)
             left = limit - len(claimed)
@@ -201,29 +204,24 @@ class PostgresStore(Reads):
 
         return await self._run(claim)
 
-    def _dead_local_owners(self, now: float) -> list[str]:
+    def _dead_local_owners(self, conn: _sql.Conn, now: float) -> list[str]:
         """Owners of running rows that were processes on this machine and are
         gone: a restart after a crash need not wait out their leases."""
         if now - self._dead_checked < DEAD_OWNER_EVERY:
             return []
         self._dead_checked = now
         host = socket.gethostname()
-
-        def owners(conn: _sql.Conn) -> list[str]:
-            rows = conn.execute(
-                "SELECT DISTINCT owner FROM jobsched_jobs WHERE status = 'running' "
-                "AND owner LIKE %s",
-                (f"{host}:%",),
-            ).fetchall()
-            return [str(owner) for (owner,) in rows]
-
+        rows = conn.execute(
+            "SELECT DISTINCT owner FROM jobsched_jobs WHERE status = 'running' AND owner LIKE %s",
+            (f"{host}:%",),
+        ).fetchall()
         dead = []
-        for owner in self._tx(owners):
-            parts = owner.split(":")
-            if len(parts) == 3 and parts[1].isdigit():
+        for (owner,) in rows:
+            parts = str(owner).split(":")
+            if len(parts) == 3 and parts[0] == host and parts[1].isdigit():
                 pid = int(parts[1])
                 if pid != os.getpid() and not _alive(pid):
-                    dead.append(owner)
+                    dead.append(str(owner))
         return dead
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
