@@ -44,8 +44,6 @@ WORKERS = 64
 SERVER = os.environ.get("JOBSCHED_BENCH_PG", "postgresql://postgres@127.0.0.1:5432")
 #: How the names of the runs' databases start (the smoke test checks none is left).
 PREFIX = os.environ.get("JOBSCHED_BENCH_PREFIX", "jobsched_bench")
-# The PostgreSQL store refuses to start without a secret; member processes inherit it.
-os.environ.setdefault("JOBSCHED_SECRET", "benchmark-secret")
 
 WORKLOADS = {
     w.wid: w
@@ -214,6 +212,10 @@ def raw_w12(size: int) -> dict[str, float]:
 
 def run(system: str, workload: str, size: int) -> dict[str, float]:
     """One measurement of a PostgreSQL workload, each on databases of its own."""
+    # The PostgreSQL store refuses to start without a secret; member processes
+    # inherit it. Set here, in the run's own process: the suite imports this
+    # module too, and its other children (the SQLite rows) must not sign.
+    os.environ.setdefault("JOBSCHED_SECRET", "benchmark-secret")
     if system == "raw":
         return {"W10": raw_w10, "W11": raw_w11, "W12": raw_w12}[workload](size)
     if system == "jobsched":

@@ -5,7 +5,7 @@ is a ``JobScheduler(num_workers=WORKERS, store=URL)``: it prints ``ready``
 once started, with ``--report`` prints ``started ID MONOTONIC`` from a
 listener as each job turns RUNNING, and stops when its standard input closes.
 The secret comes from ``JOBSCHED_SECRET``, which :mod:`benchmarks._postgres`
-sets for every process of a run.
+sets in every run's process (member processes inherit it).
 """
 
 from __future__ import annotations
