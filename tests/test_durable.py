@@ -81,6 +81,55 @@ async def test_queued_jobs_survive_a_restart(db: str, tmp_path: Path) -> None:
         assert (await second.fetch(dependent)).status is S.PENDING
 
 
+async def test_a_dependency_submitted_by_another_process(db: str, tmp_path: Path) -> None:
+    """depends_on takes ids this process doesn't know but the store holds;
+    enqueue refuses one the store doesn't hold, and submit's job is cancelled."""
+    log = str(tmp_path / "log")
+    async with js.JobScheduler(store=db) as first:
+        upstream = await first.enqueue(Note(log, "up"), delay=3600)
+    async with js.JobScheduler(store=db) as second:
+        assert upstream not in {j.job_id for j in second.jobs()}  # not known here
+        dependent = await second.enqueue(Note(log, "down"), depends_on=[upstream])
+        assert (await second.fetch(dependent)).status is S.PENDING  # blocked on it
+        absent = f"job-{int(upstream.split('-')[1]) + 10_000}"
+        count = len(second.jobs())
+        with pytest.raises(js.UnknownJobError, match=rf"\['{absent}'\] that the store"):
+            await second.enqueue(Note(log, "never"), depends_on=[absent])
+        assert len(second.jobs()) == count  # nothing accepted
+        orphan = second.submit(Note(log, "orphan"), depends_on=[absent])
+        await second.flush()
+        gone = await second.fetch(orphan)
+        assert gone.status is S.CANCELLED
+        assert gone.last_error == f"upstream {absent} is not in the store"
+        assert second.cancel(upstream) is True  # the upstream fails over here...
+        await second.flush()
+        with anyio.fail_after(30):
+            await second.join()
+        # ...and its cascade reaches the dependent this process submitted.
+        assert (await second.fetch(dependent)).status is S.CANCELLED
+    assert runs(log) == {}
+
+
+async def test_a_dependent_runs_after_its_upstream_from_another_process(
+    db: str, tmp_path: Path
+) -> None:
+    log = str(tmp_path / "log")
+    async with js.JobScheduler(store=db) as first:
+        upstream = await first.enqueue(Note(log, "up"), delay=0.5)
+    async with js.JobScheduler(store=db) as second:
+        dependent = second.submit(Note(log, "down"), depends_on=[upstream])
+        with anyio.fail_after(30):
+            await second.join()
+        assert (await second.fetch(dependent)).result == "down"
+    lines = [line.rsplit(" ", 1)[0] for line in _lines(log)]
+    assert lines == [
+        f"start {upstream}",
+        f"end {upstream}",
+        f"start {dependent}",
+        f"end {dependent}",
+    ]
+
+
 async def test_enqueue_returns_once_committed(db: str, tmp_path: Path) -> None:
     store = js.open_store(db)
     s = js.JobScheduler(store=store)
@@ -91,6 +140,10 @@ async def test_enqueue_returns_once_committed(db: str, tmp_path: Path) -> None:
         stored = await other.fetch(int(job_id.split("-")[1]))
         await other.close()
     assert stored is not None and stored.status is S.PENDING
+
+
+def _lines(log: str) -> list[str]:
+    return Path(log).read_text().splitlines()
 
 
 def _child(tmp_path: Path, body: str) -> subprocess.Popen[bytes]:

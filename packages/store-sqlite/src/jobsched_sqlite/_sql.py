@@ -42,7 +42,7 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
         failed: tuple[int, str] | None = None
         for upstream in job.depends_on:
             row = conn.execute("SELECT status FROM jobs WHERE id = ?", (upstream,)).fetchone()
-            status = row[0] if row is not None else "unknown"
+            status = row[0] if row is not None else "is not in the store"
             if status == "completed":
                 continue
             if row is None or JobStatus(status).is_terminal:
