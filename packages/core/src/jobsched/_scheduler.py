@@ -196,13 +196,11 @@ class JobScheduler(Stored):
             link.cancel(number)
             return True
         if job.status is _RUNNING:
-            attempt = self._attempts.get(number)
-            if attempt is None:
-                # Cancelled from inside its own first step or from a listener
-                # of its start: the attempt sees it as soon as it can.
-                self._early_cancels.add(number)
-            else:
-                attempt.cancel("cancelled")
+            if link is not None:
+                # Stored too: if this process dies before the attempt ends,
+                # the member that takes the job over ends it CANCELLED.
+                link.cancel(number)
+            self._cancel_running(number)
         else:
             self._finish(job, _CANCELLED, "cancelled")
             if link is None:
@@ -211,10 +209,24 @@ class JobScheduler(Stored):
                 self._admission.cancelled(job)
         return True
 
+    def _cancel_running(self, number: int) -> None:
+        attempt = self._attempts.get(number)
+        if attempt is None:
+            # Cancelled from inside its own first step or from a listener
+            # of its start: the attempt sees it as soon as it can.
+            self._early_cancels.add(number)
+        else:
+            attempt.cancel("cancelled")
+
     def cancel_held(self, ids: Collection[int]) -> None:
-        """Cancels asked for on another member, of jobs this member runs."""
+        """Cancels asked for in the store, of jobs this member holds."""
+        jobs = self._jobs
         for number in ids:
-            self.cancel(f"job-{number}")
+            job = jobs.get(number)
+            if job is not None and job.status is _RUNNING:
+                self._cancel_running(number)  # the store has the cancel already
+            else:
+                self.cancel(f"job-{number}")
 
     def get(self, job_id: str) -> Job:
         """The job with this id.

@@ -111,6 +111,17 @@ class Stored(Dispatch):
                 job.status = _PENDING
                 self._jobs[number] = job
                 self._unfinished += 1
+            if claim.lost and claim.cancelled:
+                # Cancelled while it ran in a member that died: the cancel wins.
+                del self._held[number]
+                link.record(
+                    Outcome(number, claim.attempt, _CANCELLED, time.time(), error="cancelled")
+                )
+                if not job.status._terminal:  # type: ignore[attr-defined]
+                    job.attempts = claim.attempt
+                    job.status = _RUNNING
+                    self._finish(job, _CANCELLED, "cancelled")
+                continue
             if claim.lost:
                 # Its attempt ran in a member that died: that attempt failed.
                 job.attempts = claim.attempt

@@ -98,11 +98,11 @@ def claim(
     dead = _dead_local_owners(conn)
     marks = ", ".join("?" * len(dead))
     claimed = [
-        Claimed(job_id, attempt, payload, lost=True)
-        for job_id, attempt, payload in conn.execute(
+        Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel))
+        for job_id, attempt, payload, cancel in conn.execute(
             "UPDATE jobs SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM jobs "
             f"WHERE status = 'running' AND (lease_until < ? OR owner IN ({marks})) LIMIT ?) "
-            "RETURNING id, attempts, payload",
+            "RETURNING id, attempts, payload, cancel_requested",
             (owner, until, now, *dead, limit),
         ).fetchall()
     ]
