@@ -146,7 +146,7 @@ async def test_a_job_submitted_under_no_span_starts_its_own_trace(
 
 @pytest.mark.anyio
 async def test_a_failure_records_the_error(make_scheduler: Make, otel: Otel) -> None:
-    """A failed attempt has status ERROR with last_error, and an exception event with its traceback."""
+    """A failed attempt: status ERROR with last_error, and an exception event with the traceback."""
     async with make_scheduler() as s:
         otel.instrument(s)
         job_id = s.submit(FailTimes(5, retry=js.RetryPolicy(max_retries=0)))
