@@ -251,6 +251,30 @@ async def test_the_attempt_span_is_current_inside_the_job(
 
 
 @pytest.mark.anyio
+@pytest.mark.memory_only("the parent job's function is a closure, which a store cannot pickle")
+async def test_a_job_submitted_by_a_job_is_a_child_of_its_attempt(
+    make_scheduler: Make, otel: Otel
+) -> None:
+    """Work a job fans out is part of the same trace, under the attempt that submitted it."""
+    children: list[str] = []
+
+    async def fan_out() -> None:
+        children.append(s.submit(Ok(name="child")))
+
+    async with make_scheduler() as s:
+        otel.instrument(s)
+        parent = s.submit(js.FunctionJob(fan_out, name="parent"))
+        with anyio.fail_after(10):
+            await s.join()
+    by_job = {(x.attributes or {})["jobsched.job.id"]: x for x in otel.attempts()}
+    (child,) = children
+    assert by_job[parent].parent is None
+    assert by_job[child].parent is not None
+    assert by_job[child].parent.span_id == by_job[parent].context.span_id
+    assert by_job[child].context.trace_id == by_job[parent].context.trace_id
+
+
+@pytest.mark.anyio
 async def test_submit_threadsafe_carries_the_calling_threads_span(
     make_scheduler: Make, otel: Otel
 ) -> None:
