@@ -33,6 +33,7 @@ from ._ratelimit import RateLimit as RateLimit
 from ._retry import RetryPolicy as RetryPolicy
 from ._scheduler import JobScheduler as JobScheduler
 from ._state import JobListener as JobListener
+from ._state import SubmitHook as SubmitHook
 from ._store import JobStore as JobStore
 from ._stores import open_store as open_store
 from ._strategies import AgingPriorityStrategy as AgingPriorityStrategy
@@ -76,6 +77,7 @@ __all__ = [
     "SortKey",
     "StoreNotFoundError",
     "StoreUnavailableError",
+    "SubmitHook",
     "UnknownJobError",
     "cancel_requested",
     "open_store",
