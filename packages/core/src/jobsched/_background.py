@@ -37,6 +37,7 @@ from ._log import logger
 from ._scheduler import JobScheduler
 from ._state import JobListener
 from ._store import JobStore
+from ._stores import open_store
 from ._strategies import SchedulingStrategy
 
 if TYPE_CHECKING:
@@ -106,6 +107,9 @@ class BackgroundScheduler:
     ) -> None:
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be 'asyncio' or 'trio', got {backend!r}")
+        if isinstance(store, str) and store != "memory":
+            store = open_store(store)  # held here too: join() asks it (see _join)
+        self._store = store if isinstance(store, JobStore) else None
         self._scheduler = JobScheduler(
             strategy,
             num_workers=num_workers,
@@ -117,7 +121,7 @@ class BackgroundScheduler:
             executor_limits=executor_limits,
             store=store,
         )
-        self._durable = not (isinstance(store, str) and store == "memory")
+        self._durable = self._store is not None
         self._backend = backend
         self._backend_options = dict(backend_options or {})
         self._lock = threading.Lock()  # over the lifecycle below
@@ -223,17 +227,17 @@ class BackgroundScheduler:
             failed to close), once.
         """
         self._check_process("shutdown()")
-        with self._lock:
-            state = self._state
-            if state in (_NEW, _STARTING):
-                raise SchedulerError(
-                    "shutdown() on a BackgroundScheduler that was never started: there is "
-                    "nothing to stop"
-                )
-            if state == _RUNNING:
-                self._state = _STOPPING
+        if self._state in (_NEW, _STARTING):
+            raise SchedulerError(
+                "shutdown() on a BackgroundScheduler that was never started: there is "
+                "nothing to stop"
+            )
         if wait:
             self._refuse_own_wait("shutdown()")
+        with self._lock:
+            state = self._state
+            if state == _RUNNING:
+                self._state = _STOPPING
         if state == _RUNNING or (state == _STOPPING and cancel_running):
             self._request_stop(cancel_running)
         if wait:
@@ -305,7 +309,9 @@ class BackgroundScheduler:
     def join(self, timeout: float | None = None) -> bool:
         """Wait until every submitted job is terminal.
 
-        :param timeout: the most seconds to wait; None waits for as long as it takes.
+        :param timeout: the most seconds to wait; None waits for as long as it
+            takes. With a durable store it looks at the store at least once,
+            so ``join(timeout=0)`` answers whether every job has ended.
         :returns: True once every job is terminal, False if ``timeout`` passed first.
         :raises SchedulerStoppedError: the scheduler was shut down with jobs
             still queued, which will then never finish here.
@@ -321,6 +327,14 @@ class BackgroundScheduler:
         return self._await("join()", partial(self._join, timeout))
 
     async def _join(self, seconds: float | None) -> bool:
+        store = self._store
+        if store is not None:
+            # The first look at the store is not cut short by the timeout: it
+            # takes a round trip, and join(timeout=0) must still be able to
+            # answer True.
+            await self._scheduler.flush()
+            if not await store.unfinished():
+                return True
         with anyio.move_on_after(math.inf if seconds is None else seconds):
             await self._scheduler.join()
             return True
@@ -484,10 +498,14 @@ class BackgroundScheduler:
         return self._stopped_error(what)
 
     def _stopped_error(self, what: str) -> SchedulerStoppedError:
-        if self._error is not None:
+        error = self._error
+        if error is not None:
+            # The scheduler's task group wraps it: name the error itself.
+            while len(getattr(error, "exceptions", ())) == 1:
+                error = error.exceptions[0]  # type: ignore[attr-defined,union-attr]
             return SchedulerStoppedError(
                 f"{what}: the scheduler's thread ended on an error "
-                f"({type(self._error).__name__}: {self._error}); create a new scheduler"
+                f"({type(error).__name__}: {error}); create a new BackgroundScheduler"
             )
         return SchedulerStoppedError(
             f"{what}: the scheduler was shut down; create a new BackgroundScheduler"
@@ -551,20 +569,21 @@ class BackgroundScheduler:
             _unregister(self)
 
     async def _serve(self, ready: Future[None]) -> None:
-        async with BlockingPortal() as portal:
+        # The scheduler outside the portal: an error opening its store comes
+        # out of start() as itself, not wrapped in the portal's task group.
+        async with self._scheduler, BlockingPortal() as portal:
             try:
-                async with self._scheduler:
-                    self._stop_requested = anyio.Event()
-                    self._cancel_requested = anyio.Event()
-                    with self._lock:
-                        if ready.cancelled():  # start() was interrupted
-                            return
-                        self._token = current_token()
-                        self._portal = portal
-                        self._loop_thread = threading.get_ident()
-                        ready.set_result(None)
-                    await self._stop_requested.wait()
-                    await self._stop()
+                self._stop_requested = anyio.Event()
+                self._cancel_requested = anyio.Event()
+                with self._lock:
+                    if ready.cancelled():  # start() was interrupted
+                        return
+                    self._token = current_token()
+                    self._portal = portal
+                    self._loop_thread = threading.get_ident()
+                    ready.set_result(None)
+                await self._stop_requested.wait()
+                await self._stop()
             finally:
                 with self._lock:
                     self._portal = None  # no new calls
