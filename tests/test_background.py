@@ -123,9 +123,9 @@ def test_many_threads_submit_concurrently(bg: js.BackgroundScheduler, tag: str) 
     """8 threads submit 200 jobs each at once: every job runs exactly once and completes."""
     completed: Counter[str] = Counter()
     bg.add_listener(
-        lambda job, old, new: completed.update([job.job_id])
-        if new is js.JobStatus.COMPLETED
-        else None
+        lambda job, old, new: (
+            completed.update([job.job_id]) if new is js.JobStatus.COMPLETED else None
+        )
     )
     ids: list[list[str]] = [[] for _ in range(8)]
 
@@ -142,9 +142,7 @@ def test_many_threads_submit_concurrently(bg: js.BackgroundScheduler, tag: str) 
         f"{tag}:{t}:{i}": 1 for t in range(8) for i in range(200)
     }
     for t, batch in enumerate(ids):
-        assert [bg.get(job_id).result for job_id in batch] == [
-            f"{tag}:{t}:{i}" for i in range(200)
-        ]
+        assert [bg.get(job_id).result for job_id in batch] == [f"{tag}:{t}:{i}" for i in range(200)]
 
 
 def test_threads_cancel_and_get_while_others_submit(bg: js.BackgroundScheduler) -> None:
@@ -249,9 +247,9 @@ def test_recurring_and_cron_schedules(bg: js.BackgroundScheduler) -> None:
     """schedule_recurring fires from the scheduler's thread; cancel_recurring stops it."""
     fired = threading.Event()
     bg.add_listener(
-        lambda job, old, new: fired.set()
-        if job.name == "beat" and new is js.JobStatus.COMPLETED
-        else None
+        lambda job, old, new: (
+            fired.set() if job.name == "beat" and new is js.JobStatus.COMPLETED else None
+        )
     )
     beats = bg.schedule_recurring(make_idle, 0.01, id="beats")
     nightly = bg.schedule_cron(make_idle, "0 3 * * *", timezone="UTC", id="nightly")
