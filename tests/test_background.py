@@ -482,12 +482,13 @@ def test_a_later_shutdown_cancels_what_an_earlier_one_waits_for(
     assert bg.get(running).status is js.JobStatus.CANCELLED
 
 
-def test_a_waiting_join_ends_with_the_shutdown() -> None:
+def test_a_waiting_join_ends_with_the_shutdown(store_url: str) -> None:
     """join() waiting in another thread raises SchedulerStoppedError when the scheduler stops
-    with jobs that will never finish."""
-    bg = js.BackgroundScheduler()
+    with jobs that will never finish (here)."""
+    bg = js.BackgroundScheduler(store=store_url)
     bg.start()
     bg.submit(js.FunctionJob(idle), delay=600)
+    assert bg.join(timeout=0.01) is False
     outcome: list[BaseException | bool] = []
     joiner = threading.Thread(target=lambda: outcome.append(_error_of_or(bg.join)))
     joiner.start()
@@ -592,6 +593,25 @@ def shut_down_from_inside(holder: list[js.BackgroundScheduler], wait: bool) -> s
     except js.SchedulerError as exc:
         return str(exc)
     return "asked"
+
+
+def join_from_inside(holder: list[js.BackgroundScheduler]) -> str:
+    """A thread job that waits for every job of its own scheduler, itself included."""
+    try:
+        holder[0].join(timeout=1)
+    except js.SchedulerError as exc:
+        return str(exc)
+    return "joined"
+
+
+def test_join_from_a_thread_job_is_refused() -> None:
+    """A job can't join() its own scheduler: it would wait for itself."""
+    holder: list[js.BackgroundScheduler] = []
+    with js.BackgroundScheduler() as bg:
+        holder.append(bg)
+        job_id = bg.submit(js.FunctionJob(join_from_inside, (holder,)))
+        assert bg.join(timeout=WATCHDOG)
+        assert "inside one of this scheduler's jobs" in bg.get(job_id).result
 
 
 def test_shutdown_from_a_thread_job() -> None:

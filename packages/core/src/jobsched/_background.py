@@ -31,7 +31,7 @@ from anyio.from_thread import BlockingPortal
 from anyio.lowlevel import EventLoopToken, current_token
 
 from ._dispatch import inside_workers_of
-from ._exceptions import SchedulerError, SchedulerStoppedError
+from ._exceptions import SchedulerError, SchedulerStoppedError, StoreUnavailableError
 from ._jobs import Job
 from ._log import logger
 from ._scheduler import JobScheduler
@@ -315,7 +315,16 @@ class BackgroundScheduler:
         :returns: True once every job is terminal, False if ``timeout`` passed first.
         :raises SchedulerStoppedError: the scheduler was shut down with jobs
             still queued, which will then never finish here.
+        :raises SchedulerError: called from inside one of its own jobs, which
+            would wait for itself.
         """
+        on_loop = threading.get_ident() == self._loop_thread  # refused below, as such
+        if not on_loop and self._scheduler in inside_workers_of.get():
+            raise SchedulerError(
+                "join() was called from inside one of this scheduler's jobs: it waits for "
+                "every job to end, this one's too, so it could never answer True. Wait for "
+                "the jobs you need by their ids (get(job_id).status), or use depends_on"
+            )
         if timeout is not None:
             try:
                 if not timeout >= 0:  # NaN too
@@ -465,6 +474,11 @@ class BackgroundScheduler:
                 return future.result()
             except CancelledError:
                 raise self._stopped_error(what) from None
+            except StoreUnavailableError:
+                if self._state in (_STOPPING, _STOPPED):
+                    # The shutdown closed the store under this call (a join()).
+                    raise self._stopped_error(what) from None
+                raise
             except BaseException:
                 # Interrupted while waiting (Ctrl-C during join()): the call must
                 # not go on without its caller. A no-op if it raised by itself.
