@@ -126,7 +126,7 @@ class BackgroundScheduler:
         self._backend_options = dict(backend_options or {})
         self._lock = threading.Lock()  # over the lifecycle below
         self._state = _NEW
-        # Set while calls are accepted (see _call): the portal, and the loop's token.
+        # Set while calls are accepted (see _admitted): the portal, and the loop's token.
         self._portal: BlockingPortal | None = None
         self._token: EventLoopToken | None = None
         self._calls = 0  # calls on their way to the loop
