@@ -44,11 +44,13 @@ from ._strategies import SchedulingStrategy as SchedulingStrategy
 from ._strategies import SortKey as SortKey
 
 if TYPE_CHECKING:
+    from ._background import BackgroundScheduler as BackgroundScheduler
     from ._cron import CronTrigger as CronTrigger
 
 __all__ = [
     "AgingPriorityStrategy",
     "AsyncJob",
+    "BackgroundScheduler",
     "BlockingJob",
     "CancelToken",
     "CpuBoundJob",
@@ -93,6 +95,12 @@ def __getattr__(name: str) -> object:
 
         globals()["CronTrigger"] = CronTrigger  # later lookups skip this hook
         return CronTrigger
+    if name == "BackgroundScheduler":
+        # Threads and the blocking portal: only for an app that uses it.
+        from ._background import BackgroundScheduler
+
+        globals()["BackgroundScheduler"] = BackgroundScheduler
+        return BackgroundScheduler
     if name == "__version__":
         from importlib.metadata import version
 
