@@ -289,10 +289,6 @@ def test_errors_are_the_schedulers(bg: js.BackgroundScheduler, store_url: str) -
     cases: list[tuple[Callable[[], object], Callable[[], object]]] = [
         (lambda: bg.submit(job), lambda: plain.submit(twin)),  # resubmitted
         (
-            lambda: bg.submit(js.FunctionJob(idle), depends_on=["job-999999999"]),
-            lambda: plain.submit(js.FunctionJob(idle), depends_on=["job-999999999"]),
-        ),
-        (
             lambda: bg.submit(js.FunctionJob(make_idle, executor="no-such-executor")),
             lambda: plain.submit(js.FunctionJob(make_idle, executor="no-such-executor")),
         ),
@@ -306,7 +302,16 @@ def test_errors_are_the_schedulers(bg: js.BackgroundScheduler, store_url: str) -
             lambda: plain.schedule_cron(make_idle, "not cron", id="x"),
         ),
     ]
-    if store_url != "memory":
+    if store_url == "memory":
+        cases.append(
+            (
+                lambda: bg.submit(js.FunctionJob(idle), depends_on=["job-999999999"]),
+                lambda: plain.submit(js.FunctionJob(idle), depends_on=["job-999999999"]),
+            )
+        )
+    else:
+        # (On a durable store submit() takes ids it doesn't know: the store
+        # holds other processes' jobs, and cancels a job whose upstream it lacks.)
         cases += [
             (  # a lambda can't be stored
                 lambda: bg.submit(js.FunctionJob(lambda: None)),
