@@ -199,9 +199,7 @@ async def test_a_job_waiting_to_retry_holds_no_slot(
 
     policy = js.RetryPolicy(max_retries=1, base_delay=0.2, jitter=False)
     async with make_scheduler(executors={"flaky": Flaky()}, executor_limits={"flaky": 1}) as s:
-        first = s.submit(
-            js.FunctionJob(nothing, executor="flaky", name="retrying", retry=policy)
-        )
+        first = s.submit(js.FunctionJob(nothing, executor="flaky", name="retrying", retry=policy))
         second = s.submit(js.FunctionJob(nothing, executor="flaky", name="other"))
         with anyio.fail_after(30):
             await s.join()

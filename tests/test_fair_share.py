@@ -246,9 +246,7 @@ async def test_fair_share_with_executor_limits(
     ) as s:
         for i in range(6):
             s.submit(
-                js.FunctionJob(
-                    noop, executor="checkpointing", name=f"t{i}", tenant=f"x{i % 2}"
-                )
+                js.FunctionJob(noop, executor="checkpointing", name=f"t{i}", tenant=f"x{i % 2}")
             )
         with anyio.fail_after(30):
             await s.join()
