@@ -293,6 +293,43 @@ async def test_fair_share_serves_tenants_round_robin_by_weight(store: SQLiteStor
     assert [c.id for c in got] == [30, 1, 2, 20, 3, 4, 21, 5, 6]
 
 
+async def test_the_first_fair_share_claim_indexes_tenants(store: SQLiteStore) -> None:
+    """A file gets the per-tenant index when a fair share first claims, and its queries use it."""
+
+    def indexes() -> set[str]:
+        conn = sqlite3.connect(store.path)
+        try:
+            return {
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+            }
+        finally:
+            conn.close()
+
+    await store.add([new(1, tenant="a"), new(2)], NOW)
+    await store.claim("m", 1, {"async": 9}, NOW, LONG)
+    assert "jobs_ready_tenants" not in indexes()  # key order does not pay for it
+    await store.claim("m", 1, {"async": 9}, NOW, LONG, tenants={})
+    assert "jobs_ready_tenants" in indexes()
+    conn = sqlite3.connect(store.path)
+    try:
+        for sql, args in [
+            (
+                "SELECT id FROM jobs WHERE queue = 0 AND tenant IS ? AND executor IN (?) "
+                "ORDER BY k0, k1, k2 LIMIT 5",
+                ("a", "async"),
+            ),
+            (
+                "SELECT tenant, k0, k1, k2 FROM jobs WHERE queue = 0 AND tenant > ? "
+                "ORDER BY tenant, k0, k1, k2 LIMIT 1",
+                ("",),
+            ),
+        ]:
+            plan = " ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
+            assert "USING INDEX jobs_ready_tenants" in plan and "TEMP B-TREE" not in plan, plan
+    finally:
+        conn.close()
+
+
 async def test_fair_share_turns_carry_over_between_claims_and_members(tmp_path: Path) -> None:
     """Claims of one job keep the rotation: three of gold's, one of None's, and so on."""
     path = tmp_path / "fair.db"

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from jobsched._ratelimit import RateLimit, has_token, refill, token_due
 from jobsched._store import Claimed
 
+from ._schema import TENANT_INDEX
+
 #: ``fair_turns``' name for the None tenant: a job's tenant is never "".
 NO_TENANT = ""
 
@@ -220,6 +222,7 @@ def _round_robin(
     tenant then waits for every other one's turn. ``fair_turns`` keeps each
     tenant's last turn and credit across claims and members.
     """
+    conn.execute(TENANT_INDEX)
     state = {
         (None if name == NO_TENANT else name): (served, credit)
         for name, served, credit in conn.execute("SELECT tenant, served, credit FROM fair_turns")
