@@ -253,6 +253,35 @@ async def test_a_bucket_gives_burst_then_its_rate_and_holds_nothing_else_back(
     assert await store.next_due() is None  # no bucket is empty
 
 
+async def test_an_empty_buckets_backlog_is_parked_off_the_ready_index(
+    store: SQLiteStore,
+) -> None:
+    """Jobs of an empty key leave the ready queue (claims don't read them) and come back
+    best first as tokens come; a member that does not limit the key runs them at once."""
+    rates = {"k": js.RateLimit(1, per=10.0, burst=1)}
+    await store.add([new(i, (float(-i),), rate_key="k") for i in range(1, 21)], NOW)
+
+    def queues() -> dict[int | None, int]:
+        conn = sqlite3.connect(store.path)
+        try:
+            return dict(conn.execute("SELECT queue, COUNT(*) FROM jobs GROUP BY queue").fetchall())
+        finally:
+            conn.close()
+
+    (first,) = await store.claim("m", 5, {"async": 9}, NOW, LONG, rates=rates)
+    assert first.id == 20  # the best key
+    assert queues() == {None: 1, 3: 19}
+    assert await store.claim("m", 5, {"async": 9}, NOW + 5, LONG, rates=rates) == []
+    (second,) = await store.claim("m", 5, {"async": 9}, NOW + 10, LONG, rates=rates)
+    assert second.id == 19  # the next best, brought back for the one token
+    assert queues() == {None: 2, 3: 18}
+    # Another member without that limit: the key is not limited for it.
+    got = await store.claim("other", 5, {"async": 9}, NOW + 10, LONG)
+    assert [c.id for c in got] == [18, 17, 16, 15, 14]
+    got = await store.claim("other", 50, {"async": 99}, NOW + 10, LONG, rates={})
+    assert [c.id for c in got] == list(range(13, 0, -1))
+
+
 async def test_a_bucket_is_shared_by_every_member_of_the_file(tmp_path: Path) -> None:
     """Two members claiming by turns from one file share one budget: burst + rate * time."""
     path = tmp_path / "fleet.db"

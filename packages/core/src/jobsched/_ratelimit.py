@@ -101,6 +101,11 @@ def has_token(tokens: float) -> bool:
     return tokens >= 1.0 - _EPSILON
 
 
+def whole_tokens(tokens: float) -> int:
+    """How many starts a bucket holding ``tokens`` allows now (within float error)."""
+    return int(tokens + _EPSILON)
+
+
 def token_due(limit: RateLimit, tokens: float, now: float) -> float:
     """When a bucket of ``limit`` holding ``tokens`` at ``now`` has a whole token."""
     return now if has_token(tokens) else now + (1.0 - tokens) * limit.per / limit.rate

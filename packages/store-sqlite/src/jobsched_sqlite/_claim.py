@@ -15,7 +15,7 @@ import sqlite3
 from collections import deque
 from collections.abc import Mapping, Sequence
 
-from jobsched._ratelimit import RateLimit, has_token, refill, token_due
+from jobsched._ratelimit import RateLimit, has_token, refill, token_due, whole_tokens
 from jobsched._store import Claimed
 
 from ._schema import TENANT_INDEX
@@ -24,6 +24,10 @@ from ._schema import TENANT_INDEX
 NO_TENANT = ""
 
 _ORDER = "ORDER BY k0, k1, k2"
+
+#: The most ready jobs of one empty bucket's key a claim parks (about 0.15 s
+#: of writing on the development machine).
+PARK_BATCH = 5000
 
 
 def claim(
@@ -46,17 +50,43 @@ def claim(
     open_rooms = {name: room for name, room in rooms.items() if room > 0}
     if want <= 0 or not open_rooms:
         return claimed, None
+    picker = _Picker(conn, open_rooms, rates or {}, now)
+    _unpark(conn, picker, want)
     if not rates and tenants is None and min(open_rooms.values()) >= want:
         # Nothing to count per job: one statement over the ready index.
         claimed += _claim_in_key_order(conn, owner, want, tuple(open_rooms), now, until)
         return claimed, None
-    picker = _Picker(conn, open_rooms, rates or {}, now)
     if tenants is None:
         ids = picker.take("", (), want)
     else:
         ids = _round_robin(conn, picker, tenants, want)
     claimed += _start(conn, ids, owner, now, until)
     return claimed, picker.save()
+
+
+def _unpark(conn: sqlite3.Connection, picker: _Picker, want: int) -> None:
+    """Bring the best parked jobs of each key back to the ready queue: as
+    many as the claim wants of a key this member does not limit, as many as
+    its bucket has tokens of one it does."""
+    after = ""
+    while True:
+        row = conn.execute(
+            "SELECT rate_key FROM jobs WHERE queue = 3 AND rate_key > ? ORDER BY rate_key LIMIT 1",
+            (after,),
+        ).fetchone()
+        if row is None:
+            return
+        after = row[0]
+        tokens = picker.tokens.get(after)
+        # The best of them, as many as this claim could take: the claim then
+        # orders them against the other ready jobs.
+        count = want if tokens is None else min(want, whole_tokens(tokens))
+        if count > 0:
+            conn.execute(
+                "UPDATE jobs SET queue = 0 WHERE id IN (SELECT id FROM jobs WHERE queue = 3 "
+                f"AND rate_key = ? {_ORDER} LIMIT ?)",
+                (after, count),
+            )
 
 
 def _take_over_lost(
@@ -191,11 +221,24 @@ class _Picker:
         return got
 
     def save(self) -> float | None:
-        """Write the buckets this claim took tokens from; when the next token
-        is due in an empty one (None: every bucket has a token)."""
+        """Write the buckets this claim took tokens from and park the ready
+        jobs of the empty ones; when the next token is due in an empty one
+        (None: every bucket has a token)."""
         now = self._now
+        # Parked, a key's backlog is out of the ready index, so the claims
+        # made while it waits for tokens do not read through it.
+        # A batch at a time, so a claim that meets a large backlog for the
+        # first time stays short; the next claims park the rest.
+        conn = self._conn
+        for key, left in self.tokens.items():
+            if not has_token(left):
+                conn.execute(
+                    "UPDATE jobs SET queue = 3 WHERE id IN (SELECT id FROM jobs "
+                    "WHERE queue = 0 AND rate_key = ? LIMIT ?)",
+                    (key, PARK_BATCH),
+                )
         if self._spent:
-            self._conn.executemany(
+            conn.executemany(
                 "INSERT INTO rate_buckets (key, tokens, updated_at) VALUES (?, ?, ?) "
                 "ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, "
                 "updated_at = excluded.updated_at",

@@ -13,9 +13,12 @@ VERSION = 1
 
 # queue: where a PENDING or RETRY_WAIT job waits. 0: ready (a claim takes it
 # in key order), 1: waiting for run_at (a delay or a retry backoff), 2:
-# blocked on dependencies (unmet > 0). NULL: running or finished. Each queue
-# has a partial index, so a claim reads only ready rows in key order and
-# promotion reads only due waiting rows: both stay cheap at a million rows.
+# blocked on dependencies (unmet > 0), 3: parked, its rate key's bucket
+# empty (a claim moves the best back to 0 when tokens come). NULL: running or
+# finished. Each queue has a partial index, so a claim reads only ready rows
+# in key order and promotion reads only due waiting rows: both stay cheap at
+# a million rows. jobs_rated finds a rate key's queued rows (only rows with a
+# rate key pay for it).
 # rate_buckets holds one token bucket per rate key and fair_turns the
 # round-robin's place per tenant ('' for None), both shared by every member
 # that opens the file (see _claim.py).
@@ -55,6 +58,8 @@ CREATE TABLE deps (
 ) WITHOUT ROWID;
 CREATE INDEX jobs_ready ON jobs (k0, k1, k2) WHERE queue = 0;
 CREATE INDEX jobs_waiting ON jobs (run_at) WHERE queue = 1;
+CREATE INDEX jobs_rated ON jobs (queue, rate_key, k0, k1, k2)
+    WHERE rate_key IS NOT NULL AND queue IS NOT NULL;
 CREATE INDEX jobs_leases ON jobs (lease_until) WHERE status = 'running';
 CREATE INDEX jobs_unfinished ON jobs (id) WHERE finished_at IS NULL;
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
