@@ -67,9 +67,11 @@ class JobScheduler(Stored):
         virtual time pass ``anyio.current_time`` under a mock clock.
     :param rate_limits: rate key -> :class:`RateLimit`: limits the starts of
         jobs whose ``rate_key`` is that key. A job without a token waits in the
-        delayed queue, not on a worker.
-    :param executor_limits: executor name -> the most attempts on it at once.
-        A job held back waits off the workers; other jobs keep running.
+        delayed queue (on a durable store: in the store), not on a worker. On
+        a durable store each key's budget is shared by every scheduler on it.
+    :param executor_limits: executor name -> the most attempts on it at once
+        (in this scheduler). A job held back waits off the workers; other
+        jobs keep running.
     :param store: where jobs live: ``"memory"`` (this process only, the
         default), a store URL such as ``"sqlite:///jobs.db"``, or a
         :class:`JobStore` from :func:`open_store`.
