@@ -19,6 +19,10 @@ def nothing() -> None:
     """A job's function: module-level, so a durable store can pickle it by reference."""
 
 
+async def nothing_async() -> None:
+    """The same on the async executor (a thread would run on the real clock, not trio's mock)."""
+
+
 class GateExecutor(js.Executor):
     """Runs a job by waiting until the test opens its gate; counts attempts in flight."""
 
@@ -107,7 +111,7 @@ async def test_no_head_of_line_blocking(make_scheduler: Callable[..., js.JobSche
         s.add_listener(count)
         held = [s.submit(gated_job(f"g{i}", priority=js.JobPriority.HIGH)) for i in range(5)]
         for _ in range(20):
-            s.submit(js.FunctionJob(nothing, name="fast", priority=js.JobPriority.LOW))
+            s.submit(js.FunctionJob(nothing_async, name="fast", priority=js.JobPriority.LOW))
         await wait_for(gated.entered_event("g0"))
         await wait_for(done)  # all 20 ran on the one free worker
         assert gated.in_flight == 1
