@@ -52,16 +52,19 @@ def claim(
         return claimed, None
     picker = _Picker(conn, open_rooms, rates or {}, now)
     _unpark(conn, picker, want)
+    due: float | None = None
     if not rates and tenants is None and min(open_rooms.values()) >= want:
         # Nothing to count per job: one statement over the ready index.
-        claimed += _claim_in_key_order(conn, owner, want, tuple(open_rooms), now, until)
-        return claimed, None
-    if tenants is None:
-        ids = picker.take("", (), want)
+        started = _claim_in_key_order(conn, owner, want, tuple(open_rooms), now, until)
     else:
-        ids = _round_robin(conn, picker, tenants, want)
-    claimed += _start(conn, ids, owner, now, until)
-    return claimed, picker.save()
+        if tenants is None:
+            ids = picker.take("", (), want)
+        else:
+            ids = _round_robin(conn, picker, tenants, want)
+        started = _start(conn, ids, owner, now, until)
+        due = picker.save()
+    # Every new attempt this claim started (the lost ones above are not new).
+    return claimed + started, due
 
 
 def _unpark(conn: sqlite3.Connection, picker: _Picker, want: int) -> None:
