@@ -298,12 +298,18 @@ def test_bad_store_arguments_are_refused_at_construction(tmp_path: Path) -> None
         js.JobScheduler(store="jobs.db")
     with pytest.raises(TypeError, match="store must be"):
         js.JobScheduler(store=42)  # type: ignore[arg-type]
-    with pytest.raises(js.SchedulerError, match="rate_limits"):
-        js.JobScheduler(store=f"sqlite:///{tmp_path}/j.db", rate_limits={"k": js.RateLimit(1)})
-    with pytest.raises(js.SchedulerError, match="executor_limits do not work with a durable"):
-        js.JobScheduler(store=f"sqlite:///{tmp_path}/j.db", executor_limits={"async": 1})
-    with pytest.raises(js.SchedulerError, match="FairShareStrategy does not work with a durable"):
-        js.JobScheduler(js.FairShareStrategy(), store=f"sqlite:///{tmp_path}/j.db")
+    with pytest.raises(js.SchedulerError, match="OwnQueue does not work with a durable store"):
+        js.JobScheduler(OwnQueue(), store=f"sqlite:///{tmp_path}/j.db")
+
+
+class OwnQueue(js.SchedulingStrategy):
+    """A strategy whose order is a ready queue of its own, not a key a store can sort by."""
+
+    def key(self, job: js.Job) -> tuple[float, ...]:
+        return (job.seq,)
+
+    def ready_queue(self) -> js.ReadyQueue:
+        return js.FairShareStrategy().ready_queue()
 
 
 async def test_an_unopenable_store_fails_start_and_submit_clearly(tmp_path: Path) -> None:

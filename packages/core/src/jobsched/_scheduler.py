@@ -26,6 +26,7 @@ from ._exceptions import (
     UnknownJobError,
 )
 from ._executor import Executor
+from ._fairshare import FairShareStrategy
 from ._jobs import Job, id_number
 from ._log import logger
 from ._queue import queue_for
@@ -66,9 +67,11 @@ class JobScheduler(Stored):
         virtual time pass ``anyio.current_time`` under a mock clock.
     :param rate_limits: rate key -> :class:`RateLimit`: limits the starts of
         jobs whose ``rate_key`` is that key. A job without a token waits in the
-        delayed queue, not on a worker.
-    :param executor_limits: executor name -> the most attempts on it at once.
-        A job held back waits off the workers; other jobs keep running.
+        delayed queue (on a durable store: in the store), not on a worker. On
+        a durable store each key's budget is shared by every scheduler on it.
+    :param executor_limits: executor name -> the most attempts on it at once
+        (in this scheduler). A job held back waits off the workers; other
+        jobs keep running.
     :param store: where jobs live: ``"memory"`` (this process only, the
         default), a store URL such as ``"sqlite:///jobs.db"``, or a
         :class:`JobStore` from :func:`open_store`.
@@ -105,7 +108,7 @@ class JobScheduler(Stored):
             None if store == "memory" else StoreLink(_store_for(store), self, history_limit)
         )
         if self._link is not None:
-            self._check_stored_options(rate_limits, executor_limits, strategy)
+            self._check_stored_options(strategy)
         self._held = {}
         self._claimed = deque()
         self._strategy = strategy if strategy is not None else PriorityStrategy()
@@ -124,8 +127,13 @@ class JobScheduler(Stored):
         )
         self._admission: Admission | None = None
         self._take_next: Callable[[], Job | None] = self._queue.pop_next
+        self._executor_limits = gates
         if self._link is not None:
+            # The store applies the limits in its claims (see Stored.claim_capacity).
             self._take_next = self._take_claimed
+            self._link.rates = rates or None
+            if isinstance(self._strategy, FairShareStrategy):
+                self._link.tenants = dict(self._strategy.weights)
         elif rates or gates:
             self._admission = Admission(
                 self._queue, self._strategy.key, self._push, self._clock, rates, gates

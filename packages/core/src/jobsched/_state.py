@@ -107,6 +107,9 @@ class SchedulerState:
     #: Jobs this member holds in the store (claimed or running), by number:
     #: the attempt number that fences their outcome.
     _held: dict[int, int]
+    #: On a durable store: executor -> the most attempts on it at once here
+    #: (``executor_limits``, lowered to known capacities).
+    _executor_limits: dict[str, int]
 
     def _push(self, job: Job, now: float) -> None:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""

@@ -12,7 +12,7 @@ Times in the store are wall-clock; the view keeps monotonic ones.
 from __future__ import annotations
 
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
@@ -26,6 +26,7 @@ from ._exceptions import (
     StoreUnavailableError,
     UnknownJobError,
 )
+from ._fairshare import FairShareStrategy
 from ._jobs import Job, id_number
 from ._log import logger
 from ._state import STOPPED, _describe
@@ -50,25 +51,27 @@ class Stored(Dispatch):
     # ── the link's host ──────────────────────────────────────────────────
 
     def claim_capacity(self) -> tuple[int, dict[str, int]]:
-        """Claim for the idle workers, on every executor this member has."""
+        """Claim for the idle workers; on each executor this member has, at
+        most its room under ``executor_limits`` or its capacity."""
         if self._stopping:
             return 0, {}
         wanted = len(self._idle_workers) - len(self._claimed)
         if wanted <= 0:
             return 0, {}
         rooms = dict.fromkeys(set(self._executors) | set(_plugins.registered()), wanted)
-        # An executor with a capacity gets no more claims than it has room
-        # for, so a claimed job starts at once and its timeout counts its run.
+        # A bounded executor gets no more claims than it has room for, so a
+        # claimed job starts at once (its timeout counts its run) and the
+        # limit holds: the store honours each executor's room.
+        bounds = dict(self._executor_limits)
         for name, executor in self._executors.items():
             capacity = executor_capacity(name, executor)
             if capacity is not None:
-                jobs = self._jobs
-                room = capacity - sum(1 for n in self._held if jobs[n].executor == name)
-                rooms[name] = max(0, min(wanted, room))
-                if room > 0:
-                    # Until every store honours per-executor rooms, claim no
-                    # more than the fullest such executor has room for.
-                    wanted = min(wanted, room)
+                bounds[name] = min(bounds.get(name, capacity), capacity)
+        if bounds:
+            jobs = self._jobs
+            holding = Counter(jobs[n].executor for n in self._held if n in jobs)
+            for name, bound in bounds.items():
+                rooms[name] = max(0, min(wanted, bound - holding[name]))
         return wanted, rooms
 
     def claimed(self, claims: Sequence[Claimed]) -> None:
@@ -292,18 +295,17 @@ class Stored(Dispatch):
             # stop() closed the store under this join: it is the stop that answers.
             raise stopping from None
 
-    def _check_stored_options(
-        self, rate_limits: object, executor_limits: object, strategy: object
-    ) -> None:
-        if rate_limits or executor_limits:
+    def _check_stored_options(self, strategy: object) -> None:
+        if (
+            strategy is not None
+            and not isinstance(strategy, FairShareStrategy)
+            and strategy.ready_queue() is not None  # type: ignore[attr-defined]
+        ):
             raise SchedulerError(
-                "rate_limits and executor_limits do not work with a durable store yet; "
-                "use the memory store for them"
-            )
-        if strategy is not None and strategy.ready_queue() is not None:  # type: ignore[attr-defined]
-            raise SchedulerError(
-                f"{type(strategy).__name__} does not work with a durable store yet: its "
-                "order is not a per-job key; use the memory store for it"
+                f"{type(strategy).__name__} does not work with a durable store: its order "
+                "is its own ready queue, not a per-job key the store can sort by; use the "
+                "memory store for it, or a key-ordered strategy (FairShareStrategy is "
+                "supported)"
             )
 
     async def _open_store(self) -> None:

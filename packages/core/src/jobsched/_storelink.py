@@ -23,6 +23,7 @@ from typing import Protocol
 import anyio
 
 from ._codec import Codec
+from ._ratelimit import RateLimit
 from ._store import Change, Claimed, DueSchedule, JobStore, NewJob, Outcome
 
 #: Ids reserved per round trip; the next block is reserved when half is used.
@@ -94,6 +95,10 @@ class StoreLink:
         self._committing = False
         self._host = host
         self._tasks_left = 3
+        #: Passed to every claim: the scheduler's ``rate_limits`` (None:
+        #: none), and a fair share's weights (None: key order).
+        self.rates: Mapping[str, RateLimit] | None = None
+        self.tenants: Mapping[str | None, int] | None = None
         #: Set when the committer, claimer and heartbeat have all returned.
         self.stopped = anyio.Event()
 
@@ -292,12 +297,21 @@ class StoreLink:
                 await host.fire_schedules(fires)
             limit, executors = host.claim_capacity()
             if limit > 0 and executors:
-                claims = await store.claim(self.owner, limit, executors, self._wall(), store.lease)
+                claims = await store.claim(
+                    self.owner,
+                    limit,
+                    executors,
+                    self._wall(),
+                    store.lease,
+                    rates=self.rates,
+                    tenants=self.tenants,
+                )
                 if claims:
                     host.claimed(claims)
                     continue
             wait = POLL_INTERVAL
             if limit > 0:
+                # Also when a rate-limited job's next token is due (next_due).
                 due = await store.next_due()
                 if due is not None:
                     wait = min(wait, max(0.0, due - self._wall()))

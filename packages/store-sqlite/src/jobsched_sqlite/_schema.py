@@ -13,9 +13,15 @@ VERSION = 1
 
 # queue: where a PENDING or RETRY_WAIT job waits. 0: ready (a claim takes it
 # in key order), 1: waiting for run_at (a delay or a retry backoff), 2:
-# blocked on dependencies (unmet > 0). NULL: running or finished. Each queue
-# has a partial index, so a claim reads only ready rows in key order and
-# promotion reads only due waiting rows: both stay cheap at a million rows.
+# blocked on dependencies (unmet > 0), 3: parked, its rate key's bucket
+# empty (a claim moves the best back to 0 when tokens come). NULL: running or
+# finished. Each queue has a partial index, so a claim reads only ready rows
+# in key order and promotion reads only due waiting rows: both stay cheap at
+# a million rows. jobs_rated finds a rate key's queued rows (only rows with a
+# rate key pay for it).
+# rate_buckets holds one token bucket per rate key and fair_turns the
+# round-robin's place per tenant ('' for None), both shared by every member
+# that opens the file (see _claim.py).
 _DDL = """
 CREATE TABLE jobsched_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE jobs (
@@ -52,6 +58,8 @@ CREATE TABLE deps (
 ) WITHOUT ROWID;
 CREATE INDEX jobs_ready ON jobs (k0, k1, k2) WHERE queue = 0;
 CREATE INDEX jobs_waiting ON jobs (run_at) WHERE queue = 1;
+CREATE INDEX jobs_rated ON jobs (queue, rate_key, k0, k1, k2)
+    WHERE rate_key IS NOT NULL AND queue IS NOT NULL;
 CREATE INDEX jobs_leases ON jobs (lease_until) WHERE status = 'running';
 CREATE INDEX jobs_unfinished ON jobs (id) WHERE finished_at IS NULL;
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
@@ -65,8 +73,26 @@ CREATE TABLE schedules (
     lease_until REAL
 );
 CREATE INDEX schedules_due ON schedules (next_fire);
+CREATE TABLE rate_buckets (
+    key TEXT PRIMARY KEY,
+    tokens REAL NOT NULL,
+    updated_at REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE fair_turns (
+    tenant TEXT PRIMARY KEY,
+    served INTEGER NOT NULL,
+    credit INTEGER NOT NULL
+) WITHOUT ROWID;
 INSERT INTO jobsched_meta (key, value) VALUES ('schema', 1), ('next_id', 1);
 """
+
+#: A fair-share claim reads each tenant's ready rows in key order. The first
+#: one creates this index (in its transaction): every job written pays for an
+#: index (about a tenth of W7's throughput), so a file never claimed by a fair
+#: share doesn't have it.
+TENANT_INDEX = (
+    "CREATE INDEX IF NOT EXISTS jobs_ready_tenants ON jobs (tenant, k0, k1, k2) WHERE queue = 0"
+)
 
 #: How long a writer waits for another process's write lock before failing.
 BUSY_TIMEOUT_MS = 10_000

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
@@ -13,7 +11,6 @@ from jobsched._enums import JobStatus
 from jobsched._store import (
     KEY_WIDTH,
     Change,
-    Claimed,
     NewJob,
     Outcome,
     Recorded,
@@ -79,70 +76,6 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
                 [(u, job.id) for u in job.depends_on],
             )
     return changes
-
-
-def claim(
-    conn: sqlite3.Connection,
-    owner: str,
-    limit: int,
-    executors: tuple[str, ...],
-    now: float,
-    until: float,
-) -> list[Claimed]:
-    # Due waiting jobs join the ready queue first, so the claim orders them
-    # against everything else by key.
-    conn.execute("UPDATE jobs SET queue = 0 WHERE queue = 1 AND run_at <= ?", (now,))
-    # Attempts whose owner is gone: its lease ran out, or it was a process
-    # on this machine that no longer exists (a restart after a crash need not
-    # wait out the lease).
-    dead = _dead_local_owners(conn)
-    marks = ", ".join("?" * len(dead))
-    claimed = [
-        Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel))
-        for job_id, attempt, payload, cancel in conn.execute(
-            "UPDATE jobs SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM jobs "
-            f"WHERE status = 'running' AND (lease_until < ? OR owner IN ({marks})) LIMIT ?) "
-            "RETURNING id, attempts, payload, cancel_requested",
-            (owner, until, now, *dead, limit),
-        ).fetchall()
-    ]
-    if len(claimed) < limit and executors:
-        marks = ", ".join("?" * len(executors))
-        rows = conn.execute(
-            "UPDATE jobs SET status = 'running', queue = NULL, owner = ?, lease_until = ?, "
-            "attempts = attempts + 1, started_at = ?, cancel_requested = 0 "
-            f"WHERE id IN (SELECT id FROM jobs WHERE queue = 0 AND executor IN ({marks}) "
-            "ORDER BY k0, k1, k2 LIMIT ?) "
-            "RETURNING k0, k1, k2, id, attempts, payload",
-            (owner, until, now, *executors, limit - len(claimed)),
-        ).fetchall()
-        # RETURNING gives no order: restore the key's.
-        rows.sort(key=lambda r: (r[0], r[1], r[2]))
-        claimed.extend(Claimed(r[3], r[4], r[5]) for r in rows)
-    return claimed
-
-
-def _dead_local_owners(conn: sqlite3.Connection) -> list[str]:
-    """Owners (``host:pid:token``) of running rows that were processes here and are gone."""
-    host = socket.gethostname()
-    dead = []
-    for (owner,) in conn.execute("SELECT DISTINCT owner FROM jobs WHERE status = 'running'"):
-        parts = str(owner).split(":")
-        if len(parts) == 3 and parts[0] == host and parts[1].isdigit():
-            pid = int(parts[1])
-            if pid != os.getpid() and not _alive(pid):
-                dead.append(owner)
-    return dead
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
 
 
 def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) -> Recorded:

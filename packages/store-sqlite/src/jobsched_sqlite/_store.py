@@ -32,7 +32,8 @@ from jobsched._store import (
 )
 
 from . import _schema
-from ._sql import AlreadyFired, add, cancel_queued, claim, record
+from ._claim import claim
+from ._sql import AlreadyFired, add, cancel_queued, record
 
 T = TypeVar("T")
 
@@ -55,6 +56,8 @@ class SQLiteStore(JobStore):
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(1)
+        # When a bucket the last claim left empty has its next token: next_due().
+        self._token_due: float | None = None
 
     # ── plumbing ──────────────────────────────────────────────────────────
 
@@ -130,14 +133,12 @@ class SQLiteStore(JobStore):
         rates: Mapping[str, RateLimit] | None = None,
         tenants: Mapping[str | None, int] | None = None,
     ) -> list[Claimed]:
-        if rates or tenants is not None:
-            raise NotImplementedError("the SQLite store does not claim by rate or tenant yet")
         if limit < 1:
             return []
-        names = tuple(sorted(name for name, room in executors.items() if room > 0))
-        return await self._write_async(
-            lambda conn: claim(conn, owner, limit, names, now, now + lease)
+        claims, self._token_due = await self._write_async(
+            lambda conn: claim(conn, owner, limit, executors, now, now + lease, rates, tenants)
         )
+        return claims
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
         return await self._write_async(lambda conn: record(conn, owner, outcomes))
@@ -177,7 +178,7 @@ class SQLiteStore(JobStore):
         def next_due(conn: sqlite3.Connection) -> float | None:
             (job,) = conn.execute("SELECT MIN(run_at) FROM jobs WHERE queue = 1").fetchone()
             (fire,) = conn.execute("SELECT MIN(next_fire) FROM schedules").fetchone()
-            due = [t for t in (job, fire) if t is not None]
+            due = [t for t in (job, fire, self._token_due) if t is not None]
             return min(due) if due else None
 
         return await self._read_async(next_due)
