@@ -105,6 +105,9 @@ class SchedulerState:
     #: Jobs this member holds in the store (claimed or running), by number:
     #: the attempt number that fences their outcome.
     _held: dict[int, int]
+    #: Held jobs whose attempt a stopping worker cut short: handed back to
+    #: the store when it closes.
+    _released: list[int]
 
     def _push(self, job: Job, now: float) -> None:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
