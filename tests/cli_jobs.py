@@ -1,30 +1,34 @@
 """Jobs for the CLI tests, imported by a `jobsched worker --import cli_jobs`
-subprocess: each writes what it does to a file the test reads."""
+subprocess. Each says on the worker's stderr when it starts, so a test can
+wait for that line instead of sleeping."""
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import anyio
-from durable_jobs import log_line
 
 import jobsched as js
 
 
-class Waits(js.AsyncJob):
-    """Logs ``start``, sleeps ``seconds``, logs ``end``; returns ``value``."""
+def say(line: str) -> None:
+    """One line on stderr, which the test reads from the worker's pipe."""
+    print(f"cli-test: {line}", file=sys.stderr, flush=True)
 
-    def __init__(self, log: str, seconds: float, value: Any = None, **kw: Any) -> None:
+
+class Waits(js.AsyncJob):
+    """Says ``start <id>``, sleeps ``seconds``, returns ``value``."""
+
+    def __init__(self, seconds: float, value: Any = None, **kw: Any) -> None:
         super().__init__(kw.pop("name", f"waits {seconds}s"), **kw)
-        self.log = log
         self.seconds = seconds
         self.value = value
 
     async def run(self) -> Any:
-        log_line(self.log, f"start {self.job_id} {self.attempts}")
+        say(f"start {self.job_id}")
         await anyio.sleep(self.seconds)
-        log_line(self.log, f"end {self.job_id} {self.attempts}")
         return self.value
 
 
@@ -33,14 +37,18 @@ def boom(message: str) -> None:
     raise ValueError(message)
 
 
-def tick() -> js.FunctionJob[None]:
-    """The stored schedule's job (its factory must be importable)."""
-    return js.FunctionJob(log_line, (os.environ["CLI_TEST_TICKS"], "tick"), name="tick")
+def tick() -> None:
+    say("tick")
+
+
+def tick_job() -> js.FunctionJob[None]:
+    """The stored schedule's factory (importable, as a stored one must be)."""
+    return js.FunctionJob(tick, name="tick")
 
 
 def jobsched_setup(scheduler: js.JobScheduler) -> None:
-    """The worker's hook: a stored schedule, when the test asks for one."""
-    if "CLI_TEST_TICKS" in os.environ:
-        scheduler.schedule_recurring(tick, 0.2, id="ticker")
+    """The worker's hook: a stored schedule, or a failure, when the test asks."""
+    if "CLI_TEST_SCHEDULE" in os.environ:
+        scheduler.schedule_recurring(tick_job, 0.2, id="ticker")
     if "CLI_TEST_SETUP_FAILS" in os.environ:
         raise RuntimeError("setup went wrong")
