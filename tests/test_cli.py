@@ -156,7 +156,7 @@ def test_every_command_has_help() -> None:
 def test_jobs_lists_newest_first(store_url: str, populated: dict[str, str]) -> None:
     """`jobs` prints an aligned table, newest job first, with status and attempts."""
     lines = ok("jobs", "--store", store_url).splitlines()
-    assert lines[0].split() == "JOB NAME STATUS ATTEMPTS SUBMITTED RAN LAST ERROR".split()
+    assert " ".join(lines[0].split()) == "JOB NAME STATUS ATTEMPTS SUBMITTED RAN LAST ERROR"
     order = ["pending", "cancelled", "timed_out", "failed", "completed"]
     assert [line.split()[0] for line in lines[1:]] == [populated[s] for s in order]
     failed = next(line for line in lines if line.startswith(populated["failed"] + " "))
