@@ -209,7 +209,9 @@ def test_show_with_attempts(store_url: str, populated: dict[str, str]) -> None:
     assert text.startswith(f"{job_id}  breaks\n")
     assert "status      failed (2 attempts)" in text
     assert "last error  ValueError: bad input" in text
-    attempt_rows = [line.split() for line in text.splitlines() if line[:1].isdigit()]
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("ATTEMPT"))
+    attempt_rows = [line.split() for line in lines[header + 1 : header + 3]]
     assert [row[:2] for row in attempt_rows] == [["1", "retried"], ["2", "failed"]]
     assert "last traceback:" in text and "in boom" in text
     data = as_json("show", job_id, "--store", store_url)
@@ -294,53 +296,70 @@ def test_retry_refuses_other_statuses(
 # ── user errors: one line, exit 1 ─────────────────────────────────────────
 
 
-def _user_errors(url: str, tmp: Path) -> list[tuple[list[str], str]]:
-    garbage = tmp / "not-a-store.db"
-    garbage.write_bytes(b"this is not a SQLite database" * 100)
-    missing_dir = f"sqlite:///{tmp / 'no-such-folder' / 'jobs.db'}"
-    worker = ["worker", "--store", url, "--import", "cli_jobs"]
-    return [
-        (["show", "job-999999", "--store", url], "no job job-999999 in "),
-        (["cancel", "job-999999", "--store", url], "no job job-999999 in "),
-        (["retry", "job-999999", "--store", url], "no job job-999999 in "),
-        (["show", "jbo-3", "--store", url], "'jbo-3' is not a job id"),
-        (["jobs", "--store", f"sqlite:///{garbage}"], "cannot open the SQLite store"),
-        (["jobs", "--store", missing_dir], "does not exist"),
-        (["worker", "--import", "cli_jobs", "--store", missing_dir], "does not exist"),
-        (["jobs", "--store", "jobs.db"], "malformed store URL 'jobs.db'"),
-        (["jobs", "--store", "mysql://db/jobs"], "no store serves mysql:// URLs"),
-        (["stats", "--store", "postgresql://u:hunter2@h/db"], "no store serves postgresql://"),
-        (["jobs", "--store", "memory"], "the 'memory' store lives inside one process"),
-        (["jobs"], "no store given: pass --store URL or set JOBSCHED_STORE"),
-        (["jobs", "--store", url, "--limit", "0"], "'--limit': 0 is not in the range"),
-        (["jobs", "--store", url, "--limit", "many"], "'many' is not a valid integer"),
-        (["jobs", "--store", url, "--status", "done"], "'done' is not a status; use one of"),
-        ([*worker, "--workers", "0"], "'--workers'"),
-        ([*worker, "--grace", "-1"], "'--grace'"),
-        ([*worker, "--executor-limit", "thread"], "NAME=N"),
-        ([*worker, "--executor-limit", "a=0"], "NAME=N"),
-        (["worker", "--store", url], "Missing option '--import'"),
-        ([*worker[:-1], "no_such_module"], "cannot import 'no_such_module'"),
-        (["jobs", "--store", url, "--colour"], "No such option: --colour"),
-        (["frobnicate"], "No such command 'frobnicate'"),
-    ]
+@pytest.fixture(scope="module", params=["sqlite"])
+def shared_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
+    """A store with a few jobs, and files beside it, shared by the error cases."""
+    tmp = tmp_path_factory.mktemp("errors")
+    url = f"sqlite:///{tmp / 'jobs.db'}"
+    populate(url)
+    (tmp / "not-a-store.db").write_bytes(b"this is not a SQLite database" * 100)
+    return {
+        "url": url,
+        "garbage": f"sqlite:///{tmp / 'not-a-store.db'}",
+        "missing_dir": f"sqlite:///{tmp / 'no-such-folder' / 'jobs.db'}",
+    }
 
 
-def test_user_errors_are_one_line(
-    store_url: str, populated: dict[str, str], tmp_path: Path
-) -> None:
-    """Each user error: exit status 1, one line on stderr naming the problem, no traceback."""
-    for args, expected in _user_errors(store_url, tmp_path):
-        done = jobsched(*args)
-        assert done.returncode == 1, (args, done.stderr)
-        assert done.stdout == "", args
-        lines = done.stderr.splitlines()
-        assert len(lines) == 1, (args, done.stderr)
-        assert lines[0].startswith("jobsched: error: "), args
-        assert expected in lines[0], (args, lines[0])
-    # A password in a URL is never printed.
-    done = jobsched("jobs", "--store", "postgresql://u:hunter2@h/db")
-    assert "hunter2" not in done.stderr
+_WORKER = ["worker", "--store", "{url}", "--import", "cli_jobs"]
+
+#: (arguments, what the one line must say); {url} etc. come from shared_store.
+USER_ERRORS = {
+    "show-unknown": (["show", "job-999999", "--store", "{url}"], "no job job-999999 in "),
+    "cancel-unknown": (["cancel", "job-999999", "--store", "{url}"], "no job job-999999 in "),
+    "retry-unknown": (["retry", "job-999999", "--store", "{url}"], "no job job-999999 in "),
+    "bad-job-id": (["show", "jbo-3", "--store", "{url}"], "'jbo-3' is not a job id"),
+    "not-a-database": (["jobs", "--store", "{garbage}"], "cannot open the SQLite store"),
+    "no-such-folder": (["jobs", "--store", "{missing_dir}"], "does not exist"),
+    "worker-no-such-folder": (
+        ["worker", "--import", "cli_jobs", "--store", "{missing_dir}"],
+        "does not exist",
+    ),
+    "malformed-url": (["jobs", "--store", "jobs.db"], "malformed store URL 'jobs.db'"),
+    "unknown-scheme": (["jobs", "--store", "mysql://db/jobs"], "no store serves mysql:// URLs"),
+    "not-installed": (
+        ["stats", "--store", "postgresql://u:hunter2@h/db"],
+        "no store serves postgresql://",
+    ),
+    "memory": (["jobs", "--store", "memory"], "the 'memory' store lives inside one process"),
+    "no-store": (["jobs"], "no store given: pass --store URL or set JOBSCHED_STORE"),
+    "limit-zero": (["jobs", "--store", "{url}", "--limit", "0"], "'--limit': 0 is not in"),
+    "limit-word": (["jobs", "--store", "{url}", "--limit", "many"], "'many' is not a valid"),
+    "bad-status": (["jobs", "--store", "{url}", "--status", "done"], "'done' is not a status"),
+    "workers-zero": ([*_WORKER, "--workers", "0"], "'--workers'"),
+    "grace-negative": ([*_WORKER, "--grace", "-1"], "'--grace'"),
+    "limit-no-count": ([*_WORKER, "--executor-limit", "thread"], "NAME=N"),
+    "limit-zero-count": ([*_WORKER, "--executor-limit", "a=0"], "NAME=N"),
+    "no-import": (["worker", "--store", "{url}"], "Missing option '--import'"),
+    "import-missing": ([*_WORKER[:-1], "no_such_module"], "cannot import 'no_such_module'"),
+    "unknown-option": (["jobs", "--store", "{url}", "--colour"], "No such option"),
+    "unknown-command": (["frobnicate"], "No such command 'frobnicate'"),
+}
+
+
+@pytest.mark.parametrize("case", list(USER_ERRORS))
+def test_user_error_is_one_line(shared_store: dict[str, str], case: str) -> None:
+    """A user error: exit status 1, one line on stderr naming the problem, no traceback."""
+    template, expected = USER_ERRORS[case]
+    done = jobsched(*(arg.format(**shared_store) for arg in template))
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("jobsched: error: ")
+    assert expected in lines[0], lines[0]
+    assert "hunter2" not in done.stderr  # a password in a URL is never printed
 
 
 def test_reading_a_missing_file_does_not_create_it(tmp_path: Path) -> None:
