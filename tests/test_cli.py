@@ -610,3 +610,50 @@ def test_setup_hook_failure_is_one_line(store_url: str, workers: list[Worker]) -
     assert worker.lines[-1].startswith(
         "jobsched: error: cli_jobs.jobsched_setup failed: RuntimeError: setup went wrong (at "
     ), worker.lines
+
+
+# ── the drain's hand-back, in process ─────────────────────────────────────
+
+
+def test_hand_back_releases_running_jobs(store_url: str) -> None:
+    """The worker's drain: a running job cut short goes back to the store,
+    its attempt uncounted and unowned, with no outcome recorded."""
+
+    async def main() -> tuple[str, js.JobStatus]:
+        s = js.JobScheduler(store=store_url)
+        seen: list[tuple[js.JobStatus, js.JobStatus]] = []
+        s.add_listener(lambda job, old, new: seen.append((old, new)))
+        async with s:
+            started = anyio.Event()
+            s.add_listener(lambda job, old, new: new is js.JobStatus.RUNNING and started.set())
+            job_id = await s.enqueue(Waits(3600.0, name="endless"))
+            with anyio.fail_after(30):
+                await started.wait()
+            assert s._hand_back_running() == 1
+            await s.stop()
+            assert seen == [(js.JobStatus.PENDING, js.JobStatus.RUNNING)]  # it never ended
+            local = s.get(job_id).status
+        return job_id, local
+
+    job_id, local = anyio.run(main)
+    stored = fetch(store_url, job_id)
+    assert (stored.status, stored.attempts, stored.owner) == (js.JobStatus.PENDING, 0, None)
+    assert local is js.JobStatus.PENDING
+
+
+def test_hand_back_on_the_memory_store_cancels() -> None:
+    """Without a store to hand a job back to, the cut-short attempt ends CANCELLED."""
+
+    async def main() -> js.Job:
+        async with js.JobScheduler() as s:
+            started = anyio.Event()
+            s.add_listener(lambda job, old, new: new is js.JobStatus.RUNNING and started.set())
+            job_id = s.submit(Waits(3600.0))
+            with anyio.fail_after(30):
+                await started.wait()
+            assert s._hand_back_running() == 1
+            await s.stop()
+            return s.get(job_id)
+
+    job = anyio.run(main)
+    assert (job.status, job.last_error) == (js.JobStatus.CANCELLED, "scheduler shut down")
