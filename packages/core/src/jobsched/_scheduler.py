@@ -198,13 +198,11 @@ class JobScheduler(Stored):
             link.cancel(number)
             return True
         if job.status is _RUNNING:
-            attempt = self._attempts.get(number)
-            if attempt is None:
-                # Cancelled from inside its own first step or from a listener
-                # of its start: the attempt sees it as soon as it can.
-                self._early_cancels.add(number)
-            else:
-                attempt.cancel("cancelled")
+            if link is not None:
+                # Stored too: if this process dies before the attempt ends,
+                # the member that takes the job over ends it CANCELLED.
+                link.cancel(number)
+            self._cancel_running(number)
         else:
             self._finish(job, _CANCELLED, "cancelled")
             if link is None:
@@ -212,6 +210,15 @@ class JobScheduler(Stored):
             if self._admission is not None:
                 self._admission.cancelled(job)
         return True
+
+    def _cancel_running(self, number: int) -> None:
+        attempt = self._attempts.get(number)
+        if attempt is None:
+            # Cancelled from inside its own first step or from a listener
+            # of its start: the attempt sees it as soon as it can.
+            self._early_cancels.add(number)
+        else:
+            attempt.cancel("cancelled")
 
     def _hand_back_running(self) -> int:
         """Cut every running attempt short, for ``jobsched worker``'s drain; how many.
@@ -226,9 +233,14 @@ class JobScheduler(Stored):
         return len(attempts)
 
     def cancel_held(self, ids: Collection[int]) -> None:
-        """Cancels asked for on another member, of jobs this member runs."""
+        """Cancels asked for in the store, of jobs this member holds."""
+        jobs = self._jobs
         for number in ids:
-            self.cancel(f"job-{number}")
+            job = jobs.get(number)
+            if job is not None and job.status is _RUNNING:
+                self._cancel_running(number)  # the store has the cancel already
+            else:
+                self.cancel(f"job-{number}")
 
     def get(self, job_id: str) -> Job:
         """The job with this id.

@@ -75,6 +75,9 @@ class Claimed:
     #: "worker lost" when this claim takes over an attempt whose owner died;
     #: the scheduler then records that attempt's failure instead of running it.
     lost: bool = False
+    #: With ``lost``: someone asked to cancel the job while that attempt ran;
+    #: the scheduler ends it CANCELLED instead of retrying it.
+    cancelled: bool = False
 
 
 @dataclass(slots=True)

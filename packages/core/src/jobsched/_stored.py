@@ -23,7 +23,7 @@ from ._enums import JobStatus
 from ._exceptions import SchedulerError, SchedulerStoppedError, UnknownJobError
 from ._jobs import Job, id_number
 from ._log import logger
-from ._state import STOPPED
+from ._state import STOPPED, _describe
 from ._store import Change, Claimed, DueSchedule, NewJob, Outcome
 
 _PENDING = JobStatus.PENDING
@@ -111,6 +111,17 @@ class Stored(Dispatch):
                 job.status = _PENDING
                 self._jobs[number] = job
                 self._unfinished += 1
+            if claim.lost and claim.cancelled:
+                # Cancelled while it ran in a member that died: the cancel wins.
+                del self._held[number]
+                link.record(
+                    Outcome(number, claim.attempt, _CANCELLED, time.time(), error="cancelled")
+                )
+                if not job.status._terminal:  # type: ignore[attr-defined]
+                    job.attempts = claim.attempt
+                    job.status = _RUNNING
+                    self._finish(job, _CANCELLED, "cancelled")
+                continue
             if claim.lost:
                 # Its attempt ran in a member that died: that attempt failed.
                 job.attempts = claim.attempt
@@ -197,7 +208,26 @@ class Stored(Dispatch):
             await self._link.flush()
 
     async def enqueue(self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()) -> str:
-        """Submit ``job`` and return its id once it is committed (same checks as submit)."""
+        """Submit ``job`` and return its id once it is committed (same checks as submit).
+
+        Unlike ``submit``, it checks that the store holds every dependency
+        this process doesn't know before accepting the job.
+
+        :raises UnknownJobError: a dependency is in neither this process nor the store.
+        """
+        link = self._link
+        if link is not None and not isinstance(depends_on, str):
+            depends_on = tuple(depends_on)
+            foreign = [d for d in depends_on if id_number(d) and id_number(d) not in self._jobs]
+            if foreign:
+                await link.flush()
+                missing = [d for d in foreign if await link.store.fetch(id_number(d)) is None]
+                if missing:
+                    raise UnknownJobError(
+                        f"{_describe(job)} depends on job(s) {missing} that the store "
+                        f"{link.store.url} does not hold: submit dependencies first "
+                        "(finished jobs are pruned after history_limit)"
+                    )
         job_id = self.submit(job, delay=delay, depends_on=depends_on)
         await self.flush()
         return job_id

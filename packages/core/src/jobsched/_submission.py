@@ -201,9 +201,13 @@ class Submission(Outcomes):
         if depends_on:
             jobs = self._jobs
             unknown = []
+            # On a durable store a dependency this process doesn't know may
+            # be in the store (another process, or before a restart): the
+            # store's add decides, and cancels the job if it holds no such job.
+            shared = self._link is not None
             for dep_id in dict.fromkeys(depends_on):
                 number = id_number(dep_id)
-                if number in jobs:
+                if number in jobs or (shared and number):
                     deps.append(number)
                 else:
                     unknown.append(dep_id)

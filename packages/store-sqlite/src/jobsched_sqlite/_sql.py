@@ -42,7 +42,7 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
         failed: tuple[int, str] | None = None
         for upstream in job.depends_on:
             row = conn.execute("SELECT status FROM jobs WHERE id = ?", (upstream,)).fetchone()
-            status = row[0] if row is not None else "unknown"
+            status = row[0] if row is not None else "is not in the store"
             if status == "completed":
                 continue
             if row is None or JobStatus(status).is_terminal:
@@ -98,11 +98,11 @@ def claim(
     dead = _dead_local_owners(conn)
     marks = ", ".join("?" * len(dead))
     claimed = [
-        Claimed(job_id, attempt, payload, lost=True)
-        for job_id, attempt, payload in conn.execute(
+        Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel))
+        for job_id, attempt, payload, cancel in conn.execute(
             "UPDATE jobs SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM jobs "
             f"WHERE status = 'running' AND (lease_until < ? OR owner IN ({marks})) LIMIT ?) "
-            "RETURNING id, attempts, payload",
+            "RETURNING id, attempts, payload, cancel_requested",
             (owner, until, now, *dead, limit),
         ).fetchall()
     ]
