@@ -423,6 +423,28 @@ def test_dashboard_calls_serve(store_url: str) -> None:
     assert done.stdout == f"{store_url} 0.0.0.0 8000 None\n"
 
 
+@pytest.mark.parametrize(
+    ("setup", "args", "expected"),
+    [
+        ("types.SimpleNamespace(serve=print)", ["--store", "jobs.db"], "malformed store URL"),
+        ("types.SimpleNamespace(serve=print)", ["--token", ""], "--token is empty"),
+        (
+            "types.SimpleNamespace(serve=lambda *a: int('port?'))",
+            [],
+            "invalid literal for int()",
+        ),
+    ],
+    ids=["bad-url", "empty-token", "serve-refuses"],
+)
+def test_dashboard_user_errors(store_url: str, setup: str, args: list[str], expected: str) -> None:
+    """A bad URL, an empty token, or input serve() refuses (ValueError): one line, exit 1."""
+    if "--store" not in args:
+        args = ["--store", store_url, *args]
+    done = _dashboard(f"sys.modules['jobsched_dashboard'] = {setup}", *args)
+    assert done.returncode == 1
+    assert len(done.stderr.splitlines()) == 1 and expected in done.stderr, done.stderr
+
+
 # ── the worker ────────────────────────────────────────────────────────────
 
 
