@@ -82,9 +82,29 @@ async def dask() -> None:
     assert executor.client is None  # shut down with the scheduler
 
 
+async def otel() -> None:
+    """`pip install "jobsched-core[otel]"`: the API alone (the app brings the SDK); an
+    instrumented scheduler runs on its no-op providers, and a job carries no headers."""
+    import jobsched_otel
+
+    assert importlib.util.find_spec("opentelemetry.trace") is not None
+    assert importlib.util.find_spec("opentelemetry.sdk") is None, "[otel] pulled in the SDK"
+    async with js.JobScheduler() as s:
+        jobsched_otel.instrument(s)
+        job_id = s.submit(js.FunctionJob(double, (4,)))
+        await s.join()
+    job = s.get(job_id)
+    assert job.status is js.JobStatus.COMPLETED, (job.status, job.last_error)
+    assert job.result == 8 and job.headers is None
+
+
 if __name__ == "__main__":
-    check = {"core-only": core_only, "process": process, "plugin": plugin, "dask": dask}[
-        sys.argv[1]
-    ]
+    check = {
+        "core-only": core_only,
+        "process": process,
+        "plugin": plugin,
+        "dask": dask,
+        "otel": otel,
+    }[sys.argv[1]]
     anyio.run(check)
     print(f"wheel check {sys.argv[1]}: ok")

@@ -15,12 +15,17 @@ from typing import Any
 
 from benchmarks import _stores
 from benchmarks._dask import W13
+from benchmarks._otel import W1OTEL
 from benchmarks._workloads import APS_W2_MAX, SYSTEMS, WORKLOADS
 
 # Workloads measured by a module of their own, run as its child (W13: Dask;
-# W7-W9: the SQLite store).
-WORKLOADS = {**WORKLOADS, W13.wid: W13, **_stores.WORKLOADS}
-CHILD_MODULES = {W13.wid: "benchmarks._dask", **dict.fromkeys(_stores.WORKLOADS, _stores.__name__)}
+# W7-W9: the SQLite store; W1otel: jobsched-otel's cost).
+WORKLOADS = {**WORKLOADS, W1OTEL.wid: W1OTEL, W13.wid: W13, **_stores.WORKLOADS}
+CHILD_MODULES = {
+    W1OTEL.wid: "benchmarks._otel",
+    W13.wid: "benchmarks._dask",
+    **dict.fromkeys(_stores.WORKLOADS, _stores.__name__),
+}
 SYSTEMS = (*SYSTEMS, *_stores.EXTRA_SYSTEMS)
 
 RESULTS = Path(__file__).parent / "results"
@@ -30,6 +35,7 @@ NOT_APPLICABLE = {
     ("apscheduler4", "W4stall"): "not measured (a row for jobsched's process executor)",
     ("apscheduler4", "W2p"): "n/a (no priorities)",
     ("apscheduler4", "W13"): "n/a (no Dask executor)",
+    ("apscheduler4", "W1otel"): "n/a (a row for jobsched-otel)",
     ("apscheduler4", "W8"): "not measured (W7 only)",
     ("apscheduler4", "W9"): "not measured (W7 only)",
 }

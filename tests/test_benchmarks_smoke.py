@@ -83,3 +83,23 @@ def test_a_malformed_size_override_is_refused() -> None:
     done = _suite("--sizes", "W1:100", "--no-plot")
     assert done.returncode == 2
     assert "must look like W1=1000" in done.stderr
+
+
+def test_the_otel_row_runs(tmp_path: Path) -> None:
+    """W1otel (jobsched-otel's cost) gets its ratio and added µs, against raw's own."""
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched",
+        "--only", "W1otel",
+        "--sizes", "W1otel=200",
+        "--no-plot",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    for metric in ("on_vs_off", "added_us"):
+        for system in ("raw", "jobsched"):
+            assert "note" not in rows[("W1otel", metric, system)], rows
+    assert rows[("W1otel", "on_vs_off", "jobsched")]["value"]["median"] > 0
+    assert "| W1otel | 200 | throughput on / off" in (tmp_path / "latest.md").read_text()

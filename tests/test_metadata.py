@@ -20,14 +20,16 @@ DISTRIBUTIONS = {
     "jobsched-jobs-examples": "jobs-examples",
     "jobsched-store-sqlite": "store-sqlite",
     "jobsched-exec-dask": "exec-dask",
+    "jobsched-otel": "otel",
 }
-# The plugins the core's extras install: executors and stores.
+# The plugins the core's extras install: executors, stores and jobsched-otel.
 EXECUTORS = [
     "jobsched-exec-async",
     "jobsched-exec-thread",
     "jobsched-exec-process",
     "jobsched-store-sqlite",
     "jobsched-exec-dask",
+    "jobsched-otel",
 ]
 
 

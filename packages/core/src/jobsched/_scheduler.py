@@ -32,7 +32,7 @@ from ._outcomes import HANDED_BACK
 from ._queue import queue_for
 from ._ratelimit import RateLimit
 from ._recurring import Schedule
-from ._state import NEW, STARTED, STOPPED, JobListener
+from ._state import NEW, STARTED, STOPPED, JobListener, SubmitHook
 from ._store import JobStore
 from ._stored import Stored
 from ._storelink import StoreLink
@@ -144,6 +144,7 @@ class JobScheduler(Stored):
         self._finished: deque[int] = deque()  # terminal jobs, oldest first
         self._recurring: dict[str, Schedule] = {}
         self._listeners: list[JobListener] = []
+        self._submit_hooks: list[SubmitHook] = []
         self._unfinished = 0
         self._in_flight = 0
         #: The most attempts that were ever in flight at once.
@@ -175,6 +176,29 @@ class JobScheduler(Stored):
         if not callable(listener):
             raise TypeError(f"listener must be callable, got {listener!r}")
         self._listeners.append(listener)
+
+    def remove_listener(self, listener: JobListener) -> None:
+        """Stop calling ``listener``; nothing happens if it was never added."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def add_submit_hook(self, hook: SubmitHook) -> None:
+        """Call ``hook(job)`` in :meth:`submit`, after its checks and before the job is
+        queued or written to a durable store.
+
+        This is where an integration attaches what the submitting code knows to
+        the job, in ``job.headers`` (jobsched-otel puts the trace context there).
+        It runs in the submitting context (for :meth:`submit_threadsafe`, a copy
+        of the calling thread's); a hook that raises is logged and ignored.
+        """
+        if not callable(hook):
+            raise TypeError(f"submit hook must be callable, got {hook!r}")
+        self._submit_hooks.append(hook)
+
+    def remove_submit_hook(self, hook: SubmitHook) -> None:
+        """Stop calling ``hook``; nothing happens if it was never added."""
+        if hook in self._submit_hooks:
+            self._submit_hooks.remove(hook)
 
     def cancel(self, job_id: str) -> bool:
         """Cancel a job; False if it is unknown or already finished.

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 
 JobListener = Callable[[Job, JobStatus, JobStatus], None]
+SubmitHook = Callable[[Job], None]
 
 # Lifecycle of the scheduler itself.
 NEW, STARTED, STOPPED = range(3)
@@ -81,6 +82,7 @@ class SchedulerState:
     _finished: deque[int]  # terminal jobs, oldest first
     _recurring: dict[str, Schedule]
     _listeners: list[JobListener]
+    _submit_hooks: list[SubmitHook]
     _unfinished: int
     _in_flight: int
     #: The most attempts that were ever in flight at once.

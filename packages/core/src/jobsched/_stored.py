@@ -20,7 +20,12 @@ from . import _plugins
 from ._admission import executor_capacity
 from ._dispatch import Dispatch
 from ._enums import JobStatus
-from ._exceptions import SchedulerError, SchedulerStoppedError, UnknownJobError
+from ._exceptions import (
+    SchedulerError,
+    SchedulerStoppedError,
+    StoreUnavailableError,
+    UnknownJobError,
+)
 from ._jobs import Job, id_number
 from ._log import logger
 from ._state import STOPPED, _describe
@@ -271,14 +276,21 @@ class Stored(Dispatch):
                     "with them still in the store; they run when a scheduler on the store runs"
                 )
             return
-        await link.flush()
-        while await link.store.unfinished():
-            if self._stopping:
-                raise SchedulerStoppedError(
-                    "jobs in the store will not finish here: this scheduler is stopping; "
-                    "they run when a scheduler on the store runs"
-                )
-            await link.progress()
+        stopping = SchedulerStoppedError(
+            "jobs in the store will not finish here: this scheduler is stopping; "
+            "they run when a scheduler on the store runs"
+        )
+        try:
+            await link.flush()
+            while await link.store.unfinished():
+                if self._stopping:
+                    raise stopping
+                await link.progress()
+        except StoreUnavailableError:
+            if not self._stopping:
+                raise
+            # stop() closed the store under this join: it is the stop that answers.
+            raise stopping from None
 
     def _check_stored_options(
         self, rate_limits: object, executor_limits: object, strategy: object

@@ -18,6 +18,7 @@ from ._exceptions import (
 )
 from ._executor import Executor
 from ._jobs import Job, id_number, next_number
+from ._log import logger
 from ._outcomes import Outcomes
 from ._state import _describe
 from ._store import NewJob
@@ -54,6 +55,8 @@ class Submission(Outcomes):
                 "submit before stop(), or create a new JobScheduler"
             )
         deps = self._check_submit(job, delay, depends_on)
+        if self._submit_hooks:
+            self._run_submit_hooks(job)
         if self._link is not None:
             return self._submit_stored(job, delay, deps)
         now = self._clock()
@@ -86,6 +89,13 @@ class Submission(Outcomes):
                 "check the fields it orders by (priority, deadline, tenant)"
             ) from exc
         return f"job-{number}"
+
+    def _run_submit_hooks(self, job: Job) -> None:
+        for hook in self._submit_hooks:
+            try:
+                hook(job)
+            except Exception:  # a bad hook must not refuse the job
+                logger.exception("submit hook %r failed on %s", hook, _describe(job))
 
     def _submit_stored(self, job: Job, delay: float, deps: list[int]) -> str:
         """submit() on a durable store: write the job in the next group commit."""
