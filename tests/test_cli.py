@@ -534,7 +534,7 @@ def _no_traceback(lines: Sequence[str]) -> None:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_worker_drains_on_a_signal(
     store_url: str, workers: list[Worker], signum: signal.Signals
 ) -> None:
@@ -679,3 +679,52 @@ def test_hand_back_on_the_memory_store_cancels() -> None:
 
     job = anyio.run(main)
     assert (job.status, job.last_error) == (js.JobStatus.CANCELLED, "scheduler shut down")
+
+
+# ── formatting, as pure functions ─────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (None, "-"),
+        (-0.5, "0ms"),  # clocks of two machines may disagree a little
+        (0.0004, "0ms"),
+        (0.85, "850ms"),
+        (1.0, "1.0s"),
+        (12.34, "12.3s"),
+        (59.96, "1m00s"),
+        (245, "4m05s"),
+        (3599.4, "59m59s"),
+        (7380, "2h03m"),
+        (273600, "3d04h"),
+    ],
+)
+def test_durations_are_human_sized(seconds: float | None, shown: str) -> None:
+    """Durations read at a glance: the unit changes with the size."""
+    from jobsched._cli._format import duration
+
+    assert duration(seconds) == shown
+
+
+def test_local_and_iso_times() -> None:
+    """Store times (wall-clock seconds) show in local time; JSON adds the offset."""
+    from datetime import datetime
+
+    from jobsched._cli._format import iso_time, local_time
+
+    when = 1_764_547_200.25
+    assert local_time(when) == datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M:%S")
+    assert datetime.fromisoformat(iso_time(when) or "").timestamp() == when
+    assert (local_time(None), iso_time(None)) == ("-", None)
+
+
+def test_tables_align_and_lines_are_cut() -> None:
+    """Columns pad to their widest cell (numbers to the right); long text is cut on one line."""
+    from jobsched._cli._format import one_line, table
+
+    text = table(["NAME", "N"], [["a", "1"], ["longer", "100"]], right=[1])
+    assert text.splitlines() == ["NAME      N", "a         1", "longer  100"]
+    assert one_line("two\nlines  here") == "two lines here"
+    assert one_line("x" * 100, 10) == "xxxxxxx..."
+    assert one_line(None) == "-"
