@@ -29,6 +29,7 @@ from ._executor import Executor
 from ._fairshare import FairShareStrategy
 from ._jobs import Job, id_number
 from ._log import logger
+from ._outcomes import HANDED_BACK
 from ._queue import queue_for
 from ._ratelimit import RateLimit
 from ._recurring import Schedule
@@ -110,6 +111,7 @@ class JobScheduler(Stored):
         if self._link is not None:
             self._check_stored_options(strategy)
         self._held = {}
+        self._released = []
         self._claimed = deque()
         self._strategy = strategy if strategy is not None else PriorityStrategy()
         self._num_workers = num_workers
@@ -249,6 +251,18 @@ class JobScheduler(Stored):
             self._early_cancels.add(number)
         else:
             attempt.cancel("cancelled")
+
+    def _hand_back_running(self) -> int:
+        """Cut every running attempt short, for ``jobsched worker``'s drain; how many.
+
+        On a durable store each such job goes back to the store, to run again
+        in any member (its interrupted attempt not counted), instead of ending
+        CANCELLED as with ``stop(cancel_running=True)``; call :meth:`stop` too.
+        """
+        attempts = [a for a in self._attempts.values() if not a.scope.cancel_called]
+        for attempt in attempts:
+            attempt.cancel(HANDED_BACK if self._link is not None else "scheduler shut down")
+        return len(attempts)
 
     def cancel_held(self, ids: Collection[int]) -> None:
         """Cancels asked for in the store, of jobs this member holds."""

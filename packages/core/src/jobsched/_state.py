@@ -110,6 +110,9 @@ class SchedulerState:
     #: On a durable store: executor -> the most attempts on it at once here
     #: (``executor_limits``, lowered to known capacities).
     _executor_limits: dict[str, int]
+    #: Held jobs whose attempt a stopping worker cut short: handed back to
+    #: the store when it closes.
+    _released: list[int]
 
     def _push(self, job: Job, now: float) -> None:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""

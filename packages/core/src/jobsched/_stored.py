@@ -321,6 +321,9 @@ class Stored(Dispatch):
         self._claimed.clear()
         for number in unstarted:
             self._held.pop(number, None)
+        # With the jobs whose attempts a stopping worker cut short.
+        unstarted += self._released
+        self._released = []
         try:
             await link.flush()
             if unstarted:

@@ -19,6 +19,7 @@ from jobsched._ratelimit import RateLimit, has_token, refill, token_due, whole_t
 from jobsched._store import Claimed
 
 from ._schema import TENANT_INDEX
+from ._sql import start_attempts
 
 #: ``fair_turns``' name for the None tenant: a job's tenant is never "".
 NO_TENANT = ""
@@ -64,6 +65,7 @@ def claim(
         started = _start(conn, ids, owner, now, until)
         due = picker.save()
     # Every new attempt this claim started (the lost ones above are not new).
+    start_attempts(conn, owner, now, [(c.id, c.attempt) for c in started])
     return claimed + started, due
 
 

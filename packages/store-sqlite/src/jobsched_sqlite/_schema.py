@@ -22,6 +22,11 @@ VERSION = 1
 # rate_buckets holds one token bucket per rate key and fair_turns the
 # round-robin's place per tenant ('' for None), both shared by every member
 # that opens the file (see _claim.py).
+#
+# attempts: one row per attempt a claim started (RUNNING, finished_at NULL),
+# closed by the outcome that ends it; the operator's timeline and a job's
+# history. It goes with its job when prune deletes the job. Its index on
+# finished_at serves "running, or finished since" (NULLs are indexed too).
 _DDL = """
 CREATE TABLE jobsched_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE jobs (
@@ -83,6 +88,17 @@ CREATE TABLE fair_turns (
     served INTEGER NOT NULL,
     credit INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE attempts (
+    job_id INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    owner TEXT,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    error TEXT,
+    PRIMARY KEY (job_id, attempt)
+) WITHOUT ROWID;
+CREATE INDEX attempts_finished ON attempts (finished_at);
 INSERT INTO jobsched_meta (key, value) VALUES ('schema', 1), ('next_id', 1);
 """
 
