@@ -125,7 +125,7 @@ class Stored(Dispatch):
                 link.record(
                     Outcome(number, claim.attempt, _CANCELLED, time.time(), error="cancelled")
                 )
-                if not job.status._terminal:  # type: ignore[attr-defined]
+                if not job.status.is_terminal:
                     job.attempts = claim.attempt
                     job.status = _RUNNING
                     self._finish(job, _CANCELLED, "cancelled")
