@@ -98,13 +98,40 @@ async def otel() -> None:
     assert job.result == 8 and job.headers is None
 
 
+async def postgres() -> None:
+    """`pip install "jobsched-core[postgres]"`: a job goes through a PostgreSQL
+    database (a new one on the local server, dropped after)."""
+    import os
+
+    import psycopg
+
+    admin = "postgresql://postgres@127.0.0.1:5432/postgres"
+    name = f"jobsched_wheel_{os.getpid()}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        store = js.open_store(f"postgresql://postgres@127.0.0.1:5432/{name}", secret="wheels")
+        assert type(store).__module__.startswith("jobsched_postgres"), store
+        async with js.JobScheduler(store=store) as s:
+            job_id = await s.enqueue(js.FunctionJob(double, (21,)))
+            await s.join()
+            job = await s.fetch(job_id)
+        assert job.status is js.JobStatus.COMPLETED, (job.status, job.last_error)
+        assert job.result == 42
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 if __name__ == "__main__":
-    check = {
+    checks = {
         "core-only": core_only,
         "process": process,
         "plugin": plugin,
         "dask": dask,
         "otel": otel,
-    }[sys.argv[1]]
+        "postgres": postgres,
+    }
+    check = checks[sys.argv[1]]
     anyio.run(check)
     print(f"wheel check {sys.argv[1]}: ok")

@@ -1,18 +1,20 @@
 """Runs every ``@pytest.mark.anyio`` test on asyncio and on trio, and every
-scheduler test on the memory store and on a SQLite file.
+scheduler test on the memory store, on a SQLite file and on PostgreSQL.
 
 Trio runs on a ``MockClock`` that jumps ahead whenever every task is blocked,
 so timeouts, delays and backoffs are exact and cost no real time; schedulers
 in those tests read the loop's clock (the ``clock`` fixture). Asyncio runs on
 the real clock, with generous bounds.
 
-A test that makes its schedulers with ``make_scheduler`` runs four times:
+A test that makes its schedulers with ``make_scheduler`` runs six times:
 ``asyncio`` and ``trio`` on the memory store, ``asyncio-sqlite`` and
-``trio-sqlite`` on a SQLite file in its ``tmp_path``. The SQLite store works
+``trio-sqlite`` on a SQLite file in its ``tmp_path``, ``asyncio-postgres``
+and ``trio-postgres`` on the local PostgreSQL server (a database for the
+session, a schema per scheduler; marked ``postgres``, see tests/pg.py). The SQLite store works
 in worker threads, which the mock clock would jump over (a thread's commit
 would look like an hour to the test's timeouts), so trio runs on the real
 clock there. A test whose behaviour legitimately differs on a durable store
-says why with ``@pytest.mark.memory_only("reason")`` and gets no SQLite runs.
+says why with ``@pytest.mark.memory_only("reason")`` and gets no durable runs.
 A module that overrides ``anyio_backend`` must not use ``make_scheduler``.
 """
 
@@ -33,7 +35,12 @@ import jobsched as js
 
 #: (backend, store) runs of a scheduler test, by id.
 _RUNS = {"asyncio": ("asyncio", "memory"), "trio": ("trio", "memory")}
-_DURABLE_RUNS = {"asyncio-sqlite": ("asyncio", "sqlite"), "trio-sqlite": ("trio", "sqlite")}
+_DURABLE_RUNS = {
+    "asyncio-sqlite": ("asyncio", "sqlite"),
+    "trio-sqlite": ("trio", "sqlite"),
+    "asyncio-postgres": ("asyncio", "postgres"),
+    "trio-postgres": ("trio", "postgres"),
+}
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -56,7 +63,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         pytest.mark.parametrize(
             ("anyio_backend", "store_kind"),
             [
-                ((backend, {"real_clock": True} if store != "memory" else {}), store)
+                pytest.param(
+                    (backend, {"real_clock": True} if store != "memory" else {}),
+                    store,
+                    marks=[pytest.mark.postgres] if store == "postgres" else [],
+                )
                 for backend, store in runs.values()
             ],
             ids=list(runs),
@@ -81,8 +92,17 @@ def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
 
 @pytest.fixture
 def store_kind(request: pytest.FixtureRequest) -> str:
-    """The store a scheduler test runs on: "memory" or "sqlite" (see the module)."""
+    """The store a scheduler test runs on: "memory", "sqlite" or "postgres" (see the module)."""
     return getattr(request, "param", "memory")
+
+
+@pytest.fixture(scope="session")
+def pg_session_database() -> Iterator[str]:
+    """One PostgreSQL database for the session's scheduler tests (dropped at the end)."""
+    from pg import database
+
+    with database() as url:
+        yield url
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -112,19 +132,34 @@ def clock(virtual_time: bool) -> Callable[[], float]:
 
 @pytest.fixture
 def make_scheduler(
-    clock: Callable[[], float], store_kind: str, tmp_path: Path
+    clock: Callable[[], float], store_kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> Callable[..., js.JobScheduler]:
     """A JobScheduler factory that reads the test's clock, on the test's store.
 
-    Each scheduler gets a store of its own (a new file on SQLite), as each
-    gets its own heaps on the memory store.
+    Each scheduler gets a store of its own (a new file on SQLite, a new
+    schema on PostgreSQL), as each gets its own heaps on the memory store.
     """
     files = itertools.count()
+    make_store: Callable[[], Any] | None = None
+    if store_kind == "sqlite":
+
+        def make_store() -> str:
+            return f"sqlite:///{tmp_path / f'jobs-{next(files)}.db'}"
+
+    elif store_kind == "postgres":
+        from pg import SECRET, schema_url
+
+        database = request.getfixturevalue("pg_session_database")
+
+        def make_store() -> Any:
+            from jobsched_postgres import PostgresStore
+
+            return PostgresStore(schema_url(database), secret=SECRET)
 
     def make(*args: Any, **kwargs: Any) -> js.JobScheduler:
         kwargs.setdefault("clock", clock)
-        if store_kind == "sqlite":
-            kwargs.setdefault("store", f"sqlite:///{tmp_path / f'jobs-{next(files)}.db'}")
+        if make_store is not None and "store" not in kwargs:
+            kwargs["store"] = make_store()
         return js.JobScheduler(*args, **kwargs)
 
     return make

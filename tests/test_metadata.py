@@ -19,6 +19,7 @@ DISTRIBUTIONS = {
     "jobsched-exec-process": "exec-process",
     "jobsched-jobs-examples": "jobs-examples",
     "jobsched-store-sqlite": "store-sqlite",
+    "jobsched-store-postgres": "store-postgres",
     "jobsched-exec-dask": "exec-dask",
     "jobsched-otel": "otel",
 }
@@ -28,6 +29,7 @@ EXECUTORS = [
     "jobsched-exec-thread",
     "jobsched-exec-process",
     "jobsched-store-sqlite",
+    "jobsched-store-postgres",
     "jobsched-exec-dask",
     "jobsched-otel",
 ]

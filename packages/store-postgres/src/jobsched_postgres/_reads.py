@@ -1,0 +1,141 @@
+"""What operators read (the CLI, the dashboard) and the one action they take, retry."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Callable, Collection
+from typing import Any, TypeVar
+
+from jobsched._enums import JobStatus
+from jobsched._store import Attempt, JobStore, StoredJob, StoredSchedule
+
+from . import _sql
+
+T = TypeVar("T")
+
+_COLUMNS = (
+    "id, name, executor, status, attempts, run_at, submitted_at, started_at, finished_at, "
+    "result, last_error, last_traceback, owner, payload, tenant, "
+    "ARRAY(SELECT upstream FROM jobsched_deps d WHERE d.downstream = jobsched_jobs.id "
+    "ORDER BY upstream)"
+)
+_RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
+
+
+class Reads(JobStore):
+    """The operator's half of the store: reads that never lock a claim out."""
+
+    @abstractmethod
+    async def _run(self, fn: Callable[[_sql.Conn], T]) -> T:
+        """Run ``fn`` in one transaction on a worker thread."""
+
+    @staticmethod
+    def _jobs(conn: _sql.Conn, where: str, params: tuple[Any, ...]) -> list[StoredJob]:
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM jobsched_jobs {where}", params).fetchall()
+        return [
+            StoredJob(
+                id=r[0],
+                name=r[1],
+                executor=r[2],
+                status=JobStatus(r[3]),
+                attempts=r[4],
+                run_at=r[5],
+                submitted_at=r[6],
+                started_at=r[7],
+                finished_at=r[8],
+                result=r[9],
+                last_error=r[10],
+                last_traceback=r[11],
+                owner=r[12],
+                payload=r[13],
+                tenant=r[14],
+                depends_on=tuple(r[15] or ()),
+            )
+            for r in rows
+        ]
+
+    async def jobs(
+        self,
+        *,
+        statuses: Collection[JobStatus] = (),
+        limit: int = 50,
+        before: int | None = None,
+    ) -> list[StoredJob]:
+        where = ["TRUE"]
+        params: list[Any] = []
+        if statuses:
+            where.append("status = ANY(%s)")
+            params.append([JobStatus(s).value for s in statuses])
+        if before is not None:
+            where.append("id < %s")
+            params.append(before)
+        params.append(max(0, limit))
+        sql = f"WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT %s"
+        return await self._run(lambda conn: self._jobs(conn, sql, tuple(params)))
+
+    async def counts(self) -> dict[tuple[JobStatus, str], int]:
+        rows = await self._run(
+            lambda conn: conn.execute(
+                "SELECT status, executor, COUNT(*) FROM jobsched_jobs GROUP BY status, executor"
+            ).fetchall()
+        )
+        return {(JobStatus(status), executor): int(n) for status, executor, n in rows}
+
+    async def attempts(
+        self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
+    ) -> list[Attempt]:
+        params: list[Any] = []
+        if job_id is not None:
+            where = "a.job_id = %s"
+            params.append(job_id)
+        elif since is not None:
+            where = "(a.finished_at IS NULL OR a.finished_at >= %s)"
+            params.append(since)
+        else:
+            where = "TRUE"
+        # The newest `limit` (by start), returned oldest first.
+        sql = (
+            "SELECT * FROM (SELECT a.job_id, a.attempt, j.name, j.executor, a.owner, "
+            "a.started_at, a.finished_at, a.status, a.error FROM jobsched_attempts a "
+            f"JOIN jobsched_jobs j ON j.id = a.job_id WHERE {where} "
+            "ORDER BY a.started_at DESC, a.job_id DESC, a.attempt DESC LIMIT %s) newest "
+            "ORDER BY started_at, job_id, attempt"
+        )
+        rows = await self._run(lambda conn: conn.execute(sql, (*params, max(0, limit))).fetchall())
+        return [
+            Attempt(
+                job_id=r[0],
+                attempt=r[1],
+                name=r[2],
+                executor=r[3],
+                owner=r[4],
+                started_at=r[5],
+                finished_at=r[6],
+                status=JobStatus(r[7]),
+                error=r[8],
+            )
+            for r in rows
+        ]
+
+    async def schedules(self) -> list[StoredSchedule]:
+        rows = await self._run(
+            lambda conn: conn.execute(
+                "SELECT id, next_fire, owner FROM jobsched_schedules ORDER BY next_fire, id"
+            ).fetchall()
+        )
+        return [StoredSchedule(i, next_fire, owner) for i, next_fire, owner in rows]
+
+    async def retry(self, ids: Collection[int], now: float) -> list[int]:
+        def retry(conn: _sql.Conn) -> list[int]:
+            rows = conn.execute(
+                "UPDATE jobsched_jobs SET status = 'pending', queue = 0, run_at = %s, "
+                "finished_at = NULL, owner = NULL, lease_until = NULL, "
+                "cancel_requested = false, result = NULL "
+                "WHERE id = ANY(%s) AND status = ANY(%s) RETURNING id",
+                (now, sorted(set(ids)), [s.value for s in _RETRYABLE]),
+            ).fetchall()
+            if rows:
+                _sql.notify(conn)
+            return sorted(i for (i,) in rows)
+
+        return await self._run(retry)

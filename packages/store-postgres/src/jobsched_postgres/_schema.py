@@ -1,0 +1,225 @@
+"""The PostgreSQL schema, and reaching a server: URL checks, connecting, creation, versions."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
+from jobsched._exceptions import StoreUnavailableError
+from jobsched._store import mask_password
+
+#: The schema this code writes. A database with a newer one was written by a
+#: newer jobsched, and this one refuses it rather than guess.
+VERSION = 1
+
+#: The channel every member LISTENs on; a commit that makes work claimable
+#: NOTIFYs it.
+CHANNEL = "jobsched"
+
+#: Seconds to wait for the server when connecting.
+CONNECT_TIMEOUT = 10
+
+# Creating the schema is serialised across members by this advisory lock
+# (any 64-bit number that no other application is likely to pick).
+_SCHEMA_LOCK = 0x6A6F627363686564  # "jobsched"
+
+# queue: where a PENDING or RETRY_WAIT job waits. 0: ready (a claim takes it
+# in key order), 1: waiting for run_at (a delay or a retry backoff), 2:
+# blocked on dependencies (unmet > 0). NULL: running or finished. Each queue
+# has a partial index, so a claim reads only ready rows in key order (per
+# executor: a member claims only its executors' jobs) and promotion reads
+# only due waiting rows.
+_DDL = [
+    "CREATE TABLE jobsched_meta (key text PRIMARY KEY, value bigint NOT NULL)",
+    """CREATE TABLE jobsched_jobs (
+        id bigint PRIMARY KEY,
+        name text NOT NULL,
+        executor text NOT NULL,
+        status text NOT NULL,
+        queue smallint,
+        k0 double precision NOT NULL,
+        k1 double precision NOT NULL,
+        k2 double precision NOT NULL,
+        run_at double precision NOT NULL,
+        submitted_at double precision NOT NULL,
+        started_at double precision,
+        finished_at double precision,
+        attempts integer NOT NULL DEFAULT 0,
+        owner text,
+        lease_until double precision,
+        cancel_requested boolean NOT NULL DEFAULT false,
+        unmet integer NOT NULL DEFAULT 0,
+        tenant text,
+        rate_key text,
+        payload bytea NOT NULL,
+        result bytea,
+        last_error text,
+        last_traceback text,
+        schedule text,
+        fire_time double precision
+    )""",
+    """CREATE TABLE jobsched_deps (
+        upstream bigint NOT NULL,
+        downstream bigint NOT NULL,
+        PRIMARY KEY (upstream, downstream)
+    )""",
+    "CREATE INDEX jobsched_deps_downstream ON jobsched_deps (downstream)",
+    "CREATE INDEX jobsched_jobs_ready ON jobsched_jobs (executor, k0, k1, k2, id) WHERE queue = 0",
+    # Fair share reads each tenant's best ready rows.
+    "CREATE INDEX jobsched_jobs_tenant_ready ON jobsched_jobs (executor, tenant, k0, k1, k2, id) "
+    "WHERE queue = 0 AND tenant IS NOT NULL",
+    "CREATE INDEX jobsched_jobs_waiting ON jobsched_jobs (run_at) WHERE queue = 1",
+    "CREATE INDEX jobsched_jobs_leases ON jobsched_jobs (lease_until) WHERE status = 'running'",
+    "CREATE INDEX jobsched_jobs_unfinished ON jobsched_jobs (id) WHERE finished_at IS NULL",
+    "CREATE INDEX jobsched_jobs_finished ON jobsched_jobs (finished_at) "
+    "WHERE finished_at IS NOT NULL",
+    "CREATE UNIQUE INDEX jobsched_jobs_fires ON jobsched_jobs (schedule, fire_time) "
+    "WHERE schedule IS NOT NULL",
+    # One row per attempt, written in the claim's and the outcome's own
+    # transactions: what a timeline of the fleet draws.
+    """CREATE TABLE jobsched_attempts (
+        job_id bigint NOT NULL,
+        attempt integer NOT NULL,
+        owner text,
+        started_at double precision NOT NULL,
+        finished_at double precision,
+        status text NOT NULL,
+        error text,
+        PRIMARY KEY (job_id, attempt)
+    )""",
+    "CREATE INDEX jobsched_attempts_finished ON jobsched_attempts (finished_at)",
+    # Token buckets of rate keys, shared by the fleet, taken in claims.
+    """CREATE TABLE jobsched_buckets (
+        key text PRIMARY KEY,
+        tokens double precision NOT NULL,
+        updated double precision NOT NULL
+    )""",
+    # Fair share's turns: a tenant's pass grows by 1/weight per job it is
+    # served, and a claim serves the lowest passes first.
+    """CREATE TABLE jobsched_tenants (
+        tenant text PRIMARY KEY,
+        pass double precision NOT NULL
+    )""",
+    """CREATE TABLE jobsched_schedules (
+        id text PRIMARY KEY,
+        payload bytea NOT NULL,
+        next_fire double precision NOT NULL,
+        last_job bigint,
+        owner text,
+        lease_until double precision
+    )""",
+    "CREATE INDEX jobsched_schedules_due ON jobsched_schedules (next_fire)",
+    f"INSERT INTO jobsched_meta (key, value) VALUES ('schema', {VERSION}), ('next_id', 1)",
+]
+
+
+#: Statements that bring a schema from version ``v - 1`` to ``v``, by ``v``;
+#: run in the same locked transaction as the check, so one member migrates.
+MIGRATIONS: dict[int, list[str]] = {}
+
+
+def conninfo_from_url(url: str) -> str:
+    """The libpq connection string a ``postgresql://`` URL stands for.
+
+    ``postgres://`` and ``postgresql+psycopg://`` (SQLAlchemy's spelling) name
+    the same thing.
+
+    :raises ValueError: the URL is not one libpq accepts.
+    """
+    masked = mask_password(url)
+    match = re.match(r"^(postgresql|postgres)(\+[a-z0-9]+)?://", url)
+    if match is None:
+        raise ValueError(
+            f"malformed PostgreSQL store URL {masked!r}: use "
+            "postgresql://user:password@host:5432/database"
+        )
+    conninfo = "postgresql://" + url[match.end() :]
+    try:
+        params = conninfo_to_dict(conninfo)
+    except psycopg.Error as exc:
+        raise ValueError(
+            f"malformed PostgreSQL store URL {masked!r}: {_masked(exc, url)}; use "
+            "postgresql://user:password@host:5432/database"
+        ) from None
+    port = params.get("port")
+    if port is not None and not all(p.isdigit() for p in str(port).split(",")):
+        raise ValueError(
+            f"malformed PostgreSQL store URL {masked!r}: the port {port!r} is not a number"
+        )
+    return conninfo
+
+
+def _masked(exc: BaseException, url: str) -> str:
+    """An error's message with the URL's password removed, wherever it appears."""
+    text = " ".join(str(exc).split())
+    match = re.search(r"//[^:/@]*:([^@/]*)@", url)
+    if match and match.group(1):
+        text = text.replace(match.group(1), "***")
+    return text
+
+
+def connect(conninfo: str, url: str, **kwargs: Any) -> psycopg.Connection[Any]:
+    """A connection in autocommit mode.
+
+    :raises StoreUnavailableError: the server cannot be reached or refuses us;
+        the message names the URL with its password masked.
+    """
+    try:
+        return psycopg.connect(conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT, **kwargs)
+    except psycopg.Error as exc:
+        raise StoreUnavailableError(
+            f"cannot connect to the PostgreSQL store {mask_password(url)!r}: "
+            f"{_masked(exc, url)}; check that the server runs, and the host, port, user, "
+            "password and database in the URL"
+        ) from None
+
+
+def prepare(conn: psycopg.Connection[Any], url: str) -> None:
+    """Create the schema on first start, or check the one there.
+
+    One transaction under an advisory lock, so members starting together
+    create it once.
+
+    :raises StoreUnavailableError: the schema is from a newer jobsched, or
+        cannot be created (no permission).
+    """
+    masked = mask_password(url)
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            exists = conn.execute("SELECT to_regclass('jobsched_meta') IS NOT NULL").fetchone()
+            if exists is not None and exists[0]:
+                row = conn.execute(
+                    "SELECT value FROM jobsched_meta WHERE key = 'schema'"
+                ).fetchone()
+                version = int(row[0]) if row is not None else 0
+                if 1 <= version < VERSION:
+                    for step in range(version + 1, VERSION + 1):
+                        for statement in MIGRATIONS.get(step, ()):
+                            conn.execute(statement)
+                    conn.execute(
+                        "UPDATE jobsched_meta SET value = %s WHERE key = 'schema'", (VERSION,)
+                    )
+                    version = VERSION
+            else:
+                for statement in _DDL:
+                    conn.execute(statement)
+                version = VERSION
+    except psycopg.Error as exc:
+        raise StoreUnavailableError(
+            f"cannot create or read the jobsched schema in {masked!r}: {_masked(exc, url)}; "
+            "check that the user may create tables in that database"
+        ) from None
+    if version > VERSION:
+        raise StoreUnavailableError(
+            f"the PostgreSQL store {masked!r} has schema version {version}, written by a "
+            f"newer jobsched (this one knows up to {VERSION}); upgrade jobsched-store-postgres"
+        )
+    if version < 1:
+        raise StoreUnavailableError(
+            f"the PostgreSQL store {masked!r} has no valid jobsched schema version; its "
+            "jobsched_meta table is damaged or not jobsched's"
+        )

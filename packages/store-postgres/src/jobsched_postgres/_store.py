@@ -1,0 +1,431 @@
+"""PostgresStore: the JobStore interface on PostgreSQL, for a fleet.
+
+psycopg's synchronous driver, called in anyio worker threads: its async
+connection runs on asyncio only, and jobsched runs on trio too (see
+docs/design.md). A small connection pool serves the scheduler's committer,
+claimer and heartbeat at once; every method is one transaction; a dedicated
+connection LISTENs for other members' commits (:meth:`watch`).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import psycopg
+from psycopg import errors
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from jobsched import RateLimit
+from jobsched._enums import JobStatus
+from jobsched._exceptions import StoreUnavailableError
+from jobsched._store import (
+    Change,
+    Claimed,
+    DueSchedule,
+    NewJob,
+    Outcome,
+    Recorded,
+    StoredJob,
+)
+
+from . import _limits, _schema, _sql
+from ._reads import Reads
+
+T = TypeVar("T")
+
+#: Connections in the pool: the committer, the claimer, the heartbeat and
+#: one for flushes and operators' reads.
+POOL_SIZE = 4
+#: Rows a prune deletes per transaction: short transactions keep VACUUM
+#: working and the queue table from bloating.
+PRUNE_BATCH = 1000
+#: Seconds between looks for attempts of dead processes on this machine.
+DEAD_OWNER_EVERY = 1.0
+#: Seconds the LISTEN thread waits for a notification before looking
+#: whether it should stop.
+LISTEN_TICK = 0.25
+#: A transaction that lost a deadlock is run again this many times.
+RETRIES = 5
+
+
+class PostgresStore(Reads):
+    """Jobs in PostgreSQL (``postgresql://user:password@host:5432/db``).
+
+    :param url: a libpq URL; ``postgres://`` and ``postgresql+psycopg://`` work too.
+    :param secret: signs payloads; required (else ``JOBSCHED_SECRET``).
+    :param lease: seconds a claimed attempt stays owned without a heartbeat.
+    :raises ValueError: the URL is malformed, or there is no secret.
+    """
+
+    def __init__(self, url: str, *, secret: str | bytes | None = None, lease: float = 30.0) -> None:
+        self._conninfo = _schema.conninfo_from_url(url)
+        super().__init__(url, secret=secret, lease=lease)
+        if self.secret is None:
+            raise ValueError(
+                f"the PostgreSQL store {self.url!r} needs a secret to sign the jobs it "
+                "stores (a fleet shares them): pass secret=... to open_store() or set "
+                "the JOBSCHED_SECRET environment variable"
+            )
+        self._raw_url = url
+        self._pool: ConnectionPool[Any] | None = None
+        self._start_lock = threading.Lock()
+        self._limiter = anyio.CapacityLimiter(POOL_SIZE)
+        self._dead_checked = -DEAD_OWNER_EVERY
+        self._closed = False
+
+    # ── plumbing ──────────────────────────────────────────────────────────
+
+    def _start(self) -> ConnectionPool[Any]:
+        """Connect, create or check the schema, and open the pool (blocking)."""
+        with self._start_lock:
+            if self._pool is not None:
+                return self._pool
+            conn = _schema.connect(self._conninfo, self._raw_url)
+            try:
+                _schema.prepare(conn, self._raw_url)
+            finally:
+                conn.close()
+            pool: ConnectionPool[Any] = ConnectionPool(
+                self._conninfo,
+                min_size=1,
+                max_size=POOL_SIZE,
+                kwargs={"autocommit": True, "connect_timeout": _schema.CONNECT_TIMEOUT},
+                # A connection the server dropped (a restart, an idle
+                # timeout) is replaced when taken, not failed on.
+                check=ConnectionPool.check_connection,
+                open=False,
+                name="jobsched",
+            )
+            try:
+                pool.open(wait=True, timeout=_schema.CONNECT_TIMEOUT)
+            except PoolTimeout:
+                pool.close()
+                raise StoreUnavailableError(
+                    f"cannot open connections to the PostgreSQL store {self.url!r}; check "
+                    "that the server accepts more connections (max_connections)"
+                ) from None
+            self._pool = pool
+            return pool
+
+    async def open(self) -> None:
+        self._closed = False
+        if self._pool is None:
+            await anyio.to_thread.run_sync(self._start, limiter=self._limiter)
+
+    async def close(self) -> None:
+        self._closed = True
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await anyio.to_thread.run_sync(pool.close)
+
+    def _tx(self, fn: Callable[[_sql.Conn], T]) -> T:
+        """Run ``fn`` in one transaction (on the calling thread)."""
+        pool = self._pool
+        if pool is None:
+            raise StoreUnavailableError(f"the store {self.url!r} is not open; open() it first")
+        for attempt in range(RETRIES):
+            try:
+                with pool.connection() as conn, conn.transaction():
+                    return fn(conn)
+            except (errors.DeadlockDetected, errors.SerializationFailure):
+                # Two members locked rows in different orders: one of them
+                # is rolled back by the server; run it again.
+                if attempt == RETRIES - 1:
+                    raise
+            except (psycopg.OperationalError, PoolTimeout) as exc:
+                raise StoreUnavailableError(
+                    f"the PostgreSQL store {self.url!r} failed: {' '.join(str(exc).split())}"
+                ) from exc
+        raise AssertionError("unreachable")
+
+    async def _run(self, fn: Callable[[_sql.Conn], T]) -> T:
+        return await anyio.to_thread.run_sync(self._tx, fn, limiter=self._limiter)
+
+    # ── the interface ─────────────────────────────────────────────────────
+
+    def reserve_ids(self, count: int) -> int:
+        if self._pool is None and not self._closed:
+            # submit() before the scheduler started: ids come from the
+            # database now, so open it now (not after close(): nothing
+            # would close it again).
+            self._start()
+
+        def reserve(conn: _sql.Conn) -> int:
+            row = conn.execute(
+                "UPDATE jobsched_meta SET value = value + %s WHERE key = 'next_id' "
+                "RETURNING value - %s",
+                (count, count),
+            ).fetchone()
+            assert row is not None
+            return int(row[0])
+
+        return self._tx(reserve)
+
+    async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
+        return await self._run(lambda conn: _sql.add(conn, jobs, now))
+
+    async def claim(
+        self,
+        owner: str,
+        limit: int,
+        executors: Mapping[str, int],
+        now: float,
+        lease: float,
+        *,
+        rates: Mapping[str, RateLimit] | None = None,
+        tenants: Mapping[str | None, int] | None = None,
+    ) -> list[Claimed]:
+        if limit < 1 or not executors:
+            return []
+        names = sorted(executors)
+        rooms = {name: executors[name] for name in names if executors[name] > 0}
+        until = now + lease
+
+        def claim(conn: _sql.Conn) -> list[Claimed]:
+            dead = self._dead_local_owners(conn, now)
+            _sql.promote(conn, now)
+            claimed = _sql.take_over(conn, owner, limit, names, dead, now, until)
+            left = limit - len(claimed)
+            if left > 0 and rooms:
+                if rates or tenants is not None:
+                    claimed += _limits.claim(
+                        conn, owner, left, rooms, now, until, rates or {}, tenants
+                    )
+                else:
+                    claimed += _sql.claim_by_key(conn, owner, left, rooms, now, until)
+            return claimed
+
+        return await self._run(claim)
+
+    def _dead_local_owners(self, conn: _sql.Conn, now: float) -> list[str]:
+        """Owners of running rows that were processes on this machine and are
+        gone: a restart after a crash need not wait out their leases."""
+        if now - self._dead_checked < DEAD_OWNER_EVERY:
+            return []
+        self._dead_checked = now
+        host = socket.gethostname()
+        rows = conn.execute(
+            "SELECT DISTINCT owner FROM jobsched_jobs WHERE status = 'running' AND owner LIKE %s",
+            (f"{host}:%",),
+        ).fetchall()
+        dead = []
+        for (owner,) in rows:
+            parts = str(owner).split(":")
+            if len(parts) == 3 and parts[0] == host and parts[1].isdigit():
+                pid = int(parts[1])
+                if pid != os.getpid() and not _alive(pid):
+                    dead.append(str(owner))
+        return dead
+
+    async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+        return await self._run(lambda conn: _sql.record(conn, owner, outcomes))
+
+    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
+        def extend(conn: _sql.Conn) -> list[int]:
+            rows = conn.execute(
+                "UPDATE jobsched_jobs SET lease_until = %s WHERE id = ANY(%s) AND owner = %s "
+                "AND status = 'running' RETURNING id, cancel_requested",
+                (until, sorted(ids), owner),
+            ).fetchall()
+            return sorted(i for i, flagged in rows if flagged)
+
+        return await self._run(extend)
+
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        def release(conn: _sql.Conn) -> None:
+            rows = conn.execute(
+                "UPDATE jobsched_jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
+                "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
+                "lease_until = NULL WHERE id = ANY(%s) AND owner = %s AND status = 'running' "
+                "RETURNING id, attempts + 1",
+                (sorted(ids), owner),
+            ).fetchall()
+            if rows:
+                # The attempt never started: it leaves no row.
+                conn.execute(
+                    "DELETE FROM jobsched_attempts a USING unnest(%s::bigint[], %s::int[]) "
+                    "AS r(id, attempt) WHERE a.job_id = r.id AND a.attempt = r.attempt",
+                    ([r[0] for r in rows], [r[1] for r in rows]),
+                )
+                _sql.notify(conn)
+
+        await self._run(release)
+
+    async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
+        return await self._run(lambda conn: _sql.cancel(conn, ids, now))
+
+    async def next_due(self) -> float | None:
+        def next_due(conn: _sql.Conn) -> float | None:
+            row = conn.execute(
+                "SELECT LEAST((SELECT MIN(run_at) FROM jobsched_jobs WHERE queue = 1), "
+                "(SELECT MIN(next_fire) FROM jobsched_schedules))"
+            ).fetchone()
+            return None if row is None or row[0] is None else float(row[0])
+
+        return await self._run(next_due)
+
+    async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
+        # In id order, so two members' batches lock rows in one order; a
+        # stable sort keeps the later of two registrations of one id last.
+        ordered: list[tuple[str, bytes, float]] = sorted(schedules, key=_first)
+
+        def put(conn: _sql.Conn) -> None:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO jobsched_schedules (id, payload, next_fire) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, "
+                    "next_fire = excluded.next_fire, owner = NULL, lease_until = NULL",
+                    ordered,
+                )
+            _sql.notify(conn)
+
+        await self._run(put)
+
+    async def remove_schedules(self, ids: Collection[str]) -> None:
+        await self._run(
+            lambda conn: conn.execute(
+                "DELETE FROM jobsched_schedules WHERE id = ANY(%s)", (sorted(ids),)
+            )
+        )
+
+    async def claim_schedules(self, owner: str, now: float, lease: float) -> list[DueSchedule]:
+        def claim(conn: _sql.Conn) -> list[DueSchedule]:
+            rows = conn.execute(
+                "WITH due AS (SELECT id FROM jobsched_schedules WHERE next_fire <= %s "
+                "AND (owner IS NULL OR lease_until < %s) FOR UPDATE SKIP LOCKED), "
+                "taken AS (UPDATE jobsched_schedules s SET owner = %s, lease_until = %s "
+                "FROM due WHERE s.id = due.id RETURNING s.id, s.payload, s.next_fire, s.last_job) "
+                "SELECT taken.id, taken.payload, taken.next_fire, j.status FROM taken "
+                "LEFT JOIN jobsched_jobs j ON j.id = taken.last_job ORDER BY taken.next_fire",
+                (now, now, owner, now + lease),
+            ).fetchall()
+            return [
+                DueSchedule(i, payload, fire, _status(status)) for i, payload, fire, status in rows
+            ]
+
+        return await self._run(claim)
+
+    async def fire(
+        self, owner: str, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
+    ) -> bool:
+        def fire(conn: _sql.Conn) -> bool:
+            moved = conn.execute(
+                "UPDATE jobsched_schedules SET next_fire = %s, owner = NULL, lease_until = NULL, "
+                "last_job = COALESCE(%s, last_job) "
+                "WHERE id = %s AND owner = %s AND next_fire = %s",
+                (next_fire, job.id if job is not None else None, schedule, owner, fire_time),
+            ).rowcount
+            if moved != 1:
+                return False
+            if job is not None:
+                try:
+                    with conn.transaction():  # a savepoint: the error ends only it
+                        _sql.add(conn, [job], fire_time)
+                except errors.UniqueViolation:
+                    # This fire was made already: the unique index on
+                    # (schedule, fire_time) makes a second one impossible.
+                    raise _sql.AlreadyFired() from None
+            return True
+
+        try:
+            return await self._run(fire)
+        except _sql.AlreadyFired:
+            return False
+
+    async def fetch(self, job_id: int) -> StoredJob | None:
+        found = await self._run(lambda conn: self._jobs(conn, "WHERE id = %s", (job_id,)))
+        return found[0] if found else None
+
+    async def unfinished(self) -> int:
+        def count(conn: _sql.Conn) -> int:
+            row = conn.execute(
+                "SELECT COUNT(*) FROM jobsched_jobs WHERE finished_at IS NULL"
+            ).fetchone()
+            return int(row[0]) if row is not None else 0
+
+        return await self._run(count)
+
+    async def prune(self, keep: int) -> int:
+        def prune(conn: _sql.Conn) -> int:
+            gone = conn.execute(
+                "WITH old AS (SELECT id FROM jobsched_jobs WHERE finished_at IS NOT NULL "
+                "ORDER BY finished_at DESC, id DESC LIMIT %s OFFSET %s), "
+                "jobs AS (DELETE FROM jobsched_jobs j USING old WHERE j.id = old.id "
+                "RETURNING j.id), "
+                "attempts AS (DELETE FROM jobsched_attempts a USING jobs "
+                "WHERE a.job_id = jobs.id) "
+                "SELECT COUNT(*) FROM jobs",
+                (PRUNE_BATCH, keep),
+            ).fetchone()
+            return int(gone[0]) if gone is not None else 0
+
+        total = 0
+        while True:
+            deleted = await self._run(prune)
+            total += deleted
+            if deleted < PRUNE_BATCH:
+                return total
+
+    # ── notifications ─────────────────────────────────────────────────────
+
+    async def watch(self, wake: Callable[[], None]) -> None:
+        """Wake the claimer on every NOTIFY of another member's commit.
+
+        A connection of its own, outside the pool, in a thread of its own
+        that owns it (a cancelled watch abandons the thread, which closes the
+        connection within ``LISTEN_TICK``). If it breaks, it is made again a
+        second later; the claimer's polling covers the gap.
+        """
+        token = anyio.lowlevel.current_token()
+        while True:
+            stop = threading.Event()
+            try:
+                await anyio.to_thread.run_sync(
+                    self._listen, stop, wake, token, abandon_on_cancel=True
+                )
+            except (StoreUnavailableError, psycopg.Error):
+                pass  # unreachable or broken: listen again on a new connection
+            finally:
+                stop.set()
+            await anyio.sleep(1.0)
+
+    def _listen(self, stop: threading.Event, wake: Callable[[], None], token: Any) -> None:
+        """Pass notifications on to ``wake`` until ``stop``."""
+        conn = _schema.connect(self._conninfo, self._raw_url)
+        try:
+            conn.execute(f"LISTEN {_schema.CHANNEL}")
+            woken = True  # anything committed while not listening
+            while not stop.is_set():
+                if woken:
+                    try:
+                        anyio.from_thread.run_sync(wake, token=token)
+                    except Exception:
+                        return  # the event loop is gone
+                woken = any(True for _ in conn.notifies(timeout=LISTEN_TICK, stop_after=1))
+        finally:
+            conn.close()
+
+
+def _status(value: str | None) -> JobStatus | None:
+    return JobStatus(value) if value is not None else None
+
+
+def _first(row: tuple[str, bytes, float]) -> str:
+    return row[0]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True

@@ -1,0 +1,83 @@
+"""A PostgreSQL database of its own for a test: created on the local server, dropped after.
+
+The server is the one every machine of this project runs (127.0.0.1:5432,
+trust auth, user postgres); ``JOBSCHED_TEST_PG`` points elsewhere. Without a
+server the tests that need one are skipped with the reason, except in CI
+(``CI`` set), where a missing server is a failure: CI starts it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+#: The maintenance database tests connect to, to create and drop their own.
+ADMIN_URL = os.environ.get("JOBSCHED_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+#: The secret test stores sign with.
+SECRET = "test-secret"
+
+
+def _admin():  # type: ignore[no-untyped-def]
+    import psycopg
+
+    return psycopg.connect(ADMIN_URL, autocommit=True, connect_timeout=5)
+
+
+def reachable() -> str | None:
+    """None if the server answers, else why not."""
+    try:
+        import psycopg
+    except ImportError:
+        return "psycopg is not installed (uv sync installs jobsched-store-postgres)"
+    try:
+        _admin().close()
+    except psycopg.Error as exc:
+        return f"no PostgreSQL server at {ADMIN_URL}: {' '.join(str(exc).split())}"
+    return None
+
+
+def require_server() -> None:
+    """Skip the test without a server (fail in CI, which must have one)."""
+    reason = reachable()
+    if reason is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI must start the server (.ci/run does)", pytrace=False)
+    pytest.skip(reason)
+
+
+def url_of(database: str) -> str:
+    base, _, _ = ADMIN_URL.rpartition("/")
+    return f"{base}/{database}"
+
+
+def schema_url(database_url: str) -> str:
+    """A URL whose connections work in a new, empty schema of ``database_url``.
+
+    Cheaper than a database per store (milliseconds, not a second), and as
+    separate: the store's tables are found through ``search_path``.
+    """
+    import psycopg
+
+    name = f"s_{secrets.token_hex(6)}"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    return f"{database_url}?options=-csearch_path%3D{name}"
+
+
+@contextmanager
+def database() -> Iterator[str]:
+    """The URL of a new, empty database, dropped on exit (with its connections)."""
+    require_server()
+    name = f"jobsched_test_{os.getpid()}_{secrets.token_hex(4)}"
+    with _admin() as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield url_of(name)
+    finally:
+        with _admin() as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
