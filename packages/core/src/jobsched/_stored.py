@@ -11,6 +11,7 @@ Times in the store are wall-clock; the view keeps monotonic ones.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Collection, Iterable, Sequence
@@ -25,6 +26,7 @@ from ._jobs import Job, id_number
 from ._log import logger
 from ._state import STOPPED
 from ._store import Change, Claimed, DueSchedule, NewJob, Outcome
+from ._storelink import POLL_INTERVAL
 
 _PENDING = JobStatus.PENDING
 _RUNNING = JobStatus.RUNNING
@@ -86,6 +88,7 @@ class Stored(Dispatch):
                 )
                 self._refuse(number, claim.attempt, reason)
                 continue
+            stored._jobsched_id = number  # a stored form carries no id: the row has it
             name = stored.executor
             if name not in self._executors:
                 # Submitted by another process: this one loads its executor now.
@@ -218,6 +221,7 @@ class Stored(Dispatch):
                 "or pruned (history_limit)"
             )
         job: Any = link.codec.loads(stored.payload)
+        job._jobsched_id = stored.id
         offset = time.time() - self._clock()
         job.status = stored.status
         job.attempts = stored.attempts
@@ -242,7 +246,17 @@ class Stored(Dispatch):
                 )
             return
         await link.flush()
-        while await link.store.unfinished():
+        # A COUNT of the store's unfinished jobs costs a scan of an index (a
+        # long one with many jobs queued): ask the store when this process's
+        # view says all is done, and otherwise once a poll interval, for the
+        # jobs other members submitted or ran, which this view does not see.
+        asked = -math.inf
+        while True:
+            now = time.monotonic()
+            if self._unfinished <= 0 or now - asked >= POLL_INTERVAL:
+                asked = now
+                if not await link.store.unfinished():
+                    return
             if self._stopping:
                 raise SchedulerStoppedError(
                     "jobs in the store will not finish here: this scheduler is stopping; "
