@@ -163,15 +163,24 @@ def start_attempts(
 def finish_attempts(conn: sqlite3.Connection, owner: str, ended: Sequence[Outcome]) -> None:
     """Close the attempt rows of accepted outcomes (a lost attempt's too: its
     row keeps the owner that ran it). A row that is missing is made."""
-    conn.executemany(
-        "INSERT INTO attempts (job_id, attempt, owner, started_at, finished_at, status, error) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, attempt) DO UPDATE SET "
-        "finished_at = excluded.finished_at, status = excluded.status, error = excluded.error",
-        [
-            (o.id, o.attempt, owner, o.finished_at, o.finished_at, o.status.value, o.error)
-            for o in ended
-        ],
-    )
+    if not ended:
+        return
+    # An UPDATE finds each row once; an upsert looks twice (insert, then
+    # update), and every claim made the row.
+    closed = conn.executemany(
+        "UPDATE attempts SET finished_at = ?, status = ?, error = ? "
+        "WHERE job_id = ? AND attempt = ?",
+        [(o.finished_at, o.status.value, o.error, o.id, o.attempt) for o in ended],
+    ).rowcount
+    if closed != len(ended):
+        conn.executemany(
+            "INSERT OR IGNORE INTO attempts (job_id, attempt, owner, started_at, finished_at, "
+            "status, error) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (o.id, o.attempt, owner, o.finished_at, o.finished_at, o.status.value, o.error)
+                for o in ended
+            ],
+        )
 
 
 def _dead_local_owners(conn: sqlite3.Connection) -> list[str]:
