@@ -525,6 +525,19 @@ async def test_a_worker_lost_takeover_closes_the_lost_attempt(store: SQLiteStore
     ]
 
 
+async def test_an_outcome_whose_attempt_row_is_missing_makes_one(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("m", 1, {"async": 99}, NOW, 30)
+    conn = sqlite3.connect(store.path)
+    conn.execute("DELETE FROM attempts")  # as if the claim had written none
+    conn.commit()
+    conn.close()
+    await store.record("m", [done(1, status=FAILED, error="E: x")])
+    (a,) = await store.attempts(job_id=1)
+    assert (a.owner, a.status, a.error) == ("m", FAILED, "E: x")
+    assert a.started_at == a.finished_at == NOW + 1  # no start known: its end
+
+
 async def test_a_released_claim_leaves_no_attempt(store: SQLiteStore) -> None:
     await store.add([new(1)], NOW)
     await store.claim("stopping", 1, {"async": 99}, NOW, 30)

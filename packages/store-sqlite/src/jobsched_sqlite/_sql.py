@@ -162,7 +162,9 @@ def start_attempts(
 
 def finish_attempts(conn: sqlite3.Connection, owner: str, ended: Sequence[Outcome]) -> None:
     """Close the attempt rows of accepted outcomes (a lost attempt's too: its
-    row keeps the owner that ran it). A row that is missing is made."""
+    row keeps the owner that ran it). A row that is missing (its claim's
+    insert never happened) is made, started when it finished: the outcome
+    knows no start."""
     if not ended:
         return
     # An UPDATE finds each row once; an upsert looks twice (insert, then
