@@ -328,9 +328,9 @@ USER_ERRORS = {
     ),
     "malformed-url": (["jobs", "--store", "jobs.db"], "malformed store URL 'jobs.db'"),
     "unknown-scheme": (["jobs", "--store", "mysql://db/jobs"], "no store serves mysql:// URLs"),
-    "not-installed": (
+    "no-secret": (
         ["stats", "--store", "postgresql://u:hunter2@h/db"],
-        "no store serves postgresql://",
+        "the PostgreSQL store 'postgresql://u:***@h/db' needs a secret",
     ),
     "memory": (["jobs", "--store", "memory"], "the 'memory' store lives inside one process"),
     "no-store": (["jobs"], "no store given: pass --store URL or set JOBSCHED_STORE"),
