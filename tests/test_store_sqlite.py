@@ -409,3 +409,225 @@ async def test_removed_schedules_are_gone(store: SQLiteStore) -> None:
     await store.remove_schedules(["s", "unknown"])
     assert await store.next_due() == NOW + 5
     assert [d.id for d in await store.claim_schedules("a", NOW + 5, 30)] == ["t"]
+
+
+# ── reads and actions for operators ──────────────────────────────────────
+
+RUNNING, FAILED = js.JobStatus.RUNNING, js.JobStatus.FAILED
+
+
+async def test_jobs_lists_newest_first_in_pages(store: SQLiteStore) -> None:
+    await store.add([new(i) for i in range(1, 8)] + [new(8, depends_on=(6, 7))], NOW)
+    first = await store.jobs(limit=3)
+    assert [j.id for j in first] == [8, 7, 6]
+    assert first[0].depends_on == (6, 7) and first[0].payload == b"P\x08"
+    second = await store.jobs(limit=3, before=first[-1].id)
+    assert [j.id for j in second] == [5, 4, 3]
+    last = await store.jobs(limit=3, before=second[-1].id)
+    assert [j.id for j in last] == [2, 1]
+    assert await store.jobs(limit=3, before=1) == []
+    assert [j.id for j in await store.jobs()] == list(range(8, 0, -1))  # default: 50
+
+
+async def test_jobs_filters_by_status(store: SQLiteStore) -> None:
+    await store.add([new(i) for i in range(1, 6)], NOW)
+    claims = await store.claim("m", 3, {"async": 99}, NOW, 30)
+    assert [c.id for c in claims] == [1, 2, 3]
+    await store.record("m", [done(1, status=FAILED, error="E: x"), done(2)])
+    failed = await store.jobs(statuses=[FAILED])
+    assert [(j.id, j.status, j.last_error) for j in failed] == [(1, FAILED, "E: x")]
+    both = await store.jobs(statuses={RUNNING, js.JobStatus.PENDING})
+    assert [(j.id, j.status) for j in both] == [
+        (5, js.JobStatus.PENDING),
+        (4, js.JobStatus.PENDING),
+        (3, RUNNING),
+    ]
+    assert [j.id for j in await store.jobs(statuses=[RUNNING, FAILED], limit=1, before=3)] == [1]
+
+
+async def test_reads_refuse_bad_arguments_with_the_fix(store: SQLiteStore) -> None:
+    with pytest.raises(ValueError, match="limit must be at least 1, got 0"):
+        await store.jobs(limit=0)
+    with pytest.raises(TypeError, match="limit must be a positive int, got '5'"):
+        await store.attempts(limit="5")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="wrap a single status in a tuple"):
+        await store.jobs(statuses=FAILED)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="JobStatus members, got 'failed'.*JobStatus.FAILED"):
+        await store.jobs(statuses=["failed"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="before must be a job id"):
+        await store.jobs(before="9")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="since must be a wall-clock time"):
+        await store.attempts(since="yesterday")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="job_id must be a job id"):
+        await store.attempts(job_id=1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="retry takes job ids"):
+        await store.retry(["1"], NOW)  # type: ignore[list-item]
+
+
+async def test_counts_are_by_status_and_executor(store: SQLiteStore) -> None:
+    assert await store.counts() == {}
+    await store.add([new(1), new(2), new(3, executor="process"), new(4, executor="process")], NOW)
+    await store.claim("m", 1, {"process": 99}, NOW, 30)
+    await store.record("m", [done(3, status=FAILED)])
+    await store.claim("m", 1, {"async": 99}, NOW, 30)
+    assert await store.counts() == {
+        (RUNNING, "async"): 1,
+        (js.JobStatus.PENDING, "async"): 1,
+        (FAILED, "process"): 1,
+        (js.JobStatus.PENDING, "process"): 1,
+    }
+
+
+async def test_attempts_record_a_retry_and_its_next_attempt(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("m1", 1, {"async": 99}, NOW, 30)
+    (running,) = await store.attempts(job_id=1)
+    assert (running.attempt, running.owner, running.started_at) == (1, "m1", NOW)
+    assert (running.status, running.finished_at, running.name) == (RUNNING, None, "j1")
+    out = Outcome(1, 1, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 2, error="E: flaky")
+    await store.record("m1", [out])
+    await store.claim("m2", 1, {"async": 99}, NOW + 2, 30)
+    await store.record("m2", [Outcome(1, 2, js.JobStatus.COMPLETED, NOW + 3)])
+    history = await store.attempts(job_id=1)
+    assert [
+        (a.attempt, a.owner, a.started_at, a.finished_at, a.status, a.error) for a in history
+    ] == [
+        (1, "m1", NOW, NOW + 1, js.JobStatus.RETRY_WAIT, "E: flaky"),
+        (2, "m2", NOW + 2, NOW + 3, js.JobStatus.COMPLETED, None),
+    ]
+
+
+async def test_a_refused_outcome_leaves_the_attempt_alone(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("m1", 1, {"async": 99}, NOW, 30)
+    assert (await store.record("m2", [done(1, status=FAILED)])).refused == [1]
+    (a,) = await store.attempts(job_id=1)
+    assert (a.owner, a.status, a.finished_at) == ("m1", RUNNING, None)
+
+
+async def test_a_worker_lost_takeover_closes_the_lost_attempt(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("dead", 1, {"async": 99}, NOW, lease=10)
+    (taken,) = await store.claim("alive", 1, {"async": 99}, NOW + 11, 10)
+    assert taken.lost
+    # Taken over, not yet settled: the attempt still runs, as the dead member's.
+    (lost,) = await store.attempts(job_id=1)
+    assert (lost.owner, lost.status) == ("dead", RUNNING)
+    out = Outcome(1, 1, js.JobStatus.RETRY_WAIT, NOW + 11, run_at=NOW + 12, error="worker lost")
+    await store.record("alive", [out])
+    await store.claim("alive", 1, {"async": 99}, NOW + 12, 10)
+    history = await store.attempts(job_id=1)
+    assert [(a.attempt, a.owner, a.status, a.finished_at, a.error) for a in history] == [
+        (1, "dead", js.JobStatus.RETRY_WAIT, NOW + 11, "worker lost"),
+        (2, "alive", RUNNING, None, None),
+    ]
+
+
+async def test_a_released_claim_leaves_no_attempt(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("stopping", 1, {"async": 99}, NOW, 30)
+    await store.release("stopping", [1])
+    assert await store.attempts(job_id=1) == []
+    (again,) = await store.claim("next", 1, {"async": 99}, NOW + 1, 30)
+    (a,) = await store.attempts(job_id=1)
+    assert (again.attempt, a.attempt, a.owner, a.started_at) == (1, 1, "next", NOW + 1)
+
+
+async def test_attempts_since_keep_the_running_and_the_recent(store: SQLiteStore) -> None:
+    await store.add([new(i) for i in range(1, 5)], NOW)
+    await store.claim("m", 4, {"async": 99}, NOW, 30)
+    await store.record(
+        "m", [Outcome(i, 1, js.JobStatus.COMPLETED, NOW + 10 * i) for i in (1, 2, 3)]
+    )
+    recent = await store.attempts(since=NOW + 20)
+    assert sorted(a.job_id for a in recent) == [2, 3, 4]  # 4 still runs
+    assert [a.job_id for a in await store.attempts(since=NOW + 20, job_id=3)] == [3]
+    assert len(await store.attempts()) == 4
+
+
+async def test_attempts_keep_the_newest_when_over_the_limit(store: SQLiteStore) -> None:
+    await store.add([new(i, (float(i),)) for i in range(1, 6)], NOW)
+    for i in range(1, 6):  # one claim each, a second apart
+        await store.claim("m", 1, {"async": 99}, NOW + i, 30)
+    newest = await store.attempts(limit=2)
+    assert [(a.job_id, a.started_at) for a in newest] == [(4, NOW + 4), (5, NOW + 5)]
+
+
+async def test_schedules_soonest_first_with_their_firing_member(store: SQLiteStore) -> None:
+    import time
+
+    now = time.time()
+    assert await store.schedules() == []
+    await store.put_schedules([("late", b"P", now + 60), ("soon", b"P", now - 1)])
+    await store.claim_schedules("a", now, lease=300)  # "soon" is due: a fires it
+    listed = await store.schedules()
+    assert [(s.id, s.next_fire, s.owner) for s in listed] == [
+        ("soon", now - 1, "a"),
+        ("late", now + 60, None),
+    ]
+    await store.put_schedules([("lapsed", b"P", now - 5)])
+    (lapsed,) = await store.claim_schedules("b", now - 5, lease=1)  # its lease ran out
+    assert lapsed.id == "lapsed"
+    assert [(s.id, s.owner) for s in await store.schedules()] == [
+        ("lapsed", None),
+        ("soon", "a"),
+        ("late", None),
+    ]
+
+
+@pytest.mark.parametrize("status", [FAILED, js.JobStatus.TIMED_OUT, js.JobStatus.CANCELLED])
+async def test_retry_requeues_a_finished_job_and_counts_on(
+    store: SQLiteStore, status: js.JobStatus
+) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("m", 1, {"async": 99}, NOW, 30)
+    await store.record("m", [done(1, status=status, error="E: no")])
+    assert await store.retry([1], NOW + 50) == [1]
+    job = await store.fetch(1)
+    assert job is not None and job.status is js.JobStatus.PENDING
+    assert (job.run_at, job.finished_at, job.attempts) == (NOW + 50, None, 1)
+    assert await store.unfinished() == 1
+    (again,) = await store.claim("m", 1, {"async": 99}, NOW + 50, 30)
+    assert (again.id, again.attempt, again.lost) == (1, 2, False)
+    # The old attempt stays fenced out; the new one is attempt 2.
+    assert (await store.record("m", [done(1, attempt=1)])).refused == [1]
+    assert (await store.record("m", [done(1, attempt=2)])).refused == []
+    assert [(a.attempt, a.status) for a in await store.attempts(job_id=1)] == [
+        (1, status),
+        (2, js.JobStatus.COMPLETED),
+    ]
+
+
+async def test_retry_leaves_other_jobs_alone(store: SQLiteStore) -> None:
+    await store.add([new(1), new(2), new(3), new(4, run_at=NOW + 99)], NOW)
+    await store.claim("m", 3, {"async": 99}, NOW, 30)
+    out = Outcome(2, 1, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 5, error="E")
+    await store.record("m", [done(1), out])  # 1 completed, 2 retry-waiting, 3 running
+    before = {i: await store.fetch(i) for i in range(1, 5)}
+    assert await store.retry([1, 2, 3, 4, 404], NOW + 2) == []
+    assert {i: await store.fetch(i) for i in range(1, 5)} == before
+    assert await store.retry([], NOW) == []
+
+
+async def test_retry_of_a_dependent_waits_for_its_unfinished_upstream(store: SQLiteStore) -> None:
+    await store.add([new(1, run_at=NOW + 10), new(2, depends_on=(1,))], NOW)
+    await store.cancel([2], NOW)  # cancelled while it waited for job 1
+    assert await store.retry([2, 2], NOW) == [2]  # once, however often named
+    job = await store.fetch(2)
+    assert job is not None and job.status is js.JobStatus.PENDING and job.depends_on == (1,)
+    assert await store.claim("m", 5, {"async": 99}, NOW, 30) == []
+    assert [c.id for c in await store.claim("m", 5, {"async": 99}, NOW + 10, 30)] == [1]
+    await store.record("m", [done(1)])
+    assert [c.id for c in await store.claim("m", 5, {"async": 99}, NOW + 10, 30)] == [2]
+
+
+async def test_prune_takes_the_attempts_with_their_jobs(store: SQLiteStore) -> None:
+    await store.add([new(1), new(2)], NOW)
+    await store.claim("m", 2, {"async": 99}, NOW, 30)
+    await store.record("m", [Outcome(1, 1, js.JobStatus.COMPLETED, NOW + 1)])
+    await store.record("m", [Outcome(2, 1, js.JobStatus.COMPLETED, NOW + 2)])
+    assert await store.prune(keep=1) == 1
+    assert [a.job_id for a in await store.attempts()] == [2]
+    conn = sqlite3.connect(store.path)
+    assert conn.execute("SELECT job_id FROM attempts").fetchall() == [(2,)]  # not just hidden
+    conn.close()

@@ -16,6 +16,11 @@ VERSION = 1
 # blocked on dependencies (unmet > 0). NULL: running or finished. Each queue
 # has a partial index, so a claim reads only ready rows in key order and
 # promotion reads only due waiting rows: both stay cheap at a million rows.
+#
+# attempts: one row per attempt a claim started (RUNNING, finished_at NULL),
+# closed by the outcome that ends it; the operator's timeline and a job's
+# history. It goes with its job when prune deletes the job. Its index on
+# finished_at serves "running, or finished since" (NULLs are indexed too).
 _DDL = """
 CREATE TABLE jobsched_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE jobs (
@@ -65,6 +70,17 @@ CREATE TABLE schedules (
     lease_until REAL
 );
 CREATE INDEX schedules_due ON schedules (next_fire);
+CREATE TABLE attempts (
+    job_id INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    owner TEXT,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    error TEXT,
+    PRIMARY KEY (job_id, attempt)
+) WITHOUT ROWID;
+CREATE INDEX attempts_finished ON attempts (finished_at);
 INSERT INTO jobsched_meta (key, value) VALUES ('schema', 1), ('next_id', 1);
 """
 

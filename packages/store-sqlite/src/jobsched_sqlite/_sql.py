@@ -119,7 +119,33 @@ def claim(
         # RETURNING gives no order: restore the key's.
         rows.sort(key=lambda r: (r[0], r[1], r[2]))
         claimed.extend(Claimed(r[3], r[4], r[5]) for r in rows)
+        start_attempts(conn, owner, now, [(r[3], r[4]) for r in rows])
     return claimed
+
+
+def start_attempts(
+    conn: sqlite3.Connection, owner: str, now: float, started: Sequence[tuple[int, int]]
+) -> None:
+    """The attempt rows of jobs just claimed ``(id, attempt)``: RUNNING under ``owner``."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO attempts (job_id, attempt, owner, started_at, status) "
+        "VALUES (?, ?, ?, ?, 'running')",
+        [(job_id, attempt, owner, now) for job_id, attempt in started],
+    )
+
+
+def finish_attempts(conn: sqlite3.Connection, owner: str, ended: Sequence[Outcome]) -> None:
+    """Close the attempt rows of accepted outcomes (a lost attempt's too: its
+    row keeps the owner that ran it). A row that is missing is made."""
+    conn.executemany(
+        "INSERT INTO attempts (job_id, attempt, owner, started_at, finished_at, status, error) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, attempt) DO UPDATE SET "
+        "finished_at = excluded.finished_at, status = excluded.status, error = excluded.error",
+        [
+            (o.id, o.attempt, owner, o.finished_at, o.finished_at, o.status.value, o.error)
+            for o in ended
+        ],
+    )
 
 
 def _dead_local_owners(conn: sqlite3.Connection) -> list[str]:
@@ -147,6 +173,7 @@ def _alive(pid: int) -> bool:
 
 def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
     recorded = Recorded()
+    accepted: list[Outcome] = []
     for out in outcomes:
         if out.status is _RETRY_WAIT:
             assert out.run_at is not None
@@ -170,10 +197,12 @@ def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) ->
         if cursor.rowcount != 1:
             recorded.refused.append(out.id)
             continue
+        accepted.append(out)
         if out.status is _COMPLETED:
             _release(conn, out.id, out.finished_at)
         elif out.status.is_terminal:
             recorded.changes.extend(_cascade(conn, out.id, out.status, out.finished_at))
+    finish_attempts(conn, owner, accepted)
     return recorded
 
 
