@@ -220,7 +220,7 @@ def test_overview_shows_counts_timeline_queue_failures_and_schedules(store: Fake
     assert 'class="wait"' in html  # job 2's second attempt after its first
     assert "Delayed: 1" in html and "Waiting to retry: 1" in html and "Blocked: 1" in html
     assert "nightly" in html
-    assert 'data-refresh="/live"' in html
+    assert 'data-refresh="/live?minutes=5"' in html
     assert "Content-Security-Policy" in page.headers
 
 
@@ -247,7 +247,16 @@ def test_unknown_job_is_404(store: FakeStore) -> None:
         page = c.get("/jobs/999")
         live = c.get("/jobs/999/live")
     assert page.status_code == live.status_code == 404
-    assert "no job 999" in page.text
+    assert "no job-999" in page.text
+
+
+def test_history_window_from_minutes(store: FakeStore) -> None:
+    """?minutes=N sets the chart's and timeline's window; the refresh keeps it."""
+    with client(store) as c:
+        page = c.get("/?minutes=1").text
+        bad = [c.get(f"/live?minutes={m}") for m in ("0", "61", "x", "-1")]
+    assert "last 1 min" in page and 'data-refresh="/live?minutes=1"' in page
+    assert all(r.status_code == 400 and "from 1 to 60" in r.text for r in bad)
 
 
 def test_static_files_are_served(store: FakeStore) -> None:

@@ -30,8 +30,10 @@ from jobsched._store import StoredJob
 
 from . import _views
 
-#: Seconds of history the chart and the timeline show.
+#: Seconds of history the chart and the timeline show (``?minutes=`` changes it).
 WINDOW = 300.0
+#: The ``minutes`` a page may ask for.
+MINUTES = range(1, 61)
 #: Attempts read for the chart and the timeline: the newest, when more fall in the window.
 ATTEMPTS_LIMIT = 2_000
 #: Waiting jobs read for the queue (the newest), failures for their list.
@@ -137,10 +139,10 @@ class _Dashboard:
     # ── pages ─────────────────────────────────────────────────────────────
 
     async def index(self, request: Request) -> Response:
-        return self.render("index.html", **await self.overview())
+        return self.render("index.html", **await self.overview(_window(request)))
 
     async def live(self, request: Request) -> Response:
-        return self.render("live.html", **await self.overview())
+        return self.render("live.html", **await self.overview(_window(request)))
 
     async def job(self, request: Request) -> Response:
         context = await self.job_context(request.path_params["job_id"])
@@ -149,12 +151,12 @@ class _Dashboard:
     async def job_live(self, request: Request) -> Response:
         return self.render("job_live.html", **await self.job_context(request.path_params["job_id"]))
 
-    async def overview(self) -> dict[str, Any]:
+    async def overview(self, window: float) -> dict[str, Any]:
         """Everything the main page shows: five paged reads and a few fetches."""
         store = self.store
         now = time.time()
         counts = _views.counts_table(await store.counts())
-        attempts = await store.attempts(since=now - WINDOW, limit=ATTEMPTS_LIMIT)
+        attempts = await store.attempts(since=now - window, limit=ATTEMPTS_LIMIT)
         waiting = await store.jobs(
             statuses=(JobStatus.PENDING, JobStatus.RETRY_WAIT), limit=WAITING_LIMIT
         )
@@ -166,8 +168,9 @@ class _Dashboard:
         return {
             "now": now,
             "counts": counts,
-            "chart": _views.throughput(attempts, now, WINDOW),
-            "timeline": _views.timeline(attempts, now, WINDOW),
+            "minutes": round(window / 60),
+            "chart": _views.throughput(attempts, now, window, bucket=window / 30),
+            "timeline": _views.timeline(attempts, now, window),
             "attempts_capped": len(attempts) >= ATTEMPTS_LIMIT,
             "attempts_limit": ATTEMPTS_LIMIT,
             "queue": _views.queue(waiting, upstreams, now),
@@ -180,7 +183,7 @@ class _Dashboard:
     async def job_context(self, job_id: int) -> dict[str, Any]:
         job = await self.store.fetch(job_id)
         if job is None:
-            raise HTTPException(404, f"no job {job_id} in the store {self.store.url}")
+            raise HTTPException(404, f"no job-{job_id} in the store {self.store.url}")
         now = time.time()
         attempts = await self.store.attempts(job_id=job_id)
         upstreams = await self.fetch_all(job.depends_on[:UPSTREAMS_LIMIT])
@@ -212,12 +215,12 @@ class _Dashboard:
             return refused
         job = await self.store.fetch(job_id)
         if job is None:
-            return self.error(404, "No such job", f"no job {job_id} in the store {self.store.url}")
+            return self.error(404, "No such job", f"no job-{job_id} in the store {self.store.url}")
         if job.status.is_terminal:
             return self.error(
                 409,
                 "Not cancelled",
-                f"job {job_id} already ended {job.status.value}; only a job that has not "
+                f"job-{job_id} already ended {job.status.value}; only a job that has not "
                 "ended can be cancelled",
             )
         await self.store.cancel([job_id], time.time())
@@ -230,12 +233,12 @@ class _Dashboard:
             return refused
         job = await self.store.fetch(job_id)
         if job is None:
-            return self.error(404, "No such job", f"no job {job_id} in the store {self.store.url}")
+            return self.error(404, "No such job", f"no job-{job_id} in the store {self.store.url}")
         if job_id not in await self.store.retry([job_id], time.time()):
             return self.error(
                 409,
                 "Not retried",
-                f"job {job_id} is {job.status.value}; only a failed, timed-out or "
+                f"job-{job_id} is {job.status.value}; only a failed, timed-out or "
                 "cancelled job can be retried",
             )
         return RedirectResponse(f"/jobs/{job_id}?done=retry", status_code=303)
@@ -281,6 +284,18 @@ class _Dashboard:
         return self.error(
             exc.status_code, "Not found" if exc.status_code == 404 else "Error", str(exc.detail)
         )
+
+
+def _window(request: Request) -> float:
+    """The seconds of history asked for with ``?minutes=N`` (1 to 60), else :data:`WINDOW`."""
+    text = request.query_params.get("minutes")
+    if text is None:
+        return WINDOW
+    if not text.isdigit() or int(text) not in MINUTES:
+        raise HTTPException(
+            400, f"minutes must be a whole number from 1 to 60, got {text!r}; e.g. /?minutes=5"
+        )
+    return int(text) * 60.0
 
 
 def _bearer(headers: Mapping[str, str]) -> str | None:

@@ -245,7 +245,7 @@ def timeline(attempts: Sequence[Attempt], now: float, window: float = 300.0) -> 
                 previous[1],
                 bar.x,
                 here[1],
-                f"{a.name} (job {a.job_id}): waited before attempt {a.attempt}",
+                f"{a.name} (job-{a.job_id}): waited before attempt {a.attempt}",
             )
         )
     out.height = max(y, LANE_HEIGHT)
@@ -260,7 +260,7 @@ def _bar_title(a: Attempt, end: float) -> str:
     ended = "running" if a.finished_at is None else a.status.value
     if a.status is JobStatus.RETRY_WAIT:
         ended = "failed, retried"
-    text = f"{a.name} (job {a.job_id}) attempt {a.attempt}: {ended}, {end - a.started_at:.2f} s"
+    text = f"{a.name} (job-{a.job_id}) attempt {a.attempt}: {ended}, {end - a.started_at:.2f} s"
     if a.error:
         text += f": {a.error}"
     return text
