@@ -81,8 +81,35 @@ CREATE TABLE attempts (
     PRIMARY KEY (job_id, attempt)
 ) WITHOUT ROWID;
 CREATE INDEX attempts_finished ON attempts (finished_at);
+CREATE TABLE job_counts (
+    status TEXT NOT NULL,
+    executor TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (status, executor)
+) WITHOUT ROWID;
 INSERT INTO jobsched_meta (key, value) VALUES ('schema', 1), ('next_id', 1);
 """
+
+# job_counts: how many jobs hold each (status, executor), kept by triggers in
+# the transaction that changes a job, so counts() reads a handful of rows
+# instead of counting a million (2.5 s on a 1M-job file; 0.35 s with an index
+# on (status, executor), which every status change would maintain as well).
+# Triggers hold ";" inside BEGIN ... END, so they are created one by one.
+_TRIGGERS = (
+    """CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN
+        INSERT INTO job_counts (status, executor, n) VALUES (new.status, new.executor, 1)
+        ON CONFLICT (status, executor) DO UPDATE SET n = n + 1;
+    END""",
+    """CREATE TRIGGER jobs_count_update AFTER UPDATE OF status ON jobs
+    WHEN old.status IS NOT new.status BEGIN
+        UPDATE job_counts SET n = n - 1 WHERE status = old.status AND executor = old.executor;
+        INSERT INTO job_counts (status, executor, n) VALUES (new.status, new.executor, 1)
+        ON CONFLICT (status, executor) DO UPDATE SET n = n + 1;
+    END""",
+    """CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN
+        UPDATE job_counts SET n = n - 1 WHERE status = old.status AND executor = old.executor;
+    END""",
+)
 
 #: How long a writer waits for another process's write lock before failing.
 BUSY_TIMEOUT_MS = 10_000
@@ -191,6 +218,8 @@ def _create(conn: sqlite3.Connection, path: Path) -> None:
         for statement in _DDL.split(";"):
             if statement.strip():
                 conn.execute(statement)
+        for trigger in _TRIGGERS:
+            conn.execute(trigger)
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
         if conn.in_transaction:

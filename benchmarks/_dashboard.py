@@ -1,0 +1,266 @@
+"""W14: the dashboard's pages on a SQLite store holding ``size`` finished jobs.
+
+Run as ``python -m benchmarks._dashboard SYSTEM W14 SIZE`` (the suite's child
+protocol, see :mod:`benchmarks._child`). Both systems serve the same live
+work (:data:`RUNNING` running jobs on two members, :data:`PENDING` queued
+ones, a few delayed and blocked, two schedules); ``jobsched`` has ``size``
+finished jobs behind it as well (one attempt each, finished over the last
+day, 2% failed, timed out or cancelled), ``raw`` has none. So the ratio is
+what a long history costs each page; the issue's bar is the absolute figure:
+under 300 ms per page at 1M.
+
+The store is filled with direct inserts into the SQLite store's tables (the
+schema of ``jobsched_sqlite._schema``, created by opening the store), which
+takes seconds where a million jobs through a scheduler would take minutes;
+the times are relative to the fill, so the last minutes hold recent attempts
+as a busy store's would. Each page is then requested through Starlette's
+TestClient (the app and the store in-process, no socket): two warm-ups, then
+the median of :data:`REQUESTS` requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pickle
+import random
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks._workloads import Metric, Workload
+
+W14 = Workload(
+    "W14",
+    "dashboard pages (overview, its live part, a failed job's page) on a SQLite store holding "
+    "n finished jobs; raw is the same live work without the history",
+    (1_000_000,),
+    (100_000,),
+    (
+        Metric("index_ms", "overview", "ms", False),
+        Metric("live_ms", "live part", "ms", False),
+        Metric("job_ms", "job page", "ms", False),
+    ),
+)
+RUNNING = 16
+PENDING = 300
+REQUESTS = 15
+#: Seconds of history the finished jobs are spread over.
+HISTORY = 86_400.0
+_CHUNK = 50_000
+_OUTCOMES = [("completed", None)] * 98 + [
+    ("failed", "ConnectionError: upstream refused (attempt 3)"),
+    ("timed_out", "timed out after 30 s"),
+]
+
+
+def fill(path: Path, finished: int, now: float, seed: int = 14) -> dict[str, int]:
+    """Create the store at ``path`` and insert the live jobs and ``finished`` finished ones.
+
+    :returns: ids of sample jobs for the job-page request (``failed``, ``running``).
+    """
+    from jobsched_sqlite import SQLiteStore
+
+    store = SQLiteStore(f"sqlite:///{path}")
+    asyncio.run(store.open())  # creates the schema, whatever its version
+    asyncio.run(store.close())
+    rng = random.Random(seed)
+    payload = pickle.dumps(("benchmark", ()))
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("BEGIN")
+    jobs_sql = (
+        "INSERT INTO jobs (id, name, executor, status, queue, k0, k1, k2, run_at, submitted_at, "
+        "started_at, finished_at, attempts, owner, lease_until, tenant, payload, last_error) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    attempts_sql = (
+        "INSERT INTO attempts (job_id, attempt, owner, started_at, finished_at, status, error) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)"
+    )
+    members = ("web-1:4120:a1b2c3d4", "web-2:3877:e5f6a7b8")
+    ids = {}
+
+    def finished_rows(
+        start: int, count: int
+    ) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+        jobs, attempts = [], []
+        for i in range(start, start + count):
+            end = now - HISTORY * (1 - (i - 1) / max(1, finished)) + rng.random()
+            began = end - rng.uniform(0.01, 2.0)
+            status, error = rng.choice(_OUTCOMES)
+            owner = members[i % 2]
+            jobs.append(
+                (
+                    i,
+                    f"task {i % 97}",
+                    "async",
+                    status,
+                    None,
+                    -1,
+                    i,
+                    began,
+                    began - 0.5,
+                    began,
+                    end,
+                    1,
+                    owner,
+                    None,
+                    f"tenant-{i % 5}",
+                    payload,
+                    error,
+                )
+            )
+            attempts.append((i, 1, owner, began, end, status, error))
+        return jobs, attempts
+
+    for start in range(1, finished + 1, _CHUNK):
+        jobs, attempts = finished_rows(start, min(_CHUNK, finished + 1 - start))
+        conn.executemany(jobs_sql, jobs)
+        conn.executemany(attempts_sql, attempts)
+        if "failed" not in ids:
+            failed = next((j[0] for j in jobs if j[3] == "failed"), None)
+            if failed is not None:
+                ids["failed"] = int(failed)  # type: ignore[call-overload]
+    live = finished + 1
+    for n in range(RUNNING):
+        job_id = live + n
+        began = now - rng.uniform(0, 20)
+        conn.execute(
+            jobs_sql,
+            (
+                job_id,
+                f"render {n}",
+                "thread",
+                "running",
+                None,
+                -1,
+                job_id,
+                began,
+                began,
+                began,
+                None,
+                1,
+                members[n % 2],
+                now + 30,
+                None,
+                payload,
+                None,
+            ),
+        )
+        conn.execute(attempts_sql, (job_id, 1, members[n % 2], began, None, "running", None))
+    ids["running"] = live
+    if "failed" not in ids:  # a store with no history: one failure to show
+        ids["failed"] = live
+        conn.execute(
+            "UPDATE jobs SET status = 'failed', finished_at = ?, last_error = 'x', "
+            "owner = NULL WHERE id = ?",
+            (now, live),
+        )
+        conn.execute(
+            "UPDATE attempts SET status = 'failed', finished_at = ? WHERE job_id = ?", (now, live)
+        )
+    live += RUNNING
+    for n in range(PENDING):
+        job_id = live + n
+        delayed = n % 50 == 0
+        conn.execute(
+            jobs_sql,
+            (
+                job_id,
+                f"email {n}",
+                "async",
+                "pending",
+                1 if delayed else 0,
+                -1,
+                job_id,
+                now + 600 if delayed else now,
+                now,
+                None,
+                None,
+                0,
+                None,
+                None,
+                f"tenant-{n % 5}",
+                payload,
+                None,
+            ),
+        )
+    blocked = live + PENDING
+    conn.execute(
+        jobs_sql,
+        (
+            blocked,
+            "publish",
+            "async",
+            "pending",
+            2,
+            -1,
+            blocked,
+            now,
+            now,
+            None,
+            None,
+            0,
+            None,
+            None,
+            None,
+            payload,
+            None,
+        ),
+    )
+    conn.execute("UPDATE jobs SET unmet = 1 WHERE id = ?", (blocked,))
+    conn.execute("INSERT INTO deps (upstream, downstream) VALUES (?, ?)", (ids["running"], blocked))
+    conn.execute("UPDATE jobsched_meta SET value = ? WHERE key = 'next_id'", (blocked + 1,))
+    conn.executemany(
+        "INSERT INTO schedules (id, payload, next_fire) VALUES (?, ?, ?)",
+        [("nightly-report", payload, now + 3600), ("cleanup", payload, now + 60)],
+    )
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("ANALYZE")
+    conn.close()
+    return ids
+
+
+def measure(path: Path, ids: dict[str, int]) -> dict[str, float]:
+    """The median time of each page, in ms."""
+    from starlette.testclient import TestClient
+
+    from jobsched_dashboard import create_app
+
+    pages = {"index_ms": "/", "live_ms": "/live", "job_ms": f"/jobs/{ids['failed']}"}
+    out = {}
+    with TestClient(create_app(f"sqlite:///{path}", token="bench")) as client:
+        for metric, url in pages.items():
+            times = []
+            for i in range(REQUESTS + 2):
+                t0 = time.perf_counter()
+                response = client.get(url)
+                elapsed = time.perf_counter() - t0
+                if response.status_code != 200:
+                    raise RuntimeError(f"{url}: HTTP {response.status_code}: {response.text[:300]}")
+                if i >= 2:
+                    times.append(elapsed)
+            out[metric] = statistics.median(times) * 1e3
+    return out
+
+
+def run(system: str, size: int) -> dict[str, float]:
+    """One measurement of W14 on ``system`` (``raw``: no finished history)."""
+    folder = Path(tempfile.mkdtemp(prefix="jobsched-w14-"))
+    try:
+        path = folder / "store.db"
+        ids = fill(path, size if system == "jobsched" else 0, time.time())
+        return measure(path, ids)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    system, _, size = sys.argv[1:4]
+    print(json.dumps(run(system, int(size))))
