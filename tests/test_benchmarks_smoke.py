@@ -83,3 +83,19 @@ def test_a_malformed_size_override_is_refused() -> None:
     done = _suite("--sizes", "W1:100", "--no-plot")
     assert done.returncode == 2
     assert "must look like W1=1000" in done.stderr
+
+
+def test_dashboard_workload_times_every_page() -> None:
+    """W14's child fills a tiny store and reports a time for each dashboard page."""
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks._dashboard", "jobsched", "W14", "300"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(figures) == {"index_ms", "live_ms", "job_ms"}
+    assert all(v > 0 for v in figures.values())

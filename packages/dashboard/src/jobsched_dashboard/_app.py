@@ -34,8 +34,10 @@ from . import _views
 WINDOW = 300.0
 #: The ``minutes`` a page may ask for.
 MINUTES = range(1, 61)
-#: Attempts read for the chart and the timeline: the newest, when more fall in the window.
-ATTEMPTS_LIMIT = 2_000
+#: Attempts read for the chart and the timeline: the newest, when more fall in the
+#: window. A 900-unit timeline shows no more bars usefully, and each costs the
+#: page about 0.1 ms to render (W14 in benchmarks/).
+ATTEMPTS_LIMIT = 1_000
 #: Waiting jobs read for the queue (the newest), failures for their list.
 WAITING_LIMIT = 200
 FAILURES_LIMIT = 25

@@ -207,7 +207,7 @@ def timeline(attempts: Sequence[Attempt], now: float, window: float = 300.0) -> 
             continue
         by_owner.setdefault(a.owner or "(no member)", []).append(a)
     out = Timeline(window=window)
-    placed: dict[tuple[int, int], tuple[float, float]] = {}
+    placed: dict[tuple[int, int], Bar] = {}
     y = 0.0
     for owner in sorted(by_owner):
         rows = by_owner[owner]
@@ -220,31 +220,31 @@ def timeline(attempts: Sequence[Attempt], now: float, window: float = 300.0) -> 
             x_end = min(float(TIMELINE_WIDTH), (end - t0) * scale)
             bar_y = y + slot * LANE_HEIGHT
             status = "retried" if a.status is JobStatus.RETRY_WAIT else a.status.value
-            out.bars.append(
-                Bar(
-                    x,
-                    bar_y,
-                    max(MIN_BAR, x_end - x),
-                    status,
-                    _bar_title(a, end),
-                    a.job_id,
-                    a.attempt,
-                )
+            # One decimal is a tenth of a unit at most, and a shorter page.
+            bar = Bar(
+                round(x, 1),
+                bar_y,
+                round(max(MIN_BAR, x_end - x), 1),
+                status,
+                _bar_title(a, end),
+                a.job_id,
+                a.attempt,
             )
-            placed[a.job_id, a.attempt] = (x_end, bar_y + LANE_HEIGHT / 2)
+            out.bars.append(bar)
+            placed[a.job_id, a.attempt] = bar
         y += (max(slots) + 1) * LANE_HEIGHT
+    middle = LANE_HEIGHT / 2
     for a in attempts:
         previous = placed.get((a.job_id, a.attempt - 1))
         here = placed.get((a.job_id, a.attempt))
-        if previous is None or here is None or a.attempt < 2:
+        if previous is None or here is None:
             continue
-        bar = next(b for b in out.bars if b.job_id == a.job_id and b.attempt == a.attempt)
         out.waits.append(
             Wait(
-                previous[0],
-                previous[1],
-                bar.x,
-                here[1],
+                round(previous.x + previous.width, 1),
+                previous.y + middle,
+                here.x,
+                here.y + middle,
                 f"{a.name} (job-{a.job_id}): waited before attempt {a.attempt}",
             )
         )
