@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import anyio
@@ -34,3 +35,21 @@ class Hold(js.AsyncJob):
 
     async def run(self) -> None:
         await anyio.sleep_forever()
+
+
+class BlockingWork(js.BlockingJob):
+    """:class:`Work` in a thread (the ``thread`` executor): sleeps, then fails as told."""
+
+    def __init__(
+        self, name: str, seconds: float = 0.0, failures: int = 0, error: str = "boom", **kw: Any
+    ) -> None:
+        super().__init__(name, **kw)
+        self.seconds = seconds
+        self.failures = failures
+        self.error = error
+
+    def run_sync(self) -> str:
+        time.sleep(self.seconds)
+        if self.failures < 0 or self.attempts <= self.failures:
+            raise ConnectionError(f"{self.error} (attempt {self.attempts})")
+        return "ok"
