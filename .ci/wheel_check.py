@@ -94,30 +94,30 @@ async def dashboard() -> None:
         s.submit(js.FunctionJob(double, (21,)))
         await s.join()
     app = create_app(url, token="t")
-    sent: list[dict[str, object]] = []
 
     async def get(path: str) -> tuple[int, bytes]:
-        sent.clear()
-        scope = {
-            "type": "http",
-            "method": "GET",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": b"",
-            "headers": [],
-            "http_version": "1.1",
-            "scheme": "http",
-            "server": ("127.0.0.1", 80),
-            "client": ("127.0.0.1", 1),
-            "root_path": "",
-            "app": app,
-        }
+        sent: list[dict[str, object]] = []
+        done = anyio.Event()
+        requested = False
+        scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(),
+                 "query_string": b"", "headers": [], "http_version": "1.1", "scheme": "http",
+                 "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1), "root_path": "",
+                 "app": app}  # fmt: skip
 
         async def receive() -> dict[str, object]:
-            return {"type": "http.request", "body": b"", "more_body": False}
+            # The request once; then, as a server would, a disconnect only
+            # after the response (a file response listens for one meanwhile).
+            nonlocal requested
+            if not requested:
+                requested = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await done.wait()
+            return {"type": "http.disconnect"}
 
         async def send(message: dict[str, object]) -> None:
             sent.append(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                done.set()
 
         await app(scope, receive, send)
         status = next(m["status"] for m in sent if m["type"] == "http.response.start")

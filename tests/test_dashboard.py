@@ -242,6 +242,15 @@ def test_job_page_lists_attempts_and_dependencies(store: FakeStore) -> None:
     assert 'id="attempts"' in live and "<html" not in live
 
 
+def test_job_page_offers_only_the_actions_that_apply(store: FakeStore) -> None:
+    """Cancel for a job that has not ended, retry for a failed one, none for a completed one."""
+    with client(store) as c:
+        queued, failed, done = (c.get(f"/jobs/{n}").text for n in (4, 3, 1))
+    assert 'id="cancel"' in queued and 'id="retry"' not in queued
+    assert 'id="retry"' in failed and 'id="cancel"' not in failed
+    assert 'id="retry"' not in done and 'id="cancel"' not in done and "nothing to cancel" in done
+
+
 def test_unknown_job_is_404(store: FakeStore) -> None:
     with client(store) as c:
         page = c.get("/jobs/999")

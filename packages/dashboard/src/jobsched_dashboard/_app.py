@@ -302,7 +302,9 @@ def _window(request: Request) -> float:
 
 def _bearer(headers: Mapping[str, str]) -> str | None:
     scheme, _, value = headers.get("authorization", "").partition(" ")
-    return value.strip() or None if scheme.lower() == "bearer" else None
+    if scheme.lower() != "bearer":
+        return None
+    return value.strip() or None
 
 
 def _form_field(request: Request, body: bytes, name: str) -> str | None:
