@@ -102,6 +102,10 @@ def jobs(
     if statuses:
         where.append(f"status IN ({', '.join('?' * len(statuses))})")
         params.extend(statuses)
+        if JobStatus.COMPLETED.value not in statuses:
+            # The partial index jobs_status holds every other status; the
+            # planner uses it only when the query repeats its condition.
+            where.append("status != 'completed'")
     clause = f"WHERE {' AND '.join(where)} " if where else ""
     rows = conn.execute(
         f"SELECT {_JOB_COLUMNS} FROM jobs {clause}ORDER BY id DESC LIMIT ?", (*params, limit)

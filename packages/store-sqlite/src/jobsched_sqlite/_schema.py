@@ -17,6 +17,12 @@ VERSION = 1
 # has a partial index, so a claim reads only ready rows in key order and
 # promotion reads only due waiting rows: both stay cheap at a million rows.
 #
+# jobs_status serves the operator's lists by status, newest first (failed,
+# queued...). Completed rows, the bulk of a long history, are left out so
+# their status changes cost nothing more; a list that asks for statuses
+# other than completed says `status != 'completed'` so the planner may use it.
+# Without it a status no job has cost a scan of every row (0.9 s at 1M).
+#
 # attempts: one row per attempt a claim started (RUNNING, finished_at NULL),
 # closed by the outcome that ends it; the operator's timeline and a job's
 # history. It goes with its job when prune deletes the job. Its index on
@@ -60,6 +66,7 @@ CREATE INDEX jobs_waiting ON jobs (run_at) WHERE queue = 1;
 CREATE INDEX jobs_leases ON jobs (lease_until) WHERE status = 'running';
 CREATE INDEX jobs_unfinished ON jobs (id) WHERE finished_at IS NULL;
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+CREATE INDEX jobs_status ON jobs (status, id) WHERE status != 'completed';
 CREATE UNIQUE INDEX jobs_fires ON jobs (schedule, fire_time) WHERE schedule IS NOT NULL;
 CREATE TABLE schedules (
     id TEXT PRIMARY KEY,
