@@ -487,3 +487,25 @@ def test_queue_sorts_waiting_jobs() -> None:
     assert [j.id for j in q.delayed] == [13] and [j.id for j in q.retrying] == [14]
     ((job, ups),) = q.blocked
     assert job.id == 15 and [u.id for u in ups] == [2]
+
+
+# ── serve ───────────────────────────────────────────────────────────────────
+
+
+def test_serve_refuses_bad_input_before_serving(tmp_path: Any) -> None:
+    """A bad port, an unknown scheme or a store that cannot open fail at once, in one line."""
+    from jobsched_dashboard import serve
+
+    with pytest.raises(ValueError, match="port must be an integer from 0 to 65535"):
+        serve(f"sqlite:///{tmp_path}/jobs.db", port=70000)
+    with pytest.raises(StoreNotFoundError):
+        serve("nosuch://x")
+    with pytest.raises(StoreUnavailableError, match="does not exist"):
+        serve(f"sqlite:///{tmp_path}/missing/folder/jobs.db")
+
+
+def test_is_loopback() -> None:
+    from jobsched_dashboard._serve import is_loopback
+
+    assert all(map(is_loopback, ["127.0.0.1", "::1", "localhost", "127.0.0.2"]))
+    assert not any(map(is_loopback, ["0.0.0.0", "192.168.1.4", "example.org"]))
