@@ -25,8 +25,9 @@ VERSION = 1
 #
 # attempts: one row per attempt a claim started (RUNNING, finished_at NULL),
 # closed by the outcome that ends it; the operator's timeline and a job's
-# history. It goes with its job when prune deletes the job. Its index on
-# finished_at serves "running, or finished since" (NULLs are indexed too).
+# history. It goes with its job when prune deletes the job. Its index holds
+# finished attempts only ("finished since"), so a claim's insert touches no
+# index; running attempts are found through their jobs (jobs_leases).
 _DDL = """
 CREATE TABLE jobsched_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE jobs (
@@ -87,7 +88,7 @@ CREATE TABLE attempts (
     error TEXT,
     PRIMARY KEY (job_id, attempt)
 ) WITHOUT ROWID;
-CREATE INDEX attempts_finished ON attempts (finished_at);
+CREATE INDEX attempts_finished ON attempts (finished_at) WHERE finished_at IS NOT NULL;
 CREATE TABLE job_counts (
     status TEXT NOT NULL,
     executor TEXT NOT NULL,
