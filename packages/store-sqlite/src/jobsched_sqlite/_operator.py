@@ -124,13 +124,18 @@ def jobs(
 
 
 def counts(conn: sqlite3.Connection) -> dict[tuple[JobStatus, str], int]:
-    return {
-        (JobStatus(status), executor): n
-        for status, executor, n in conn.execute(
-            # Kept by triggers (see _schema): a few rows, whatever the store holds.
-            "SELECT status, executor, n FROM job_counts WHERE n > 0"
-        )
+    # Completed jobs from the table the triggers keep, the rest from the
+    # partial index jobs_status (see _schema): neither reads the history.
+    out = {
+        (JobStatus.COMPLETED, executor): n
+        for executor, n in conn.execute("SELECT executor, n FROM completed_counts WHERE n > 0")
     }
+    for status, executor, n in conn.execute(
+        "SELECT status, executor, COUNT(*) FROM jobs WHERE status != 'completed' "
+        "GROUP BY status, executor"
+    ):
+        out[JobStatus(status), executor] = n
+    return out
 
 
 _ATTEMPT_COLUMNS = (
