@@ -103,3 +103,19 @@ def test_the_otel_row_runs(tmp_path: Path) -> None:
             assert "note" not in rows[("W1otel", metric, system)], rows
     assert rows[("W1otel", "on_vs_off", "jobsched")]["value"]["median"] > 0
     assert "| W1otel | 200 | throughput on / off" in (tmp_path / "latest.md").read_text()
+
+
+def test_dashboard_workload_times_every_page() -> None:
+    """W14's child fills a tiny store and reports a time for each dashboard page."""
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks._dashboard", "jobsched", "W14", "300"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(figures) == {"index_ms", "live_ms", "job_ms", "index_cpu_ms"}
+    assert all(v > 0 for v in figures.values())

@@ -102,6 +102,10 @@ def jobs(
     if statuses:
         where.append(f"status IN ({', '.join('?' * len(statuses))})")
         params.extend(statuses)
+        if JobStatus.COMPLETED.value not in statuses:
+            # The partial index jobs_status holds every other status; the
+            # planner uses it only when the query repeats its condition.
+            where.append("status != 'completed'")
     clause = f"WHERE {' AND '.join(where)} " if where else ""
     rows = conn.execute(
         f"SELECT {_JOB_COLUMNS} FROM jobs {clause}ORDER BY id DESC LIMIT ?", (*params, limit)
@@ -120,12 +124,18 @@ def jobs(
 
 
 def counts(conn: sqlite3.Connection) -> dict[tuple[JobStatus, str], int]:
-    return {
-        (JobStatus(status), executor): n
-        for status, executor, n in conn.execute(
-            "SELECT status, executor, COUNT(*) FROM jobs GROUP BY status, executor"
-        )
+    # Completed jobs from the table the triggers keep, the rest from the
+    # partial index jobs_status (see _schema): neither reads the history.
+    out = {
+        (JobStatus.COMPLETED, executor): n
+        for executor, n in conn.execute("SELECT executor, n FROM completed_counts WHERE n > 0")
     }
+    for status, executor, n in conn.execute(
+        "SELECT status, executor, COUNT(*) FROM jobs WHERE status != 'completed' "
+        "GROUP BY status, executor"
+    ):
+        out[JobStatus(status), executor] = n
+    return out
 
 
 _ATTEMPT_COLUMNS = (
