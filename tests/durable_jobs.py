@@ -106,3 +106,61 @@ class StallFirst(js.BlockingJob):
 def make_note(log: str, value: Any = "beat", seconds: float = 0.0) -> Note:
     """A schedule's factory (with functools.partial: importable, so storable)."""
     return Note(log, value, seconds=seconds, name=f"scheduled {value}")
+
+
+class Step(js.AsyncJob):
+    """The durable model's job: logs ``start``/``fail``/``end`` lines with the
+    wall time, fails its first ``failures`` attempts, else returns ``value``."""
+
+    def __init__(self, log: str, value: int, failures: int, seconds: float, **kw: Any) -> None:
+        super().__init__(f"step {value}", **kw)
+        self.log = log
+        self.value = value
+        self.failures = failures
+        self.seconds = seconds
+
+    async def run(self) -> int:
+        log_line(self.log, f"start {self.job_id} {self.attempts} {time.time():.6f}")
+        await anyio.sleep(self.seconds)
+        if self.attempts <= self.failures:
+            log_line(self.log, f"fail {self.job_id} {self.attempts} {time.time():.6f}")
+            raise ConnectionError(f"planned failure {self.attempts}")
+        log_line(self.log, f"end {self.job_id} {self.attempts} {time.time():.6f}")
+        return self.value
+
+
+class SlowStep(js.BlockingJob):
+    """:class:`Step` on the thread executor (checks ``cancel_requested``)."""
+
+    def __init__(self, log: str, value: int, failures: int, seconds: float, **kw: Any) -> None:
+        super().__init__(f"slow step {value}", **kw)
+        self.log = log
+        self.value = value
+        self.failures = failures
+        self.seconds = seconds
+
+    def run_sync(self) -> int:
+        log_line(self.log, f"start {self.job_id} {self.attempts} {time.time():.6f}")
+        deadline = time.monotonic() + self.seconds
+        while time.monotonic() < deadline and not js.cancel_requested():
+            time.sleep(0.005)
+        if self.attempts <= self.failures:
+            log_line(self.log, f"fail {self.job_id} {self.attempts} {time.time():.6f}")
+            raise ConnectionError(f"planned failure {self.attempts}")
+        log_line(self.log, f"end {self.job_id} {self.attempts} {time.time():.6f}")
+        return self.value
+
+
+class Stubborn(js.BlockingJob):
+    """Logs its start, then sleeps ``seconds`` in a thread, deaf to cancels."""
+
+    def __init__(self, log: str, seconds: float, **kw: Any) -> None:
+        super().__init__(kw.pop("name", "stubborn"), **kw)
+        self.log = log
+        self.seconds = seconds
+
+    def run_sync(self) -> str:
+        log_line(self.log, f"start {self.job_id} {self.attempts}")
+        time.sleep(self.seconds)
+        log_line(self.log, f"end {self.job_id} {self.attempts}")
+        return "done"

@@ -93,6 +93,42 @@ def test_a_malformed_size_override_is_refused() -> None:
     assert "must look like W1=1000" in done.stderr
 
 
+def test_the_otel_row_runs(tmp_path: Path) -> None:
+    """W1otel (jobsched-otel's cost) gets its ratio and added µs, against raw's own."""
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched",
+        "--only", "W1otel",
+        "--sizes", "W1otel=200",
+        "--no-plot",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    for metric in ("on_vs_off", "added_us"):
+        for system in ("raw", "jobsched"):
+            assert "note" not in rows[("W1otel", metric, system)], rows
+    assert rows[("W1otel", "on_vs_off", "jobsched")]["value"]["median"] > 0
+    assert "| W1otel | 200 | throughput on / off" in (tmp_path / "latest.md").read_text()
+
+
+def test_dashboard_workload_times_every_page() -> None:
+    """W14's child fills a tiny store and reports a time for each dashboard page."""
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks._dashboard", "jobsched", "W14", "300"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(figures) == {"index_ms", "live_ms", "job_ms", "index_cpu_ms"}
+    assert all(v > 0 for v in figures.values())
+
+
 @pytest.mark.postgres
 @pytest.mark.timeout(150)  # four member processes start in these runs
 def test_the_postgres_rows_run_on_tiny_sizes(tmp_path: Path) -> None:

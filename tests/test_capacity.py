@@ -54,17 +54,12 @@ async def test_capacity_holds_jobs_off_the_workers(
     capacity: int,
     limit: int | None,
     peak: int,
-    durable: bool,
 ) -> None:
     """Jobs beyond the capacity wait without starting an attempt: every one-second
     job with a 1.5 s timeout completes; the smaller of capacity and
     executor_limits wins."""
     executor = Counting(capacity)
     limits = {"counting": limit} if limit is not None else None
-    if durable and limits:
-        with pytest.raises(js.SchedulerError, match="executor_limits"):
-            make_scheduler(num_workers=4, executors={"counting": executor}, executor_limits=limits)
-        return  # not on a durable store yet (docs/stores.md); capacity alone is
     s = make_scheduler(num_workers=4, executors={"counting": executor}, executor_limits=limits)
     jobs = _jobs(4)
     async with s:

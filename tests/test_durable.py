@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -81,6 +82,55 @@ async def test_queued_jobs_survive_a_restart(db: str, tmp_path: Path) -> None:
         assert (await second.fetch(dependent)).status is S.PENDING
 
 
+async def test_a_dependency_submitted_by_another_process(db: str, tmp_path: Path) -> None:
+    """depends_on takes ids this process doesn't know but the store holds;
+    enqueue refuses one the store doesn't hold, and submit's job is cancelled."""
+    log = str(tmp_path / "log")
+    async with js.JobScheduler(store=db) as first:
+        upstream = await first.enqueue(Note(log, "up"), delay=3600)
+    async with js.JobScheduler(store=db) as second:
+        assert upstream not in {j.job_id for j in second.jobs()}  # not known here
+        dependent = await second.enqueue(Note(log, "down"), depends_on=[upstream])
+        assert (await second.fetch(dependent)).status is S.PENDING  # blocked on it
+        absent = f"job-{int(upstream.split('-')[1]) + 10_000}"
+        count = len(second.jobs())
+        with pytest.raises(js.UnknownJobError, match=rf"\['{absent}'\] that the store"):
+            await second.enqueue(Note(log, "never"), depends_on=[absent])
+        assert len(second.jobs()) == count  # nothing accepted
+        orphan = second.submit(Note(log, "orphan"), depends_on=[absent])
+        await second.flush()
+        gone = await second.fetch(orphan)
+        assert gone.status is S.CANCELLED
+        assert gone.last_error == f"upstream {absent} is not in the store"
+        assert second.cancel(upstream) is True  # the upstream fails over here...
+        await second.flush()
+        with anyio.fail_after(30):
+            await second.join()
+        # ...and its cascade reaches the dependent this process submitted.
+        assert (await second.fetch(dependent)).status is S.CANCELLED
+    assert runs(log) == {}
+
+
+async def test_a_dependent_runs_after_its_upstream_from_another_process(
+    db: str, tmp_path: Path
+) -> None:
+    log = str(tmp_path / "log")
+    async with js.JobScheduler(store=db) as first:
+        upstream = await first.enqueue(Note(log, "up"), delay=0.5)
+    async with js.JobScheduler(store=db) as second:
+        dependent = second.submit(Note(log, "down"), depends_on=[upstream])
+        with anyio.fail_after(30):
+            await second.join()
+        assert (await second.fetch(dependent)).result == "down"
+    lines = [line.rsplit(" ", 1)[0] for line in _lines(log)]
+    assert lines == [
+        f"start {upstream}",
+        f"end {upstream}",
+        f"start {dependent}",
+        f"end {dependent}",
+    ]
+
+
 async def test_enqueue_returns_once_committed(db: str, tmp_path: Path) -> None:
     store = js.open_store(db)
     s = js.JobScheduler(store=store)
@@ -91,6 +141,10 @@ async def test_enqueue_returns_once_committed(db: str, tmp_path: Path) -> None:
         stored = await other.fetch(int(job_id.split("-")[1]))
         await other.close()
     assert stored is not None and stored.status is S.PENDING
+
+
+def _lines(log: str) -> list[str]:
+    return Path(log).read_text().splitlines()
 
 
 def _child(tmp_path: Path, body: str) -> subprocess.Popen[bytes]:
@@ -151,6 +205,66 @@ async def test_a_job_running_in_a_killed_process_is_retried_or_failed(
     assert later == []  # the delayed job is still waiting, not run early
 
 
+async def test_a_cancel_of_a_running_job_survives_its_process_dying(
+    db: str, tmp_path: Path
+) -> None:
+    """cancel() then kill -9 while the thread still runs: the cancel is in the
+    store, so the next scheduler ends the job CANCELLED, not retried."""
+    log, marker = tmp_path / "log", tmp_path / "marker"
+    child = _child(
+        tmp_path,
+        f"""
+        import anyio, jobsched as js
+        from durable_jobs import Stubborn, log_line
+
+        async def main():
+            async with js.JobScheduler(store={db!r}) as s:
+                job_id = await s.enqueue(Stubborn({str(log)!r}, 60))
+                while s.get(job_id).status is not js.JobStatus.RUNNING:
+                    await anyio.sleep(0.01)
+                assert s.cancel(job_id)
+                await s.flush()
+                log_line({str(marker)!r}, "cancelled")
+                await anyio.sleep(3600)
+
+        anyio.run(main)
+        """,
+    )
+    try:
+        _wait_for(marker.exists, "the cancel")
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    stalled = "job-" + log.read_text().split()[1].split("-")[1]
+    async with js.JobScheduler(store=db) as s:
+        with anyio.fail_after(30):
+            await s.join()
+        job = await s.fetch(stalled)
+    assert (job.status, job.last_error) == (S.CANCELLED, "cancelled")
+    assert runs(log)[stalled] == [("start", 1)]  # never run again
+
+
+async def test_a_job_cancelled_while_its_owner_died_ends_cancelled(db: str, tmp_path: Path) -> None:
+    """The store holds the cancel of a running job whose member died: the
+    member that takes the job over ends it CANCELLED instead of retrying it."""
+    log = str(tmp_path / "log")
+    async with js.JobScheduler(store=db) as s:
+        job_id = await s.enqueue(Note(log, 1), delay=3600)
+    gone = await anyio.run_process([sys.executable, "-c", "import os; print(os.getpid())"])
+    dead_owner = f"{socket.gethostname()}:{int(gone.stdout)}:0"
+    store = js.open_store(db)
+    await store.open()
+    (claim,) = await store.claim(dead_owner, 1, {"async": 1}, time.time() + 3601, 30)
+    await store.cancel([claim.id], time.time())
+    await store.close()
+    async with js.JobScheduler(store=db) as s:
+        with anyio.fail_after(30):
+            await s.join()
+        job = await s.fetch(job_id)
+    assert (job.status, job.attempts, job.last_error) == (S.CANCELLED, 1, "cancelled")
+    assert runs(log) == {}
+
+
 async def test_a_job_that_cannot_be_stored_is_refused_before_anything_is_accepted(
     db: str,
 ) -> None:
@@ -184,12 +298,18 @@ def test_bad_store_arguments_are_refused_at_construction(tmp_path: Path) -> None
         js.JobScheduler(store="jobs.db")
     with pytest.raises(TypeError, match="store must be"):
         js.JobScheduler(store=42)  # type: ignore[arg-type]
-    with pytest.raises(js.SchedulerError, match="rate_limits"):
-        js.JobScheduler(store=f"sqlite:///{tmp_path}/j.db", rate_limits={"k": js.RateLimit(1)})
-    with pytest.raises(js.SchedulerError, match="executor_limits do not work with a durable"):
-        js.JobScheduler(store=f"sqlite:///{tmp_path}/j.db", executor_limits={"async": 1})
-    with pytest.raises(js.SchedulerError, match="FairShareStrategy does not work with a durable"):
-        js.JobScheduler(js.FairShareStrategy(), store=f"sqlite:///{tmp_path}/j.db")
+    with pytest.raises(js.SchedulerError, match="OwnQueue does not work with a durable store"):
+        js.JobScheduler(OwnQueue(), store=f"sqlite:///{tmp_path}/j.db")
+
+
+class OwnQueue(js.SchedulingStrategy):
+    """A strategy whose order is a ready queue of its own, not a key a store can sort by."""
+
+    def key(self, job: js.Job) -> tuple[float, ...]:
+        return (job.seq,)
+
+    def ready_queue(self) -> js.ReadyQueue:
+        return js.FairShareStrategy().ready_queue()
 
 
 async def test_an_unopenable_store_fails_start_and_submit_clearly(tmp_path: Path) -> None:
@@ -225,3 +345,19 @@ async def test_cancel_reaches_queued_and_running_jobs(db: str, tmp_path: Path) -
             await s.join()
         assert (await s.fetch(queued)).status is S.CANCELLED
         assert (await s.fetch(running)).status is S.CANCELLED
+
+
+async def test_join_ends_when_another_member_ran_this_ones_jobs(db: str, tmp_path: Path) -> None:
+    """join() asks the store, not only this process's view, which never sees them end."""
+    log = str(tmp_path / "log")
+    submitter = js.JobScheduler(store=db)
+    ids = [submitter.submit(Note(log, n)) for n in range(3)]
+    await submitter.flush()  # committed, not started: nothing runs here yet
+    async with js.JobScheduler(store=db) as runner:
+        with anyio.fail_after(30):
+            await runner.join()
+    async with submitter:
+        with anyio.fail_after(30):
+            await submitter.join()  # its own view still says 3 pending
+        assert all(submitter.get(i).status is S.PENDING for i in ids)
+        assert [(await submitter.fetch(i)).status for i in ids] == [S.COMPLETED] * 3

@@ -327,7 +327,9 @@ async def test_submit_threadsafe_raises_what_submit_raises(make_scheduler: Make)
 
     cases: list[tuple[Callable[[], str], type[Exception], str]] = [
         (
-            lambda: s.submit_threadsafe(Ok(), depends_on=["job-999999999"]),
+            # Not an id at all (on a durable store an id the process doesn't
+            # know may be another process's job: the store decides).
+            lambda: s.submit_threadsafe(Ok(), depends_on=["no-such-job"]),
             js.UnknownJobError,
             "depends on unknown job",
         ),

@@ -290,6 +290,27 @@ def test_cancel_on_one_member_reaches_a_job_running_on_another(
     assert stored["attempts"] == 1
 
 
+def test_a_fleet_wide_rate_limit_holds_across_members(
+    fleet: Callable[..., list[Member]], tmp_path: Path
+) -> None:
+    """Three members, one bucket of 20 a second (burst 5) in the database:
+    60 limited jobs take the fleet about 2.75 s, not a third of that."""
+    rate, burst, count = 20.0, 5, 60
+    members = fleet(*[("--rate", f"api={rate}/1/{burst}")] * 3)
+    members[0].ask(f"submit record {count} api")
+    assert members[1].ask("join", timeout=50) == "joined"
+    runs = lines(tmp_path, "run")
+    assert len(runs) == count
+    starts = sorted(at for _, _, _, _, at in runs)
+    # Each start is logged a little after its claim took the token; a slack
+    # of 2 tokens absorbs that delay, never a second member's own bucket.
+    for i in range(count):
+        for j in range(i + 1, count):
+            assert j - i + 1 <= burst + rate * (starts[j] - starts[i]) + 2, (i, j)
+    assert starts[-1] - starts[0] >= 0.8 * (count - burst - 2) / rate
+    assert len({pid for _, _, _, pid, _ in runs}) > 1  # the limit is the fleet's, not a member's
+
+
 def test_a_member_without_an_executor_never_claims_its_jobs(
     shared: list[Member], tmp_path: Path
 ) -> None:

@@ -23,7 +23,8 @@ def hook(event, args):
         started.append([event, repr(args)[:200]])
 sys.addaudithook(hook)
 CODE
-print(json.dumps({"started": started, "croniter": "croniter" in sys.modules}))
+print(json.dumps({"started": started, "croniter": "croniter" in sys.modules,
+                  "click": "click" in sys.modules}))
 """
 
 
@@ -46,9 +47,15 @@ def test_probe_sees_a_subprocess() -> None:
 
 
 def test_import_starts_no_subprocess_and_no_cron_parser() -> None:
-    """`import jobsched` and reading its public names start no process and skip croniter."""
+    """`import jobsched` and reading its public names start no process and skip
+    croniter and click (the console script's)."""
     seen = _probe("import jobsched\nfor n in jobsched.__all__: getattr(jobsched, n)")
-    assert seen == {"started": [], "croniter": False}
+    assert seen == {"started": [], "croniter": False, "click": False}
+
+
+def test_the_console_script_imports_click() -> None:
+    """The probe would see click: the CLI's package imports it."""
+    assert _probe("import jobsched._cli")["click"] is True
 
 
 def test_croniter_is_imported_when_a_trigger_is_built() -> None:

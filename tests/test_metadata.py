@@ -21,8 +21,9 @@ DISTRIBUTIONS = {
     "jobsched-store-sqlite": "store-sqlite",
     "jobsched-store-postgres": "store-postgres",
     "jobsched-exec-dask": "exec-dask",
+    "jobsched-otel": "otel",
 }
-# The plugins the core's extras install: executors and stores.
+# The plugins the core's extras install: executors, stores and jobsched-otel.
 EXECUTORS = [
     "jobsched-exec-async",
     "jobsched-exec-thread",
@@ -30,6 +31,7 @@ EXECUTORS = [
     "jobsched-store-sqlite",
     "jobsched-store-postgres",
     "jobsched-exec-dask",
+    "jobsched-otel",
 ]
 
 

@@ -344,6 +344,16 @@ async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
     ]
 
 
+async def test_a_takeover_says_when_the_dead_owner_was_asked_to_cancel(
+    store: PostgresStore,
+) -> None:
+    await store.add([new(1), new(2)], NOW)
+    await store.claim("dead", 2, ALL, NOW, lease=10)
+    assert await store.cancel([1], NOW + 1) == []  # running: flagged for its owner
+    taken = sorted(await store.claim("alive", 2, ALL, NOW + 11, 10), key=lambda c: c.id)
+    assert [(c.id, c.lost, c.cancelled) for c in taken] == [(1, True, True), (2, True, False)]
+
+
 async def test_a_dead_process_on_this_machine_loses_its_claims_at_once(
     store: PostgresStore,
 ) -> None:
@@ -480,7 +490,7 @@ async def test_adding_after_an_upstream_failed_cancels_at_once(store: PostgresSt
     changes = await store.add([new(2, depends_on=(1,)), new(3, depends_on=(99,))], NOW)
     assert [(c.id, c.error) for c in changes] == [
         (2, "upstream job-1 timed_out"),
-        (3, "upstream job-99 unknown"),
+        (3, "upstream job-99 is not in the store"),
     ]
 
 

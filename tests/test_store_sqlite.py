@@ -11,8 +11,10 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 
 import jobsched as js
@@ -23,6 +25,7 @@ from jobsched_sqlite import SQLiteStore
 pytestmark = pytest.mark.anyio
 
 NOW = 1_700_000_000.0
+LONG = 3600.0
 
 
 @pytest.fixture
@@ -210,6 +213,199 @@ async def test_two_members_never_claim_one_job(tmp_path: Path) -> None:
     assert sorted(every) == list(range(1, 401))  # each exactly once
 
 
+# ── executor rooms, rate buckets, fair share ─────────────────────────────
+
+
+async def test_a_claim_takes_no_more_than_each_executors_room(store: SQLiteStore) -> None:
+    """Each executor gets at most its room; the rest of the limit goes to the next best jobs."""
+    await store.add(
+        [new(i, (float(i),), executor="thread" if i <= 4 else "async") for i in range(1, 9)], NOW
+    )
+    got = await store.claim("m", 5, {"thread": 2, "async": 99, "process": 0}, NOW, 30)
+    assert [c.id for c in got] == [1, 2, 5, 6, 7]
+    # A full executor (room 0) gets nothing, however good its jobs' keys.
+    assert [c.id for c in await store.claim("m", 5, {"thread": 0, "async": 1}, NOW, 30)] == [8]
+    assert [c.id for c in await store.claim("m", 5, {"thread": 1}, NOW, 30)] == [3]
+
+
+async def test_a_bucket_gives_burst_then_its_rate_and_holds_nothing_else_back(
+    store: SQLiteStore,
+) -> None:
+    """Jobs of a limited key take a token each; others, and unlisted keys, are not limited."""
+    # A long lease, so no claim here is a take-over of an earlier one.
+    rates = {"email": js.RateLimit(2, per=1.0, burst=2)}
+    await store.add(
+        [new(i, (float(i),), rate_key="email") for i in range(1, 6)]
+        + [new(10, (10.0,)), new(11, (11.0,), rate_key="other")],
+        NOW,
+    )
+    got = await store.claim("m", 10, {"async": 99}, NOW, LONG, rates=rates)
+    assert [c.id for c in got] == [1, 2, 10, 11]
+    # Empty: the next token is due in half a second, and next_due says so.
+    assert await store.claim("m", 10, {"async": 99}, NOW + 0.25, LONG, rates=rates) == []
+    assert await store.next_due() == pytest.approx(NOW + 0.5)
+    assert [
+        c.id for c in await store.claim("m", 10, {"async": 99}, NOW + 0.5, LONG, rates=rates)
+    ] == [3]
+    # Time going back mints nothing.
+    assert await store.claim("m", 10, {"async": 99}, NOW, LONG, rates=rates) == []
+    later = await store.claim("m", 10, {"async": 99}, NOW + 60, LONG, rates=rates)
+    assert [c.id for c in later] == [4, 5]  # the bucket holds burst tokens at most
+    assert await store.claim("m", 10, {"async": 99}, NOW + 61, LONG, rates=rates) == []
+    assert await store.next_due() is None  # no bucket is empty
+
+
+async def test_an_empty_buckets_backlog_is_parked_off_the_ready_index(
+    store: SQLiteStore,
+) -> None:
+    """Jobs of an empty key leave the ready queue (claims don't read them) and come back
+    best first as tokens come; a member that does not limit the key runs them at once."""
+    rates = {"k": js.RateLimit(1, per=10.0, burst=1)}
+    await store.add([new(i, (float(-i),), rate_key="k") for i in range(1, 21)], NOW)
+
+    def queues() -> dict[int | None, int]:
+        conn = sqlite3.connect(store.path)
+        try:
+            return dict(conn.execute("SELECT queue, COUNT(*) FROM jobs GROUP BY queue").fetchall())
+        finally:
+            conn.close()
+
+    (first,) = await store.claim("m", 5, {"async": 9}, NOW, LONG, rates=rates)
+    assert first.id == 20  # the best key
+    assert queues() == {None: 1, 3: 19}
+    assert await store.claim("m", 5, {"async": 9}, NOW + 5, LONG, rates=rates) == []
+    (second,) = await store.claim("m", 5, {"async": 9}, NOW + 10, LONG, rates=rates)
+    assert second.id == 19  # the next best, brought back for the one token
+    assert queues() == {None: 2, 3: 18}
+    # Another member without that limit: the key is not limited for it.
+    got = await store.claim("other", 5, {"async": 9}, NOW + 10, LONG)
+    assert [c.id for c in got] == [18, 17, 16, 15, 14]
+    got = await store.claim("other", 50, {"async": 99}, NOW + 10, LONG, rates={})
+    assert [c.id for c in got] == list(range(13, 0, -1))
+
+
+async def test_a_bucket_is_shared_by_every_member_of_the_file(tmp_path: Path) -> None:
+    """Two members claiming by turns from one file share one budget: burst + rate * time."""
+    path = tmp_path / "fleet.db"
+    # Steps of 1/8 s at 8 tokens a second: exact in binary, one token per step.
+    rates = {"api": js.RateLimit(8, per=1.0, burst=4)}
+    a, b = SQLiteStore(url_for(path)), SQLiteStore(url_for(path))
+    await a.open()
+    await b.open()
+    try:
+        await a.add([new(i, (float(i),), rate_key="api") for i in range(1, 201)], NOW)
+        taken: list[tuple[float, str]] = []
+        for step in range(17):  # two seconds; each member claims first every other step
+            now = NOW + step / 8
+            members = [(a, "a"), (b, "b")] if step % 2 else [(b, "b"), (a, "a")]
+            for member, name in members:
+                got = await member.claim(name, 50, {"async": 99}, now, LONG, rates=rates)
+                taken += [(now, name) for _ in got]
+        assert len(taken) == 4 + 16  # burst, then 8 a second for 2 s: no more, no less
+        assert {name for _, name in taken} == {"a", "b"}
+        for step in range(17):
+            t = NOW + step / 8
+            assert sum(1 for when, _ in taken if when <= t) <= 4 + step
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_fair_share_serves_tenants_round_robin_by_weight(store: SQLiteStore) -> None:
+    """Within one claim: turns of each tenant's weight, each tenant's jobs best first."""
+    jobs = [new(i, (float(i),), tenant="big") for i in range(1, 11)]
+    jobs += [new(20 + i, (20.0 + i,), tenant="small") for i in range(3)]
+    jobs += [new(30, (0.5,), tenant=None)]
+    await store.add(jobs, NOW)
+    weights: dict[str | None, int] = {"big": 2}
+    got = await store.claim("m", 9, {"async": 99}, NOW, 30, tenants=weights)
+    # None's best key is the best of all, so it goes first among the never-served;
+    # then big (key 1) before small (key 20); big takes two per turn.
+    assert [c.id for c in got] == [30, 1, 2, 20, 3, 4, 21, 5, 6]
+
+
+async def test_the_first_fair_share_claim_indexes_tenants(store: SQLiteStore) -> None:
+    """A file gets the per-tenant index when a fair share first claims, and its queries use it."""
+
+    def indexes() -> set[str]:
+        conn = sqlite3.connect(store.path)
+        try:
+            return {
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+            }
+        finally:
+            conn.close()
+
+    await store.add([new(1, tenant="a"), new(2)], NOW)
+    await store.claim("m", 1, {"async": 9}, NOW, LONG)
+    assert "jobs_ready_tenants" not in indexes()  # key order does not pay for it
+    await store.claim("m", 1, {"async": 9}, NOW, LONG, tenants={})
+    assert "jobs_ready_tenants" in indexes()
+    conn = sqlite3.connect(store.path)
+    try:
+        for sql, args in [
+            (
+                "SELECT id FROM jobs WHERE queue = 0 AND tenant IS ? AND executor IN (?) "
+                "ORDER BY k0, k1, k2 LIMIT 5",
+                ("a", "async"),
+            ),
+            (
+                "SELECT tenant, k0, k1, k2 FROM jobs WHERE queue = 0 AND tenant > ? "
+                "ORDER BY tenant, k0, k1, k2 LIMIT 1",
+                ("",),
+            ),
+        ]:
+            plan = " ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
+            assert "USING INDEX jobs_ready_tenants" in plan and "TEMP B-TREE" not in plan, plan
+    finally:
+        conn.close()
+
+
+async def test_fair_share_turns_carry_over_between_claims_and_members(tmp_path: Path) -> None:
+    """Claims of one job keep the rotation: three of gold's, one of None's, and so on."""
+    path = tmp_path / "fair.db"
+    a, b = SQLiteStore(url_for(path)), SQLiteStore(url_for(path))
+    await a.open()
+    await b.open()
+    try:
+        jobs = []
+        for i in range(20):
+            jobs += [new(2 * i + 1, (2.0 * i,), tenant="gold"), new(2 * i + 2, (2.0 * i + 1,))]
+        await a.add(jobs, NOW)
+        weights: dict[str | None, int] = {"gold": 3}
+        order = []
+        for step in range(12):
+            member = a if step % 2 else b
+            (got,) = await member.claim(f"m{step % 2}", 1, {"async": 99}, NOW, 30, tenants=weights)
+            order.append("gold" if got.id % 2 else None)
+        assert order == ["gold", "gold", "gold", None] * 3
+        # A newcomer is served next, ahead of the tenants served before it.
+        await a.add([new(100, (99.0,), tenant="new")], NOW)
+        (got,) = await a.claim("m", 1, {"async": 99}, NOW, 30, tenants=weights)
+        assert got.id == 100
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_fair_share_skips_a_tenant_it_may_not_claim_for_now(store: SQLiteStore) -> None:
+    """A tenant whose jobs are on a full executor or out of tokens keeps its place; others go on."""
+    await store.add(
+        [
+            new(1, (1.0,), tenant="a", executor="thread"),
+            new(2, (2.0,), tenant="a"),
+            new(3, (3.0,), tenant="b", rate_key="k"),
+            new(4, (4.0,), tenant="c"),
+        ],
+        NOW,
+    )
+    rates = {"k": js.RateLimit(1, per=60.0, burst=1)}
+    first = await store.claim("m", 2, {"thread": 0, "async": 9}, NOW, 30, rates=rates, tenants={})
+    assert [c.id for c in first] == [2, 3]  # a's job 1 waits for a thread; b takes its token
+    rest = await store.claim("m", 5, {"thread": 1, "async": 9}, NOW, 30, rates=rates, tenants={})
+    assert sorted(c.id for c in rest) == [1, 4]
+
+
 # ── outcomes, fencing, leases ────────────────────────────────────────────
 
 
@@ -248,6 +444,16 @@ async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
     assert second.attempt == 2 and not second.lost
     job = await store.fetch(1)
     assert job is not None and job.last_error == "worker lost"
+
+
+async def test_a_takeover_says_when_the_dead_owner_was_asked_to_cancel(
+    store: SQLiteStore,
+) -> None:
+    await store.add([new(1), new(2)], NOW)
+    await store.claim("dead", 2, {"async": 99}, NOW, lease=10)
+    assert await store.cancel([1], NOW + 1) == []  # running: flagged for its owner
+    taken = sorted(await store.claim("alive", 2, {"async": 99}, NOW + 11, 10), key=lambda c: c.id)
+    assert [(c.id, c.lost, c.cancelled) for c in taken] == [(1, True, True), (2, True, False)]
 
 
 async def test_heartbeats_keep_a_lease(store: SQLiteStore) -> None:
@@ -305,7 +511,7 @@ async def test_adding_after_an_upstream_failed_cancels_at_once(store: SQLiteStor
     changes = await store.add([new(2, depends_on=(1,)), new(3, depends_on=(99,))], NOW)
     assert [(c.id, c.error) for c in changes] == [
         (2, "upstream job-1 timed_out"),
-        (3, "upstream job-99 unknown"),
+        (3, "upstream job-99 is not in the store"),
     ]
 
 
@@ -409,3 +615,361 @@ async def test_removed_schedules_are_gone(store: SQLiteStore) -> None:
     await store.remove_schedules(["s", "unknown"])
     assert await store.next_due() == NOW + 5
     assert [d.id for d in await store.claim_schedules("a", NOW + 5, 30)] == ["t"]
+
+
+# ── reads and actions for operators ──────────────────────────────────────
+
+RUNNING, FAILED = js.JobStatus.RUNNING, js.JobStatus.FAILED
+
+
+async def test_jobs_lists_newest_first_in_pages(store: SQLiteStore) -> None:
+    await store.add([new(i) for i in range(1, 8)] + [new(8, depends_on=(6, 7))], NOW)
+    first = await store.jobs(limit=3)
+    assert [j.id for j in first] == [8, 7, 6]
+    assert first[0].depends_on == (6, 7) and first[0].payload == b"P\x08"
+    second = await store.jobs(limit=3, before=first[-1].id)
+    assert [j.id for j in second] == [5, 4, 3]
+    last = await store.jobs(limit=3, before=second[-1].id)
+    assert [j.id for j in last] == [2, 1]
+    assert await store.jobs(limit=3, before=1) == []
+    assert [j.id for j in await store.jobs()] == list(range(8, 0, -1))  # default: 50
+
+
+async def test_jobs_filters_by_status(store: SQLiteStore) -> None:
+    await store.add([new(i) for i in range(1, 6)], NOW)
+    claims = await store.claim("m", 3, {"async": 99}, NOW, 30)
+    assert [c.id for c in claims] == [1, 2, 3]
+    await store.record("m", [done(1, status=FAILED, error="E: x"), done(2)])
+    failed = await store.jobs(statuses=[FAILED])
+    assert [(j.id, j.status, j.last_error) for j in failed] == [(1, FAILED, "E: x")]
+    both = await store.jobs(statuses={RUNNING, js.JobStatus.PENDING})
+    assert [(j.id, j.status) for j in both] == [
+        (5, js.JobStatus.PENDING),
+        (4, js.JobStatus.PENDING),
+        (3, RUNNING),
+    ]
+    assert [j.id for j in await store.jobs(statuses=[RUNNING, FAILED], limit=1, before=3)] == [1]
+
+
+async def test_reads_refuse_bad_arguments_with_the_fix(store: SQLiteStore) -> None:
+    with pytest.raises(ValueError, match="limit must be at least 1, got 0"):
+        await store.jobs(limit=0)
+    with pytest.raises(TypeError, match="limit must be a positive int, got '5'"):
+        await store.attempts(limit="5")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="wrap a single status in a tuple"):
+        await store.jobs(statuses=FAILED)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="JobStatus members, got 'failed'.*JobStatus.FAILED"):
+        await store.jobs(statuses=["failed"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="before must be a job id"):
+        await store.jobs(before="9")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="since must be a wall-clock time"):
+        await store.attempts(since="yesterday")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="job_id must be a job id"):
+        await store.attempts(job_id=1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="retry takes job ids"):
+        await store.retry(["1"], NOW)  # type: ignore[list-item]
+
+
+async def test_counts_are_by_status_and_executor(store: SQLiteStore) -> None:
+    assert await store.counts() == {}
+    await store.add([new(1), new(2), new(3, executor="process"), new(4, executor="process")], NOW)
+    await store.claim("m", 1, {"process": 99}, NOW, 30)
+    await store.record("m", [done(3, status=FAILED)])
+    await store.claim("m", 1, {"async": 99}, NOW, 30)
+    assert await store.counts() == {
+        (RUNNING, "async"): 1,
+        (js.JobStatus.PENDING, "async"): 1,
+        (FAILED, "process"): 1,
+        (js.JobStatus.PENDING, "process"): 1,
+    }
+
+
+async def test_attempts_record_a_retry_and_its_next_attempt(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("m1", 1, {"async": 99}, NOW, 30)
+    (running,) = await store.attempts(job_id=1)
+    assert (running.attempt, running.owner, running.started_at) == (1, "m1", NOW)
+    assert (running.status, running.finished_at, running.name) == (RUNNING, None, "j1")
+    out = Outcome(1, 1, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 2, error="E: flaky")
+    await store.record("m1", [out])
+    await store.claim("m2", 1, {"async": 99}, NOW + 2, 30)
+    await store.record("m2", [Outcome(1, 2, js.JobStatus.COMPLETED, NOW + 3)])
+    history = await store.attempts(job_id=1)
+    assert [
+        (a.attempt, a.owner, a.started_at, a.finished_at, a.status, a.error) for a in history
+    ] == [
+        (1, "m1", NOW, NOW + 1, js.JobStatus.RETRY_WAIT, "E: flaky"),
+        (2, "m2", NOW + 2, NOW + 3, js.JobStatus.COMPLETED, None),
+    ]
+
+
+async def test_a_refused_outcome_leaves_the_attempt_alone(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("m1", 1, {"async": 99}, NOW, 30)
+    assert (await store.record("m2", [done(1, status=FAILED)])).refused == [1]
+    (a,) = await store.attempts(job_id=1)
+    assert (a.owner, a.status, a.finished_at) == ("m1", RUNNING, None)
+
+
+async def test_a_worker_lost_takeover_closes_the_lost_attempt(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("dead", 1, {"async": 99}, NOW, lease=10)
+    (taken,) = await store.claim("alive", 1, {"async": 99}, NOW + 11, 10)
+    assert taken.lost
+    # Taken over, not yet settled: the attempt still runs, as the dead member's.
+    (lost,) = await store.attempts(job_id=1)
+    assert (lost.owner, lost.status) == ("dead", RUNNING)
+    out = Outcome(1, 1, js.JobStatus.RETRY_WAIT, NOW + 11, run_at=NOW + 12, error="worker lost")
+    await store.record("alive", [out])
+    await store.claim("alive", 1, {"async": 99}, NOW + 12, 10)
+    history = await store.attempts(job_id=1)
+    assert [(a.attempt, a.owner, a.status, a.finished_at, a.error) for a in history] == [
+        (1, "dead", js.JobStatus.RETRY_WAIT, NOW + 11, "worker lost"),
+        (2, "alive", RUNNING, None, None),
+    ]
+
+
+async def test_an_outcome_whose_attempt_row_is_missing_makes_one(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("m", 1, {"async": 99}, NOW, 30)
+    conn = sqlite3.connect(store.path)
+    conn.execute("DELETE FROM attempts")  # as if the claim had written none
+    conn.commit()
+    conn.close()
+    await store.record("m", [done(1, status=FAILED, error="E: x")])
+    (a,) = await store.attempts(job_id=1)
+    assert (a.owner, a.status, a.error) == ("m", FAILED, "E: x")
+    assert a.started_at == a.finished_at == NOW + 1  # no start known: its end
+
+
+async def test_a_released_claim_leaves_no_attempt(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("stopping", 1, {"async": 99}, NOW, 30)
+    await store.release("stopping", [1])
+    assert await store.attempts(job_id=1) == []
+    (again,) = await store.claim("next", 1, {"async": 99}, NOW + 1, 30)
+    (a,) = await store.attempts(job_id=1)
+    assert (again.attempt, a.attempt, a.owner, a.started_at) == (1, 1, "next", NOW + 1)
+
+
+async def test_attempts_since_keep_the_running_and_the_recent(store: SQLiteStore) -> None:
+    await store.add([new(i) for i in range(1, 5)], NOW)
+    await store.claim("m", 4, {"async": 99}, NOW, 30)
+    await store.record(
+        "m", [Outcome(i, 1, js.JobStatus.COMPLETED, NOW + 10 * i) for i in (1, 2, 3)]
+    )
+    recent = await store.attempts(since=NOW + 20)
+    assert sorted(a.job_id for a in recent) == [2, 3, 4]  # 4 still runs
+    assert [a.job_id for a in await store.attempts(since=NOW + 20, job_id=3)] == [3]
+    assert len(await store.attempts()) == 4
+
+
+async def test_attempts_keep_the_newest_when_over_the_limit(store: SQLiteStore) -> None:
+    await store.add([new(i, (float(i),)) for i in range(1, 6)], NOW)
+    for i in range(1, 6):  # one claim each, a second apart
+        await store.claim("m", 1, {"async": 99}, NOW + i, 30)
+    newest = await store.attempts(limit=2)
+    assert [(a.job_id, a.started_at) for a in newest] == [(4, NOW + 4), (5, NOW + 5)]
+
+
+async def test_schedules_soonest_first_with_their_firing_member(store: SQLiteStore) -> None:
+    import time
+
+    now = time.time()
+    assert await store.schedules() == []
+    await store.put_schedules([("late", b"P", now + 60), ("soon", b"P", now - 1)])
+    await store.claim_schedules("a", now, lease=300)  # "soon" is due: a fires it
+    listed = await store.schedules()
+    assert [(s.id, s.next_fire, s.owner) for s in listed] == [
+        ("soon", now - 1, "a"),
+        ("late", now + 60, None),
+    ]
+    await store.put_schedules([("lapsed", b"P", now - 5)])
+    (lapsed,) = await store.claim_schedules("b", now - 5, lease=1)  # its lease ran out
+    assert lapsed.id == "lapsed"
+    assert [(s.id, s.owner) for s in await store.schedules()] == [
+        ("lapsed", None),
+        ("soon", "a"),
+        ("late", None),
+    ]
+
+
+@pytest.mark.parametrize("status", [FAILED, js.JobStatus.TIMED_OUT, js.JobStatus.CANCELLED])
+async def test_retry_requeues_a_finished_job_and_counts_on(
+    store: SQLiteStore, status: js.JobStatus
+) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("m", 1, {"async": 99}, NOW, 30)
+    await store.record("m", [done(1, status=status, error="E: no")])
+    assert await store.retry([1], NOW + 50) == [1]
+    job = await store.fetch(1)
+    assert job is not None and job.status is js.JobStatus.PENDING
+    assert (job.run_at, job.finished_at, job.attempts) == (NOW + 50, None, 1)
+    assert await store.unfinished() == 1
+    (again,) = await store.claim("m", 1, {"async": 99}, NOW + 50, 30)
+    assert (again.id, again.attempt, again.lost) == (1, 2, False)
+    # The old attempt stays fenced out; the new one is attempt 2.
+    assert (await store.record("m", [done(1, attempt=1)])).refused == [1]
+    assert (await store.record("m", [done(1, attempt=2)])).refused == []
+    assert [(a.attempt, a.status) for a in await store.attempts(job_id=1)] == [
+        (1, status),
+        (2, js.JobStatus.COMPLETED),
+    ]
+
+
+async def test_retry_leaves_other_jobs_alone(store: SQLiteStore) -> None:
+    await store.add([new(1), new(2), new(3), new(4, run_at=NOW + 99)], NOW)
+    await store.claim("m", 3, {"async": 99}, NOW, 30)
+    out = Outcome(2, 1, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 5, error="E")
+    await store.record("m", [done(1), out])  # 1 completed, 2 retry-waiting, 3 running
+    before = {i: await store.fetch(i) for i in range(1, 5)}
+    assert await store.retry([1, 2, 3, 4, 404], NOW + 2) == []
+    assert {i: await store.fetch(i) for i in range(1, 5)} == before
+    assert await store.retry([], NOW) == []
+
+
+async def test_retry_of_a_dependent_waits_for_its_unfinished_upstream(store: SQLiteStore) -> None:
+    await store.add([new(1, run_at=NOW + 10), new(2, depends_on=(1,))], NOW)
+    await store.cancel([2], NOW)  # cancelled while it waited for job 1
+    assert await store.retry([2, 2], NOW) == [2]  # once, however often named
+    job = await store.fetch(2)
+    assert job is not None and job.status is js.JobStatus.PENDING and job.depends_on == (1,)
+    assert await store.claim("m", 5, {"async": 99}, NOW, 30) == []
+    assert [c.id for c in await store.claim("m", 5, {"async": 99}, NOW + 10, 30)] == [1]
+    await store.record("m", [done(1)])
+    assert [c.id for c in await store.claim("m", 5, {"async": 99}, NOW + 10, 30)] == [2]
+
+
+async def test_prune_takes_the_attempts_with_their_jobs(store: SQLiteStore) -> None:
+    await store.add([new(1), new(2)], NOW)
+    await store.claim("m", 2, {"async": 99}, NOW, 30)
+    await store.record("m", [Outcome(1, 1, js.JobStatus.COMPLETED, NOW + 1)])
+    await store.record("m", [Outcome(2, 1, js.JobStatus.COMPLETED, NOW + 2)])
+    assert await store.prune(keep=1) == 1
+    assert [a.job_id for a in await store.attempts()] == [2]
+    conn = sqlite3.connect(store.path)
+    assert conn.execute("SELECT job_id FROM attempts").fetchall() == [(2,)]  # not just hidden
+    conn.close()
+
+
+# ── group commit ─────────────────────────────────────────────────────────
+
+
+async def test_writes_asked_together_share_one_commit(store: SQLiteStore) -> None:
+    await store.add([new(1), new(2)], NOW)
+    (first,) = await store.claim("m", 1, {"async": 99}, NOW, 30)
+    groups = store._group.groups
+    got: dict[str, object] = {}
+
+    async def outcome() -> None:
+        got["recorded"] = await store.record("m", [done(first.id)])
+
+    async def next_claim() -> None:
+        got["claimed"] = await store.claim("m", 1, {"async": 99}, NOW, 30)
+
+    async with anyio.create_task_group() as tg:  # the committer and the claimer, at once
+        tg.start_soon(outcome)
+        tg.start_soon(next_claim)
+    assert store._group.groups == groups + 1  # one transaction, one fsync
+    assert got["recorded"].refused == []  # type: ignore[attr-defined]
+    assert [c.id for c in got["claimed"]] == [2]  # type: ignore[attr-defined]
+
+
+async def test_a_write_that_fails_in_a_group_is_rolled_back_alone(store: SQLiteStore) -> None:
+    await store.put_schedules([("s", b"P", NOW)])
+    await store.claim_schedules("a", NOW, 30)
+    assert await store.fire("a", "s", NOW, NOW + 10, new(1, schedule="s", fire_time=NOW))
+    await store.put_schedules([("s", b"P", NOW)])  # as if a's fire had not moved it
+    await store.claim_schedules("a", NOW, 30)
+    results: dict[str, object] = {}
+
+    async def refired() -> None:  # made already: its transaction part is undone
+        job = new(2, schedule="s", fire_time=NOW)
+        results["fire"] = await store.fire("a", "s", NOW, NOW + 10, job)
+
+    async def added() -> None:
+        results["add"] = await store.add([new(3)], NOW)
+
+    groups = store._group.groups
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(refired)
+        tg.start_soon(added)
+    assert store._group.groups == groups + 1
+    assert results == {"fire": False, "add": []}
+    assert await store.fetch(2) is None and await store.fetch(3) is not None
+    (still,) = await store.claim_schedules("b", NOW + 60, 30)
+    assert still.fire_time == NOW  # the refused fire did not move the schedule
+
+
+async def test_a_write_whose_caller_is_cancelled_while_queued_never_runs(
+    store: SQLiteStore,
+) -> None:
+    holding, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def slow(conn: sqlite3.Connection) -> None:
+        holding.set()
+        release.wait(10)
+        ran.append("slow")
+
+    async def queue_write(name: str, scope: anyio.CancelScope) -> None:
+        def fn(conn: sqlite3.Connection) -> None:
+            ran.append(name)
+
+        with scope:
+            # The write is queued before this task first waits, so once the
+            # test task runs again it is in the queue.
+            await store._write_async(fn)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(store._write_async, slow)
+        await anyio.to_thread.run_sync(holding.wait, 10)  # a group is running
+        dropped = anyio.CancelScope()
+        await tg.start(_started, queue_write, "dropped", dropped)
+        await tg.start(_started, queue_write, "kept", anyio.CancelScope())
+        assert len(store._group._queue) == 2  # both wait for the running group
+        dropped.cancel()
+        release.set()
+    assert ran == ["slow", "kept"]  # the next group ran, led by the next caller
+
+
+async def _started(
+    fn: Any, name: str, scope: anyio.CancelScope, *, task_status: anyio.abc.TaskStatus[None]
+) -> None:
+    task_status.started()  # returns to the starter once fn has run up to its first wait
+    await fn(name, scope)
+
+
+async def test_writes_fail_together_when_the_file_stays_locked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jobsched_sqlite import _schema
+
+    monkeypatch.setattr(_schema, "BUSY_TIMEOUT_MS", 50)
+    store = SQLiteStore(url_for(tmp_path / "jobs.db"))
+    await store.open()
+    other = sqlite3.connect(tmp_path / "jobs.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    errors: list[BaseException] = []
+
+    async def write(job_id: int) -> None:
+        try:
+            await store.add([new(job_id)], NOW)
+        except sqlite3.OperationalError as exc:
+            errors.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(write, 1)
+        tg.start_soon(write, 2)
+    assert len(errors) == 2 and all("locked" in str(e) for e in errors)
+    other.execute("ROLLBACK")
+    other.close()
+    await store.add([new(3)], NOW)  # the store works again once the lock is gone
+    assert await store.fetch(3) is not None and await store.fetch(1) is None
+    await store.close()
+
+
+async def test_a_closed_store_refuses_writes_too(tmp_path: Path) -> None:
+    store = SQLiteStore(url_for(tmp_path / "jobs.db"))
+    with pytest.raises(StoreUnavailableError, match="not open"):
+        await store.add([new(1)], NOW)

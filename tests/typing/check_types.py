@@ -52,3 +52,18 @@ def function_job_rejected_arguments() -> None:
     js.FunctionJob(square)  # type: ignore[arg-type]  # pyright: ignore[reportCallIssue, reportArgumentType]
     js.FunctionJob(square, 3)  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue, reportArgumentType]
     js.FunctionJob(square, (3,), timeout="5")  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue, reportArgumentType]
+
+
+def background_scheduler_types() -> None:
+    # Plain calls with the JobScheduler's answers; shutdown's options are keywords.
+    with js.BackgroundScheduler(store="sqlite:///jobs.db", backend="trio") as s:
+        assert_type(s, js.BackgroundScheduler)
+        assert_type(s.submit(js.FunctionJob(square, (3,)), delay=1.0), str)
+        assert_type(s.join(timeout=1.0), bool)
+        assert_type(s.get("job-1"), js.Job)
+        assert_type(s.cancel("job-1"), bool)
+        assert_type(s.schedule_cron(lambda: js.FunctionJob(tick), "@daily", id="d"), str)
+        assert_type(s.scheduler, js.JobScheduler)
+        s.shutdown(False, cancel_running=True)
+        s.shutdown(False, True)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
+        s.submit(square)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]

@@ -33,6 +33,7 @@ from ._ratelimit import RateLimit as RateLimit
 from ._retry import RetryPolicy as RetryPolicy
 from ._scheduler import JobScheduler as JobScheduler
 from ._state import JobListener as JobListener
+from ._state import SubmitHook as SubmitHook
 from ._store import JobStore as JobStore
 from ._stores import open_store as open_store
 from ._strategies import AgingPriorityStrategy as AgingPriorityStrategy
@@ -43,11 +44,13 @@ from ._strategies import SchedulingStrategy as SchedulingStrategy
 from ._strategies import SortKey as SortKey
 
 if TYPE_CHECKING:
+    from ._background import BackgroundScheduler as BackgroundScheduler
     from ._cron import CronTrigger as CronTrigger
 
 __all__ = [
     "AgingPriorityStrategy",
     "AsyncJob",
+    "BackgroundScheduler",
     "BlockingJob",
     "CancelToken",
     "CpuBoundJob",
@@ -76,6 +79,7 @@ __all__ = [
     "SortKey",
     "StoreNotFoundError",
     "StoreUnavailableError",
+    "SubmitHook",
     "UnknownJobError",
     "cancel_requested",
     "open_store",
@@ -91,6 +95,12 @@ def __getattr__(name: str) -> object:
 
         globals()["CronTrigger"] = CronTrigger  # later lookups skip this hook
         return CronTrigger
+    if name == "BackgroundScheduler":
+        # Threads and the blocking portal: only for an app that uses it.
+        from ._background import BackgroundScheduler
+
+        globals()["BackgroundScheduler"] = BackgroundScheduler
+        return BackgroundScheduler
     if name == "__version__":
         from importlib.metadata import version
 

@@ -124,9 +124,10 @@ class Job(ABC):
         self.started_at: float | None = None
         self.finished_at: float | None = None
 
-    # deadline, tenant and rate_key are rarely set, and read only by EDF, fair
-    # share and rate limits: they share one slot, 16 bytes per job less. It
-    # holds the deadline alone (usually None), or (deadline, tenant, rate_key).
+    # deadline, tenant, rate_key and headers are rarely set, and read only by
+    # EDF, fair share, rate limits and integrations: they share one slot, 24
+    # bytes per job less. It holds the deadline alone (usually None), or
+    # (deadline, tenant, rate_key, headers).
 
     @property
     def deadline(self) -> float | None:
@@ -136,7 +137,7 @@ class Job(ABC):
 
     @deadline.setter
     def deadline(self, deadline: float | None) -> None:
-        self._options = _pack_options(deadline, self.tenant, self.rate_key)
+        self._options = _pack_options(deadline, self.tenant, self.rate_key, self.headers)
 
     @property
     def tenant(self) -> str | None:
@@ -146,7 +147,7 @@ class Job(ABC):
 
     @tenant.setter
     def tenant(self, tenant: str | None) -> None:
-        self._options = _pack_options(self.deadline, tenant, self.rate_key)
+        self._options = _pack_options(self.deadline, tenant, self.rate_key, self.headers)
 
     @property
     def rate_key(self) -> str | None:
@@ -156,7 +157,30 @@ class Job(ABC):
 
     @rate_key.setter
     def rate_key(self, rate_key: str | None) -> None:
-        self._options = _pack_options(self.deadline, self.tenant, rate_key)
+        self._options = _pack_options(self.deadline, self.tenant, rate_key, self.headers)
+
+    @property
+    def headers(self) -> dict[str, str] | None:
+        """String pairs that travel with the job wherever it runs, or None.
+
+        They are pickled with the job, so they reach a durable store's row and
+        the process that claims it, like a message's headers in a queue.
+        Integrations write here from a submit hook (see
+        :meth:`JobScheduler.add_submit_hook`): jobsched-otel puts the W3C
+        ``traceparent`` of the span current at submit. Assign a new dict to
+        change them; the scheduler itself never reads them.
+        """
+        options = self._options
+        return options[3] if type(options) is tuple else None
+
+    @headers.setter
+    def headers(self, headers: dict[str, str] | None) -> None:
+        if headers is not None and not (
+            isinstance(headers, dict)
+            and all(type(k) is str and type(v) is str for k, v in headers.items())
+        ):
+            raise TypeError(f"headers must be a dict of str to str or None, got {headers!r}")
+        self._options = _pack_options(self.deadline, self.tenant, self.rate_key, headers)
 
     @property
     def job_id(self) -> str:
@@ -183,14 +207,21 @@ _shared_options: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 _SHARED_OPTIONS_MAX = 1024
 
 
-def _pack_options(deadline: Any, tenant: str | None, rate_key: str | None) -> Any:
-    """What Job._options holds for these three (see Job.deadline)."""
-    if tenant is None and rate_key is None and type(deadline) is not tuple:
+def _pack_options(
+    deadline: Any,
+    tenant: str | None,
+    rate_key: str | None,
+    headers: dict[str, str] | None = None,
+) -> Any:
+    """What Job._options holds for these four (see Job.deadline)."""
+    if tenant is None and rate_key is None and headers is None and type(deadline) is not tuple:
         return deadline
-    options = (deadline, tenant, rate_key)
+    options = (deadline, tenant, rate_key, headers)
     # Only exact strs: a str subclass equal to a cached label is another value.
+    # Headers are a job's own (a dict, unhashable): never shared.
     if (
-        deadline is not None
+        headers is not None
+        or deadline is not None
         or (tenant is not None and type(tenant) is not str)
         or (rate_key is not None and type(rate_key) is not str)
     ):

@@ -20,6 +20,10 @@ _FAILED = JobStatus.FAILED
 _TIMED_OUT = JobStatus.TIMED_OUT
 _CANCELLED = JobStatus.CANCELLED
 
+#: The cancel reason of an attempt whose job goes back to its durable store
+#: (``jobsched worker`` past its grace) instead of ending CANCELLED.
+HANDED_BACK = "handed back to the store"
+
 
 class Outcomes(SchedulerState):
     """Records outcomes: cancellation beats timeout beats error beats result."""
@@ -37,7 +41,9 @@ class Outcomes(SchedulerState):
                 self._early_cancels.discard(job._jobsched_id)
                 self._finish(job, _CANCELLED, "cancelled")
             elif attempt is not None and attempt.scope.cancel_called:
-                if attempt.reason is not None:
+                if attempt.reason == HANDED_BACK and self._link is not None:
+                    self._hand_back(job)
+                elif attempt.reason is not None:
                     self._finish(job, _CANCELLED, attempt.reason)
                 else:
                     self._after_failure(job, f"timed out after {job.timeout}s", True, True)
@@ -233,9 +239,10 @@ class Outcomes(SchedulerState):
         if attempt is None:
             return status  # not ours in the store: a cascade, or cancelled while queued
         result = None
-        if status is _COMPLETED:
+        # A None result is stored as NULL, which fetch reads back as None.
+        if status is _COMPLETED and job.result is not None:
             try:
-                result = link.codec.dumps(job.result, f"the result of {_describe(job)}")
+                result = link.codec.dumps(job.result, lambda: f"the result of {_describe(job)}")
             except TypeError as exc:
                 status = _FAILED
                 job.last_error = str(exc)
@@ -288,3 +295,17 @@ class Outcomes(SchedulerState):
                     traceback=job.last_traceback,
                 )
             )
+
+    def _hand_back(self, job: Job) -> None:
+        """A held job whose attempt was cut short by a stopping worker: it goes
+        back to the store (released when the store closes), to run again in
+        any member, its interrupted attempt not counted."""
+        number = job._jobsched_id
+        if self._held.pop(number, None) is not None:
+            self._released.append(number)
+        logger.info("%s stopped: %s, to run again", _describe(job), HANDED_BACK, extra=_extra(job))
+        # This process lets go of the job: its row waits again (RETRY_WAIT if
+        # an earlier attempt ran), the attempt uncounted. Set by hand:
+        # RUNNING -> PENDING is no edge of the table, and the job did not end.
+        job.attempts -= 1
+        job.status = _RETRY_WAIT if job.attempts else JobStatus.PENDING

@@ -84,6 +84,33 @@ class RateLimit:
         return now + (1.0 - tokens) * self.per / self.rate
 
 
+def refill(limit: RateLimit, tokens: float, since: float, now: float) -> float:
+    """Tokens at ``now`` in a bucket of ``limit`` that held ``tokens`` at ``since``.
+
+    For a bucket kept outside the object (a durable store's row), as
+    :meth:`RateLimit.tokens` does for its own: a clock read that goes back
+    mints nothing, and a bucket never holds more than ``burst``.
+    """
+    if now > since:
+        tokens += (now - since) * limit.rate / limit.per
+    return min(limit.burst, tokens)
+
+
+def has_token(tokens: float) -> bool:
+    """True if a bucket holding ``tokens`` can give one (within float error)."""
+    return tokens >= 1.0 - _EPSILON
+
+
+def whole_tokens(tokens: float) -> int:
+    """How many starts a bucket holding ``tokens`` allows now (within float error)."""
+    return int(tokens + _EPSILON)
+
+
+def token_due(limit: RateLimit, tokens: float, now: float) -> float:
+    """When a bucket of ``limit`` holding ``tokens`` at ``now`` has a whole token."""
+    return now if has_token(tokens) else now + (1.0 - tokens) * limit.per / limit.rate
+
+
 def _positive(value: object) -> bool:
     return (
         isinstance(value, (int, float))

@@ -26,12 +26,14 @@ from ._exceptions import (
     UnknownJobError,
 )
 from ._executor import Executor
+from ._fairshare import FairShareStrategy
 from ._jobs import Job, id_number
 from ._log import logger
+from ._outcomes import HANDED_BACK
 from ._queue import queue_for
 from ._ratelimit import RateLimit
 from ._recurring import Schedule
-from ._state import NEW, STARTED, STOPPED, JobListener
+from ._state import NEW, STARTED, STOPPED, JobListener, SubmitHook
 from ._store import JobStore
 from ._stored import Stored
 from ._storelink import StoreLink
@@ -66,9 +68,11 @@ class JobScheduler(Stored):
         virtual time pass ``anyio.current_time`` under a mock clock.
     :param rate_limits: rate key -> :class:`RateLimit`: limits the starts of
         jobs whose ``rate_key`` is that key. A job without a token waits in the
-        delayed queue, not on a worker.
-    :param executor_limits: executor name -> the most attempts on it at once.
-        A job held back waits off the workers; other jobs keep running.
+        delayed queue (on a durable store: in the store), not on a worker. On
+        a durable store each key's budget is shared by every scheduler on it.
+    :param executor_limits: executor name -> the most attempts on it at once
+        (in this scheduler). A job held back waits off the workers; other
+        jobs keep running.
     :param store: where jobs live: ``"memory"`` (this process only, the
         default), a store URL such as ``"sqlite:///jobs.db"``, or a
         :class:`JobStore` from :func:`open_store`.
@@ -105,8 +109,9 @@ class JobScheduler(Stored):
             None if store == "memory" else StoreLink(_store_for(store), self, history_limit)
         )
         if self._link is not None:
-            self._check_stored_options(rate_limits, executor_limits, strategy)
+            self._check_stored_options(strategy)
         self._held = {}
+        self._released = []
         self._claimed = deque()
         self._strategy = strategy if strategy is not None else PriorityStrategy()
         self._num_workers = num_workers
@@ -124,8 +129,13 @@ class JobScheduler(Stored):
         )
         self._admission: Admission | None = None
         self._take_next: Callable[[], Job | None] = self._queue.pop_next
+        self._executor_limits = gates
         if self._link is not None:
+            # The store applies the limits in its claims (see Stored.claim_capacity).
             self._take_next = self._take_claimed
+            self._link.rates = rates or None
+            if isinstance(self._strategy, FairShareStrategy):
+                self._link.tenants = dict(self._strategy.weights)
         elif rates or gates:
             self._admission = Admission(
                 self._queue, self._strategy.key, self._push, self._clock, rates, gates
@@ -142,6 +152,7 @@ class JobScheduler(Stored):
         self._finished: deque[int] = deque()  # terminal jobs, oldest first
         self._recurring: dict[str, Schedule] = {}
         self._listeners: list[JobListener] = []
+        self._submit_hooks: list[SubmitHook] = []
         self._unfinished = 0
         self._in_flight = 0
         #: The most attempts that were ever in flight at once.
@@ -174,6 +185,29 @@ class JobScheduler(Stored):
             raise TypeError(f"listener must be callable, got {listener!r}")
         self._listeners.append(listener)
 
+    def remove_listener(self, listener: JobListener) -> None:
+        """Stop calling ``listener``; nothing happens if it was never added."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def add_submit_hook(self, hook: SubmitHook) -> None:
+        """Call ``hook(job)`` in :meth:`submit`, after its checks and before the job is
+        queued or written to a durable store.
+
+        This is where an integration attaches what the submitting code knows to
+        the job, in ``job.headers`` (jobsched-otel puts the trace context there).
+        It runs in the submitting context (for :meth:`submit_threadsafe`, a copy
+        of the calling thread's); a hook that raises is logged and ignored.
+        """
+        if not callable(hook):
+            raise TypeError(f"submit hook must be callable, got {hook!r}")
+        self._submit_hooks.append(hook)
+
+    def remove_submit_hook(self, hook: SubmitHook) -> None:
+        """Stop calling ``hook``; nothing happens if it was never added."""
+        if hook in self._submit_hooks:
+            self._submit_hooks.remove(hook)
+
     def cancel(self, job_id: str) -> bool:
         """Cancel a job; False if it is unknown or already finished.
 
@@ -196,13 +230,11 @@ class JobScheduler(Stored):
             link.cancel(number)
             return True
         if job.status is _RUNNING:
-            attempt = self._attempts.get(number)
-            if attempt is None:
-                # Cancelled from inside its own first step or from a listener
-                # of its start: the attempt sees it as soon as it can.
-                self._early_cancels.add(number)
-            else:
-                attempt.cancel("cancelled")
+            if link is not None:
+                # Stored too: if this process dies before the attempt ends,
+                # the member that takes the job over ends it CANCELLED.
+                link.cancel(number)
+            self._cancel_running(number)
         else:
             self._finish(job, _CANCELLED, "cancelled")
             if link is None:
@@ -211,10 +243,36 @@ class JobScheduler(Stored):
                 self._admission.cancelled(job)
         return True
 
+    def _cancel_running(self, number: int) -> None:
+        attempt = self._attempts.get(number)
+        if attempt is None:
+            # Cancelled from inside its own first step or from a listener
+            # of its start: the attempt sees it as soon as it can.
+            self._early_cancels.add(number)
+        else:
+            attempt.cancel("cancelled")
+
+    def _hand_back_running(self) -> int:
+        """Cut every running attempt short, for ``jobsched worker``'s drain; how many.
+
+        On a durable store each such job goes back to the store, to run again
+        in any member (its interrupted attempt not counted), instead of ending
+        CANCELLED as with ``stop(cancel_running=True)``; call :meth:`stop` too.
+        """
+        attempts = [a for a in self._attempts.values() if not a.scope.cancel_called]
+        for attempt in attempts:
+            attempt.cancel(HANDED_BACK if self._link is not None else "scheduler shut down")
+        return len(attempts)
+
     def cancel_held(self, ids: Collection[int]) -> None:
-        """Cancels asked for on another member, of jobs this member runs."""
+        """Cancels asked for in the store, of jobs this member holds."""
+        jobs = self._jobs
         for number in ids:
-            self.cancel(f"job-{number}")
+            job = jobs.get(number)
+            if job is not None and job.status is _RUNNING:
+                self._cancel_running(number)  # the store has the cancel already
+            else:
+                self.cancel(f"job-{number}")
 
     def get(self, job_id: str) -> Job:
         """The job with this id.

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 
 JobListener = Callable[[Job, JobStatus, JobStatus], None]
+SubmitHook = Callable[[Job], None]
 
 # Lifecycle of the scheduler itself.
 NEW, STARTED, STOPPED = range(3)
@@ -81,6 +82,7 @@ class SchedulerState:
     _finished: deque[int]  # terminal jobs, oldest first
     _recurring: dict[str, Schedule]
     _listeners: list[JobListener]
+    _submit_hooks: list[SubmitHook]
     _unfinished: int
     _in_flight: int
     #: The most attempts that were ever in flight at once.
@@ -105,6 +107,12 @@ class SchedulerState:
     #: Jobs this member holds in the store (claimed or running), by number:
     #: the attempt number that fences their outcome.
     _held: dict[int, int]
+    #: On a durable store: executor -> the most attempts on it at once here
+    #: (``executor_limits``, lowered to known capacities).
+    _executor_limits: dict[str, int]
+    #: Held jobs whose attempt a stopping worker cut short: handed back to
+    #: the store when it closes.
+    _released: list[int]
 
     def _push(self, job: Job, now: float) -> None:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""

@@ -75,6 +75,9 @@ class Claimed:
     #: "worker lost" when this claim takes over an attempt whose owner died;
     #: the scheduler then records that attempt's failure instead of running it.
     lost: bool = False
+    #: With ``lost``: someone asked to cancel the job while that attempt ran;
+    #: the scheduler ends it CANCELLED instead of retrying it.
+    cancelled: bool = False
 
 
 @dataclass(slots=True)
@@ -268,7 +271,12 @@ class JobStore(ABC):
     @abstractmethod
     async def next_due(self) -> float | None:
         """The earliest ``run_at`` of a waiting (delayed or retry-waiting,
-        dependencies met) job or fire time of a schedule, or None."""
+        dependencies met) job or fire time of a schedule, or None.
+
+        With ``rates``: also the time the next token is due in a bucket that
+        this store object's last :meth:`claim` left empty, so that a member
+        whose jobs wait only for tokens claims again when one is due.
+        """
 
     @abstractmethod
     async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:

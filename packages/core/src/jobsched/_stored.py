@@ -11,8 +11,9 @@ Times in the store are wall-clock; the view keeps monotonic ones.
 
 from __future__ import annotations
 
+import math
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
@@ -20,11 +21,18 @@ from . import _plugins
 from ._admission import executor_capacity
 from ._dispatch import Dispatch
 from ._enums import JobStatus
-from ._exceptions import SchedulerError, SchedulerStoppedError, UnknownJobError
+from ._exceptions import (
+    SchedulerError,
+    SchedulerStoppedError,
+    StoreUnavailableError,
+    UnknownJobError,
+)
+from ._fairshare import FairShareStrategy
 from ._jobs import Job, id_number
 from ._log import logger
-from ._state import STOPPED
+from ._state import STOPPED, _describe
 from ._store import Change, Claimed, DueSchedule, NewJob, Outcome
+from ._storelink import POLL_INTERVAL
 
 _PENDING = JobStatus.PENDING
 _RUNNING = JobStatus.RUNNING
@@ -45,48 +53,58 @@ class Stored(Dispatch):
     # ── the link's host ──────────────────────────────────────────────────
 
     def claim_capacity(self) -> tuple[int, dict[str, int]]:
-        """Claim for the idle workers, on every executor this member has."""
+        """Claim for the idle workers; on each executor this member has, at
+        most its room under ``executor_limits`` or its capacity."""
         if self._stopping:
             return 0, {}
         wanted = len(self._idle_workers) - len(self._claimed)
         if wanted <= 0:
             return 0, {}
         rooms = dict.fromkeys(set(self._executors) | set(_plugins.registered()), wanted)
-        # An executor with a capacity gets no more claims than it has room
-        # for, so a claimed job starts at once and its timeout counts its run.
+        # A bounded executor gets no more claims than it has room for, so a
+        # claimed job starts at once (its timeout counts its run) and the
+        # limit holds: the store honours each executor's room.
+        bounds = dict(self._executor_limits)
         for name, executor in self._executors.items():
             capacity = executor_capacity(name, executor)
             if capacity is not None:
-                jobs = self._jobs
-                room = capacity - sum(1 for n in self._held if jobs[n].executor == name)
-                rooms[name] = max(0, min(wanted, room))
-                if room > 0:
-                    # Until every store honours per-executor rooms, claim no
-                    # more than the fullest such executor has room for.
-                    wanted = min(wanted, room)
+                bounds[name] = min(bounds.get(name, capacity), capacity)
+        if bounds:
+            jobs = self._jobs
+            holding = Counter(jobs[n].executor for n in self._held if n in jobs)
+            for name, bound in bounds.items():
+                rooms[name] = max(0, min(wanted, bound - holding[name]))
         return wanted, rooms
 
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Jobs the store handed to this member: queue them, or settle lost ones."""
         link = self._link
         assert link is not None
+        jobs = self._jobs
         for claim in claims:
             number = claim.id
             self._held[number] = claim.attempt
-            try:
-                stored = link.codec.loads(claim.payload)
-            except Exception as exc:
-                from ._codec import BadSignature
+            job = jobs.get(number)
+            # A job this process submitted and still has needs no loading:
+            # the payload is its own pickle (the usual case, and a quarter
+            # of a claim's cost).
+            local = job is not None and not job.status._terminal  # type: ignore[attr-defined]
+            if not local:
+                try:
+                    stored = link.codec.loads(claim.payload)
+                except Exception as exc:
+                    from ._codec import BadSignature
 
-                reason = (
-                    f"the stored job cannot be loaded: {exc}"
-                    if isinstance(exc, BadSignature)
-                    else f"the stored job cannot be loaded ({type(exc).__name__}: {exc}); "
-                    "is its module importable here?"
-                )
-                self._refuse(number, claim.attempt, reason)
-                continue
-            name = stored.executor
+                    reason = (
+                        f"the stored job cannot be loaded: {exc}"
+                        if isinstance(exc, BadSignature)
+                        else f"the stored job cannot be loaded ({type(exc).__name__}: {exc}); "
+                        "is its module importable here?"
+                    )
+                    self._refuse(number, claim.attempt, reason)
+                    continue
+                stored._jobsched_id = number  # a stored form carries no id: the row has it
+            name = job.executor if local else stored.executor  # type: ignore[union-attr]
             if name not in self._executors:
                 # Submitted by another process: this one loads its executor now.
                 try:
@@ -94,7 +112,6 @@ class Stored(Dispatch):
                 except Exception as exc:
                     self._refuse(number, claim.attempt, f"{type(exc).__name__}: {exc}")
                     continue
-            job = self._jobs.get(number)
             if job is not None and job.status is _CANCELLED and not claim.lost:
                 # Cancelled here while its add or this claim was on the way:
                 # the claim is ours, so end it CANCELLED in one fenced write
@@ -105,12 +122,24 @@ class Stored(Dispatch):
                     Outcome(number, claim.attempt, _CANCELLED, time.time(), error=job.last_error)
                 )
                 continue
-            if job is None or job.status._terminal:  # type: ignore[attr-defined]
+            if not local:
                 # Submitted elsewhere (or before a restart): this process's view.
                 job = stored
                 job.status = _PENDING
-                self._jobs[number] = job
+                jobs[number] = job
                 self._unfinished += 1
+            assert job is not None
+            if claim.lost and claim.cancelled:
+                # Cancelled while it ran in a member that died: the cancel wins.
+                del self._held[number]
+                link.record(
+                    Outcome(number, claim.attempt, _CANCELLED, time.time(), error="cancelled")
+                )
+                if not job.status.is_terminal:
+                    job.attempts = claim.attempt
+                    job.status = _RUNNING
+                    self._finish(job, _CANCELLED, "cancelled")
+                continue
             if claim.lost:
                 # Its attempt ran in a member that died: that attempt failed.
                 job.attempts = claim.attempt
@@ -197,7 +226,26 @@ class Stored(Dispatch):
             await self._link.flush()
 
     async def enqueue(self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()) -> str:
-        """Submit ``job`` and return its id once it is committed (same checks as submit)."""
+        """Submit ``job`` and return its id once it is committed (same checks as submit).
+
+        Unlike ``submit``, it checks that the store holds every dependency
+        this process doesn't know before accepting the job.
+
+        :raises UnknownJobError: a dependency is in neither this process nor the store.
+        """
+        link = self._link
+        if link is not None and not isinstance(depends_on, str):
+            depends_on = tuple(depends_on)
+            foreign = [d for d in depends_on if id_number(d) and id_number(d) not in self._jobs]
+            if foreign:
+                await link.flush()
+                missing = [d for d in foreign if await link.store.fetch(id_number(d)) is None]
+                if missing:
+                    raise UnknownJobError(
+                        f"{_describe(job)} depends on job(s) {missing} that the store "
+                        f"{link.store.url} does not hold: submit dependencies first "
+                        "(finished jobs are pruned after history_limit)"
+                    )
         job_id = self.submit(job, delay=delay, depends_on=depends_on)
         await self.flush()
         return job_id
@@ -218,6 +266,7 @@ class Stored(Dispatch):
                 "or pruned (history_limit)"
             )
         job: Any = link.codec.loads(stored.payload)
+        job._jobsched_id = stored.id
         offset = time.time() - self._clock()
         job.status = stored.status
         job.attempts = stored.attempts
@@ -241,27 +290,43 @@ class Stored(Dispatch):
                     "with them still in the store; they run when a scheduler on the store runs"
                 )
             return
-        await link.flush()
-        while await link.store.unfinished():
-            if self._stopping:
-                raise SchedulerStoppedError(
-                    "jobs in the store will not finish here: this scheduler is stopping; "
-                    "they run when a scheduler on the store runs"
-                )
-            await link.progress()
+        stopping = SchedulerStoppedError(
+            "jobs in the store will not finish here: this scheduler is stopping; "
+            "they run when a scheduler on the store runs"
+        )
+        # A COUNT of the store's unfinished jobs costs a scan of an index (a
+        # long one with many jobs queued): ask the store when this process's
+        # view says all is done, and otherwise once a poll interval, for the
+        # jobs other members submitted or ran, which this view does not see.
+        asked = -math.inf
+        try:
+            await link.flush()
+            while True:
+                now = time.monotonic()
+                if self._unfinished <= 0 or now - asked >= POLL_INTERVAL:
+                    asked = now
+                    if not await link.store.unfinished():
+                        return
+                if self._stopping:
+                    raise stopping
+                await link.progress()
+        except StoreUnavailableError:
+            if not self._stopping:
+                raise
+            # stop() closed the store under this join: it is the stop that answers.
+            raise stopping from None
 
-    def _check_stored_options(
-        self, rate_limits: object, executor_limits: object, strategy: object
-    ) -> None:
-        if rate_limits or executor_limits:
+    def _check_stored_options(self, strategy: object) -> None:
+        if (
+            strategy is not None
+            and not isinstance(strategy, FairShareStrategy)
+            and strategy.ready_queue() is not None  # type: ignore[attr-defined]
+        ):
             raise SchedulerError(
-                "rate_limits and executor_limits do not work with a durable store yet; "
-                "use the memory store for them"
-            )
-        if strategy is not None and strategy.ready_queue() is not None:  # type: ignore[attr-defined]
-            raise SchedulerError(
-                f"{type(strategy).__name__} does not work with a durable store yet: its "
-                "order is not a per-job key; use the memory store for it"
+                f"{type(strategy).__name__} does not work with a durable store: its order "
+                "is its own ready queue, not a per-job key the store can sort by; use the "
+                "memory store for it, or a key-ordered strategy (FairShareStrategy is "
+                "supported)"
             )
 
     async def _open_store(self) -> None:
@@ -277,6 +342,9 @@ class Stored(Dispatch):
         self._claimed.clear()
         for number in unstarted:
             self._held.pop(number, None)
+        # With the jobs whose attempts a stopping worker cut short.
+        unstarted += self._released
+        self._released = []
         try:
             await link.flush()
             if unstarted:

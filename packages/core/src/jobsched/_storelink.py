@@ -23,6 +23,7 @@ from typing import Protocol
 import anyio
 
 from ._codec import Codec
+from ._ratelimit import RateLimit
 from ._store import Change, Claimed, DueSchedule, JobStore, NewJob, Outcome
 
 #: Ids reserved per round trip; the next block is reserved when half is used.
@@ -94,6 +95,10 @@ class StoreLink:
         self._committing = False
         self._host = host
         self._tasks_left = 3
+        #: Passed to every claim: the scheduler's ``rate_limits`` (None:
+        #: none), and a fair share's weights (None: key order).
+        self.rates: Mapping[str, RateLimit] | None = None
+        self.tenants: Mapping[str | None, int] | None = None
         #: Set when the committer, claimer and heartbeat have all returned.
         self.stopped = anyio.Event()
 
@@ -286,18 +291,33 @@ class StoreLink:
         store = self.store
         while not self.closing:
             self._claim_wakeup = anyio.Event()
+            # The claim first: the workers that just went idle woke this task
+            # together with the committer (their outcomes), so a store that
+            # commits writes asked for together in one transaction (SQLite's
+            # group commit) pays one fsync for both.
+            limit, executors = host.claim_capacity()
+            claims: list[Claimed] = []
+            if limit > 0 and executors:
+                claims = await store.claim(
+                    self.owner,
+                    limit,
+                    executors,
+                    self._wall(),
+                    store.lease,
+                    rates=self.rates,
+                    tenants=self.tenants,
+                )
+                if claims:
+                    host.claimed(claims)
             # Schedules fire whether or not a worker is free: their jobs queue.
             fires = await store.claim_schedules(self.owner, self._wall(), store.lease)
             if fires:
                 await host.fire_schedules(fires)
-            limit, executors = host.claim_capacity()
-            if limit > 0 and executors:
-                claims = await store.claim(self.owner, limit, executors, self._wall(), store.lease)
-                if claims:
-                    host.claimed(claims)
-                    continue
+            if claims:
+                continue
             wait = POLL_INTERVAL
             if limit > 0:
+                # Also when a rate-limited job's next token is due (next_due).
                 due = await store.next_due()
                 if due is not None:
                     wait = min(wait, max(0.0, due - self._wall()))

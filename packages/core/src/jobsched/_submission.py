@@ -17,7 +17,9 @@ from ._exceptions import (
     UnknownJobError,
 )
 from ._executor import Executor
+from ._jobform import stored_form
 from ._jobs import Job, id_number, next_number
+from ._log import logger
 from ._outcomes import Outcomes
 from ._state import _describe
 from ._store import NewJob
@@ -54,6 +56,8 @@ class Submission(Outcomes):
                 "submit before stop(), or create a new JobScheduler"
             )
         deps = self._check_submit(job, delay, depends_on)
+        if self._submit_hooks:
+            self._run_submit_hooks(job)
         if self._link is not None:
             return self._submit_stored(job, delay, deps)
         now = self._clock()
@@ -87,6 +91,13 @@ class Submission(Outcomes):
             ) from exc
         return f"job-{number}"
 
+    def _run_submit_hooks(self, job: Job) -> None:
+        for hook in self._submit_hooks:
+            try:
+                hook(job)
+            except Exception:  # a bad hook must not refuse the job
+                logger.exception("submit hook %r failed on %s", hook, _describe(job))
+
     def _submit_stored(self, job: Job, delay: float, deps: list[int]) -> str:
         """submit() on a durable store: write the job in the next group commit."""
         assert self._link is not None
@@ -101,7 +112,7 @@ class Submission(Outcomes):
         number = link.next_id()
         job._jobsched_id = number
         try:
-            payload = link.codec.dumps(job, _describe(job))
+            payload = link.codec.dumps(stored_form(job), lambda: _describe(job))
         except TypeError:
             job._jobsched_id = 0
             raise
@@ -201,9 +212,13 @@ class Submission(Outcomes):
         if depends_on:
             jobs = self._jobs
             unknown = []
+            # On a durable store a dependency this process doesn't know may
+            # be in the store (another process, or before a restart): the
+            # store's add decides, and cancels the job if it holds no such job.
+            shared = self._link is not None
             for dep_id in dict.fromkeys(depends_on):
                 number = id_number(dep_id)
-                if number in jobs:
+                if number in jobs or (shared and number):
                     deps.append(number)
                 else:
                     unknown.append(dep_id)

@@ -64,10 +64,10 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
         unmet = 0
         failed: tuple[int, str] | None = None
         for upstream in job.depends_on:
-            status = status_of.get(upstream, "unknown")
+            status = status_of.get(upstream, "is not in the store")
             if status == "completed":
                 continue
-            if status == "unknown" or JobStatus(status).is_terminal:
+            if upstream not in status_of or JobStatus(status).is_terminal:
                 failed = (upstream, status)
                 break
             unmet += 1
@@ -198,10 +198,13 @@ def take_over(
         "UPDATE jobsched_jobs SET owner = %s, lease_until = %s WHERE id IN ("
         "SELECT id FROM jobsched_jobs WHERE status = 'running' AND executor = ANY(%s) "
         "AND (lease_until < %s OR owner = ANY(%s)) ORDER BY lease_until LIMIT %s "
-        "FOR UPDATE SKIP LOCKED) RETURNING id, attempts, payload",
+        "FOR UPDATE SKIP LOCKED) RETURNING id, attempts, payload, cancel_requested",
         (owner, until, names, now, dead, limit),
     ).fetchall()
-    return [Claimed(job_id, attempt, payload, lost=True) for job_id, attempt, payload in rows]
+    return [
+        Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel))
+        for job_id, attempt, payload, cancel in rows
+    ]
 
 
 def claim_by_key(

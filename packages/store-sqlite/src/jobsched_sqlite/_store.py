@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -21,6 +22,7 @@ from jobsched import RateLimit
 from jobsched._enums import JobStatus
 from jobsched._exceptions import StoreUnavailableError
 from jobsched._store import (
+    Attempt,
     Change,
     Claimed,
     DueSchedule,
@@ -29,10 +31,13 @@ from jobsched._store import (
     Outcome,
     Recorded,
     StoredJob,
+    StoredSchedule,
 )
 
-from . import _schema
-from ._sql import AlreadyFired, add, cancel_queued, claim, record
+from . import _operator, _schema
+from ._claim import claim
+from ._groupcommit import GroupCommit
+from ._sql import AlreadyFired, add, cancel_queued, record
 
 T = TypeVar("T")
 
@@ -55,6 +60,9 @@ class SQLiteStore(JobStore):
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(1)
+        # When a bucket the last claim left empty has its next token: next_due().
+        self._token_due: float | None = None
+        self._group = GroupCommit(self._connection, self._lock, self._limiter)
 
     # ── plumbing ──────────────────────────────────────────────────────────
 
@@ -90,8 +98,14 @@ class SQLiteStore(JobStore):
         with self._lock:
             return fn(conn)
 
+    def _connection(self) -> sqlite3.Connection:
+        conn = self._conn
+        if conn is None:
+            raise StoreUnavailableError(f"the store {self.url!r} is not open; open() it first")
+        return conn
+
     async def _write_async(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        return await anyio.to_thread.run_sync(self._write, fn, limiter=self._limiter)
+        return await self._group.write(fn)
 
     async def _read_async(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         return await anyio.to_thread.run_sync(self._read, fn, limiter=self._limiter)
@@ -130,14 +144,12 @@ class SQLiteStore(JobStore):
         rates: Mapping[str, RateLimit] | None = None,
         tenants: Mapping[str | None, int] | None = None,
     ) -> list[Claimed]:
-        if rates or tenants is not None:
-            raise NotImplementedError("the SQLite store does not claim by rate or tenant yet")
         if limit < 1:
             return []
-        names = tuple(sorted(name for name, room in executors.items() if room > 0))
-        return await self._write_async(
-            lambda conn: claim(conn, owner, limit, names, now, now + lease)
+        claims, self._token_due = await self._write_async(
+            lambda conn: claim(conn, owner, limit, executors, now, now + lease, rates, tenants)
         )
+        return claims
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
         return await self._write_async(lambda conn: record(conn, owner, outcomes))
@@ -161,6 +173,12 @@ class SQLiteStore(JobStore):
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
         def release(conn: sqlite3.Connection) -> None:
+            # The attempt never started: its row goes, and its number is reused.
+            conn.executemany(
+                "DELETE FROM attempts WHERE job_id = ? AND attempt = (SELECT attempts FROM jobs "
+                "WHERE id = ? AND owner = ? AND status = 'running')",
+                [(i, i, owner) for i in ids],
+            )
             conn.executemany(
                 "UPDATE jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
                 "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
@@ -177,48 +195,13 @@ class SQLiteStore(JobStore):
         def next_due(conn: sqlite3.Connection) -> float | None:
             (job,) = conn.execute("SELECT MIN(run_at) FROM jobs WHERE queue = 1").fetchone()
             (fire,) = conn.execute("SELECT MIN(next_fire) FROM schedules").fetchone()
-            due = [t for t in (job, fire) if t is not None]
+            due = [t for t in (job, fire, self._token_due) if t is not None]
             return min(due) if due else None
 
         return await self._read_async(next_due)
 
     async def fetch(self, job_id: int) -> StoredJob | None:
-        def fetch(conn: sqlite3.Connection) -> StoredJob | None:
-            row = conn.execute(
-                "SELECT id, name, executor, status, attempts, run_at, submitted_at, "
-                "started_at, finished_at, result, last_error, last_traceback, owner, payload, "
-                "tenant "
-                "FROM jobs WHERE id = ?",
-                (job_id,),
-            ).fetchone()
-            if row is None:
-                return None
-            deps = tuple(
-                u
-                for (u,) in conn.execute(
-                    "SELECT upstream FROM deps WHERE downstream = ?", (job_id,)
-                )
-            )
-            return StoredJob(
-                id=row[0],
-                name=row[1],
-                executor=row[2],
-                status=JobStatus(row[3]),
-                attempts=row[4],
-                run_at=row[5],
-                submitted_at=row[6],
-                started_at=row[7],
-                finished_at=row[8],
-                result=row[9],
-                last_error=row[10],
-                last_traceback=row[11],
-                owner=row[12],
-                payload=row[13],
-                tenant=row[14],
-                depends_on=deps,
-            )
-
-        return await self._read_async(fetch)
+        return await self._read_async(lambda conn: _operator.fetch(conn, job_id))
 
     async def unfinished(self) -> int:
         def count(conn: sqlite3.Connection) -> int:
@@ -293,12 +276,13 @@ class SQLiteStore(JobStore):
 
     async def prune(self, keep: int) -> int:
         def prune(conn: sqlite3.Connection) -> int:
-            cursor = conn.execute(
+            gone = conn.execute(
                 "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE finished_at IS NOT NULL "
-                "ORDER BY finished_at DESC LIMIT ? OFFSET ?)",
+                "ORDER BY finished_at DESC LIMIT ? OFFSET ?) RETURNING id",
                 (PRUNE_BATCH, keep),
-            )
-            return cursor.rowcount
+            ).fetchall()
+            conn.executemany("DELETE FROM attempts WHERE job_id = ?", gone)
+            return len(gone)
 
         total = 0
         while True:
@@ -306,3 +290,44 @@ class SQLiteStore(JobStore):
             total += deleted
             if deleted < PRUNE_BATCH:
                 return total
+
+    # ── reads and actions for operators ───────────────────────────────────
+
+    async def jobs(
+        self,
+        *,
+        statuses: Collection[JobStatus] = (),
+        limit: int = 50,
+        before: int | None = None,
+    ) -> list[StoredJob]:
+        names = _operator.check_statuses(statuses)
+        limit = _operator.check_limit(limit)
+        if before is not None and (isinstance(before, bool) or not isinstance(before, int)):
+            raise TypeError(f"before must be a job id (an int) or None, got {before!r}")
+        return await self._read_async(lambda conn: _operator.jobs(conn, names, limit, before))
+
+    async def counts(self) -> dict[tuple[JobStatus, str], int]:
+        return await self._read_async(_operator.counts)
+
+    async def attempts(
+        self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
+    ) -> list[Attempt]:
+        limit = _operator.check_limit(limit)
+        if since is not None and (isinstance(since, bool) or not isinstance(since, (int, float))):
+            raise TypeError(f"since must be a wall-clock time in seconds or None, got {since!r}")
+        if job_id is not None and (isinstance(job_id, bool) or not isinstance(job_id, int)):
+            raise TypeError(f"job_id must be a job id (an int) or None, got {job_id!r}")
+        return await self._read_async(lambda conn: _operator.attempts(conn, since, job_id, limit))
+
+    async def schedules(self) -> list[StoredSchedule]:
+        now = time.time()  # whose schedule lease still holds, as of this read
+        return await self._read_async(lambda conn: _operator.schedules(conn, now))
+
+    async def retry(self, ids: Collection[int], now: float) -> list[int]:
+        wanted = list(ids)
+        for job_id in wanted:
+            if isinstance(job_id, bool) or not isinstance(job_id, int):
+                raise TypeError(f"retry takes job ids (ints), got {job_id!r}")
+        if not wanted:
+            return []
+        return await self._write_async(lambda conn: _operator.retry(conn, wanted, now))

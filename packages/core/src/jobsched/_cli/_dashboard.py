@@ -1,0 +1,48 @@
+"""``jobsched dashboard``: starts the web page from the optional jobsched-dashboard."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from ._main import UserError, cli, make_store, store_option
+
+INSTALL = 'pip install "jobsched-core[dashboard]"'
+
+
+@cli.command()
+@store_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8000,
+    show_default=True,
+    help="The port (0: any free one).",
+)
+@click.option(
+    "--token",
+    envvar="JOBSCHED_DASHBOARD_TOKEN",
+    show_envvar=True,
+    help="The token the page's actions (cancel, retry) need; without one they are refused.",
+)
+def dashboard(store_url: str | None, host: str, port: int, token: str | None) -> None:
+    """Serve the web dashboard (the [dashboard] extra)."""
+    url = store_url or ""
+    make_store(url)  # not opened: a missing, bad or unknown URL fails here, in one line
+    if token is not None and not token.strip():
+        raise UserError("--token is empty: give a token, or leave --token out to refuse actions")
+    try:
+        # Imported here: the dashboard and its web stack are optional.
+        module = importlib.import_module("jobsched_dashboard")
+    except ImportError as exc:
+        if exc.name == "jobsched_dashboard":
+            raise UserError(f"the dashboard is not installed; to fix: {INSTALL}") from None
+        raise UserError(
+            f"the dashboard cannot load ({type(exc).__name__}: {exc}); to fix: {INSTALL}"
+        ) from None
+    try:
+        module.serve(url, host, port, token)
+    except ValueError as exc:  # what serve() documents for bad input
+        raise UserError(str(exc)) from None

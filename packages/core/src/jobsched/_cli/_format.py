@@ -1,0 +1,116 @@
+"""How the CLI shows jobs: local times, human-sized durations, aligned tables, JSON.
+
+The store keeps wall-clock seconds (``time.time()``); an operator reads local
+time, and a script reads ISO 8601 with the offset, so both know the zone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from .._store import Attempt, StoredJob
+
+
+def job_id(number: int) -> str:
+    """The id a user sees (``job-<n>``), as the scheduler gives it."""
+    return f"job-{number}"
+
+
+def local_time(when: float | None) -> str:
+    """``2026-12-01 14:03:07`` in local time; ``-`` for no time."""
+    if when is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
+
+
+def iso_time(when: float | None) -> str | None:
+    """ISO 8601 in local time with its UTC offset, to the millisecond; None stays None."""
+    if when is None:
+        return None
+    return datetime.fromtimestamp(when).astimezone().isoformat(timespec="milliseconds")
+
+
+def duration(seconds: float | None) -> str:
+    """``850ms``, ``12.3s``, ``4m05s``, ``2h03m``, ``3d04h``; ``-`` for none."""
+    if seconds is None:
+        return "-"
+    seconds = max(0.0, seconds)
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    if seconds < 59.95:
+        return f"{seconds:.1f}s"
+    whole = round(seconds)
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    if whole < 86400:
+        return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+    return f"{whole // 86400}d{whole % 86400 // 3600:02d}h"
+
+
+def run_time(started: float | None, finished: float | None, now: float) -> float | None:
+    """How long an attempt ran: to its end, or so far while it runs."""
+    if started is None:
+        return None
+    return (finished if finished is not None else now) - started
+
+
+def one_line(text: str | None, width: int = 60) -> str:
+    """``text`` on one line, cut to ``width`` characters (``...`` where cut)."""
+    if not text:
+        return "-"
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
+    """Columns padded to their widest cell, two spaces apart; ``right``: the
+    indexes of right-aligned (numeric) columns."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+    lines = []
+    for row in (headers, *rows):
+        cells = [
+            cell.rjust(w) if i in right else cell.ljust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def job_json(job: StoredJob, now: float) -> dict[str, Any]:
+    """A job as ``--json`` prints it."""
+    ran = run_time(job.started_at, job.finished_at, now)
+    return {
+        "job_id": job_id(job.id),
+        "name": job.name,
+        "status": job.status.value,
+        "attempts": job.attempts,
+        "last_error": job.last_error,
+        "executor": job.executor,
+        "tenant": job.tenant,
+        "submitted_at": iso_time(job.submitted_at),
+        "run_at": iso_time(job.run_at),
+        "started_at": iso_time(job.started_at),
+        "finished_at": iso_time(job.finished_at),
+        "duration": None if ran is None else round(ran, 3),
+        "owner": job.owner,
+        "depends_on": [job_id(n) for n in job.depends_on],
+    }
+
+
+def attempt_json(attempt: Attempt, now: float) -> dict[str, Any]:
+    """One attempt as ``show --json`` prints it."""
+    ran = run_time(attempt.started_at, attempt.finished_at, now)
+    return {
+        "attempt": attempt.attempt,
+        "status": attempt.status.value,
+        "owner": attempt.owner,
+        "started_at": iso_time(attempt.started_at),
+        "finished_at": iso_time(attempt.finished_at),
+        "duration": None if ran is None else round(ran, 3),
+        "error": attempt.error,
+    }

@@ -1,0 +1,295 @@
+"""The store commands: ``jobs``, ``show``, ``cancel``, ``retry``, ``stats``.
+
+Each opens the store, asks it through the :class:`~jobsched.JobStore`
+interface (no SQL here), prints, and closes it. None unpickles a job: they
+read what the store keeps beside the payload, so they need neither the jobs'
+modules nor the store's secret.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import click
+
+from .._enums import JobStatus
+from .._store import JobStore, StoredJob
+from . import _format as fmt
+from ._main import Count, IntParam, StatusParam, UserError, cli, opened, store_option
+
+#: What ``retry`` may requeue.
+RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
+
+
+class JobIdType(IntParam):
+    """``job-12`` (as the scheduler prints ids) or ``12``: the job's number."""
+
+    name = "JOB_ID"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        text = str(value)
+        digits = text[4:] if text.startswith("job-") else text
+        if digits.isascii() and digits.isdigit() and digits[0] != "0" and len(digits) < 20:
+            return int(digits)
+        self.fail(
+            f"{text!r} is not a job id: expected job-<n>, as 'jobsched jobs' shows", param, ctx
+        )
+
+
+class StatusType(StatusParam):
+    """A status value (``failed``, ``timed_out``; any case, ``-`` for ``_``)."""
+
+    name = "STATUS"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> JobStatus:
+        if isinstance(value, JobStatus):
+            return value
+        try:
+            return JobStatus(str(value).strip().lower().replace("-", "_"))
+        except ValueError:
+            known = ", ".join(s.value for s in JobStatus)
+            self.fail(f"{value!r} is not a status; use one of {known}", param, ctx)
+
+
+def _run(url: str | None, action: Callable[[JobStore], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with opened(url) as store:
+            await action(store)
+
+    anyio.run(main)
+
+
+async def _fetch(store: JobStore, number: int) -> StoredJob:
+    job = await store.fetch(number)
+    if job is None:
+        raise UserError(
+            f"no job {fmt.job_id(number)} in {store.url}: never submitted there, or pruned "
+            "(history_limit)"
+        )
+    return job
+
+
+def _print_json(value: object) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
+
+
+@cli.command()
+@store_option
+@click.option(
+    "--status",
+    "statuses",
+    type=StatusType(),
+    multiple=True,
+    metavar="S",
+    help="Only jobs with status S (pending, running, retry_wait, completed, failed, "
+    "timed_out, cancelled); repeat it for several.",
+)
+@click.option(
+    "--limit",
+    type=Count(),
+    default=50,
+    show_default=True,
+    metavar="N",
+    help="At most N jobs, the newest.",
+)
+@json_option
+def jobs(store_url: str | None, statuses: tuple[JobStatus, ...], limit: int, as_json: bool) -> None:
+    """List jobs, newest first."""
+
+    async def action(store: JobStore) -> None:
+        found = await store.jobs(statuses=statuses, limit=limit)
+        now = time.time()
+        if as_json:
+            _print_json([fmt.job_json(job, now) for job in found])
+            return
+        if not found:
+            click.echo("no jobs" + (" with that status" if statuses else ""))
+            return
+        rows = [
+            [
+                fmt.job_id(job.id),
+                fmt.one_line(job.name, 30),
+                job.status.value,
+                str(job.attempts),
+                fmt.local_time(job.submitted_at),
+                fmt.duration(fmt.run_time(job.started_at, job.finished_at, now)),
+                fmt.one_line(job.last_error),
+            ]
+            for job in found
+        ]
+        headers = ["JOB", "NAME", "STATUS", "ATTEMPTS", "SUBMITTED", "RAN", "LAST ERROR"]
+        click.echo(fmt.table(headers, rows, right=[3]))
+
+    _run(store_url, action)
+
+
+@cli.command()
+@click.argument("job", type=JobIdType(), metavar="JOB_ID")
+@store_option
+@json_option
+def show(job: int, store_url: str | None, as_json: bool) -> None:
+    """Show one job: its status, times, last error and every attempt."""
+
+    async def action(store: JobStore) -> None:
+        stored = await _fetch(store, job)
+        attempts = await store.attempts(job_id=job)
+        now = time.time()
+        if as_json:
+            _print_json(
+                {
+                    **fmt.job_json(stored, now),
+                    "last_traceback": stored.last_traceback,
+                    "history": [fmt.attempt_json(a, now) for a in attempts],
+                }
+            )
+            return
+        ran = fmt.run_time(stored.started_at, stored.finished_at, now)
+        fields = [
+            ("status", f"{stored.status.value} ({_attempts(stored.attempts)})"),
+            ("executor", stored.executor),
+            ("tenant", stored.tenant or "-"),
+            ("submitted", fmt.local_time(stored.submitted_at)),
+            ("run at", fmt.local_time(stored.run_at)),
+            ("started", fmt.local_time(stored.started_at)),
+            ("finished", fmt.local_time(stored.finished_at)),
+            ("ran", fmt.duration(ran)),
+            ("owner", stored.owner or "-"),
+            ("depends on", ", ".join(fmt.job_id(n) for n in stored.depends_on) or "-"),
+            ("last error", stored.last_error or "-"),
+        ]
+        lines = [f"{fmt.job_id(stored.id)}  {stored.name}"]
+        lines += [f"  {key:<11} {value}" for key, value in fields]
+        if attempts:
+            rows = [
+                [
+                    str(a.attempt),
+                    "retried" if a.status is JobStatus.RETRY_WAIT else a.status.value,
+                    fmt.local_time(a.started_at),
+                    fmt.duration(fmt.run_time(a.started_at, a.finished_at, now)),
+                    a.owner or "-",
+                    fmt.one_line(a.error),
+                ]
+                for a in attempts
+            ]
+            headers = ["ATTEMPT", "ENDED", "STARTED", "RAN", "OWNER", "ERROR"]
+            lines += ["", fmt.table(headers, rows, right=[0])]
+        if stored.last_traceback:
+            lines += ["", "last traceback:", stored.last_traceback.rstrip()]
+        click.echo("\n".join(lines))
+
+    _run(store_url, action)
+
+
+def _attempts(n: int) -> str:
+    return f"{n} attempt" if n == 1 else f"{n} attempts"
+
+
+@cli.command()
+@click.argument("job", type=JobIdType(), metavar="JOB_ID")
+@store_option
+def cancel(job: int, store_url: str | None) -> None:
+    """Cancel a job: at once if it waits, within a second if it runs."""
+
+    async def action(store: JobStore) -> None:
+        stored = await _fetch(store, job)
+        name = fmt.job_id(job)
+        if stored.status.is_terminal:
+            raise UserError(f"{name} already ended {stored.status.value}: nothing to cancel")
+        await store.cancel([job], time.time())
+        after = await _fetch(store, job)
+        if after.status is JobStatus.RUNNING:
+            click.echo(
+                f"{name} is running on {after.owner}: asked it to stop (its worker cancels it "
+                "within a second)"
+            )
+        elif after.status is JobStatus.CANCELLED:
+            click.echo(f"{name} cancelled")
+        else:
+            click.echo(f"{name} {after.status.value}")
+
+    _run(store_url, action)
+
+
+@cli.command()
+@click.argument("job", type=JobIdType(), metavar="JOB_ID")
+@store_option
+def retry(job: int, store_url: str | None) -> None:
+    """Run a failed, timed-out or cancelled job again."""
+
+    async def action(store: JobStore) -> None:
+        stored = await _fetch(store, job)
+        name = fmt.job_id(job)
+        if stored.status not in RETRYABLE:
+            raise UserError(
+                f"{name} is {stored.status.value}: only failed, timed_out or cancelled jobs "
+                "can be retried"
+            )
+        if job not in await store.retry([job], time.time()):
+            after = await _fetch(store, job)
+            raise UserError(f"{name} is {after.status.value} now: not retried")
+        click.echo(
+            f"{name} queued again (attempt {stored.attempts + 1} runs when a worker is free)"
+        )
+
+    _run(store_url, action)
+
+
+@cli.command()
+@store_option
+@json_option
+def stats(store_url: str | None, as_json: bool) -> None:
+    """Count jobs by status and executor; list schedules."""
+
+    async def action(store: JobStore) -> None:
+        counts = await store.counts()
+        schedules = await store.schedules()
+        executors = sorted({executor for _, executor in counts})
+        by_status = {s.value: 0 for s in JobStatus}
+        by_executor: dict[str, dict[str, int]] = {e: {} for e in executors}
+        for (status, executor), n in counts.items():
+            by_status[status.value] += n
+            by_executor[executor][status.value] = n
+        total = sum(by_status.values())
+        if as_json:
+            _print_json(
+                {
+                    "total": total,
+                    "by_status": by_status,
+                    "by_executor": by_executor,
+                    "schedules": [
+                        {"id": s.id, "next_fire": fmt.iso_time(s.next_fire), "owner": s.owner}
+                        for s in schedules
+                    ],
+                }
+            )
+            return
+        statuses = [s.value for s in JobStatus]
+        rows = [
+            [e, *(str(counted.get(s, 0)) for s in statuses), str(sum(counted.values()))]
+            for e, counted in by_executor.items()
+        ]
+        rows.append(["all", *(str(by_status[s]) for s in statuses), str(total)])
+        numeric = range(1, len(statuses) + 2)
+        lines = [fmt.table(["EXECUTOR", *(s.upper() for s in statuses), "TOTAL"], rows, numeric)]
+        if schedules:
+            lines += ["", f"{len(schedules)} stored schedule(s):"]
+            lines += [
+                fmt.table(
+                    ["SCHEDULE", "NEXT FIRE", "FIRING ON"],
+                    [[s.id, fmt.local_time(s.next_fire), s.owner or "-"] for s in schedules],
+                )
+            ]
+        else:
+            lines += ["", "no stored schedules"]
+        click.echo("\n".join(lines))
+
+    _run(store_url, action)

@@ -1,0 +1,227 @@
+"""What an operator asks of the SQLite store (the CLI, the dashboard): lists,
+counts, the attempt timeline, schedules, and retrying finished jobs.
+
+Kept apart from ``_sql``, the scheduler's hot path: these run when a person
+asks, each one statement or a few, and none is on a claim's or an outcome's
+way. Reads run outside a write transaction (WAL: they see the last commit
+and block no writer); ``retry`` is a write transaction like the others.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection
+from typing import Any
+
+from jobsched._enums import JobStatus
+from jobsched._store import Attempt, StoredJob, StoredSchedule
+
+#: The statuses ``retry`` takes back; any other job is left alone.
+RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
+
+_JOB_COLUMNS = (
+    "id, name, executor, status, attempts, run_at, submitted_at, started_at, finished_at, "
+    "result, last_error, last_traceback, owner, payload, tenant"
+)
+
+
+def check_limit(limit: object) -> int:
+    """``limit`` as a positive row count.
+
+    :raises TypeError: not an int.
+    :raises ValueError: not positive.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"limit must be a positive int, got {limit!r}")
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit!r}")
+    return limit
+
+
+def check_statuses(statuses: Collection[JobStatus]) -> list[str]:
+    """The stored names of ``statuses``.
+
+    :raises TypeError: one is not a :class:`JobStatus`.
+    """
+    if isinstance(statuses, (str, JobStatus)):
+        raise TypeError(
+            f"statuses must be a collection of JobStatus, got {statuses!r}; "
+            "wrap a single status in a tuple"
+        )
+    names = []
+    for status in statuses:
+        if not isinstance(status, JobStatus):
+            raise TypeError(
+                f"statuses must hold JobStatus members, got {status!r}; "
+                f"use e.g. JobStatus.FAILED (one of {', '.join(s.name for s in JobStatus)})"
+            )
+        names.append(status.value)
+    return names
+
+
+def stored_job(row: tuple[Any, ...], depends_on: tuple[int, ...]) -> StoredJob:
+    """A :class:`StoredJob` from a row of ``_JOB_COLUMNS``."""
+    return StoredJob(
+        id=row[0],
+        name=row[1],
+        executor=row[2],
+        status=JobStatus(row[3]),
+        attempts=row[4],
+        run_at=row[5],
+        submitted_at=row[6],
+        started_at=row[7],
+        finished_at=row[8],
+        result=row[9],
+        last_error=row[10],
+        last_traceback=row[11],
+        owner=row[12],
+        payload=row[13],
+        tenant=row[14],
+        depends_on=depends_on,
+    )
+
+
+def fetch(conn: sqlite3.Connection, job_id: int) -> StoredJob | None:
+    row = conn.execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    if row is None:
+        return None
+    deps = conn.execute("SELECT upstream FROM deps WHERE downstream = ?", (job_id,))
+    return stored_job(row, tuple(u for (u,) in deps))
+
+
+def jobs(
+    conn: sqlite3.Connection, statuses: list[str], limit: int, before: int | None
+) -> list[StoredJob]:
+    # Newest first by id: the primary key's order, so a page reads only its
+    # rows plus those its status filter skips.
+    where: list[str] = []
+    params: list[object] = []
+    if before is not None:
+        where.append("id < ?")
+        params.append(before)
+    if statuses:
+        where.append(f"status IN ({', '.join('?' * len(statuses))})")
+        params.extend(statuses)
+        if JobStatus.COMPLETED.value not in statuses:
+            # The partial index jobs_status holds every other status; the
+            # planner uses it only when the query repeats its condition.
+            where.append("status != 'completed'")
+    clause = f"WHERE {' AND '.join(where)} " if where else ""
+    rows = conn.execute(
+        f"SELECT {_JOB_COLUMNS} FROM jobs {clause}ORDER BY id DESC LIMIT ?", (*params, limit)
+    ).fetchall()
+    if not rows:
+        return []
+    ids = [r[0] for r in rows]
+    upstreams: dict[int, list[int]] = {}
+    for upstream, downstream in conn.execute(
+        f"SELECT upstream, downstream FROM deps WHERE downstream IN ({', '.join('?' * len(ids))}) "
+        "ORDER BY upstream",
+        ids,
+    ):
+        upstreams.setdefault(downstream, []).append(upstream)
+    return [stored_job(r, tuple(upstreams.get(r[0], ()))) for r in rows]
+
+
+def counts(conn: sqlite3.Connection) -> dict[tuple[JobStatus, str], int]:
+    # Completed jobs from the table the triggers keep, the rest from the
+    # partial index jobs_status (see _schema): neither reads the history.
+    out = {
+        (JobStatus.COMPLETED, executor): n
+        for executor, n in conn.execute("SELECT executor, n FROM completed_counts WHERE n > 0")
+    }
+    for status, executor, n in conn.execute(
+        "SELECT status, executor, COUNT(*) FROM jobs WHERE status != 'completed' "
+        "GROUP BY status, executor"
+    ):
+        out[JobStatus(status), executor] = n
+    return out
+
+
+_ATTEMPT_COLUMNS = (
+    "a.job_id, a.attempt, j.name, j.executor, a.owner, a.started_at, a.finished_at, a.status, "
+    "a.error"
+)
+
+
+def attempts(
+    conn: sqlite3.Connection, since: float | None, job_id: int | None, limit: int
+) -> list[Attempt]:
+    one = "AND a.job_id = ? " if job_id is not None else ""
+    by_job = (job_id,) if job_id is not None else ()
+    if since is None:
+        query = (
+            f"SELECT {_ATTEMPT_COLUMNS} FROM attempts a JOIN jobs j ON j.id = a.job_id "
+            f"WHERE 1 {one}"
+        )
+        params: tuple[Any, ...] = by_job
+    else:
+        # Two index lookups: finished attempts by finished_at (the partial
+        # index), running ones through their running jobs (jobs_leases).
+        query = (
+            f"SELECT {_ATTEMPT_COLUMNS} FROM attempts a JOIN jobs j ON j.id = a.job_id "
+            f"WHERE a.finished_at >= ? {one}"
+            "UNION ALL "
+            f"SELECT {_ATTEMPT_COLUMNS} FROM jobs j JOIN attempts a ON a.job_id = j.id "
+            f"WHERE j.status = 'running' AND a.finished_at IS NULL {one}"
+        )
+        params = (since, *by_job, *by_job)
+    # The newest ``limit``, then oldest first.
+    rows = conn.execute(
+        f"SELECT * FROM ({query}) ORDER BY started_at DESC, job_id DESC, attempt DESC LIMIT ?",
+        (*params, limit),
+    ).fetchall()
+    rows.reverse()
+    return [
+        Attempt(
+            job_id=r[0],
+            attempt=r[1],
+            name=r[2],
+            executor=r[3],
+            owner=r[4],
+            started_at=r[5],
+            finished_at=r[6],
+            status=JobStatus(r[7]),
+            error=r[8],
+        )
+        for r in rows
+    ]
+
+
+def schedules(conn: sqlite3.Connection, now: float) -> list[StoredSchedule]:
+    return [
+        # An owner whose lease lapsed fires it no more: any member may take it.
+        StoredSchedule(
+            sid, next_fire, owner if lease_until is not None and lease_until >= now else None
+        )
+        for sid, next_fire, owner, lease_until in conn.execute(
+            "SELECT id, next_fire, owner, lease_until FROM schedules ORDER BY next_fire, id"
+        )
+    ]
+
+
+def retry(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[int]:
+    """Requeue FAILED, TIMED_OUT and CANCELLED jobs from ``now``.
+
+    The attempt count stays, so the next claim makes attempt n + 1 and an
+    outcome of an old attempt stays fenced out. A job that still has
+    upstreams unfinished (it was cancelled while it waited) waits for them
+    again; an upstream whose failure cancelled it is no longer an edge (the
+    cascade consumed it), so it does not wait for that one.
+    """
+    marks = ", ".join("?" * len(RETRYABLE))
+    done: list[int] = []
+    for job_id in dict.fromkeys(ids):  # once each, in the caller's order
+        row = conn.execute(
+            "UPDATE jobs SET status = 'pending', "
+            "unmet = (SELECT COUNT(*) FROM deps WHERE downstream = jobs.id), "
+            "queue = CASE WHEN EXISTS (SELECT 1 FROM deps WHERE downstream = jobs.id) "
+            "THEN 2 ELSE 0 END, "
+            "run_at = ?, finished_at = NULL, result = NULL, owner = NULL, lease_until = NULL, "
+            "cancel_requested = 0 "
+            f"WHERE id = ? AND status IN ({marks}) RETURNING id",
+            (now, job_id, *(s.value for s in RETRYABLE)),
+        ).fetchone()
+        if row is not None:
+            done.append(row[0])
+    return done

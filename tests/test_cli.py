@@ -1,0 +1,746 @@
+"""The installed `jobsched` console script, run as a subprocess against a real store.
+
+Jobs are put in the store by a scheduler in the test; the script then lists,
+shows, cancels and retries them, and `jobsched worker` runs them until a
+signal. Every store URL fixture param is one store kind (SQLite now;
+PostgreSQL joins the params when the fleet store lands).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from cli_jobs import Waits, boom
+
+import jobsched as js
+
+TESTS = Path(__file__).parent
+
+
+def _script() -> str:
+    # The environment's own script (uv run puts its bin first on PATH, but a
+    # stray `jobsched` elsewhere on PATH must not be the one tested).
+    here = Path(sys.prefix) / ("Scripts" if os.name == "nt" else "bin") / "jobsched"
+    found = str(here) if here.exists() else shutil.which("jobsched")
+    assert found, "the jobsched console script is not installed: run `uv sync`"
+    return found
+
+
+SCRIPT = _script()
+
+
+@pytest.fixture(params=["sqlite"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A durable store for the script to work on (one kind per param)."""
+    return f"sqlite:///{tmp_path / 'jobs.db'}"
+
+
+def env_for(**extra: str) -> dict[str, str]:
+    """The test's environment without a JOBSCHED_STORE of its own, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k != "JOBSCHED_STORE"}
+    env["PYTHONPATH"] = str(TESTS)
+    env.update(extra)
+    return env
+
+
+def jobsched(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = TESTS
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed script to its end."""
+    return subprocess.run(
+        [SCRIPT, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env if env is not None else env_for(),
+        cwd=cwd,
+    )
+
+
+def ok(*args: str, env: dict[str, str] | None = None) -> str:
+    """Run the script, expect exit 0 and a quiet stderr; its stdout."""
+    done = jobsched(*args, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    return done.stdout
+
+
+def as_json(*args: str) -> Any:
+    return json.loads(ok(*args, "--json"))
+
+
+def fetch(url: str, job_id: str) -> Any:
+    """The job as the store has it, read in this process."""
+
+    async def read() -> Any:
+        store = js.open_store(url)
+        await store.open()
+        try:
+            return await store.fetch(int(job_id.removeprefix("job-")))
+        finally:
+            await store.close()
+
+    return anyio.run(read)
+
+
+# ── a store with a job in each state ──────────────────────────────────────
+
+
+def populate(url: str) -> dict[str, str]:
+    """Jobs that completed, failed (twice), timed out, were cancelled, and wait."""
+
+    async def main() -> dict[str, str]:
+        async with js.JobScheduler(store=url) as s:
+            ids = {
+                "completed": s.submit(Waits(0.0, value=42, name="adds up")),
+                "failed": s.submit(
+                    js.FunctionJob(
+                        boom,
+                        ("bad input",),
+                        name="breaks",
+                        retry=js.RetryPolicy(max_retries=1, base_delay=0.01),
+                    )
+                ),
+                "timed_out": s.submit(
+                    Waits(30.0, name="too slow", timeout=0.2, retry=js.RetryPolicy(max_retries=0))
+                ),
+            }
+            with anyio.fail_after(30):
+                await s.join()
+            ids["cancelled"] = s.submit(Waits(0.0, name="not wanted"), delay=3600)
+            ids["pending"] = s.submit(Waits(0.0, name="later"), delay=3600)
+            await s.flush()
+            assert s.cancel(ids["cancelled"])
+            await s.flush()
+        return ids
+
+    return anyio.run(main)
+
+
+@pytest.fixture
+def populated(store_url: str) -> dict[str, str]:
+    """Status -> the id of a job in that status, in the store at ``store_url``."""
+    return populate(store_url)
+
+
+# ── reading ───────────────────────────────────────────────────────────────
+
+
+def test_every_command_has_help() -> None:
+    """`--help` works on the script and on each command, each naming --store."""
+    top = ok("--help")
+    commands = ["worker", "jobs", "show", "cancel", "retry", "stats", "dashboard"]
+    for command in commands:
+        assert command in top
+        text = ok(command, "--help")
+        assert f"Usage: jobsched {command}" in text
+        assert "--store URL" in text and "JOBSCHED_STORE" in text
+    assert ok() == top  # plain `jobsched` shows the same help
+    assert ok("--version").startswith("jobsched, version ")
+
+
+def test_jobs_lists_newest_first(store_url: str, populated: dict[str, str]) -> None:
+    """`jobs` prints an aligned table, newest job first, with status and attempts."""
+    lines = ok("jobs", "--store", store_url).splitlines()
+    assert " ".join(lines[0].split()) == "JOB NAME STATUS ATTEMPTS SUBMITTED RAN LAST ERROR"
+    order = ["pending", "cancelled", "timed_out", "failed", "completed"]
+    assert [line.split()[0] for line in lines[1:]] == [populated[s] for s in order]
+    failed = next(line for line in lines if line.startswith(populated["failed"] + " "))
+    assert " failed " in failed and "ValueError: bad input" in failed
+    # Columns line up: every row's STATUS starts where the header's does.
+    column = lines[0].index("STATUS")
+    assert all(line[column:].split()[0] in {s.value for s in js.JobStatus} for line in lines[1:])
+
+
+def test_jobs_json(store_url: str, populated: dict[str, str]) -> None:
+    """`jobs --json` is a list of objects with the fields scripts rely on."""
+    rows = as_json("jobs", "--store", store_url)
+    by_id = {row["job_id"]: row for row in rows}
+    assert set(by_id) == set(populated.values())
+    for status, job_id in populated.items():
+        assert by_id[job_id]["status"] == status
+    failed = by_id[populated["failed"]]
+    assert failed["name"] == "breaks"
+    assert failed["attempts"] == 2
+    assert failed["last_error"] == "ValueError: bad input"
+    assert failed["executor"] == "thread"
+    assert by_id[populated["completed"]]["last_error"] is None
+    # Local time with its offset, and durations in seconds.
+    assert by_id[populated["completed"]]["finished_at"][-6] in "+-"
+    assert isinstance(by_id[populated["completed"]]["duration"], float)
+    assert by_id[populated["pending"]]["started_at"] is None
+
+
+def test_jobs_filters_and_limits(store_url: str, populated: dict[str, str]) -> None:
+    """`--status` picks statuses (repeatable, any case), `--limit` the newest N."""
+    failed = as_json("jobs", "--store", store_url, "--status", "failed")
+    assert [row["job_id"] for row in failed] == [populated["failed"]]
+    two = as_json("jobs", "--store", store_url, "--status", "FAILED", "--status", "timed-out")
+    assert {row["job_id"] for row in two} == {populated["failed"], populated["timed_out"]}
+    newest = as_json("jobs", "--store", store_url, "--limit", "2")
+    assert [row["job_id"] for row in newest] == [populated["pending"], populated["cancelled"]]
+    assert ok("jobs", "--store", store_url, "--status", "running") == "no jobs with that status\n"
+
+
+def test_store_from_the_environment(store_url: str, populated: dict[str, str]) -> None:
+    """JOBSCHED_STORE stands in for --store."""
+    rows = json.loads(ok("jobs", "--json", env=env_for(JOBSCHED_STORE=store_url)))
+    assert len(rows) == len(populated)
+
+
+def test_show_with_attempts(store_url: str, populated: dict[str, str]) -> None:
+    """`show` prints the job, each attempt and the last traceback."""
+    job_id = populated["failed"]
+    text = ok("show", job_id, "--store", store_url)
+    assert text.startswith(f"{job_id}  breaks\n")
+    assert "status      failed (2 attempts)" in text
+    assert "last error  ValueError: bad input" in text
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("ATTEMPT"))
+    attempt_rows = [line.split() for line in lines[header + 1 : header + 3]]
+    assert [row[:2] for row in attempt_rows] == [["1", "retried"], ["2", "failed"]]
+    assert "last traceback:" in text and "in boom" in text
+    data = as_json("show", job_id, "--store", store_url)
+    assert data["job_id"] == job_id and data["attempts"] == 2
+    assert [a["status"] for a in data["history"]] == ["retry_wait", "failed"]
+    assert all(a["error"] == "ValueError: bad input" for a in data["history"])
+    assert "ValueError: bad input" in data["last_traceback"]
+    # A bare number names the same job.
+    assert as_json("show", job_id.removeprefix("job-"), "--store", store_url) == data
+
+
+def test_stats(store_url: str, populated: dict[str, str]) -> None:
+    """`stats` counts jobs by status and executor."""
+    data = as_json("stats", "--store", store_url)
+    assert data["total"] == 5
+    assert data["by_status"] == {
+        "pending": 1,
+        "running": 0,
+        "retry_wait": 0,
+        "completed": 1,
+        "failed": 1,
+        "timed_out": 1,
+        "cancelled": 1,
+    }
+    assert data["by_executor"] == {
+        "async": {"completed": 1, "timed_out": 1, "cancelled": 1, "pending": 1},
+        "thread": {"failed": 1},
+    }
+    assert data["schedules"] == []
+    lines = ok("stats", "--store", store_url).splitlines()
+    assert lines[0].split()[:3] == ["EXECUTOR", "PENDING", "RUNNING"]
+    assert lines[1].split() == ["async", "1", "0", "0", "1", "0", "1", "1", "4"]
+    assert lines[2].split() == ["thread", "0", "0", "0", "0", "1", "0", "0", "1"]
+    assert lines[3].split() == ["all", "1", "0", "0", "1", "1", "1", "1", "5"]
+
+
+# ── acting ────────────────────────────────────────────────────────────────
+
+
+def test_cancel_a_waiting_job(store_url: str, populated: dict[str, str]) -> None:
+    """`cancel` ends a waiting job CANCELLED in the store."""
+    job_id = populated["pending"]
+    assert ok("cancel", job_id, "--store", store_url) == f"{job_id} cancelled\n"
+    assert fetch(store_url, job_id).status is js.JobStatus.CANCELLED
+
+
+def test_cancel_a_finished_job_is_an_error(store_url: str, populated: dict[str, str]) -> None:
+    """Cancelling a job that already ended says so and exits 1, changing nothing."""
+    job_id = populated["completed"]
+    done = jobsched("cancel", job_id, "--store", store_url)
+    assert done.returncode == 1
+    assert done.stderr == f"jobsched: error: {job_id} already ended completed: nothing to cancel\n"
+    assert fetch(store_url, job_id).status is js.JobStatus.COMPLETED
+
+
+@pytest.mark.parametrize("status", ["failed", "timed_out", "cancelled"])
+def test_retry_requeues(store_url: str, populated: dict[str, str], status: str) -> None:
+    """`retry` puts a failed, timed-out or cancelled job back in the queue."""
+    job_id = populated[status]
+    before = fetch(store_url, job_id).attempts
+    assert ok("retry", job_id, "--store", store_url).startswith(f"{job_id} queued again")
+    after = fetch(store_url, job_id)
+    assert after.status in (js.JobStatus.PENDING, js.JobStatus.RETRY_WAIT)
+    assert after.attempts == before
+    assert after.run_at <= time.time()
+
+
+@pytest.mark.parametrize("status", ["completed", "pending"])
+def test_retry_refuses_other_statuses(
+    store_url: str, populated: dict[str, str], status: str
+) -> None:
+    """Only failed, timed-out and cancelled jobs can be retried."""
+    done = jobsched("retry", populated[status], "--store", store_url)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"jobsched: error: {populated[status]} is {status}: only failed, timed_out or "
+        "cancelled jobs can be retried\n"
+    )
+    assert fetch(store_url, populated[status]).status.value == status
+
+
+# ── user errors: one line, exit 1 ─────────────────────────────────────────
+
+
+@pytest.fixture(scope="module", params=["sqlite"])
+def shared_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
+    """A store with a few jobs, and files beside it, shared by the error cases."""
+    tmp = tmp_path_factory.mktemp("errors")
+    url = f"sqlite:///{tmp / 'jobs.db'}"
+    populate(url)
+    (tmp / "not-a-store.db").write_bytes(b"this is not a SQLite database" * 100)
+    return {
+        "url": url,
+        "garbage": f"sqlite:///{tmp / 'not-a-store.db'}",
+        "missing_dir": f"sqlite:///{tmp / 'no-such-folder' / 'jobs.db'}",
+    }
+
+
+_WORKER = ["worker", "--store", "{url}", "--import", "cli_jobs"]
+
+#: (arguments, what the one line must say); {url} etc. come from shared_store.
+USER_ERRORS = {
+    "show-unknown": (["show", "job-999999", "--store", "{url}"], "no job job-999999 in "),
+    "cancel-unknown": (["cancel", "job-999999", "--store", "{url}"], "no job job-999999 in "),
+    "retry-unknown": (["retry", "job-999999", "--store", "{url}"], "no job job-999999 in "),
+    "bad-job-id": (["show", "jbo-3", "--store", "{url}"], "'jbo-3' is not a job id"),
+    "not-a-database": (["jobs", "--store", "{garbage}"], "cannot open the SQLite store"),
+    "no-such-folder": (["jobs", "--store", "{missing_dir}"], "does not exist"),
+    "worker-no-such-folder": (
+        ["worker", "--import", "cli_jobs", "--store", "{missing_dir}"],
+        "does not exist",
+    ),
+    "malformed-url": (["jobs", "--store", "jobs.db"], "malformed store URL 'jobs.db'"),
+    "unknown-scheme": (["jobs", "--store", "mysql://db/jobs"], "no store serves mysql:// URLs"),
+    "no-secret": (
+        ["stats", "--store", "postgresql://u:hunter2@h/db"],
+        "the PostgreSQL store 'postgresql://u:***@h/db' needs a secret",
+    ),
+    "memory": (["jobs", "--store", "memory"], "the 'memory' store lives inside one process"),
+    "no-store": (["jobs"], "no store given: pass --store URL or set JOBSCHED_STORE"),
+    "limit-zero": (["jobs", "--store", "{url}", "--limit", "0"], "'--limit': 0 is not in"),
+    "limit-word": (["jobs", "--store", "{url}", "--limit", "many"], "'many' is not a valid"),
+    "bad-status": (["jobs", "--store", "{url}", "--status", "done"], "'done' is not a status"),
+    "workers-zero": ([*_WORKER, "--workers", "0"], "'--workers'"),
+    "grace-negative": ([*_WORKER, "--grace", "-1"], "'--grace'"),
+    "limit-no-count": ([*_WORKER, "--executor-limit", "thread"], "NAME=N"),
+    "limit-zero-count": ([*_WORKER, "--executor-limit", "a=0"], "NAME=N"),
+    "no-import": (["worker", "--store", "{url}"], "Missing option '--import'"),
+    "import-missing": ([*_WORKER[:-1], "no_such_module"], "cannot import 'no_such_module'"),
+    "unknown-option": (["jobs", "--store", "{url}", "--colour"], "No such option"),
+    "unknown-command": (["frobnicate"], "No such command 'frobnicate'"),
+}
+
+
+@pytest.mark.parametrize("case", list(USER_ERRORS))
+def test_user_error_is_one_line(shared_store: dict[str, str], case: str) -> None:
+    """A user error: exit status 1, one line on stderr naming the problem, no traceback."""
+    template, expected = USER_ERRORS[case]
+    done = jobsched(*(arg.format(**shared_store) for arg in template))
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("jobsched: error: ")
+    assert expected in lines[0], lines[0]
+    assert "hunter2" not in done.stderr  # a password in a URL is never printed
+
+
+def test_reading_a_missing_file_does_not_create_it(tmp_path: Path) -> None:
+    """A mistyped SQLite path is an error, not a new empty store."""
+    path = tmp_path / "typo.db"
+    done = jobsched("jobs", "--store", f"sqlite:///{path}")
+    assert done.returncode == 1 and "does not exist" in done.stderr
+    assert not path.exists()
+
+
+def test_an_error_in_an_imported_module_names_its_line(store_url: str, tmp_path: Path) -> None:
+    """A module that raises on import: one line with the error and where it was raised."""
+    (tmp_path / "broken_jobs.py").write_text("x = 1\nraise RuntimeError('half written')\n")
+    done = jobsched("worker", "--store", store_url, "--import", "broken_jobs", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "jobsched: error: cannot import 'broken_jobs': RuntimeError: half written "
+        f"(at {tmp_path / 'broken_jobs.py'}:2)\n"
+    )
+
+
+# ── the dashboard subcommand ──────────────────────────────────────────────
+
+_WITH_DASHBOARD = """
+import sys, types
+{setup}
+from jobsched._cli import main
+sys.exit(main())
+"""
+
+
+def _dashboard(setup: str, *args: str) -> subprocess.CompletedProcess[str]:
+    code = _WITH_DASHBOARD.format(setup=setup)
+    return subprocess.run(
+        [sys.executable, "-c", code, "dashboard", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env_for(),
+    )
+
+
+def test_dashboard_not_installed(store_url: str) -> None:
+    """Without jobsched-dashboard, `dashboard` says what to install, in one line."""
+    done = _dashboard("sys.modules['jobsched_dashboard'] = None", "--store", store_url)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "jobsched: error: the dashboard is not installed; to fix: "
+        'pip install "jobsched-core[dashboard]"\n'
+    )
+
+
+def test_dashboard_calls_serve(store_url: str) -> None:
+    """`dashboard` hands the store, address and token to jobsched_dashboard.serve."""
+    fake = "sys.modules['jobsched_dashboard'] = types.SimpleNamespace(serve=print)"
+    done = _dashboard(fake, "--store", store_url, "--port", "8123", "--token", "s3cret")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{store_url} 127.0.0.1 8123 s3cret\n"
+    done = _dashboard(fake, "--store", store_url, "--host", "0.0.0.0")
+    assert done.stdout == f"{store_url} 0.0.0.0 8000 None\n"
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "expected"),
+    [
+        ("types.SimpleNamespace(serve=print)", ["--store", "jobs.db"], "malformed store URL"),
+        ("types.SimpleNamespace(serve=print)", ["--token", ""], "--token is empty"),
+        (
+            "types.SimpleNamespace(serve=lambda *a: int('port?'))",
+            [],
+            "invalid literal for int()",
+        ),
+    ],
+    ids=["bad-url", "empty-token", "serve-refuses"],
+)
+def test_dashboard_user_errors(store_url: str, setup: str, args: list[str], expected: str) -> None:
+    """A bad URL, an empty token, or input serve() refuses (ValueError): one line, exit 1."""
+    if "--store" not in args:
+        args = ["--store", store_url, *args]
+    done = _dashboard(f"sys.modules['jobsched_dashboard'] = {setup}", *args)
+    assert done.returncode == 1
+    assert len(done.stderr.splitlines()) == 1 and expected in done.stderr, done.stderr
+
+
+# ── the worker ────────────────────────────────────────────────────────────
+
+
+class Worker:
+    """`jobsched worker` in a subprocess; its stderr read line by line."""
+
+    def __init__(self, url: str, *args: str, env: dict[str, str] | None = None) -> None:
+        self.process = subprocess.Popen(
+            [SCRIPT, "worker", "--store", url, "--import", "cli_jobs", *args],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            cwd=TESTS,
+            env=env if env is not None else env_for(),
+        )
+        self.lines: list[str] = []
+        self._eof = False
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        with self.process.stderr:
+            for line in self.process.stderr:
+                self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def expect(self, text: str, timeout: float = 30) -> str:
+        """The next stderr line containing ``text`` (fails at EOF or after ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no line with {text!r} in {timeout}s: {self.lines}")
+            if line is None:
+                self._eof = True
+                raise AssertionError(f"the worker ended without {text!r}: {self.lines}")
+            self.lines.append(line)
+            if text in line:
+                return line
+
+    def signal(self, signum: int) -> None:
+        self.process.send_signal(signum)
+
+    def wait(self, timeout: float = 60) -> int:
+        """The exit status, after reading the rest of stderr."""
+        code = self.process.wait(timeout=timeout)
+        while not self._eof:
+            line = self._queue.get(timeout=timeout)
+            if line is None:
+                self._eof = True
+            else:
+                self.lines.append(line)
+        return code
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.wait()  # to EOF: the reader closes the pipe
+
+
+@pytest.fixture
+def workers() -> Iterator[list[Worker]]:
+    """Started workers, killed at the end if a test left one running."""
+    started: list[Worker] = []
+    yield started
+    for worker in started:
+        worker.kill()
+
+
+def submit(url: str, *jobs: js.Job, delay: float = 0.0) -> list[str]:
+    """Commit ``jobs`` to the store without running them (a scheduler never started)."""
+
+    async def main() -> list[str]:
+        s = js.JobScheduler(store=url)
+        ids = [s.submit(job, delay=delay) for job in jobs]
+        await s.stop()
+        return ids
+
+    return anyio.run(main)
+
+
+def _no_traceback(lines: Sequence[str]) -> None:
+    assert not any("Traceback" in line for line in lines), lines
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_worker_drains_on_a_signal(
+    store_url: str, workers: list[Worker], signum: signal.Signals
+) -> None:
+    """On SIGTERM or SIGINT the worker lets the running job finish, leaves the
+    unstarted one in the store, logs one line at start and stop, and exits 0."""
+    running, queued = submit(store_url, Waits(1.0, value="done"), Waits(0.0, name="queued"))
+    worker = Worker(store_url, "--workers", "1")
+    workers.append(worker)
+    started = worker.expect("started on ")
+    assert f"on {store_url}: 1 workers" in started and "jobs from cli_jobs" in started
+    worker.expect(f"cli-test: start {running}")
+    worker.signal(signum)
+    assert worker.wait() == 0, worker.lines
+    stopped = [line for line in worker.lines if "jobsched.worker" in line]
+    assert len(stopped) == 2 and f"stopped ({signum.name})" in stopped[1], worker.lines
+    assert "jobs ended here: 1 completed; none cut short" in stopped[1]
+    _no_traceback(worker.lines)
+    done = fetch(store_url, running)
+    assert done.status is js.JobStatus.COMPLETED and done.owner is None
+    waiting = fetch(store_url, queued)
+    assert (waiting.status, waiting.attempts, waiting.owner) == (js.JobStatus.PENDING, 0, None)
+
+
+@pytest.mark.timeout(120)
+def test_worker_hands_back_what_outlives_the_grace(store_url: str, workers: list[Worker]) -> None:
+    """A job still running when the grace ends is cut short and released: back
+    in the store, its attempt uncounted, owned by no one; a new worker runs it."""
+    (job,) = submit(store_url, Waits(3600.0, name="endless"))
+    worker = Worker(store_url, "--grace", "0.5")
+    workers.append(worker)
+    worker.expect(f"cli-test: start {job}")
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0, worker.lines
+    assert "1 cut short and handed back to the store" in worker.lines[-1], worker.lines
+    _no_traceback(worker.lines)
+    back = fetch(store_url, job)
+    assert (back.status, back.attempts, back.owner) == (js.JobStatus.PENDING, 0, None)
+    # Nothing waits out a lease: the next worker starts it at once.
+    again = Worker(store_url, "--grace", "0")
+    workers.append(again)
+    again.expect(f"cli-test: start {job}")
+    again.signal(signal.SIGTERM)
+    assert again.wait() == 0, again.lines
+
+
+@pytest.mark.timeout(120)
+def test_worker_executor_limit_holds(store_url: str, workers: list[Worker]) -> None:
+    """--executor-limit async=1 with 4 workers: one async job at a time, the
+    second starts only once the store has the first's completion."""
+    first, second = submit(store_url, Waits(2.0, value=1), Waits(0.0, value=2))
+    worker = Worker(store_url, "--workers", "4", "--executor-limit", "async=1")
+    workers.append(worker)
+    one = worker.expect("cli-test: start ")
+    two = worker.expect("cli-test: start ")
+    assert {one.split()[-1], two.split()[-1]} == {first, second}
+    done_first = fetch(store_url, one.split()[-1])
+    assert done_first.status is js.JobStatus.COMPLETED  # finished before the other began
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0, worker.lines
+
+
+@pytest.mark.timeout(120)
+def test_a_second_signal_ends_the_grace(store_url: str, workers: list[Worker]) -> None:
+    """A second signal cuts the grace short: the job goes back to the store at once."""
+    (job,) = submit(store_url, Waits(3600.0, name="endless"))
+    worker = Worker(store_url, "--grace", "3600")
+    workers.append(worker)
+    worker.expect(f"cli-test: start {job}")
+    worker.signal(signal.SIGTERM)
+    worker.signal(signal.SIGINT)
+    assert worker.wait() == 0, worker.lines
+    assert "1 cut short" in worker.lines[-1]
+    assert fetch(store_url, job).status is js.JobStatus.PENDING
+
+
+@pytest.mark.timeout(120)
+def test_retried_job_runs_again(store_url: str, workers: list[Worker]) -> None:
+    """`retry` on a cancelled job: a worker then runs it to completion."""
+    (job,) = submit(store_url, Waits(0.0, value=7, name="second chance"), delay=3600)
+    assert ok("cancel", job, "--store", store_url) == f"{job} cancelled\n"
+    ok("retry", job, "--store", store_url)
+    worker = Worker(store_url)
+    workers.append(worker)
+    worker.expect(f"cli-test: start {job}")
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0, worker.lines
+    assert "1 completed" in worker.lines[-1]
+    assert fetch(store_url, job).status is js.JobStatus.COMPLETED
+
+
+@pytest.mark.timeout(120)
+def test_setup_hook_registers_a_schedule(store_url: str, workers: list[Worker]) -> None:
+    """A module's jobsched_setup(scheduler) runs in the worker: its stored schedule fires."""
+    worker = Worker(store_url, env=env_for(CLI_TEST_SCHEDULE="1"))
+    workers.append(worker)
+    worker.expect("cli-test: tick")
+    worker.expect("cli-test: tick")
+    data = as_json("stats", "--store", store_url)
+    assert [s["id"] for s in data["schedules"]] == ["ticker"]
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0, worker.lines
+
+
+@pytest.mark.timeout(120)
+def test_setup_hook_failure_is_one_line(store_url: str, workers: list[Worker]) -> None:
+    """A hook that raises stops the worker: exit 1, its error in one line, no traceback."""
+    worker = Worker(store_url, env=env_for(CLI_TEST_SETUP_FAILS="1"))
+    workers.append(worker)
+    assert worker.wait() == 1
+    _no_traceback(worker.lines)
+    assert worker.lines[-1].startswith(
+        "jobsched: error: cli_jobs.jobsched_setup failed: RuntimeError: setup went wrong (at "
+    ), worker.lines
+
+
+# ── the drain's hand-back, in process ─────────────────────────────────────
+
+
+def test_hand_back_releases_running_jobs(store_url: str) -> None:
+    """The worker's drain: a running job cut short goes back to the store,
+    its attempt uncounted and unowned, with no outcome recorded."""
+
+    async def main() -> tuple[str, js.JobStatus]:
+        s = js.JobScheduler(store=store_url)
+        seen: list[tuple[js.JobStatus, js.JobStatus]] = []
+        s.add_listener(lambda job, old, new: seen.append((old, new)))
+        async with s:
+            started = anyio.Event()
+            s.add_listener(lambda job, old, new: new is js.JobStatus.RUNNING and started.set())
+            job_id = await s.enqueue(Waits(3600.0, name="endless"))
+            with anyio.fail_after(30):
+                await started.wait()
+            assert s._hand_back_running() == 1
+            await s.stop()
+            assert seen == [(js.JobStatus.PENDING, js.JobStatus.RUNNING)]  # it never ended
+            local = s.get(job_id).status
+        return job_id, local
+
+    job_id, local = anyio.run(main)
+    stored = fetch(store_url, job_id)
+    assert (stored.status, stored.attempts, stored.owner) == (js.JobStatus.PENDING, 0, None)
+    assert local is js.JobStatus.PENDING
+
+
+def test_hand_back_on_the_memory_store_cancels() -> None:
+    """Without a store to hand a job back to, the cut-short attempt ends CANCELLED."""
+
+    async def main() -> js.Job:
+        async with js.JobScheduler() as s:
+            started = anyio.Event()
+            s.add_listener(lambda job, old, new: new is js.JobStatus.RUNNING and started.set())
+            job_id = s.submit(Waits(3600.0))
+            with anyio.fail_after(30):
+                await started.wait()
+            assert s._hand_back_running() == 1
+            await s.stop()
+            return s.get(job_id)
+
+    job = anyio.run(main)
+    assert (job.status, job.last_error) == (js.JobStatus.CANCELLED, "scheduler shut down")
+
+
+# ── formatting, as pure functions ─────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (None, "-"),
+        (-0.5, "0ms"),  # clocks of two machines may disagree a little
+        (0.0004, "0ms"),
+        (0.85, "850ms"),
+        (1.0, "1.0s"),
+        (12.34, "12.3s"),
+        (59.96, "1m00s"),
+        (245, "4m05s"),
+        (3599.4, "59m59s"),
+        (7380, "2h03m"),
+        (273600, "3d04h"),
+    ],
+)
+def test_durations_are_human_sized(seconds: float | None, shown: str) -> None:
+    """Durations read at a glance: the unit changes with the size."""
+    from jobsched._cli._format import duration
+
+    assert duration(seconds) == shown
+
+
+def test_local_and_iso_times() -> None:
+    """Store times (wall-clock seconds) show in local time; JSON adds the offset."""
+    from datetime import datetime
+
+    from jobsched._cli._format import iso_time, local_time
+
+    when = 1_764_547_200.25
+    assert local_time(when) == datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M:%S")
+    assert datetime.fromisoformat(iso_time(when) or "").timestamp() == when
+    assert (local_time(None), iso_time(None)) == ("-", None)
+
+
+def test_tables_align_and_lines_are_cut() -> None:
+    """Columns pad to their widest cell (numbers to the right); long text is cut on one line."""
+    from jobsched._cli._format import one_line, table
+
+    text = table(["NAME", "N"], [["a", "1"], ["longer", "100"]], right=[1])
+    assert text.splitlines() == ["NAME      N", "a         1", "longer  100"]
+    assert one_line("two\nlines  here") == "two lines here"
+    assert one_line("x" * 100, 10) == "xxxxxxx..."
+    assert one_line(None) == "-"
