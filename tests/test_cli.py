@@ -42,10 +42,19 @@ def _script() -> str:
 SCRIPT = _script()
 
 
-@pytest.fixture(params=["sqlite"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> str:
     """A durable store for the script to work on (one kind per param)."""
-    return f"sqlite:///{tmp_path / 'jobs.db'}"
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'jobs.db'}"
+    from pg import SECRET, schema_url
+
+    # The test's schedulers and the script (which inherits the environment)
+    # sign with it: the PostgreSQL store requires a secret.
+    monkeypatch.setenv("JOBSCHED_SECRET", SECRET)
+    return schema_url(request.getfixturevalue("pg_session_database"))
 
 
 def env_for(**extra: str) -> dict[str, str]:
