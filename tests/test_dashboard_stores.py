@@ -1,0 +1,86 @@
+"""The dashboard on the real stores, SQLite and PostgreSQL, without a browser:
+a scheduler runs jobs that complete, fail and wait, then every page renders
+what the store holds, and a cancel with the token reaches the store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from dashboard_jobs import Work
+from starlette.testclient import TestClient
+
+import jobsched as js
+from jobsched_dashboard import create_app
+
+TOKEN = "t0ken"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def url(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'jobs.db'}"
+        return
+    from pg import SECRET, schema_url
+
+    monkeypatch.setenv("JOBSCHED_SECRET", SECRET)
+    yield schema_url(request.getfixturevalue("pg_session_database"))
+
+
+def _run(url: str) -> dict[str, str]:
+    async def main() -> dict[str, str]:
+        never = js.RetryPolicy(max_retries=0)
+        async with js.JobScheduler(store=url) as s:
+            ids = {
+                "done": s.submit(Work("tidy-up")),
+                "failed": s.submit(Work("flaky <b>call</b>", failures=-1, retry=never)),
+                "waiting": s.submit(Work("later"), delay=3600),
+            }
+            await s.flush()
+            with anyio.fail_after(60):
+                while (await s.fetch(ids["failed"])).status is not js.JobStatus.FAILED:  # noqa: ASYNC110
+                    await anyio.sleep(0.05)
+                while (await s.fetch(ids["done"])).status is not js.JobStatus.COMPLETED:  # noqa: ASYNC110
+                    await anyio.sleep(0.05)
+        return ids
+
+    return anyio.run(main)
+
+
+def _status(url: str, job_id: str) -> js.JobStatus:
+    async def main() -> js.JobStatus:
+        store = js.open_store(url)
+        await store.open()
+        try:
+            row = await store.fetch(int(job_id.split("-")[1]))
+        finally:
+            await store.close()
+        assert row is not None
+        return row.status
+
+    return anyio.run(main)
+
+
+def test_pages_and_a_cancel_on_a_real_store(url: str) -> None:
+    ids = _run(url)
+    with TestClient(create_app(url, token=TOKEN)) as client:
+        page = client.get("/")
+        assert page.status_code == 200
+        text = page.text
+        assert "tidy-up" in text and "later" in text
+        # The failure is listed with its error, escaped.
+        assert "flaky &lt;b&gt;call&lt;/b&gt;" in text and "<b>call</b>" not in text
+        assert "boom (attempt 1)" in text
+        number = ids["waiting"].split("-")[1]
+        job = client.get(f"/jobs/{number}")
+        assert job.status_code == 200 and "later" in job.text
+        refused = client.post(f"/jobs/{number}/cancel", data={"token": "wrong"})
+        assert refused.status_code == 403
+        assert _status(url, ids["waiting"]) is js.JobStatus.PENDING
+        done = client.post(f"/jobs/{number}/cancel", data={"token": TOKEN}, follow_redirects=False)
+        assert done.status_code == 303
+    assert _status(url, ids["waiting"]) is js.JobStatus.CANCELLED
