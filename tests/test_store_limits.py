@@ -16,7 +16,7 @@ import pytest
 from pg import SECRET, schema_url
 
 import jobsched as js
-from jobsched._store import JobStore, NewJob, Outcome
+from jobsched._store import Claimed, JobStore, NewJob, Outcome
 
 pytestmark = pytest.mark.anyio
 
@@ -71,8 +71,8 @@ def new(job_id: int, key: tuple[float, ...] = (0.0,), **kw: object) -> NewJob:
     return NewJob(job_id, key=key, **fields)  # type: ignore[arg-type]
 
 
-def ids(claims: list[js.Claimed] | list[object]) -> list[int]:
-    return [c.id for c in claims]  # type: ignore[attr-defined]
+def ids(claims: list[Claimed]) -> list[int]:
+    return [c.id for c in claims]
 
 
 # ── executor rooms ───────────────────────────────────────────────────────
