@@ -123,6 +123,59 @@ async def postgres() -> None:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+async def dashboard() -> None:
+    """`pip install "jobsched-core[dashboard,sqlite]"`: the page and its script are served
+    for a SQLite store a job ran on (one ASGI request each, no server, no socket)."""
+    import tempfile
+
+    from jobsched_dashboard import create_app
+
+    url = f"sqlite:///{tempfile.mkdtemp()}/jobs.db"
+    async with js.JobScheduler(store=url) as s:
+        s.submit(js.FunctionJob(double, (21,)))
+        await s.join()
+    app = create_app(url, token="t")
+
+    async def get(path: str) -> tuple[int, bytes]:
+        sent: list[dict[str, object]] = []
+        done = anyio.Event()
+        requested = False
+        scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(),
+                 "query_string": b"", "headers": [], "http_version": "1.1", "scheme": "http",
+                 "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1), "root_path": "",
+                 "app": app}  # fmt: skip
+
+        async def receive() -> dict[str, object]:
+            # The request once; then, as a server would, a disconnect only
+            # after the response (a file response listens for one meanwhile).
+            nonlocal requested
+            if not requested:
+                requested = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await done.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, object]) -> None:
+            sent.append(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                done.set()
+
+        await app(scope, receive, send)
+        status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+        body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+        return status, body  # type: ignore[return-value]
+
+    store = app.state.store
+    await store.open()
+    try:
+        status, page = await get("/")
+        assert status == 200 and b"double" in page, (status, page[:300])
+        status, script = await get("/static/dashboard.js")
+        assert status == 200 and b"data-refresh" in script, status
+    finally:
+        await store.close()
+
+
 if __name__ == "__main__":
     checks = {
         "core-only": core_only,
@@ -131,6 +184,7 @@ if __name__ == "__main__":
         "dask": dask,
         "otel": otel,
         "postgres": postgres,
+        "dashboard": dashboard,
     }
     check = checks[sys.argv[1]]
     anyio.run(check)

@@ -13,20 +13,31 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import _stores
+from benchmarks import _postgres, _stores
+from benchmarks._dashboard import W14
 from benchmarks._dask import W13
 from benchmarks._otel import W1OTEL
 from benchmarks._workloads import APS_W2_MAX, SYSTEMS, WORKLOADS
 
 # Workloads measured by a module of their own, run as its child (W13: Dask;
-# W7-W9: the SQLite store; W1otel: jobsched-otel's cost).
-WORKLOADS = {**WORKLOADS, W1OTEL.wid: W1OTEL, W13.wid: W13, **_stores.WORKLOADS}
+# W7-W9: the SQLite store; W10-W12: PostgreSQL; W1otel: jobsched-otel's cost;
+# W14: the dashboard).
+WORKLOADS = {
+    **WORKLOADS,
+    W1OTEL.wid: W1OTEL,
+    W13.wid: W13,
+    **_stores.WORKLOADS,
+    **_postgres.WORKLOADS,
+    W14.wid: W14,
+}
 CHILD_MODULES = {
     W1OTEL.wid: "benchmarks._otel",
     W13.wid: "benchmarks._dask",
     **dict.fromkeys(_stores.WORKLOADS, _stores.__name__),
+    **dict.fromkeys(_postgres.WORKLOADS, _postgres.__name__),
+    W14.wid: "benchmarks._dashboard",
 }
-SYSTEMS = (*SYSTEMS, *_stores.EXTRA_SYSTEMS)
+SYSTEMS = (*SYSTEMS, *_stores.EXTRA_SYSTEMS, *_postgres.EXTRA_SYSTEMS)
 
 RESULTS = Path(__file__).parent / "results"
 #: What a system does not run, and why (shown in the table instead of a figure).
@@ -38,6 +49,9 @@ NOT_APPLICABLE = {
     ("apscheduler4", "W1otel"): "n/a (a row for jobsched-otel)",
     ("apscheduler4", "W8"): "not measured (W7 only)",
     ("apscheduler4", "W9"): "not measured (W7 only)",
+    ("apscheduler4", "W11"): "not measured (W10 only)",
+    ("apscheduler4", "W12"): "not measured (W10 only)",
+    ("apscheduler4", "W14"): "n/a (no dashboard)",
 }
 TOO_SLOW = "too slow (skipped)"
 
@@ -109,6 +123,8 @@ def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> s
         return NOT_APPLICABLE[(system, wid)]
     if system in _stores.EXTRA_SYSTEMS and wid != "W7":
         return f"n/a (a row for {system}'s SQLite store, W7)"
+    if system in _postgres.EXTRA_SYSTEMS and wid != "W10":
+        return f"n/a (a row for {system} on PostgreSQL, W10)"
     if system == "apscheduler4" and wid.startswith("W2") and size > APS_W2_MAX:
         return None if args.aps_full else TOO_SLOW
     return None
@@ -314,7 +330,11 @@ def markdown(summary: list[dict[str, Any]], args: argparse.Namespace, meta: dict
         "the jobs (same method for each system). W2 dispatch growth: dispatch cost at "
         "the largest size over the smallest; its ratio compares that growth with raw's "
         "(W8's likewise). W7-W9: raw is a hand-written sqlite3 loop with the same "
-        "durability; APScheduler 4 and huey run W7 at 1,000 and 5,000 jobs.",
+        "durability; APScheduler 4 and huey run W7 at 1,000 and 5,000 jobs. W10-W12: raw "
+        "is a hand-written psycopg loop (batched inserts, SKIP LOCKED claims, completions) "
+        "on the same server; APScheduler 4 and procrastinate run W10 at 500 and 2,000 jobs. "
+        "W14: raw is the same dashboard page on a store without the finished history; the "
+        "bar is 300 ms per page at 1M.",
     ]
     lines.append("")
     return "\n".join(lines)

@@ -9,20 +9,28 @@ dependency group, which CI does not install.
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
 
+import pg
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _suite(*args: str) -> subprocess.CompletedProcess[str]:
+def _suite(
+    *args: str, timeout: float = 50, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "benchmarks", *args],
         cwd=ROOT,
+        env=None if env is None else {**os.environ, **env},
         capture_output=True,
         text=True,
-        timeout=50,
+        timeout=timeout,
         check=False,
     )
 
@@ -103,3 +111,59 @@ def test_the_otel_row_runs(tmp_path: Path) -> None:
             assert "note" not in rows[("W1otel", metric, system)], rows
     assert rows[("W1otel", "on_vs_off", "jobsched")]["value"]["median"] > 0
     assert "| W1otel | 200 | throughput on / off" in (tmp_path / "latest.md").read_text()
+
+
+def test_dashboard_workload_times_every_page() -> None:
+    """W14's child fills a tiny store and reports a time for each dashboard page."""
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks._dashboard", "jobsched", "W14", "300"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(figures) == {"index_ms", "live_ms", "job_ms", "index_cpu_ms"}
+    assert all(v > 0 for v in figures.values())
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(150)  # four member processes start in these runs
+def test_the_postgres_rows_run_on_tiny_sizes(tmp_path: Path) -> None:
+    """W10-W12 get a jobsched figure and a ratio to the hand-written psycopg loop;
+    every database a run made is gone afterwards."""
+    pg.require_server()
+    prefix = f"jobsched_smoke_{secrets.token_hex(4)}"
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched",
+        "--only", "W10,W11,W12",
+        "--sizes", "W10=100,W11=5,W12=100",
+        "--no-plot",
+        "--out", str(tmp_path),
+        timeout=140,
+        env={"JOBSCHED_BENCH_PG": pg.url_of("").rstrip("/"), "JOBSCHED_BENCH_PREFIX": prefix},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    for workload, metric in [
+        ("W10", "jobs_per_s"),
+        ("W11", "p50_ms"),
+        ("W11", "p99_ms"),
+        ("W12", "jobs_per_s"),
+        ("W12", "speedup"),
+    ]:
+        for system in ("raw", "jobsched"):
+            entry = rows[(workload, metric, system)]
+            assert "note" not in entry, entry
+            assert entry["value"]["median"] > 0
+    import psycopg
+
+    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
+        left = admin.execute(
+            "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)
+        ).fetchall()
+    assert left == []

@@ -42,10 +42,19 @@ def _script() -> str:
 SCRIPT = _script()
 
 
-@pytest.fixture(params=["sqlite"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> str:
     """A durable store for the script to work on (one kind per param)."""
-    return f"sqlite:///{tmp_path / 'jobs.db'}"
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'jobs.db'}"
+    from pg import SECRET, schema_url
+
+    # The test's schedulers and the script (which inherits the environment)
+    # sign with it: the PostgreSQL store requires a secret.
+    monkeypatch.setenv("JOBSCHED_SECRET", SECRET)
+    return schema_url(request.getfixturevalue("pg_session_database"))
 
 
 def env_for(**extra: str) -> dict[str, str]:
@@ -328,9 +337,9 @@ USER_ERRORS = {
     ),
     "malformed-url": (["jobs", "--store", "jobs.db"], "malformed store URL 'jobs.db'"),
     "unknown-scheme": (["jobs", "--store", "mysql://db/jobs"], "no store serves mysql:// URLs"),
-    "not-installed": (
+    "no-secret": (
         ["stats", "--store", "postgresql://u:hunter2@h/db"],
-        "no store serves postgresql://",
+        "the PostgreSQL store 'postgresql://u:***@h/db' needs a secret",
     ),
     "memory": (["jobs", "--store", "memory"], "the 'memory' store lives inside one process"),
     "no-store": (["jobs"], "no store given: pass --store URL or set JOBSCHED_STORE"),
@@ -578,6 +587,22 @@ def test_worker_hands_back_what_outlives_the_grace(store_url: str, workers: list
     again.expect(f"cli-test: start {job}")
     again.signal(signal.SIGTERM)
     assert again.wait() == 0, again.lines
+
+
+@pytest.mark.timeout(120)
+def test_worker_executor_limit_holds(store_url: str, workers: list[Worker]) -> None:
+    """--executor-limit async=1 with 4 workers: one async job at a time, the
+    second starts only once the store has the first's completion."""
+    first, second = submit(store_url, Waits(2.0, value=1), Waits(0.0, value=2))
+    worker = Worker(store_url, "--workers", "4", "--executor-limit", "async=1")
+    workers.append(worker)
+    one = worker.expect("cli-test: start ")
+    two = worker.expect("cli-test: start ")
+    assert {one.split()[-1], two.split()[-1]} == {first, second}
+    done_first = fetch(store_url, one.split()[-1])
+    assert done_first.status is js.JobStatus.COMPLETED  # finished before the other began
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0, worker.lines
 
 
 @pytest.mark.timeout(120)

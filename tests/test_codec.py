@@ -69,3 +69,19 @@ def test_the_secret_comes_from_the_argument_or_the_environment(
         secret_from("")
     with pytest.raises(TypeError, match="str or bytes"):
         secret_from(42)  # type: ignore[arg-type]
+
+
+def test_the_name_in_the_error_is_made_only_on_an_error() -> None:
+    """A job's description costs more than its pickle: dumps takes a maker for it."""
+    made: list[str] = []
+
+    def what() -> str:
+        made.append("made")
+        return "the job 'x'"
+
+    codec = Codec(None)
+    codec.dumps(js.FunctionJob(add, (1, 2)), what)
+    assert made == []
+    with pytest.raises(TypeError, match="the job 'x' cannot be stored"):
+        codec.dumps(lambda: 1, what)
+    assert made == ["made"]

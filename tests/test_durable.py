@@ -345,3 +345,19 @@ async def test_cancel_reaches_queued_and_running_jobs(db: str, tmp_path: Path) -
             await s.join()
         assert (await s.fetch(queued)).status is S.CANCELLED
         assert (await s.fetch(running)).status is S.CANCELLED
+
+
+async def test_join_ends_when_another_member_ran_this_ones_jobs(db: str, tmp_path: Path) -> None:
+    """join() asks the store, not only this process's view, which never sees them end."""
+    log = str(tmp_path / "log")
+    submitter = js.JobScheduler(store=db)
+    ids = [submitter.submit(Note(log, n)) for n in range(3)]
+    await submitter.flush()  # committed, not started: nothing runs here yet
+    async with js.JobScheduler(store=db) as runner:
+        with anyio.fail_after(30):
+            await runner.join()
+    async with submitter:
+        with anyio.fail_after(30):
+            await submitter.join()  # its own view still says 3 pending
+        assert all(submitter.get(i).status is S.PENDING for i in ids)
+        assert [(await submitter.fetch(i)).status for i in ids] == [S.COMPLETED] * 3

@@ -490,7 +490,7 @@ async def test_adding_after_an_upstream_failed_cancels_at_once(store: PostgresSt
     changes = await store.add([new(2, depends_on=(1,)), new(3, depends_on=(99,))], NOW)
     assert [(c.id, c.error) for c in changes] == [
         (2, "upstream job-1 timed_out"),
-        (3, "upstream job-99 unknown"),
+        (3, "upstream job-99 is not in the store"),
     ]
 
 

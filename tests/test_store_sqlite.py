@@ -11,8 +11,10 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 
 import jobsched as js
@@ -605,6 +607,19 @@ async def test_a_worker_lost_takeover_closes_the_lost_attempt(store: SQLiteStore
     ]
 
 
+async def test_an_outcome_whose_attempt_row_is_missing_makes_one(store: SQLiteStore) -> None:
+    await store.add([new(1)], NOW)
+    await store.claim("m", 1, {"async": 99}, NOW, 30)
+    conn = sqlite3.connect(store.path)
+    conn.execute("DELETE FROM attempts")  # as if the claim had written none
+    conn.commit()
+    conn.close()
+    await store.record("m", [done(1, status=FAILED, error="E: x")])
+    (a,) = await store.attempts(job_id=1)
+    assert (a.owner, a.status, a.error) == ("m", FAILED, "E: x")
+    assert a.started_at == a.finished_at == NOW + 1  # no start known: its end
+
+
 async def test_a_released_claim_leaves_no_attempt(store: SQLiteStore) -> None:
     await store.add([new(1)], NOW)
     await store.claim("stopping", 1, {"async": 99}, NOW, 30)
@@ -713,3 +728,126 @@ async def test_prune_takes_the_attempts_with_their_jobs(store: SQLiteStore) -> N
     conn = sqlite3.connect(store.path)
     assert conn.execute("SELECT job_id FROM attempts").fetchall() == [(2,)]  # not just hidden
     conn.close()
+
+
+# ── group commit ─────────────────────────────────────────────────────────
+
+
+async def test_writes_asked_together_share_one_commit(store: SQLiteStore) -> None:
+    await store.add([new(1), new(2)], NOW)
+    (first,) = await store.claim("m", 1, {"async": 99}, NOW, 30)
+    groups = store._group.groups
+    got: dict[str, object] = {}
+
+    async def outcome() -> None:
+        got["recorded"] = await store.record("m", [done(first.id)])
+
+    async def next_claim() -> None:
+        got["claimed"] = await store.claim("m", 1, {"async": 99}, NOW, 30)
+
+    async with anyio.create_task_group() as tg:  # the committer and the claimer, at once
+        tg.start_soon(outcome)
+        tg.start_soon(next_claim)
+    assert store._group.groups == groups + 1  # one transaction, one fsync
+    assert got["recorded"].refused == []  # type: ignore[attr-defined]
+    assert [c.id for c in got["claimed"]] == [2]  # type: ignore[attr-defined]
+
+
+async def test_a_write_that_fails_in_a_group_is_rolled_back_alone(store: SQLiteStore) -> None:
+    await store.put_schedules([("s", b"P", NOW)])
+    await store.claim_schedules("a", NOW, 30)
+    assert await store.fire("a", "s", NOW, NOW + 10, new(1, schedule="s", fire_time=NOW))
+    await store.put_schedules([("s", b"P", NOW)])  # as if a's fire had not moved it
+    await store.claim_schedules("a", NOW, 30)
+    results: dict[str, object] = {}
+
+    async def refired() -> None:  # made already: its transaction part is undone
+        job = new(2, schedule="s", fire_time=NOW)
+        results["fire"] = await store.fire("a", "s", NOW, NOW + 10, job)
+
+    async def added() -> None:
+        results["add"] = await store.add([new(3)], NOW)
+
+    groups = store._group.groups
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(refired)
+        tg.start_soon(added)
+    assert store._group.groups == groups + 1
+    assert results == {"fire": False, "add": []}
+    assert await store.fetch(2) is None and await store.fetch(3) is not None
+    (still,) = await store.claim_schedules("b", NOW + 60, 30)
+    assert still.fire_time == NOW  # the refused fire did not move the schedule
+
+
+async def test_a_write_whose_caller_is_cancelled_while_queued_never_runs(
+    store: SQLiteStore,
+) -> None:
+    holding, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def slow(conn: sqlite3.Connection) -> None:
+        holding.set()
+        release.wait(10)
+        ran.append("slow")
+
+    async def queue_write(name: str, scope: anyio.CancelScope) -> None:
+        def fn(conn: sqlite3.Connection) -> None:
+            ran.append(name)
+
+        with scope:
+            # The write is queued before this task first waits, so once the
+            # test task runs again it is in the queue.
+            await store._write_async(fn)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(store._write_async, slow)
+        await anyio.to_thread.run_sync(holding.wait, 10)  # a group is running
+        dropped = anyio.CancelScope()
+        await tg.start(_started, queue_write, "dropped", dropped)
+        await tg.start(_started, queue_write, "kept", anyio.CancelScope())
+        assert len(store._group._queue) == 2  # both wait for the running group
+        dropped.cancel()
+        release.set()
+    assert ran == ["slow", "kept"]  # the next group ran, led by the next caller
+
+
+async def _started(
+    fn: Any, name: str, scope: anyio.CancelScope, *, task_status: anyio.abc.TaskStatus[None]
+) -> None:
+    task_status.started()  # returns to the starter once fn has run up to its first wait
+    await fn(name, scope)
+
+
+async def test_writes_fail_together_when_the_file_stays_locked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jobsched_sqlite import _schema
+
+    monkeypatch.setattr(_schema, "BUSY_TIMEOUT_MS", 50)
+    store = SQLiteStore(url_for(tmp_path / "jobs.db"))
+    await store.open()
+    other = sqlite3.connect(tmp_path / "jobs.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    errors: list[BaseException] = []
+
+    async def write(job_id: int) -> None:
+        try:
+            await store.add([new(job_id)], NOW)
+        except sqlite3.OperationalError as exc:
+            errors.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(write, 1)
+        tg.start_soon(write, 2)
+    assert len(errors) == 2 and all("locked" in str(e) for e in errors)
+    other.execute("ROLLBACK")
+    other.close()
+    await store.add([new(3)], NOW)  # the store works again once the lock is gone
+    assert await store.fetch(3) is not None and await store.fetch(1) is None
+    await store.close()
+
+
+async def test_a_closed_store_refuses_writes_too(tmp_path: Path) -> None:
+    store = SQLiteStore(url_for(tmp_path / "jobs.db"))
+    with pytest.raises(StoreUnavailableError, match="not open"):
+        await store.add([new(1)], NOW)

@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import os
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 _MAC_SIZE = hashlib.sha256().digest_size
@@ -54,9 +55,11 @@ class Codec:
         """True when payloads are signed."""
         return self._secret is not None
 
-    def dumps(self, obj: Any, what: str) -> bytes:
+    def dumps(self, obj: Any, what: str | Callable[[], str]) -> bytes:
         """Pickle ``obj`` by reference and sign it.
 
+        :param what: names ``obj`` in the error, or makes that name (called
+            only on an error: a job's description costs more than its pickle).
         :raises TypeError: it does not pickle by reference; the message names
             ``what`` and the fix.
         """
@@ -65,6 +68,8 @@ class Codec:
         try:
             data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
+            if callable(what):
+                what = what()
             raise TypeError(
                 f"{what} cannot be stored: it does not pickle by reference "
                 f"({type(exc).__name__}: {exc}); a durable store keeps jobs across "

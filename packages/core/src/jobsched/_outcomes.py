@@ -239,9 +239,10 @@ class Outcomes(SchedulerState):
         if attempt is None:
             return status  # not ours in the store: a cascade, or cancelled while queued
         result = None
-        if status is _COMPLETED:
+        # A None result is stored as NULL, which fetch reads back as None.
+        if status is _COMPLETED and job.result is not None:
             try:
-                result = link.codec.dumps(job.result, f"the result of {_describe(job)}")
+                result = link.codec.dumps(job.result, lambda: f"the result of {_describe(job)}")
             except TypeError as exc:
                 status = _FAILED
                 job.last_error = str(exc)

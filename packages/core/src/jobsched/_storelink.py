@@ -291,11 +291,12 @@ class StoreLink:
         store = self.store
         while not self.closing:
             self._claim_wakeup = anyio.Event()
-            # Schedules fire whether or not a worker is free: their jobs queue.
-            fires = await store.claim_schedules(self.owner, self._wall(), store.lease)
-            if fires:
-                await host.fire_schedules(fires)
+            # The claim first: the workers that just went idle woke this task
+            # together with the committer (their outcomes), so a store that
+            # commits writes asked for together in one transaction (SQLite's
+            # group commit) pays one fsync for both.
             limit, executors = host.claim_capacity()
+            claims: list[Claimed] = []
             if limit > 0 and executors:
                 claims = await store.claim(
                     self.owner,
@@ -308,7 +309,12 @@ class StoreLink:
                 )
                 if claims:
                     host.claimed(claims)
-                    continue
+            # Schedules fire whether or not a worker is free: their jobs queue.
+            fires = await store.claim_schedules(self.owner, self._wall(), store.lease)
+            if fires:
+                await host.fire_schedules(fires)
+            if claims:
+                continue
             wait = POLL_INTERVAL
             if limit > 0:
                 # Also when a rate-limited job's next token is due (next_due).

@@ -17,6 +17,7 @@ from ._exceptions import (
     UnknownJobError,
 )
 from ._executor import Executor
+from ._jobform import stored_form
 from ._jobs import Job, id_number, next_number
 from ._log import logger
 from ._outcomes import Outcomes
@@ -111,7 +112,7 @@ class Submission(Outcomes):
         number = link.next_id()
         job._jobsched_id = number
         try:
-            payload = link.codec.dumps(job, _describe(job))
+            payload = link.codec.dumps(stored_form(job), lambda: _describe(job))
         except TypeError:
             job._jobsched_id = 0
             raise

@@ -64,10 +64,10 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
         unmet = 0
         failed: tuple[int, str] | None = None
         for upstream in job.depends_on:
-            status = status_of.get(upstream, "unknown")
+            status = status_of.get(upstream, "is not in the store")
             if status == "completed":
                 continue
-            if status == "unknown" or JobStatus(status).is_terminal:
+            if upstream not in status_of or JobStatus(status).is_terminal:
                 failed = (upstream, status)
                 break
             unmet += 1

@@ -102,6 +102,10 @@ def jobs(
     if statuses:
         where.append(f"status IN ({', '.join('?' * len(statuses))})")
         params.extend(statuses)
+        if JobStatus.COMPLETED.value not in statuses:
+            # The partial index jobs_status holds every other status; the
+            # planner uses it only when the query repeats its condition.
+            where.append("status != 'completed'")
     clause = f"WHERE {' AND '.join(where)} " if where else ""
     rows = conn.execute(
         f"SELECT {_JOB_COLUMNS} FROM jobs {clause}ORDER BY id DESC LIMIT ?", (*params, limit)
@@ -120,31 +124,51 @@ def jobs(
 
 
 def counts(conn: sqlite3.Connection) -> dict[tuple[JobStatus, str], int]:
-    return {
-        (JobStatus(status), executor): n
-        for status, executor, n in conn.execute(
-            "SELECT status, executor, COUNT(*) FROM jobs GROUP BY status, executor"
-        )
+    # Completed jobs from the table the triggers keep, the rest from the
+    # partial index jobs_status (see _schema): neither reads the history.
+    out = {
+        (JobStatus.COMPLETED, executor): n
+        for executor, n in conn.execute("SELECT executor, n FROM completed_counts WHERE n > 0")
     }
+    for status, executor, n in conn.execute(
+        "SELECT status, executor, COUNT(*) FROM jobs WHERE status != 'completed' "
+        "GROUP BY status, executor"
+    ):
+        out[JobStatus(status), executor] = n
+    return out
+
+
+_ATTEMPT_COLUMNS = (
+    "a.job_id, a.attempt, j.name, j.executor, a.owner, a.started_at, a.finished_at, a.status, "
+    "a.error"
+)
 
 
 def attempts(
     conn: sqlite3.Connection, since: float | None, job_id: int | None, limit: int
 ) -> list[Attempt]:
-    where: list[str] = []
-    params: list[object] = []
-    if job_id is not None:
-        where.append("a.job_id = ?")
-        params.append(job_id)
-    if since is not None:
-        where.append("(a.finished_at IS NULL OR a.finished_at >= ?)")
-        params.append(since)
-    clause = f"WHERE {' AND '.join(where)} " if where else ""
+    one = "AND a.job_id = ? " if job_id is not None else ""
+    by_job = (job_id,) if job_id is not None else ()
+    if since is None:
+        query = (
+            f"SELECT {_ATTEMPT_COLUMNS} FROM attempts a JOIN jobs j ON j.id = a.job_id "
+            f"WHERE 1 {one}"
+        )
+        params: tuple[Any, ...] = by_job
+    else:
+        # Two index lookups: finished attempts by finished_at (the partial
+        # index), running ones through their running jobs (jobs_leases).
+        query = (
+            f"SELECT {_ATTEMPT_COLUMNS} FROM attempts a JOIN jobs j ON j.id = a.job_id "
+            f"WHERE a.finished_at >= ? {one}"
+            "UNION ALL "
+            f"SELECT {_ATTEMPT_COLUMNS} FROM jobs j JOIN attempts a ON a.job_id = j.id "
+            f"WHERE j.status = 'running' AND a.finished_at IS NULL {one}"
+        )
+        params = (since, *by_job, *by_job)
     # The newest ``limit``, then oldest first.
     rows = conn.execute(
-        "SELECT a.job_id, a.attempt, j.name, j.executor, a.owner, a.started_at, a.finished_at, "
-        "a.status, a.error FROM attempts a JOIN jobs j ON j.id = a.job_id "
-        f"{clause}ORDER BY a.started_at DESC, a.job_id DESC, a.attempt DESC LIMIT ?",
+        f"SELECT * FROM ({query}) ORDER BY started_at DESC, job_id DESC, attempt DESC LIMIT ?",
         (*params, limit),
     ).fetchall()
     rows.reverse()

@@ -23,10 +23,17 @@ VERSION = 1
 # round-robin's place per tenant ('' for None), both shared by every member
 # that opens the file (see _claim.py).
 #
+# jobs_status serves the operator's lists by status, newest first (failed,
+# queued...), and counts() of every status but completed. Completed rows, the
+# bulk of a long history, are left out; a read that asks for other statuses
+# says `status != 'completed'` so the planner may use it. Without it a list
+# by a status no job had scanned every row (0.9 s at 1M).
+#
 # attempts: one row per attempt a claim started (RUNNING, finished_at NULL),
 # closed by the outcome that ends it; the operator's timeline and a job's
-# history. It goes with its job when prune deletes the job. Its index on
-# finished_at serves "running, or finished since" (NULLs are indexed too).
+# history. It goes with its job when prune deletes the job. Its index holds
+# finished attempts only ("finished since"), so a claim's insert touches no
+# index; running attempts are found through their jobs (jobs_leases).
 _DDL = """
 CREATE TABLE jobsched_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE jobs (
@@ -68,6 +75,7 @@ CREATE INDEX jobs_rated ON jobs (queue, rate_key, k0, k1, k2)
 CREATE INDEX jobs_leases ON jobs (lease_until) WHERE status = 'running';
 CREATE INDEX jobs_unfinished ON jobs (id) WHERE finished_at IS NULL;
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+CREATE INDEX jobs_status ON jobs (status, executor, id) WHERE status != 'completed';
 CREATE UNIQUE INDEX jobs_fires ON jobs (schedule, fire_time) WHERE schedule IS NOT NULL;
 CREATE TABLE schedules (
     id TEXT PRIMARY KEY,
@@ -98,7 +106,8 @@ CREATE TABLE attempts (
     error TEXT,
     PRIMARY KEY (job_id, attempt)
 ) WITHOUT ROWID;
-CREATE INDEX attempts_finished ON attempts (finished_at);
+CREATE INDEX attempts_finished ON attempts (finished_at) WHERE finished_at IS NOT NULL;
+CREATE TABLE completed_counts (executor TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 INSERT INTO jobsched_meta (key, value) VALUES ('schema', 1), ('next_id', 1);
 """
 
@@ -108,6 +117,34 @@ INSERT INTO jobsched_meta (key, value) VALUES ('schema', 1), ('next_id', 1);
 #: share doesn't have it.
 TENANT_INDEX = (
     "CREATE INDEX IF NOT EXISTS jobs_ready_tenants ON jobs (tenant, k0, k1, k2) WHERE queue = 0"
+)
+
+# completed_counts: how many COMPLETED jobs each executor has, kept by
+# triggers in the transaction that completes (or prunes) a job. counts() adds
+# the other statuses from jobs_status, which leaves completed rows out, so it
+# reads a few rows plus the unfinished and failed ones instead of a million
+# (a GROUP BY over every row: 2.5 s at 1M). One upsert per completed job:
+# counting every status change this way cost W7 about a fifth of its speed.
+# Triggers hold ";" inside BEGIN ... END, so they are created one by one.
+_TRIGGERS = (
+    """CREATE TRIGGER jobs_completed_insert AFTER INSERT ON jobs
+    WHEN new.status = 'completed' BEGIN
+        INSERT INTO completed_counts (executor, n) VALUES (new.executor, 1)
+        ON CONFLICT (executor) DO UPDATE SET n = n + 1;
+    END""",
+    """CREATE TRIGGER jobs_completed_update AFTER UPDATE OF status ON jobs
+    WHEN new.status = 'completed' AND old.status IS NOT 'completed' BEGIN
+        INSERT INTO completed_counts (executor, n) VALUES (new.executor, 1)
+        ON CONFLICT (executor) DO UPDATE SET n = n + 1;
+    END""",
+    """CREATE TRIGGER jobs_uncompleted AFTER UPDATE OF status ON jobs
+    WHEN old.status = 'completed' AND new.status IS NOT 'completed' BEGIN
+        UPDATE completed_counts SET n = n - 1 WHERE executor = old.executor;
+    END""",
+    """CREATE TRIGGER jobs_completed_delete AFTER DELETE ON jobs
+    WHEN old.status = 'completed' BEGIN
+        UPDATE completed_counts SET n = n - 1 WHERE executor = old.executor;
+    END""",
 )
 
 #: How long a writer waits for another process's write lock before failing.
@@ -217,6 +254,8 @@ def _create(conn: sqlite3.Connection, path: Path) -> None:
         for statement in _DDL.split(";"):
             if statement.strip():
                 conn.execute(statement)
+        for trigger in _TRIGGERS:
+            conn.execute(trigger)
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
         if conn.in_transaction:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from jobsched._enums import JobStatus
@@ -32,12 +32,37 @@ def _padded(key: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(key) + (0.0,) * (KEY_WIDTH - len(key))
 
 
+_INSERT = (
+    "INSERT INTO jobs (id, name, executor, status, queue, k0, k1, k2, run_at, submitted_at, "
+    "unmet, tenant, rate_key, payload, schedule, fire_time, finished_at, last_error) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Change]:
     changes: list[Change] = []
+    # Jobs without dependencies go in by the batch (one executemany); a job
+    # with some is looked at alone, after the jobs before it went in, as its
+    # upstreams may be among them.
+    rows: list[tuple[Any, ...]] = []
     for job in jobs:
-        unmet = 0
+        k0, k1, k2 = _padded(job.key)
+        if not job.depends_on:
+            ready = _READY if job.run_at <= now else _WAITING
+            rows.append(
+                (
+                    job.id, job.name, job.executor, "pending", ready, k0, k1, k2, job.run_at,
+                    job.submitted_at, 0, job.tenant, job.rate_key, job.payload, job.schedule,
+                    job.fire_time, None, None,
+                )
+            )  # fmt: skip
+            continue
+        if rows:
+            conn.executemany(_INSERT, rows)
+            rows = []
+        waits: list[int] = []  # the upstreams not completed yet
         failed: tuple[int, str] | None = None
-        for upstream in job.depends_on:
+        for upstream in dict.fromkeys(job.depends_on):  # an upstream named twice counts once
             row = conn.execute("SELECT status FROM jobs WHERE id = ?", (upstream,)).fetchone()
             status = row[0] if row is not None else "is not in the store"
             if status == "completed":
@@ -45,36 +70,37 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
             if row is None or JobStatus(status).is_terminal:
                 failed = (upstream, status)
                 break
-            unmet += 1
+            waits.append(upstream)
+        unmet = len(waits)
+        error = None
+        queue: int | None
+        finished: float | None
         if failed is not None:
-            queue, status = None, _CANCELLED.value
+            queue, status, finished = None, _CANCELLED.value, now
+            error = f"upstream job-{failed[0]} {failed[1]}"
+            changes.append(Change(job.id, _CANCELLED, error))
         elif unmet:
-            queue, status = _BLOCKED, "pending"
+            queue, status, finished = _BLOCKED, "pending", None
         else:
-            queue, status = (_READY if job.run_at <= now else _WAITING), "pending"
-        k0, k1, k2 = _padded(job.key)
+            queue = _READY if job.run_at <= now else _WAITING
+            status, finished = "pending", None
         conn.execute(
-            "INSERT INTO jobs (id, name, executor, status, queue, k0, k1, k2, run_at, "
-            "submitted_at, unmet, tenant, rate_key, payload, schedule, fire_time) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            _INSERT,
             (
                 job.id, job.name, job.executor, status, queue, k0, k1, k2, job.run_at,
                 job.submitted_at, unmet, job.tenant, job.rate_key, job.payload,
-                job.schedule, job.fire_time,
+                job.schedule, job.fire_time, finished, error,
             ),
         )  # fmt: skip
-        if failed is not None:
-            error = f"upstream job-{failed[0]} {failed[1]}"
-            conn.execute(
-                "UPDATE jobs SET finished_at = ?, last_error = ? WHERE id = ?",
-                (now, error, job.id),
-            )
-            changes.append(Change(job.id, _CANCELLED, error))
-        elif unmet:
+        if unmet and failed is None:
+            # An edge per upstream still to complete: a completion deletes
+            # its edges, so one to a completed upstream would never go.
             conn.executemany(
                 "INSERT OR IGNORE INTO deps (upstream, downstream) VALUES (?, ?)",
-                [(u, job.id) for u in job.depends_on],
+                [(u, job.id) for u in waits],
             )
+    if rows:
+        conn.executemany(_INSERT, rows)
     return changes
 
 
@@ -91,51 +117,99 @@ def start_attempts(
 
 def finish_attempts(conn: sqlite3.Connection, owner: str, ended: Sequence[Outcome]) -> None:
     """Close the attempt rows of accepted outcomes (a lost attempt's too: its
-    row keeps the owner that ran it). A row that is missing is made."""
-    conn.executemany(
-        "INSERT INTO attempts (job_id, attempt, owner, started_at, finished_at, status, error) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, attempt) DO UPDATE SET "
-        "finished_at = excluded.finished_at, status = excluded.status, error = excluded.error",
-        [
-            (o.id, o.attempt, owner, o.finished_at, o.finished_at, o.status.value, o.error)
-            for o in ended
-        ],
-    )
+    row keeps the owner that ran it). A row that is missing (its claim's
+    insert never happened) is made, started when it finished: the outcome
+    knows no start."""
+    if not ended:
+        return
+    # An UPDATE finds each row once; an upsert looks twice (insert, then
+    # update), and every claim made the row.
+    closed = conn.executemany(
+        "UPDATE attempts SET finished_at = ?, status = ?, error = ? "
+        "WHERE job_id = ? AND attempt = ?",
+        [(o.finished_at, o.status.value, o.error, o.id, o.attempt) for o in ended],
+    ).rowcount
+    if closed != len(ended):
+        conn.executemany(
+            "INSERT OR IGNORE INTO attempts (job_id, attempt, owner, started_at, finished_at, "
+            "status, error) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (o.id, o.attempt, owner, o.finished_at, o.finished_at, o.status.value, o.error)
+                for o in ended
+            ],
+        )
+
+
+#: Outcomes per fenced UPDATE: 9 parameters each, well under SQLite's 32766.
+RECORD_CHUNK = 500
+_RECORD_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
     recorded = Recorded()
     accepted: list[Outcome] = []
-    for out in outcomes:
-        if out.status is _RETRY_WAIT:
-            assert out.run_at is not None
-            cursor = conn.execute(
-                "UPDATE jobs SET status = 'retry_wait', queue = 1, run_at = ?, owner = NULL, "
-                "lease_until = NULL, last_error = ?, last_traceback = ? "
-                "WHERE id = ? AND owner = ? AND attempts = ? AND status = 'running'",
-                (out.run_at, out.error, out.traceback, out.id, owner, out.attempt),
-            )
-        else:
-            cursor = conn.execute(
-                "UPDATE jobs SET status = ?, queue = NULL, finished_at = ?, owner = NULL, "
-                "lease_until = NULL, result = ?, last_error = COALESCE(?, last_error), "
-                "last_traceback = COALESCE(?, last_traceback) "
-                "WHERE id = ? AND owner = ? AND attempts = ? AND status = 'running'",
-                (
-                    out.status.value, out.finished_at, out.result, out.error, out.traceback,
-                    out.id, owner, out.attempt,
-                ),
-            )  # fmt: skip
-        if cursor.rowcount != 1:
-            recorded.refused.append(out.id)
-            continue
-        accepted.append(out)
-        if out.status is _COMPLETED:
-            _release(conn, out.id, out.finished_at)
-        elif out.status.is_terminal:
+    for chunk in _chunks(outcomes):
+        ok = _record_chunk(conn, owner, chunk)
+        for out in chunk:
+            if out.id in ok:
+                accepted.append(out)
+            else:
+                recorded.refused.append(out.id)
+    completed = [out for out in accepted if out.status is _COMPLETED]
+    if completed:
+        _release(conn, [out.id for out in completed], min(o.finished_at for o in completed))
+    for out in accepted:
+        if out.status.is_terminal and out.status is not _COMPLETED:
             recorded.changes.extend(_cascade(conn, out.id, out.status, out.finished_at))
     finish_attempts(conn, owner, accepted)
     return recorded
+
+
+def _chunks(outcomes: Sequence[Outcome]) -> Iterator[list[Outcome]]:
+    """Runs of outcomes for one UPDATE each: a job twice in a run would be
+    updated once, so a second outcome of one job starts the next run (and is
+    refused by the fence, as the first one ended the attempt)."""
+    chunk: list[Outcome] = []
+    ids: set[int] = set()
+    for out in outcomes:
+        if out.id in ids or len(chunk) == RECORD_CHUNK:
+            yield chunk
+            chunk, ids = [], set()
+        chunk.append(out)
+        ids.add(out.id)
+    if chunk:
+        yield chunk
+
+
+def _record_chunk(conn: sqlite3.Connection, owner: str, chunk: Sequence[Outcome]) -> set[int]:
+    """Write a run of outcomes in one fenced UPDATE; the ids it wrote."""
+    params: list[Any] = []
+    for out in chunk:
+        if out.status is _RETRY_WAIT:
+            assert out.run_at is not None
+            params += (out.id, out.attempt, "retry_wait", _WAITING, out.run_at, None, None)
+        else:
+            params += (out.id, out.attempt, out.status.value, None, None, out.finished_at)
+            params.append(out.result)
+        params += (out.error, out.traceback)
+    # A retry waits (queue 1) until its run_at, keeping its error as the
+    # last one; an end sets finished_at and the result, and keeps the
+    # previous error when it has none of its own (a cancel after a retry).
+    rows = conn.execute(
+        "WITH v (id, attempt, status, queue, run_at, finished_at, result, error, tb) AS "
+        f"(VALUES {', '.join([_RECORD_ROW] * len(chunk))}) "
+        "UPDATE jobs SET status = v.status, queue = v.queue, "
+        "run_at = COALESCE(v.run_at, jobs.run_at), finished_at = v.finished_at, "
+        "owner = NULL, lease_until = NULL, result = v.result, "
+        "last_error = CASE WHEN v.status = 'retry_wait' THEN v.error "
+        "ELSE COALESCE(v.error, jobs.last_error) END, "
+        "last_traceback = CASE WHEN v.status = 'retry_wait' THEN v.tb "
+        "ELSE COALESCE(v.tb, jobs.last_traceback) END "
+        "FROM v WHERE jobs.id = v.id AND jobs.owner = ? AND jobs.attempts = v.attempt "
+        "AND jobs.status = 'running' RETURNING jobs.id",
+        (*params, owner),
+    ).fetchall()
+    return {job_id for (job_id,) in rows}
 
 
 def _finish(
@@ -148,22 +222,29 @@ def _finish(
     )
 
 
-def _release(conn: sqlite3.Connection, upstream: int, now: float) -> None:
-    """An upstream completed: count it off its dependents, and queue the free ones."""
-    downstream = [
-        d for (d,) in conn.execute("SELECT downstream FROM deps WHERE upstream = ?", (upstream,))
-    ]
-    if not downstream:
+def _release(conn: sqlite3.Connection, upstreams: Sequence[int], now: float) -> None:
+    """Upstreams completed: count them off their dependents, and queue the free ones."""
+    unmet: dict[int, int] = {}
+    for start in range(0, len(upstreams), RECORD_CHUNK):
+        part = upstreams[start : start + RECORD_CHUNK]
+        for (downstream,) in conn.execute(
+            f"DELETE FROM deps WHERE upstream IN ({', '.join('?' * len(part))}) "
+            "RETURNING downstream",
+            part,
+        ):
+            unmet[downstream] = unmet.get(downstream, 0) + 1
+    if not unmet:
         return
-    conn.execute("DELETE FROM deps WHERE upstream = ?", (upstream,))
     conn.executemany(
-        "UPDATE jobs SET unmet = unmet - 1 WHERE id = ? AND queue = 2",
-        [(d,) for d in downstream],
+        "UPDATE jobs SET unmet = unmet - ? WHERE id = ? AND queue = 2",
+        [(n, d) for d, n in unmet.items()],
     )
+    # ``now`` is the earliest completion's: a dependent whose run_at is later
+    # waits for it in queue 1 (promotion), never runs early.
     conn.executemany(
         "UPDATE jobs SET queue = CASE WHEN run_at <= ? THEN 0 ELSE 1 END "
         "WHERE id = ? AND queue = 2 AND unmet = 0",
-        [(now, d) for d in downstream],
+        [(now, d) for d in unmet],
     )
 
 

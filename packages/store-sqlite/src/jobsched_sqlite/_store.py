@@ -36,6 +36,7 @@ from jobsched._store import (
 
 from . import _operator, _schema
 from ._claim import claim
+from ._groupcommit import GroupCommit
 from ._sql import AlreadyFired, add, cancel_queued, record
 
 T = TypeVar("T")
@@ -61,6 +62,7 @@ class SQLiteStore(JobStore):
         self._limiter = anyio.CapacityLimiter(1)
         # When a bucket the last claim left empty has its next token: next_due().
         self._token_due: float | None = None
+        self._group = GroupCommit(self._connection, self._lock, self._limiter)
 
     # ── plumbing ──────────────────────────────────────────────────────────
 
@@ -96,8 +98,14 @@ class SQLiteStore(JobStore):
         with self._lock:
             return fn(conn)
 
+    def _connection(self) -> sqlite3.Connection:
+        conn = self._conn
+        if conn is None:
+            raise StoreUnavailableError(f"the store {self.url!r} is not open; open() it first")
+        return conn
+
     async def _write_async(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        return await anyio.to_thread.run_sync(self._write, fn, limiter=self._limiter)
+        return await self._group.write(fn)
 
     async def _read_async(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         return await anyio.to_thread.run_sync(self._read, fn, limiter=self._limiter)

@@ -1,0 +1,345 @@
+"""The Starlette application: routes, the store's lifetime, the action token.
+
+Every read goes through the :class:`~jobsched.JobStore` interface (``counts``,
+``jobs``, ``attempts``, ``schedules``, ``fetch``), each paged, so a page costs
+the same on a store holding a million finished jobs as on an empty one. The
+page (``/``) and a job's page (``/jobs/{id}``) each have a ``/live`` twin that
+renders only their changing part; the page's script fetches it every few
+seconds and swaps it in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+from urllib.parse import parse_qs
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from jobsched import JobStatus, JobStore, StoreUnavailableError, open_store
+from jobsched._store import StoredJob
+
+from . import _views
+
+#: Seconds of history the chart and the timeline show (``?minutes=`` changes it).
+WINDOW = 300.0
+#: The ``minutes`` a page may ask for.
+MINUTES = range(1, 61)
+#: Attempts read for the chart and the timeline: the newest, when more fall in the
+#: window. A 900-unit timeline shows no more bars usefully, and each costs the
+#: page about 0.1 ms to render (W14 in benchmarks/).
+ATTEMPTS_LIMIT = 1_000
+#: Waiting jobs read for the queue (the newest), failures for their list.
+WAITING_LIMIT = 200
+FAILURES_LIMIT = 25
+#: Upstream jobs fetched to tell what blocked jobs wait on.
+UPSTREAMS_LIMIT = 100
+#: The page's script refreshes its live part this often (milliseconds).
+REFRESH_MS = 2_000
+
+_SECURITY_HEADERS = {
+    # Defence in depth behind autoescaping: no inline script runs, nothing is
+    # loaded from elsewhere, and no other site may frame the page.
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+
+
+def create_app(store_url: str | JobStore, *, token: str | None = None) -> Starlette:
+    """The dashboard as an ASGI app; it opens the store at startup and closes it at shutdown.
+
+    :param store_url: a store URL (``sqlite:///jobs.db``), or a :class:`JobStore`
+        not yet opened.
+    :param token: the secret that cancel and retry need (a form field ``token``
+        or an ``Authorization: Bearer`` header); None disables the actions.
+    :raises ValueError: the URL is malformed, or ``token`` is empty.
+    :raises StoreNotFoundError: no installed store serves the URL's scheme.
+    """
+    if token is not None and not token.strip():
+        raise ValueError(
+            "the dashboard token is empty; pass a real secret, or none to disable actions"
+        )
+    store = open_store(store_url) if isinstance(store_url, str) else store_url
+    if not isinstance(store, JobStore):
+        raise TypeError(f"store_url must be a store URL or a jobsched.JobStore, got {store!r}")
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("jobsched_dashboard", "templates"),
+        # Every value is escaped unless a template marks it safe (none does):
+        # job names, errors and tracebacks come from user code.
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["clock"] = _clock
+    env.filters["ago"] = _ago
+    dashboard = _Dashboard(store, token, env)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await store.open()
+        try:
+            yield
+        finally:
+            await store.close()
+
+    routes = [
+        Route("/", dashboard.index),
+        Route("/live", dashboard.live),
+        Route("/jobs/{job_id:int}", dashboard.job),
+        Route("/jobs/{job_id:int}/live", dashboard.job_live),
+        Route("/jobs/{job_id:int}/cancel", dashboard.cancel, methods=["POST"]),
+        Route("/jobs/{job_id:int}/retry", dashboard.retry, methods=["POST"]),
+        Mount("/static", StaticFiles(packages=[("jobsched_dashboard", "static")]), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={
+            StoreUnavailableError: dashboard.unavailable,
+            NotImplementedError: dashboard.unsupported,
+            HTTPException: dashboard.http_error,
+        },
+    )
+    app.state.store = store
+    return app
+
+
+class _Dashboard:
+    """The route handlers, sharing the store, the token and the templates."""
+
+    def __init__(self, store: JobStore, token: str | None, env: jinja2.Environment) -> None:
+        self.store = store
+        self.token = token
+        self.env = env
+
+    # ── rendering ─────────────────────────────────────────────────────────
+
+    def render(self, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        html = self.env.get_template(template).render(
+            store_url=self.store.url,
+            actions=self.token is not None,
+            refresh_ms=REFRESH_MS,
+            **context,
+        )
+        return HTMLResponse(html, status_code=status_code, headers=_SECURITY_HEADERS)
+
+    def error(self, status_code: int, title: str, message: str) -> HTMLResponse:
+        return self.render("error.html", status_code, title=title, message=message)
+
+    # ── pages ─────────────────────────────────────────────────────────────
+
+    async def index(self, request: Request) -> Response:
+        return self.render("index.html", **await self.overview(_window(request)))
+
+    async def live(self, request: Request) -> Response:
+        return self.render("live.html", **await self.overview(_window(request)))
+
+    async def job(self, request: Request) -> Response:
+        context = await self.job_context(request.path_params["job_id"])
+        return self.render("job.html", done=request.query_params.get("done"), **context)
+
+    async def job_live(self, request: Request) -> Response:
+        return self.render("job_live.html", **await self.job_context(request.path_params["job_id"]))
+
+    async def overview(self, window: float) -> dict[str, Any]:
+        """Everything the main page shows: five paged reads and a few fetches."""
+        store = self.store
+        now = time.time()
+        counts = _views.counts_table(await store.counts())
+        attempts = await store.attempts(since=now - window, limit=ATTEMPTS_LIMIT)
+        waiting = await store.jobs(
+            statuses=(JobStatus.PENDING, JobStatus.RETRY_WAIT), limit=WAITING_LIMIT
+        )
+        upstreams = await self.fetch_all(
+            sorted({u for job in waiting for u in job.depends_on})[:UPSTREAMS_LIMIT]
+        )
+        failures = await store.jobs(statuses=_views.FAILURES, limit=FAILURES_LIMIT)
+        schedules = await store.schedules()
+        return {
+            "now": now,
+            "counts": counts,
+            "minutes": round(window / 60),
+            "chart": _views.throughput(attempts, now, window, bucket=window / 30),
+            "timeline": _views.timeline(attempts, now, window),
+            "attempts_capped": len(attempts) >= ATTEMPTS_LIMIT,
+            "attempts_limit": ATTEMPTS_LIMIT,
+            "queue": _views.queue(waiting, upstreams, now),
+            "waiting_capped": len(waiting) >= WAITING_LIMIT,
+            "waiting_limit": WAITING_LIMIT,
+            "failures": failures,
+            "schedules": schedules,
+        }
+
+    async def job_context(self, job_id: int) -> dict[str, Any]:
+        job = await self.store.fetch(job_id)
+        if job is None:
+            raise HTTPException(404, f"no job-{job_id} in the store {self.store.url}")
+        now = time.time()
+        attempts = await self.store.attempts(job_id=job_id)
+        upstreams = await self.fetch_all(job.depends_on[:UPSTREAMS_LIMIT])
+        return {
+            "now": now,
+            "job": job,
+            "attempts": attempts,
+            # (id, job or None when pruned) in the order the job names them.
+            "upstreams": [(u, upstreams.get(u)) for u in job.depends_on[:UPSTREAMS_LIMIT]],
+            "more_upstreams": max(0, len(job.depends_on) - UPSTREAMS_LIMIT),
+            "can_cancel": not job.status.is_terminal,
+            "can_retry": job.status in _views.RETRYABLE,
+        }
+
+    async def fetch_all(self, ids: Any) -> dict[int, StoredJob]:
+        found = {}
+        for job_id in ids:
+            job = await self.store.fetch(job_id)
+            if job is not None:
+                found[job_id] = job
+        return found
+
+    # ── actions ───────────────────────────────────────────────────────────
+
+    async def cancel(self, request: Request) -> Response:
+        job_id = request.path_params["job_id"]
+        refused = await self.refuse(request, "cancel")
+        if refused is not None:
+            return refused
+        job = await self.store.fetch(job_id)
+        if job is None:
+            return self.error(404, "No such job", f"no job-{job_id} in the store {self.store.url}")
+        if job.status.is_terminal:
+            return self.error(
+                409,
+                "Not cancelled",
+                f"job-{job_id} already ended {job.status.value}; only a job that has not "
+                "ended can be cancelled",
+            )
+        await self.store.cancel([job_id], time.time())
+        return RedirectResponse(f"/jobs/{job_id}?done=cancel", status_code=303)
+
+    async def retry(self, request: Request) -> Response:
+        job_id = request.path_params["job_id"]
+        refused = await self.refuse(request, "retry")
+        if refused is not None:
+            return refused
+        job = await self.store.fetch(job_id)
+        if job is None:
+            return self.error(404, "No such job", f"no job-{job_id} in the store {self.store.url}")
+        if job_id not in await self.store.retry([job_id], time.time()):
+            return self.error(
+                409,
+                "Not retried",
+                f"job-{job_id} is {job.status.value}; only a failed, timed-out or "
+                "cancelled job can be retried",
+            )
+        return RedirectResponse(f"/jobs/{job_id}?done=retry", status_code=303)
+
+    async def refuse(self, request: Request, action: str) -> Response | None:
+        """A 403 page unless the request carries the configured token."""
+        if self.token is None:
+            return self.error(
+                403,
+                "Actions are disabled",
+                f"this dashboard was started without a token, so it cannot {action} jobs; "
+                "restart it with --token or JOBSCHED_DASHBOARD_TOKEN set",
+            )
+        given = _bearer(request.headers) or _form_field(request, await request.body(), "token")
+        if given is None:
+            return self.error(
+                403,
+                "Token required",
+                f"to {action} a job, enter the dashboard's token (or send it as an "
+                "'Authorization: Bearer' header)",
+            )
+        if not hmac.compare_digest(given.encode(), self.token.encode()):
+            return self.error(
+                403, "Wrong token", f"the token is not this dashboard's; not {action}"
+            )
+        return None
+
+    # ── errors ────────────────────────────────────────────────────────────
+
+    async def unavailable(self, request: Request, exc: Exception) -> Response:
+        return self.error(503, "Store unavailable", str(exc))
+
+    async def unsupported(self, request: Request, exc: Exception) -> Response:
+        return self.error(
+            501,
+            "Not supported by this store",
+            f"{exc}; the dashboard needs a store that implements the operator reads "
+            "(jobs, counts, attempts, schedules)",
+        )
+
+    async def http_error(self, request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return self.error(
+            exc.status_code, "Not found" if exc.status_code == 404 else "Error", str(exc.detail)
+        )
+
+
+def _window(request: Request) -> float:
+    """The seconds of history asked for with ``?minutes=N`` (1 to 60), else :data:`WINDOW`."""
+    text = request.query_params.get("minutes")
+    if text is None:
+        return WINDOW
+    if not text.isdigit() or int(text) not in MINUTES:
+        raise HTTPException(
+            400, f"minutes must be a whole number from 1 to 60, got {text!r}; e.g. /?minutes=5"
+        )
+    return int(text) * 60.0
+
+
+def _bearer(headers: Mapping[str, str]) -> str | None:
+    scheme, _, value = headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return value.strip() or None
+
+
+def _form_field(request: Request, body: bytes, name: str) -> str | None:
+    # A urlencoded form is all the page sends: parse it with the standard
+    # library instead of pulling in python-multipart for Starlette's parser.
+    if request.headers.get("content-type", "").split(";")[0].strip() != (
+        "application/x-www-form-urlencoded"
+    ):
+        return None
+    values = parse_qs(body.decode("utf-8", "replace")).get(name)
+    return values[0] if values and values[0] else None
+
+
+def _clock(ts: float | None) -> str:
+    """A wall-clock time as ``HH:MM:SS`` UTC (and the date when not today)."""
+    if ts is None:
+        return "—"
+    here = time.gmtime(ts)
+    if time.strftime("%Y-%m-%d", here) != time.strftime("%Y-%m-%d", time.gmtime()):
+        return time.strftime("%Y-%m-%d %H:%M:%S", here)
+    return time.strftime("%H:%M:%S", here)
+
+
+def _ago(ts: float | None, now: float) -> str:
+    """``ts`` relative to ``now``: ``12 s ago`` or ``in 3 min``."""
+    if ts is None:
+        return ""
+    delta = ts - now
+    span = abs(delta)
+    if span < 1:
+        return "now"
+    if span < 120:
+        text = f"{span:.0f} s"
+    elif span < 7200:
+        text = f"{span / 60:.0f} min"
+    else:
+        text = f"{span / 3600:.1f} h"
+    return f"in {text}" if delta > 0 else f"{text} ago"

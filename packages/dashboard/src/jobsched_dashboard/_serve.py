@@ -1,0 +1,55 @@
+"""Serving the dashboard with uvicorn (what ``jobsched dashboard`` runs)."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+
+import anyio
+
+from jobsched import JobStore
+
+from ._app import create_app
+
+
+def serve(
+    store_url: str, host: str = "127.0.0.1", port: int = 8000, token: str | None = None
+) -> None:
+    """Serve the dashboard for ``store_url`` until interrupted (Ctrl-C, SIGTERM).
+
+    Binds the loopback interface by default: anyone who can reach the page
+    can read job names and errors. Cancel and retry need ``token``.
+
+    :raises ValueError: the URL is malformed, ``token`` is empty or ``port``
+        is out of range.
+    :raises StoreNotFoundError: no installed store serves the URL's scheme.
+    :raises StoreUnavailableError: the store cannot be opened (checked before
+        the server starts, so the error is one line, not a failed startup).
+    """
+    import uvicorn  # the server only when serving: create_app alone does not need it
+
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"port must be an integer from 0 to 65535, got {port!r}")
+    app = create_app(store_url, token=token)
+    anyio.run(_check_opens, app.state.store)
+    if not is_loopback(host):
+        logging.getLogger("jobsched.dashboard").warning(
+            "the dashboard listens on %s: anyone who reaches it can read job names and errors",
+            host,
+        )
+    uvicorn.run(app, host=host, port=port, log_level="info", server_header=False)
+
+
+async def _check_opens(store: JobStore) -> None:
+    await store.open()
+    await store.close()
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` is a loopback address or ``localhost``."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,511 @@
+"""The dashboard without a browser: every route through Starlette's TestClient on a
+fake store, the token rules, escaping, and the pure view functions."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from jobsched import JobStatus, JobStore, StoreNotFoundError, StoreUnavailableError
+from jobsched._store import (
+    Attempt,
+    Change,
+    Claimed,
+    DueSchedule,
+    NewJob,
+    Outcome,
+    Recorded,
+    StoredJob,
+    StoredSchedule,
+)
+from jobsched_dashboard import _views as views
+from jobsched_dashboard import create_app
+
+TOKEN = "s3cret-token"
+EVIL = "<script>alert(1)</script>"
+
+
+def stored(job_id: int, status: JobStatus, **fields: Any) -> StoredJob:
+    now = time.time()
+    values: dict[str, Any] = {
+        "id": job_id,
+        "name": f"job-{job_id}",
+        "executor": "async",
+        "status": status,
+        "attempts": 1,
+        "run_at": now - 10,
+        "submitted_at": now - 10,
+        "started_at": None,
+        "finished_at": None,
+        "result": None,
+        "last_error": None,
+        "last_traceback": None,
+        "owner": None,
+        "payload": b"",
+    }
+    values.update(fields)
+    return StoredJob(**values)
+
+
+class FakeStore(JobStore):
+    """The operator reads over a dict of jobs and a list of attempts; the rest unused."""
+
+    def __init__(self) -> None:
+        super().__init__("fake://store")
+        self.rows: dict[int, StoredJob] = {}
+        self.history: list[Attempt] = []
+        self.stored_schedules: list[StoredSchedule] = []
+        self.cancelled: list[int] = []
+        self.opened = self.closed = False
+        self.fail_with: Exception | None = None
+
+    def add_job(self, job: StoredJob) -> StoredJob:
+        self.rows[job.id] = job
+        return job
+
+    def _check(self) -> None:
+        if self.fail_with is not None:
+            raise self.fail_with
+
+    async def open(self) -> None:
+        self.opened = True
+
+    async def close(self) -> None:
+        self.closed = True
+
+    async def jobs(
+        self, *, statuses: Collection[JobStatus] = (), limit: int = 50, before: int | None = None
+    ) -> list[StoredJob]:
+        self._check()
+        rows = sorted(self.rows.values(), key=lambda j: -j.id)
+        return [j for j in rows if not statuses or j.status in statuses][:limit]
+
+    async def counts(self) -> dict[tuple[JobStatus, str], int]:
+        self._check()
+        out: dict[tuple[JobStatus, str], int] = {}
+        for j in self.rows.values():
+            out[j.status, j.executor] = out.get((j.status, j.executor), 0) + 1
+        return out
+
+    async def attempts(
+        self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
+    ) -> list[Attempt]:
+        self._check()
+        if job_id is not None:
+            return [a for a in self.history if a.job_id == job_id][-limit:]
+        return [
+            a
+            for a in self.history
+            if a.finished_at is None or since is None or a.finished_at >= since
+        ][-limit:]
+
+    async def schedules(self) -> list[StoredSchedule]:
+        self._check()
+        return list(self.stored_schedules)
+
+    async def fetch(self, job_id: int) -> StoredJob | None:
+        self._check()
+        return self.rows.get(job_id)
+
+    async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
+        self.cancelled.extend(ids)
+        for i in ids:
+            if self.rows[i].status is JobStatus.PENDING:
+                self.rows[i].status = JobStatus.CANCELLED
+        return []
+
+    async def retry(self, ids: Collection[int], now: float) -> list[int]:
+        done = []
+        for i in ids:
+            if self.rows[i].status in views.RETRYABLE:
+                self.rows[i].status = JobStatus.PENDING
+                done.append(i)
+        return done
+
+    # Not used by the dashboard.
+    def reserve_ids(self, count: int) -> int:
+        raise AssertionError("unused")
+
+    async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
+        raise AssertionError("unused")
+
+    async def claim(self, *args: Any, **kwargs: Any) -> list[Claimed]:
+        raise AssertionError("unused")
+
+    async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+        raise AssertionError("unused")
+
+    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
+        raise AssertionError("unused")
+
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        raise AssertionError("unused")
+
+    async def next_due(self) -> float | None:
+        raise AssertionError("unused")
+
+    async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
+        raise AssertionError("unused")
+
+    async def remove_schedules(self, ids: Collection[str]) -> None:
+        raise AssertionError("unused")
+
+    async def claim_schedules(self, owner: str, now: float, lease: float) -> list[DueSchedule]:
+        raise AssertionError("unused")
+
+    async def fire(self, *args: Any) -> bool:
+        raise AssertionError("unused")
+
+    async def unfinished(self) -> int:
+        raise AssertionError("unused")
+
+    async def prune(self, keep: int) -> int:
+        raise AssertionError("unused")
+
+
+@pytest.fixture
+def store() -> FakeStore:
+    """A store with a running, a retrying, a failed, a queued, a delayed and a blocked job."""
+    s = FakeStore()
+    now = time.time()
+    s.add_job(stored(1, JobStatus.COMPLETED, finished_at=now - 5, owner="m1"))
+    s.add_job(stored(2, JobStatus.RUNNING, owner="m1", started_at=now - 3, attempts=2))
+    s.add_job(
+        stored(
+            3,
+            JobStatus.FAILED,
+            name=EVIL,
+            last_error=f"ValueError: {EVIL}",
+            last_traceback=f"Traceback: {EVIL}",
+            finished_at=now - 1,
+            owner="m2",
+        )
+    )
+    s.add_job(stored(4, JobStatus.PENDING, tenant="acme"))
+    s.add_job(stored(5, JobStatus.PENDING, run_at=now + 60, name="later"))
+    s.add_job(stored(6, JobStatus.PENDING, depends_on=(2,), name="after-2"))
+    s.add_job(stored(7, JobStatus.RETRY_WAIT, run_at=now + 4, last_error="boom", name="flaky"))
+    s.history = [
+        Attempt(1, 1, "job-1", "async", "m1", now - 8, now - 5, JobStatus.COMPLETED),
+        Attempt(2, 1, "job-2", "async", "m1", now - 7, now - 6, JobStatus.RETRY_WAIT, "boom"),
+        Attempt(2, 2, "job-2", "async", "m1", now - 3, None, JobStatus.RUNNING),
+        Attempt(3, 1, EVIL, "async", "m2", now - 2, now - 1, JobStatus.FAILED, EVIL),
+    ]
+    s.stored_schedules = [StoredSchedule("nightly", now + 3600)]
+    return s
+
+
+def client(store: JobStore, token: str | None = TOKEN) -> TestClient:
+    return TestClient(create_app(store, token=token))
+
+
+# ── pages ───────────────────────────────────────────────────────────────────
+
+
+def test_overview_shows_counts_timeline_queue_failures_and_schedules(store: FakeStore) -> None:
+    """The page has every section, filled from the store's reads."""
+    with client(store) as c:
+        page = c.get("/")
+    assert page.status_code == 200
+    html = page.text
+    for section in ("counts", "throughput", "timeline", "queue", "failures", "schedules"):
+        assert f'id="{section}"' in html
+    assert re.search(r'data-status="running">.*?<td class="num total">1</td>', html)
+    assert html.count('class="bar ') == 4
+    assert 'class="wait"' in html  # job 2's second attempt after its first
+    assert "Delayed: 1" in html and "Waiting to retry: 1" in html and "Blocked: 1" in html
+    assert "nightly" in html
+    assert 'data-refresh="/live?minutes=5"' in html
+    assert "Content-Security-Policy" in page.headers
+
+
+def test_live_fragment_is_the_changing_part_only(store: FakeStore) -> None:
+    """/live renders the sections without the page around them."""
+    with client(store) as c:
+        html = c.get("/live").text
+    assert 'id="timeline"' in html and "<html" not in html
+
+
+def test_job_page_lists_attempts_and_dependencies(store: FakeStore) -> None:
+    """A job's page shows its attempts (a retried one too) and what it depends on."""
+    with client(store) as c:
+        html = c.get("/jobs/2").text
+        dependent = c.get("/jobs/6").text
+        live = c.get("/jobs/2/live").text
+    assert "failed, retried" in html and "running" in html
+    assert 'href="/jobs/2"' in dependent and "job-2" in dependent
+    assert 'id="attempts"' in live and "<html" not in live
+
+
+def test_job_page_offers_only_the_actions_that_apply(store: FakeStore) -> None:
+    """Cancel for a job that has not ended, retry for a failed one, none for a completed one."""
+    with client(store) as c:
+        queued, failed, done = (c.get(f"/jobs/{n}").text for n in (4, 3, 1))
+    assert 'id="cancel"' in queued and 'id="retry"' not in queued
+    assert 'id="retry"' in failed and 'id="cancel"' not in failed
+    assert 'id="retry"' not in done and 'id="cancel"' not in done and "nothing to cancel" in done
+
+
+def test_unknown_job_is_404(store: FakeStore) -> None:
+    with client(store) as c:
+        page = c.get("/jobs/999")
+        live = c.get("/jobs/999/live")
+    assert page.status_code == live.status_code == 404
+    assert "no job-999" in page.text
+
+
+def test_history_window_from_minutes(store: FakeStore) -> None:
+    """?minutes=N sets the chart's and timeline's window; the refresh keeps it."""
+    with client(store) as c:
+        page = c.get("/?minutes=1").text
+        bad = [c.get(f"/live?minutes={m}") for m in ("0", "61", "x", "-1")]
+    assert "last 1 min" in page and 'data-refresh="/live?minutes=1"' in page
+    assert all(r.status_code == 400 and "from 1 to 60" in r.text for r in bad)
+
+
+def test_static_files_are_served(store: FakeStore) -> None:
+    with client(store) as c:
+        assert "data-refresh" in c.get("/static/dashboard.js").text
+        assert c.get("/static/dashboard.css").status_code == 200
+
+
+def test_store_opened_and_closed_with_the_app(store: FakeStore) -> None:
+    with client(store):
+        assert store.opened and not store.closed
+    assert store.closed
+
+
+def test_unavailable_store_is_503_with_the_reason(store: FakeStore) -> None:
+    store.fail_with = StoreUnavailableError("database is locked; try later")
+    with client(store) as c:
+        page = c.get("/")
+    assert page.status_code == 503 and "database is locked" in page.text
+
+
+def test_store_without_operator_reads_is_501(store: FakeStore) -> None:
+    store.fail_with = NotImplementedError("FakeStore cannot count jobs")
+    with client(store) as c:
+        page = c.get("/")
+    assert page.status_code == 501 and "cannot count jobs" in page.text
+
+
+def test_store_url_is_opened_through_the_registry(tmp_path: Any) -> None:
+    """A URL works as well as a store object (the SQLite store, installed in dev)."""
+    app = create_app(f"sqlite:///{tmp_path}/jobs.db", token=None)
+    assert type(app.state.store).__name__ == "SQLiteStore"
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(StoreNotFoundError, match="nosuch"):
+        create_app("nosuch://x", token=None)
+    with pytest.raises(ValueError, match="malformed store URL"):
+        create_app("jobs.db", token=None)
+    with pytest.raises(ValueError, match="token is empty"):
+        create_app(FakeStore(), token=" ")
+    with pytest.raises(TypeError, match="store URL or a jobsched.JobStore"):
+        create_app(42, token=None)  # type: ignore[arg-type]
+
+
+# ── escaping ────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("path", ["/", "/live", "/jobs/3", "/jobs/3/live"])
+def test_names_and_errors_are_escaped(store: FakeStore, path: str) -> None:
+    """A job named like a script tag, and its error and traceback, render as text."""
+    with client(store) as c:
+        html = c.get(path).text
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+# ── actions and the token ──────────────────────────────────────────────────
+
+
+def test_cancel_with_token_in_form(store: FakeStore) -> None:
+    with client(store) as c:
+        r = c.post("/jobs/4/cancel", data={"token": TOKEN}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/jobs/4?done=cancel"
+    assert store.cancelled == [4]
+
+
+def test_retry_with_token_in_header(store: FakeStore) -> None:
+    with client(store) as c:
+        r = c.post("/jobs/3/retry", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert r.status_code == 200 and "Requeued" in r.text
+    assert store.rows[3].status is JobStatus.PENDING
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reason"),
+    [
+        ({}, "Token required"),
+        ({"data": {"token": ""}}, "Token required"),
+        ({"data": {"token": "wrong"}}, "Wrong token"),
+        ({"headers": {"Authorization": "Bearer wrong"}}, "Wrong token"),
+        ({"headers": {"Authorization": f"Basic {TOKEN}"}}, "Token required"),
+    ],
+)
+@pytest.mark.parametrize("action", ["cancel", "retry"])
+def test_actions_without_the_right_token_are_403(
+    store: FakeStore, kwargs: dict[str, Any], reason: str, action: str
+) -> None:
+    with client(store) as c:
+        r = c.post(f"/jobs/3/{action}", **kwargs)
+    assert r.status_code == 403 and reason in r.text
+    assert store.cancelled == [] and store.rows[3].status is JobStatus.FAILED
+
+
+def test_actions_disabled_without_a_configured_token(store: FakeStore) -> None:
+    """No token configured: the page says so, and every action is refused."""
+    with client(store, token=None) as c:
+        page = c.get("/jobs/4").text
+        r = c.post("/jobs/4/cancel", data={"token": "anything"})
+    assert "Actions are disabled" in page and 'id="cancel"' not in page
+    assert r.status_code == 403 and "JOBSCHED_DASHBOARD_TOKEN" in r.text
+    assert store.cancelled == []
+
+
+def test_get_on_an_action_is_not_allowed(store: FakeStore) -> None:
+    with client(store) as c:
+        assert c.get("/jobs/4/cancel").status_code == 405
+
+
+def test_cancel_a_finished_job_is_409(store: FakeStore) -> None:
+    with client(store) as c:
+        r = c.post("/jobs/1/cancel", data={"token": TOKEN})
+    assert r.status_code == 409 and "already ended completed" in r.text
+    assert store.cancelled == []
+
+
+def test_retry_a_running_job_is_409(store: FakeStore) -> None:
+    with client(store) as c:
+        r = c.post("/jobs/2/retry", data={"token": TOKEN})
+    assert r.status_code == 409 and "only a failed, timed-out or cancelled" in r.text
+
+
+def test_actions_on_an_unknown_job_are_404(store: FakeStore) -> None:
+    with client(store) as c:
+        assert c.post("/jobs/999/cancel", data={"token": TOKEN}).status_code == 404
+        assert c.post("/jobs/999/retry", data={"token": TOKEN}).status_code == 404
+
+
+# ── the views, on plain numbers ─────────────────────────────────────────────
+
+
+def test_pack_puts_overlapping_spans_in_separate_lanes() -> None:
+    """Interval partitioning: as many lanes as spans overlap at once, reused when free."""
+    assert views.pack([(0, 10), (5, 15), (10, 20), (12, 13)]) == [0, 1, 0, 2]
+    assert views.pack([]) == []
+
+
+def test_timeline_lanes_per_member_and_slot() -> None:
+    now = 1000.0
+    attempts = [
+        Attempt(1, 1, "a", "async", "m1", 900, 950, JobStatus.COMPLETED),
+        Attempt(2, 1, "b", "async", "m1", 920, None, JobStatus.RUNNING),
+        Attempt(3, 1, "c", "async", "m2", 600, 650, JobStatus.FAILED),  # before the window
+        Attempt(4, 1, "d", "async", None, 990, 991, JobStatus.CANCELLED),
+    ]
+    t = views.timeline(attempts, now, window=300)
+    assert [(lane.owner, lane.slot) for lane in t.lanes] == [
+        ("(no member)", 0),
+        ("m1", 0),
+        ("m1", 1),
+    ]
+    running = next(b for b in t.bars if b.job_id == 2)
+    assert running.x + running.width == pytest.approx(views.TIMELINE_WIDTH)
+    assert {b.job_id for b in t.bars} == {1, 2, 4}
+    assert "running" in running.title
+
+
+def test_timeline_wait_before_a_retry() -> None:
+    attempts = [
+        Attempt(1, 1, "x", "async", "m1", 900, 910, JobStatus.RETRY_WAIT, "boom"),
+        Attempt(1, 2, "x", "async", "m1", 930, 940, JobStatus.COMPLETED),
+    ]
+    t = views.timeline(attempts, 1000.0, window=100)
+    (wait,) = t.waits
+    first, second = t.bars
+    assert first.status == "retried" and "failed, retried" in first.title and "boom" in first.title
+    assert wait.x1 == pytest.approx(first.x + first.width) and wait.x2 == pytest.approx(second.x)
+
+
+def test_throughput_buckets() -> None:
+    """Started and finished per second per bucket; the last whole bucket is reported."""
+    now = 100.0
+    attempts = [
+        Attempt(i, 1, "n", "async", "m", 75.0 + i * 0.1, 85.0, JobStatus.COMPLETED)
+        for i in range(20)
+    ]
+    chart = views.throughput(attempts, now, window=30, bucket=10)
+    # Buckets [70,80), [80,90), [90,100): starts in the first, finishes in the second.
+    assert chart.started_now == 0 and chart.finished_now == 2.0
+    assert chart.peak == 2.0
+    assert len(chart.started.split()) == 3
+
+
+def test_nice_ceiling() -> None:
+    assert [views._nice_ceiling(x) for x in (0, 0.3, 1, 1.5, 7, 12, 450)] == [
+        1,
+        0.5,
+        1,
+        2,
+        10,
+        20,
+        500,
+    ]
+
+
+def test_counts_table_has_every_status() -> None:
+    table = views.counts_table({(JobStatus.FAILED, "thread"): 2, (JobStatus.COMPLETED, "async"): 5})
+    assert table.executors == ["async", "thread"]
+    assert [s for s, _, _ in table.rows] == list(views.STATUS_ORDER)
+    assert table.by_executor == [5, 2] and table.total == 7
+
+
+def test_queue_sorts_waiting_jobs() -> None:
+    now = time.time()
+    up_done = stored(1, JobStatus.COMPLETED)
+    up_running = stored(2, JobStatus.RUNNING)
+    waiting = [
+        stored(10, JobStatus.PENDING, tenant="b"),
+        stored(11, JobStatus.PENDING, tenant="a"),
+        stored(12, JobStatus.PENDING, tenant="a"),
+        stored(13, JobStatus.PENDING, run_at=now + 5),
+        stored(14, JobStatus.RETRY_WAIT, run_at=now + 1),
+        stored(15, JobStatus.PENDING, depends_on=(1, 2)),
+        stored(16, JobStatus.PENDING, depends_on=(1, 99)),  # 99 pruned: it finished
+    ]
+    q = views.queue(waiting, {1: up_done, 2: up_running}, now)
+    assert [j.id for j in q.ready] == [10, 11, 12, 16]
+    assert q.tenants == [("a", 2), ("(no tenant)", 1), ("b", 1)]
+    assert [j.id for j in q.delayed] == [13] and [j.id for j in q.retrying] == [14]
+    ((job, ups),) = q.blocked
+    assert job.id == 15 and [u.id for u in ups] == [2]
+
+
+# ── serve ───────────────────────────────────────────────────────────────────
+
+
+def test_serve_refuses_bad_input_before_serving(tmp_path: Any) -> None:
+    """A bad port, an unknown scheme or a store that cannot open fail at once, in one line."""
+    from jobsched_dashboard import serve
+
+    with pytest.raises(ValueError, match="port must be an integer from 0 to 65535"):
+        serve(f"sqlite:///{tmp_path}/jobs.db", port=70000)
+    with pytest.raises(StoreNotFoundError):
+        serve("nosuch://x")
+    with pytest.raises(StoreUnavailableError, match="does not exist"):
+        serve(f"sqlite:///{tmp_path}/missing/folder/jobs.db")
+
+
+def test_is_loopback() -> None:
+    from jobsched_dashboard._serve import is_loopback
+
+    assert all(map(is_loopback, ["127.0.0.1", "::1", "localhost", "127.0.0.2"]))
+    assert not any(map(is_loopback, ["0.0.0.0", "192.168.1.4", "example.org"]))
