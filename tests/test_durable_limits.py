@@ -1,11 +1,12 @@
 """Rate limits on a durable store: one budget per key for every member of the
-file, and a member whose jobs wait only for tokens claims again when one is due.
+store (a SQLite file, a PostgreSQL database), and a member whose jobs wait
+only for tokens claims again when one is due.
 
 The scheduler tests of rate limits (test_rate_limit.py) need trio's mock clock
 for exact start times; a store works in threads on the real clock, so these
 run on asyncio with real time and bounds that leave room for a slow machine.
-The store's own bucket arithmetic is tested on exact numbers in
-test_store_sqlite.py.
+The stores' own bucket arithmetic is tested on exact numbers in
+test_store_limits.py.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from pg import SECRET, schema_url
 
 import jobsched as js
 from jobsched import _storelink
@@ -31,9 +33,13 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'jobs.db'}"
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A store's URL: a SQLite file, or a schema of the session's PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'jobs.db'}"
+    monkeypatch.setenv("JOBSCHED_SECRET", SECRET)
+    return schema_url(request.getfixturevalue("pg_session_database"))
 
 
 async def noop() -> None:
@@ -60,7 +66,7 @@ def record_starts(s: js.JobScheduler, into: list[tuple[str, float]], member: str
 
 
 async def test_two_members_of_one_file_share_each_keys_budget(db: str) -> None:
-    """Two schedulers on one file, each given the same limit, start no more than one budget."""
+    """Two schedulers on one store, each given the same limit, start no more than one budget."""
     limits = {"api": js.RateLimit(10, per=1.0, burst=5)}
     starts: list[tuple[str, float]] = []
     a = js.JobScheduler(store=db, rate_limits=limits, num_workers=4)

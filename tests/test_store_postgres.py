@@ -551,39 +551,37 @@ async def test_prune_keeps_the_newest_finished_jobs_in_batches(
 
 
 # ── rate limits and fair share, in the claim ─────────────────────────────
+# Their semantics are held to the SQLite store's cases in test_store_limits.py.
 
 
-async def test_a_rate_limit_is_one_bucket_for_every_member(url: str) -> None:
-    a, b = PostgresStore(url, secret=SECRET), PostgresStore(url, secret=SECRET)
-    await a.open()
-    await b.open()
-    await a.add([new(i, (float(i),), rate_key="api") for i in range(1, 9)] + [new(9, (9.0,))], NOW)
-    rates = {"api": js.RateLimit(2, per=10.0, burst=3)}
-    first = await a.claim("a", 2, ALL, NOW, 1000, rates=rates)
-    second = await b.claim("b", 5, ALL, NOW, 1000, rates=rates)
-    # Three tokens for the fleet; the unlimited job 9 is not held back.
-    assert [c.id for c in first] == [1, 2] and [c.id for c in second] == [3, 9]
-    assert await a.claim("a", 5, ALL, NOW + 4.9, 1000, rates=rates) == []
-    assert [c.id for c in await b.claim("b", 5, ALL, NOW + 5, 1000, rates=rates)] == [4]
-    assert [c.id for c in await a.claim("a", 5, ALL, NOW + 100, 1000, rates=rates)] == [5, 6, 7]
-    await a.close()
-    await b.close()
+async def test_a_fair_share_claim_reads_the_tenant_index_at_100k_rows(
+    store: PostgresStore, url: str
+) -> None:
+    """Each tenant's candidates come from an index seek, never a scan of the table."""
+    sql(
+        url,
+        "INSERT INTO jobsched_jobs (id, name, executor, status, queue, k0, k1, k2, run_at, "
+        "submitted_at, payload, tenant) SELECT i, 'j', 'async', 'pending', 0, random(), i, 0, "
+        "0, 0, '\\x00', 't' || (i % 50) FROM generate_series(1, 100000) i",
+    )
+    sql(url, "INSERT INTO jobsched_tenants (tenant) SELECT 't' || i FROM generate_series(0, 49) i")
+    sql(url, "ANALYZE jobsched_jobs")
+    from jobsched_postgres._sql import _CANDIDATES
 
-
-async def test_fair_share_serves_tenants_in_turns_by_weight(store: PostgresStore) -> None:
-    jobs = [new(i, (float(i),), tenant="big") for i in range(1, 31)]
-    jobs += [new(100 + i, (100.0 + i,), tenant="small") for i in range(1, 4)]
-    jobs += [new(200, (200.0,))]  # no tenant: a tenant of its own
-    await store.add(jobs, NOW)
-    order = []
-    for _ in range(9):
-        (c,) = await store.claim("m", 1, ALL, NOW, 30, tenants={"big": 2})
-        order.append(c.id)
-    # One claim at a time, turns carry over between claims: big twice, then
-    # small once, then the untenanted job once, round after round.
-    assert order == [1, 2, 101, 200, 3, 4, 102, 5, 6]
-    batch = await store.claim("m", 4, ALL, NOW, 30, tenants={"big": 2})
-    assert [c.id for c in batch] == [103, 7, 8, 9]  # a batch, best key first
+    query = _CANDIDATES.format(
+        tenants="CROSS JOIN unnest(%(tenants)s::text[]) AS tn(name)", tenant="AND tenant = tn.name"
+    )
+    params = {
+        "names": ["async"], "rooms": [8], "limit": 8, "empty": [], "skip": [],
+        "tenants": [f"t{i}" for i in range(50)],
+    }  # fmt: skip
+    with psycopg.connect(url) as conn:
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN (COSTS OFF) " + query, params))
+        conn.rollback()
+    assert "jobsched_jobs_tenant_ready" in plan, plan
+    assert "Seq Scan on jobsched_jobs" not in plan, plan
+    claims = await store.claim("m", 8, {"async": 8}, 1.0, 30, tenants={})
+    assert len({c.id % 50 for c in claims}) == 8  # eight tenants, one job each
 
 
 # ── notifications ────────────────────────────────────────────────────────

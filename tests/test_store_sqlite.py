@@ -214,45 +214,8 @@ async def test_two_members_never_claim_one_job(tmp_path: Path) -> None:
 
 
 # ── executor rooms, rate buckets, fair share ─────────────────────────────
-
-
-async def test_a_claim_takes_no_more_than_each_executors_room(store: SQLiteStore) -> None:
-    """Each executor gets at most its room; the rest of the limit goes to the next best jobs."""
-    await store.add(
-        [new(i, (float(i),), executor="thread" if i <= 4 else "async") for i in range(1, 9)], NOW
-    )
-    got = await store.claim("m", 5, {"thread": 2, "async": 99, "process": 0}, NOW, 30)
-    assert [c.id for c in got] == [1, 2, 5, 6, 7]
-    # A full executor (room 0) gets nothing, however good its jobs' keys.
-    assert [c.id for c in await store.claim("m", 5, {"thread": 0, "async": 1}, NOW, 30)] == [8]
-    assert [c.id for c in await store.claim("m", 5, {"thread": 1}, NOW, 30)] == [3]
-
-
-async def test_a_bucket_gives_burst_then_its_rate_and_holds_nothing_else_back(
-    store: SQLiteStore,
-) -> None:
-    """Jobs of a limited key take a token each; others, and unlisted keys, are not limited."""
-    # A long lease, so no claim here is a take-over of an earlier one.
-    rates = {"email": js.RateLimit(2, per=1.0, burst=2)}
-    await store.add(
-        [new(i, (float(i),), rate_key="email") for i in range(1, 6)]
-        + [new(10, (10.0,)), new(11, (11.0,), rate_key="other")],
-        NOW,
-    )
-    got = await store.claim("m", 10, {"async": 99}, NOW, LONG, rates=rates)
-    assert [c.id for c in got] == [1, 2, 10, 11]
-    # Empty: the next token is due in half a second, and next_due says so.
-    assert await store.claim("m", 10, {"async": 99}, NOW + 0.25, LONG, rates=rates) == []
-    assert await store.next_due() == pytest.approx(NOW + 0.5)
-    assert [
-        c.id for c in await store.claim("m", 10, {"async": 99}, NOW + 0.5, LONG, rates=rates)
-    ] == [3]
-    # Time going back mints nothing.
-    assert await store.claim("m", 10, {"async": 99}, NOW, LONG, rates=rates) == []
-    later = await store.claim("m", 10, {"async": 99}, NOW + 60, LONG, rates=rates)
-    assert [c.id for c in later] == [4, 5]  # the bucket holds burst tokens at most
-    assert await store.claim("m", 10, {"async": 99}, NOW + 61, LONG, rates=rates) == []
-    assert await store.next_due() is None  # no bucket is empty
+# Their semantics, shared with the PostgreSQL store, are in test_store_limits.py;
+# here is how SQLite keeps them fast.
 
 
 async def test_an_empty_buckets_backlog_is_parked_off_the_ready_index(
@@ -282,46 +245,6 @@ async def test_an_empty_buckets_backlog_is_parked_off_the_ready_index(
     assert [c.id for c in got] == [18, 17, 16, 15, 14]
     got = await store.claim("other", 50, {"async": 99}, NOW + 10, LONG, rates={})
     assert [c.id for c in got] == list(range(13, 0, -1))
-
-
-async def test_a_bucket_is_shared_by_every_member_of_the_file(tmp_path: Path) -> None:
-    """Two members claiming by turns from one file share one budget: burst + rate * time."""
-    path = tmp_path / "fleet.db"
-    # Steps of 1/8 s at 8 tokens a second: exact in binary, one token per step.
-    rates = {"api": js.RateLimit(8, per=1.0, burst=4)}
-    a, b = SQLiteStore(url_for(path)), SQLiteStore(url_for(path))
-    await a.open()
-    await b.open()
-    try:
-        await a.add([new(i, (float(i),), rate_key="api") for i in range(1, 201)], NOW)
-        taken: list[tuple[float, str]] = []
-        for step in range(17):  # two seconds; each member claims first every other step
-            now = NOW + step / 8
-            members = [(a, "a"), (b, "b")] if step % 2 else [(b, "b"), (a, "a")]
-            for member, name in members:
-                got = await member.claim(name, 50, {"async": 99}, now, LONG, rates=rates)
-                taken += [(now, name) for _ in got]
-        assert len(taken) == 4 + 16  # burst, then 8 a second for 2 s: no more, no less
-        assert {name for _, name in taken} == {"a", "b"}
-        for step in range(17):
-            t = NOW + step / 8
-            assert sum(1 for when, _ in taken if when <= t) <= 4 + step
-    finally:
-        await a.close()
-        await b.close()
-
-
-async def test_fair_share_serves_tenants_round_robin_by_weight(store: SQLiteStore) -> None:
-    """Within one claim: turns of each tenant's weight, each tenant's jobs best first."""
-    jobs = [new(i, (float(i),), tenant="big") for i in range(1, 11)]
-    jobs += [new(20 + i, (20.0 + i,), tenant="small") for i in range(3)]
-    jobs += [new(30, (0.5,), tenant=None)]
-    await store.add(jobs, NOW)
-    weights: dict[str | None, int] = {"big": 2}
-    got = await store.claim("m", 9, {"async": 99}, NOW, 30, tenants=weights)
-    # None's best key is the best of all, so it goes first among the never-served;
-    # then big (key 1) before small (key 20); big takes two per turn.
-    assert [c.id for c in got] == [30, 1, 2, 20, 3, 4, 21, 5, 6]
 
 
 async def test_the_first_fair_share_claim_indexes_tenants(store: SQLiteStore) -> None:
@@ -359,51 +282,6 @@ async def test_the_first_fair_share_claim_indexes_tenants(store: SQLiteStore) ->
             assert "USING INDEX jobs_ready_tenants" in plan and "TEMP B-TREE" not in plan, plan
     finally:
         conn.close()
-
-
-async def test_fair_share_turns_carry_over_between_claims_and_members(tmp_path: Path) -> None:
-    """Claims of one job keep the rotation: three of gold's, one of None's, and so on."""
-    path = tmp_path / "fair.db"
-    a, b = SQLiteStore(url_for(path)), SQLiteStore(url_for(path))
-    await a.open()
-    await b.open()
-    try:
-        jobs = []
-        for i in range(20):
-            jobs += [new(2 * i + 1, (2.0 * i,), tenant="gold"), new(2 * i + 2, (2.0 * i + 1,))]
-        await a.add(jobs, NOW)
-        weights: dict[str | None, int] = {"gold": 3}
-        order = []
-        for step in range(12):
-            member = a if step % 2 else b
-            (got,) = await member.claim(f"m{step % 2}", 1, {"async": 99}, NOW, 30, tenants=weights)
-            order.append("gold" if got.id % 2 else None)
-        assert order == ["gold", "gold", "gold", None] * 3
-        # A newcomer is served next, ahead of the tenants served before it.
-        await a.add([new(100, (99.0,), tenant="new")], NOW)
-        (got,) = await a.claim("m", 1, {"async": 99}, NOW, 30, tenants=weights)
-        assert got.id == 100
-    finally:
-        await a.close()
-        await b.close()
-
-
-async def test_fair_share_skips_a_tenant_it_may_not_claim_for_now(store: SQLiteStore) -> None:
-    """A tenant whose jobs are on a full executor or out of tokens keeps its place; others go on."""
-    await store.add(
-        [
-            new(1, (1.0,), tenant="a", executor="thread"),
-            new(2, (2.0,), tenant="a"),
-            new(3, (3.0,), tenant="b", rate_key="k"),
-            new(4, (4.0,), tenant="c"),
-        ],
-        NOW,
-    )
-    rates = {"k": js.RateLimit(1, per=60.0, burst=1)}
-    first = await store.claim("m", 2, {"thread": 0, "async": 9}, NOW, 30, rates=rates, tenants={})
-    assert [c.id for c in first] == [2, 3]  # a's job 1 waits for a thread; b takes its token
-    rest = await store.claim("m", 5, {"thread": 1, "async": 9}, NOW, 30, rates=rates, tenants={})
-    assert sorted(c.id for c in rest) == [1, 4]
 
 
 # ── outcomes, fencing, leases ────────────────────────────────────────────

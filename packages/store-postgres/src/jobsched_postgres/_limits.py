@@ -3,16 +3,19 @@
 The plain claim is one statement (``_sql.CLAIM``). With ``rates`` or
 ``tenants`` the choice depends on state shared by the fleet (token buckets,
 tenants' turns), so the claim's transaction locks that state, reads
-candidates, chooses here in Python, and takes the chosen rows; the rows it
-locked and did not take are free again at commit.
+candidates (a few statements however many jobs it takes), chooses here in
+Python, and takes the chosen rows; the rows it locked and did not take are
+free again at commit. The semantics are docs/stores.md's "Limits and fair
+share", the same as the SQLite store's (``jobsched_sqlite._claim``).
 """
 
 from __future__ import annotations
 
-import math
+from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from jobsched._ratelimit import has_token, refill, token_due
 from jobsched._store import Claimed
 
 from . import _sql
@@ -20,8 +23,11 @@ from . import _sql
 if TYPE_CHECKING:
     from jobsched import RateLimit
 
-# A token due now can come out a hair short after float arithmetic.
-_EPSILON = 1e-9
+#: ``jobsched_tenants``' name for the None tenant (a job's tenant is never
+#: ""). Its row is made with the schema and is the rotation's lock.
+NO_TENANT = ""
+
+Row = tuple[Any, ...]  # id, executor, rate_key, tenant, k0, k1, k2
 
 
 def claim(
@@ -33,171 +39,235 @@ def claim(
     until: float,
     rates: Mapping[str, RateLimit],
     tenants: Mapping[str | None, int] | None,
-) -> list[Claimed]:
-    allowance = _fill_buckets(conn, rates, now) if rates else {}
-    empty = [key for key, n in allowance.items() if n < 1]
+) -> tuple[list[Claimed], float | None]:
+    """The claimed jobs in the order chosen; and when the next token is due
+    in a bucket this claim left empty (None: none is)."""
+    buckets = _Buckets(conn, rates, now)
+    picker = _Picker(conn, dict(rooms), buckets)
     if tenants is None:
-        chosen = _by_key(conn, limit, rooms, allowance, empty)
+        picker.read(None, limit)
+        chosen = picker.take(None, limit)
     else:
-        chosen = _fair_share(conn, limit, rooms, allowance, empty, tenants)
-    if not chosen:
-        return []
-    claims = _sql.take_ids(conn, owner, chosen, now, until)
+        chosen = _round_robin(conn, picker, tenants, limit)
+    claims = _sql.take_ids(conn, owner, chosen, now, until) if chosen else []
     # Best first is the order chosen: by key, or by turn under fair share.
     place = {job_id: i for i, job_id in enumerate(chosen)}
     claims.sort(key=lambda c: place[c.id])
-    taken: dict[str, int] = {}
-    keys = _keys_of(conn, [c.id for c in claims]) if allowance else {}
-    for job_id in keys:
-        key = keys[job_id]
-        if key in allowance:
-            taken[key] = taken.get(key, 0) + 1
-    if taken:
+    buckets.save()
+    return claims, buckets.next_token()
+
+
+class _Buckets:
+    """The token buckets of ``rates``, locked for this transaction.
+
+    A key without a row has a full bucket: its row is made full first, so
+    that two members meeting a new key lock one row instead of both taking
+    its burst.
+    """
+
+    def __init__(self, conn: _sql.Conn, rates: Mapping[str, RateLimit], now: float) -> None:
+        self._conn = conn
+        self._rates = rates
+        self._now = now
+        #: key -> tokens at ``now``.
+        self.tokens: dict[str, float] = {}
+        self._since: dict[str, float] = {}
+        self.spent: dict[str, int] = {}
+        if not rates:
+            return
+        keys = sorted(rates)
         conn.execute(
-            "UPDATE jobsched_buckets b SET tokens = GREATEST(b.tokens - t.n, 0) "
-            "FROM unnest(%s::text[], %s::int[]) AS t(key, n) WHERE b.key = t.key",
-            (list(taken), list(taken.values())),
+            "INSERT INTO jobsched_buckets (key, tokens, updated) "
+            "SELECT * FROM unnest(%s::text[], %s::float8[], %s::float8[]) ON CONFLICT DO NOTHING",
+            (keys, [float(rates[k].burst) for k in keys], [now] * len(keys)),
         )
-    return claims
+        # Locked in key order: every claim that takes tokens waits its turn
+        # here, so the fleet as a whole never takes more than a bucket holds.
+        for key, tokens, since in conn.execute(
+            "SELECT key, tokens, updated FROM jobsched_buckets WHERE key = ANY(%s) "
+            "ORDER BY key FOR UPDATE",
+            (keys,),
+        ).fetchall():
+            self.tokens[key] = refill(rates[key], tokens, since, now)
+            self._since[key] = since
 
+    def empty(self) -> list[str]:
+        return [key for key, left in self.tokens.items() if not has_token(left)]
 
-def _fill_buckets(conn: _sql.Conn, rates: Mapping[str, RateLimit], now: float) -> dict[str, int]:
-    """Refill the buckets of ``rates`` up to ``now``, locked; whole tokens each holds."""
-    keys = sorted(rates)
-    conn.execute(
-        "INSERT INTO jobsched_buckets (key, tokens, updated) "
-        "SELECT * FROM unnest(%s::text[], %s::float8[], %s::float8[]) ON CONFLICT DO NOTHING",
-        (keys, [float(rates[k].burst) for k in keys], [now] * len(keys)),
-    )
-    # Locked in key order: every claim that takes tokens waits its turn here,
-    # so the fleet as a whole never takes more than the bucket holds.
-    rows = conn.execute(
-        "SELECT key, tokens, updated FROM jobsched_buckets WHERE key = ANY(%s) "
-        "ORDER BY key FOR UPDATE",
-        (keys,),
-    ).fetchall()
-    allowance: dict[str, int] = {}
-    refilled = []
-    for key, tokens, updated in rows:
-        limit = rates[key]
-        if now > updated:
-            tokens = min(limit.burst, tokens + (now - updated) * limit.rate / limit.per)
-            updated = now
-        refilled.append((key, tokens, updated))
-        allowance[key] = math.floor(tokens + _EPSILON)
-    conn.execute(
-        "UPDATE jobsched_buckets b SET tokens = t.tokens, updated = t.updated "
-        "FROM unnest(%s::text[], %s::float8[], %s::float8[]) AS t(key, tokens, updated) "
-        "WHERE b.key = t.key",
-        ([r[0] for r in refilled], [r[1] for r in refilled], [r[2] for r in refilled]),
-    )
-    return allowance
-
-
-def _keys_of(conn: _sql.Conn, ids: list[int]) -> dict[int, str]:
-    rows = conn.execute(
-        "SELECT id, rate_key FROM jobsched_jobs WHERE id = ANY(%s) AND rate_key IS NOT NULL",
-        (ids,),
-    ).fetchall()
-    return dict(rows)
-
-
-def _fits(row: tuple[Any, ...], rooms: dict[str, int], allowance: dict[str, int]) -> bool:
-    """Take ``row`` if its executor has room and its bucket a token (counted down)."""
-    executor, key = row[1], row[2]
-    if rooms.get(executor, 0) < 1:
-        return False
-    if key in allowance:
-        if allowance[key] < 1:
+    def take(self, key: str | None) -> bool:
+        """Take a token for a job of ``key``; False if its bucket is empty."""
+        if key is None or key not in self.tokens:
+            return True  # not limited for this member
+        if not has_token(self.tokens[key]):
             return False
-        allowance[key] -= 1
-    rooms[executor] -= 1
-    return True
+        self.tokens[key] = max(self.tokens[key] - 1.0, 0.0)
+        self.spent[key] = self.spent.get(key, 0) + 1
+        return True
+
+    def save(self) -> None:
+        """Write the buckets a token was taken from (the others are as they were)."""
+        spent = sorted(self.spent)
+        if not spent:
+            return
+        self._conn.execute(
+            "UPDATE jobsched_buckets b SET tokens = t.tokens, updated = t.updated "
+            "FROM unnest(%s::text[], %s::float8[], %s::float8[]) AS t(key, tokens, updated) "
+            "WHERE b.key = t.key",
+            (
+                spent,
+                [self.tokens[k] for k in spent],
+                # A clock read that went back refilled nothing: keep the later time.
+                [max(self._now, self._since[k]) for k in spent],
+            ),
+        )
+
+    def next_token(self) -> float | None:
+        due = [
+            token_due(self._rates[key], left, self._now)
+            for key, left in self.tokens.items()
+            if not has_token(left)
+        ]
+        return min(due) if due else None
 
 
-def _by_key(
-    conn: _sql.Conn,
-    limit: int,
-    rooms: dict[str, int],
-    allowance: dict[str, int],
-    empty: list[str],
-) -> list[int]:
-    """The best rows by key that have room and tokens.
+class _Picker:
+    """Picks ready rows within the executors' rooms and the rate buckets.
 
-    Rows whose bucket ran dry while choosing can fill the window read, so
-    read again without their keys: each round empties a bucket or ends.
+    Candidates are read in batches (``_sql.candidates``: per executor, and
+    per tenant under fair share, its best rows up to its room) with full
+    executors and empty buckets left out. A queue of candidates can run out
+    while rows beyond it were held back by a bucket this claim emptied; only
+    then is it read again, without them, so a claim reads past each limit at
+    most once.
     """
-    rooms, allowance, empty = dict(rooms), dict(allowance), list(empty)
-    chosen: list[int] = []
-    while len(chosen) < limit:
-        free = {name: room for name, room in rooms.items() if room > 0}
-        rows = _sql.candidates(conn, limit - len(chosen), free, empty, skip=chosen)
+
+    def __init__(self, conn: _sql.Conn, rooms: dict[str, int], buckets: _Buckets) -> None:
+        self._conn = conn
+        self._rooms = {name: room for name, room in rooms.items() if room > 0}
+        self._buckets = buckets
+        self._by_tenant = False
+        #: tenant (key order: None for all) -> candidates not yet looked at, best first.
+        self._queues: dict[str | None, deque[Row]] = {}
+        #: tenant -> whether rows beyond those read may be there.
+        self._more: dict[str | None, bool] = {}
+        #: every row read: this transaction's own locks do not skip them.
+        self._read: list[int] = []
+
+    def read(self, tenants: list[str | None] | None, want: int) -> None:
+        """Read up to ``want`` candidates per executor of each of ``tenants``
+        (None: of every job, in one queue in key order)."""
+        rooms = self._rooms
+        if not rooms:
+            return
+        self._by_tenant = tenants is not None
+        rows = _sql.candidates(self._conn, want, rooms, self._buckets.empty(), self._read, tenants)
+        counts: dict[tuple[str | None, str], int] = {}
         for row in rows:
-            if len(chosen) < limit and _fits(row, rooms, allowance):
-                chosen.append(row[0])
-        dry = [key for key, n in allowance.items() if n < 1 and key not in empty]
-        if not rows or not dry:
-            return chosen
-        empty += dry
-    return chosen
+            tenant = row[3] if self._by_tenant else None
+            self._queues.setdefault(tenant, deque()).append(row)
+            counts[tenant, row[1]] = counts.get((tenant, row[1]), 0) + 1
+            self._read.append(row[0])
+        for tenant in [None] if tenants is None else tenants:
+            # A read that came back full for an executor may have left rows there.
+            self._more[tenant] = any(
+                counts.get((tenant, name), 0) >= min(want, room) for name, room in rooms.items()
+            )
+
+    def ready(self) -> dict[str | None, tuple[float, float, float]]:
+        """Each tenant with candidates -> its best key."""
+        return {t: (q[0][4], q[0][5], q[0][6]) for t, q in self._queues.items() if q}
+
+    def take(self, tenant: str | None, want: int) -> list[int]:
+        """Up to ``want`` of ``tenant``'s candidates (key order: of all),
+        best first, each with room on its executor and a token."""
+        got: list[int] = []
+        while len(got) < want:
+            queue = self._queues.get(tenant)
+            if not queue:
+                if not self._more.get(tenant) or not self._rooms:
+                    break
+                self.read([tenant] if self._by_tenant else None, want - len(got))
+                continue
+            row = queue.popleft()
+            executor = row[1]
+            if executor not in self._rooms or not self._buckets.take(row[2]):
+                continue  # its executor filled, or its bucket emptied, in this claim
+            self._rooms[executor] -= 1
+            if self._rooms[executor] <= 0:
+                del self._rooms[executor]
+            got.append(row[0])
+        return got
 
 
-def _turn(served: float, head: tuple[Any, ...]) -> tuple[float, ...]:
-    """Who goes next: the lowest round, then the one partway through its
-    turn, then the best head job."""
-    round_ = math.floor(served + _EPSILON)
-    return (round_, -max(0.0, served - round_), *head[4:7])
-
-
-def _fair_share(
-    conn: _sql.Conn,
-    limit: int,
-    rooms: dict[str, int],
-    allowance: dict[str, int],
-    empty: list[str],
-    weights: Mapping[str | None, int],
+def _round_robin(
+    conn: _sql.Conn, picker: _Picker, weights: Mapping[str | None, int], want: int
 ) -> list[int]:
-    """Weighted round-robin over tenants, whose turns the fleet shares.
+    """Fair share: tenants take turns of up to their weight of jobs.
 
-    Each tenant has a *pass*: rounds served, counted in ``1 / weight`` steps
-    per job. The tenant in the lowest round goes next, one that is partway
-    through its turn first (so a turn of ``weight`` jobs runs together), and
-    a tenant that comes back after idling starts at the current round.
+    The turn goes first to a tenant with credit left in its turn (the last
+    claim ended mid-turn), then to the tenant served least recently (never
+    served: first), ties broken by the tenants' best keys. A turn ends when
+    its credit is spent or the tenant has nothing it may claim now; the
+    tenant then waits for every other one's turn. ``jobsched_tenants`` keeps
+    each tenant's last turn and credit across claims and members.
     """
-    # The None tenant is stored as '' (tenant names are non-empty).
-    passes: dict[str | None, float] = {
-        (t or None): p
-        for t, p in conn.execute(
-            "SELECT tenant, pass FROM jobsched_tenants ORDER BY tenant FOR UPDATE"
+    # The None tenant's row is the lock: one fair-share claim at a time, so
+    # the fleet keeps one rotation. The rows are read by the next statement,
+    # whose snapshot sees what the claim before this one committed.
+    conn.execute(
+        "SELECT 1 FROM jobsched_tenants WHERE tenant = %s FOR UPDATE", (NO_TENANT,)
+    ).fetchall()
+    state: dict[str | None, tuple[int, int]] = {
+        (None if name == NO_TENANT else name): (served, credit)
+        for name, served, credit in conn.execute(
+            "SELECT tenant, served, credit FROM jobsched_tenants"
         ).fetchall()
     }
-    stored = dict(passes)
-    # Jobs without a tenant are a tenant too; it joins when first seen queued.
-    passes.setdefault(None, min(passes.values(), default=0.0))
-    queues: dict[str | None, list[tuple[Any, ...]]] = {}
-    named = [t for t in passes if t is not None]
-    for row in _sql.candidates(conn, limit, rooms, empty, named):
-        queues.setdefault(row[3], []).append(row)
-    if not queues:
-        return []
-    current = min(passes[t] for t in queues)
-    live = {t: max(passes[t], current) for t in queues}
-    rooms, allowance = dict(rooms), dict(allowance)
-    chosen: list[int] = []
-    while queues and len(chosen) < limit:
-        tenant = min(queues, key=lambda t: _turn(live[t], queues[t][0]))
-        row = queues[tenant].pop(0)
-        if not queues[tenant]:
-            del queues[tenant]
-        if _fits(row, rooms, allowance):
-            chosen.append(row[0])
-            live[tenant] += 1.0 / max(1, weights.get(tenant, 1))
-    moved = [(t or "", p) for t, p in live.items() if stored.get(t) != p]
-    if moved:
+    turn = max((served for served, _ in state.values()), default=0)
+    # Every tenant that ever queued a job has a row (add() makes it): one
+    # index seek per tenant and executor finds its best ready rows.
+    picker.read([None, *sorted(t for t in state if t is not None)], want)
+    ready = picker.ready()
+
+    def rank(tenant: str | None) -> tuple[object, ...]:
+        served, credit = state.get(tenant, (0, 0))
+        return (credit <= 0, served, ready[tenant], tenant or "")
+
+    ring = deque(sorted(ready, key=rank))
+    got: list[int] = []
+    changed: set[str | None] = set()
+    while ring and len(got) < want:
+        tenant = ring.popleft()
+        served, credit = state.get(tenant, (0, 0))
+        fresh = credit <= 0
+        if fresh:
+            credit = weights.get(tenant, 1)
+        asked = min(credit, want - len(got))
+        picked = picker.take(tenant, asked)
+        if not picked:
+            continue  # nothing it may claim now: its place and credit stay
+        got += picked
+        if fresh:
+            turn += 1
+            served = turn
+        credit -= len(picked)
+        if len(picked) < asked:
+            credit = 0  # nothing more it may claim now: its turn is over
+        elif credit == 0:
+            ring.append(tenant)  # another turn after everyone else's
+        state[tenant] = (served, credit)
+        changed.add(tenant)
+    if changed:
+        names = sorted(NO_TENANT if t is None else t for t in changed)
         conn.execute(
-            "INSERT INTO jobsched_tenants (tenant, pass) "
-            "SELECT * FROM unnest(%s::text[], %s::float8[]) "
-            "ON CONFLICT (tenant) DO UPDATE SET pass = excluded.pass",
-            ([t for t, _ in moved], [p for _, p in moved]),
+            "INSERT INTO jobsched_tenants (tenant, served, credit) "
+            "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::int[]) "
+            "ON CONFLICT (tenant) DO UPDATE SET served = excluded.served, "
+            "credit = excluded.credit",
+            (
+                names,
+                [state[n or None][0] for n in names],
+                [state[n or None][1] for n in names],
+            ),
         )
-    return chosen
+    return got

@@ -97,12 +97,16 @@ _DDL = [
         tokens double precision NOT NULL,
         updated double precision NOT NULL
     )""",
-    # Fair share's turns: a tenant's pass grows by 1/weight per job it is
-    # served, and a claim serves the lowest passes first.
+    # Fair share's rotation (docs/stores.md): per tenant ('' for None) the
+    # turn it was last served in (0: never) and the credit left in its turn.
+    # add() makes a tenant's row; the None tenant's, made here, is the lock
+    # a fair-share claim holds.
     """CREATE TABLE jobsched_tenants (
         tenant text PRIMARY KEY,
-        pass double precision NOT NULL
+        served bigint NOT NULL DEFAULT 0,
+        credit integer NOT NULL DEFAULT 0
     )""",
+    "INSERT INTO jobsched_tenants (tenant) VALUES ('')",
     """CREATE TABLE jobsched_schedules (
         id text PRIMARY KEY,
         payload bytea NOT NULL,

@@ -105,11 +105,10 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
                 edges,
             )
     if tenants:
-        # A tenant new to fair share starts at the current round, not at 0
-        # (which would let it take every turn until it caught up).
+        # A tenant's row, never served yet: a fair-share claim looks for
+        # ready jobs of every tenant that has one, and serves this one first.
         conn.execute(
-            "INSERT INTO jobsched_tenants (tenant, pass) SELECT t, "
-            "(SELECT COALESCE(MIN(pass), 0) FROM jobsched_tenants) FROM unnest(%s::text[]) t "
+            "INSERT INTO jobsched_tenants (tenant) SELECT unnest(%s::text[]) "
             "ON CONFLICT DO NOTHING",
             (sorted(tenants),),
         )
@@ -236,37 +235,42 @@ def candidates(
     limit: int,
     rooms: dict[str, int],
     empty: list[str],
-    tenants: list[str] | None = None,
-    skip: list[int] | None = None,
+    skip: list[int],
+    tenants: Sequence[str | None] | None = None,
 ) -> list[tuple[Any, ...]]:
     """Ready rows a rate-limited or fair-share claim chooses from, locked, best first.
 
-    :param tenants: fair share: the best rows of each of these tenants (the
-        tenant index serves each one's order) and of the jobs without one.
-    :param skip: rows this transaction chose already (its own locks do not
+    :param skip: rows this transaction read already (its own locks do not
         skip them).
+    :param tenants: fair share: the best rows of each of these tenants (the
+        tenant index serves each one's order; None: the jobs without one).
+        Without it, the best rows of every job.
     """
     params: dict[str, Any] = {
         "names": list(rooms),
         "rooms": list(rooms.values()),
         "limit": limit,
         "empty": empty,
-        "skip": skip or [],
+        "skip": skip,
     }
     if tenants is None:
         rows = conn.execute(_CANDIDATES.format(tenants="", tenant=""), params).fetchall()
     else:
-        params["tenants"] = tenants
-        rows = conn.execute(
-            _CANDIDATES.format(
-                tenants="CROSS JOIN unnest(%(tenants)s::text[]) AS tn(name)",
-                tenant="AND tenant = tn.name",
-            ),
-            params,
-        ).fetchall()
-        rows += conn.execute(
-            _CANDIDATES.format(tenants="", tenant="AND tenant IS NULL"), params
-        ).fetchall()
+        rows = []
+        named = [t for t in tenants if t is not None]
+        if named:
+            params["tenants"] = named
+            rows += conn.execute(
+                _CANDIDATES.format(
+                    tenants="CROSS JOIN unnest(%(tenants)s::text[]) AS tn(name)",
+                    tenant="AND tenant = tn.name",
+                ),
+                params,
+            ).fetchall()
+        if None in tenants:
+            rows += conn.execute(
+                _CANDIDATES.format(tenants="", tenant="AND tenant IS NULL"), params
+            ).fetchall()
     rows.sort(key=lambda r: (r[4], r[5], r[6], r[0]))
     return rows
 

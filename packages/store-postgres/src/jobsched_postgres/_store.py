@@ -78,6 +78,9 @@ class PostgresStore(Reads):
         self._start_lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(POOL_SIZE)
         self._dead_checked = -DEAD_OWNER_EVERY
+        # When a bucket this member's last claim left empty has its next
+        # token (a bucket's row says nothing of the member's RateLimit).
+        self._token_due: float | None = None
         self._closed = False
 
     # ── plumbing ──────────────────────────────────────────────────────────
@@ -188,21 +191,24 @@ class PostgresStore(Reads):
         rooms = {name: executors[name] for name in names if executors[name] > 0}
         until = now + lease
 
-        def claim(conn: _sql.Conn) -> list[Claimed]:
+        def claim(conn: _sql.Conn) -> tuple[list[Claimed], float | None]:
             dead = self._dead_local_owners(conn, now)
             _sql.promote(conn, now)
             claimed = _sql.take_over(conn, owner, limit, names, dead, now, until)
             left = limit - len(claimed)
+            due = None
             if left > 0 and rooms:
                 if rates or tenants is not None:
-                    claimed += _limits.claim(
+                    more, due = _limits.claim(
                         conn, owner, left, rooms, now, until, rates or {}, tenants
                     )
+                    claimed += more
                 else:
                     claimed += _sql.claim_by_key(conn, owner, left, rooms, now, until)
-            return claimed
+            return claimed, due
 
-        return await self._run(claim)
+        claimed, self._token_due = await self._run(claim)
+        return claimed
 
     def _dead_local_owners(self, conn: _sql.Conn, now: float) -> list[str]:
         """Owners of running rows that were processes on this machine and are
@@ -267,7 +273,8 @@ class PostgresStore(Reads):
                 "SELECT LEAST((SELECT MIN(run_at) FROM jobsched_jobs WHERE queue = 1), "
                 "(SELECT MIN(next_fire) FROM jobsched_schedules))"
             ).fetchone()
-            return None if row is None or row[0] is None else float(row[0])
+            due = [t for t in (row[0] if row else None, self._token_due) if t is not None]
+            return float(min(due)) if due else None
 
         return await self._run(next_due)
 
