@@ -165,7 +165,10 @@ async def test_one_tenants_backlog_does_not_starve_another(
             await s.join()
     small_index = next(i for i, j in enumerate(started) if j.name == "small")
     # started[submitted_at - 1] is the job that submitted it; one more "big" may go first.
-    assert small_index - submitted_at[0] <= 1
+    # On a durable store the submit waits for the next group commit, and a
+    # claim or two of "big" may commit before it (a loaded machine saw 3):
+    # still no starvation, with 200 "big" jobs left behind it.
+    assert small_index - submitted_at[0] <= (5 if durable else 1)
     assert len(started) == count + 1
 
 
