@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from jobsched._ratelimit import has_token, refill, token_due
+from jobsched._rotation import take_turns
 from jobsched._store import Claimed
 
 from . import _sql
@@ -202,15 +203,9 @@ class _Picker:
 def _round_robin(
     conn: _sql.Conn, picker: _Picker, weights: Mapping[str | None, int], want: int
 ) -> list[int]:
-    """Fair share: tenants take turns of up to their weight of jobs.
-
-    The turn goes first to a tenant with credit left in its turn (the last
-    claim ended mid-turn), then to the tenant served least recently (never
-    served: first), ties broken by the tenants' best keys. A turn ends when
-    its credit is spent or the tenant has nothing it may claim now; the
-    tenant then waits for every other one's turn. ``jobsched_tenants`` keeps
-    each tenant's last turn and credit across claims and members.
-    """
+    """Fair share: tenants take turns of up to their weight of jobs (see
+    :func:`jobsched._rotation.take_turns`); ``jobsched_tenants`` keeps each
+    tenant's last turn and credit across claims and members."""
     # The None tenant's row is the lock: one fair-share claim at a time, so
     # the fleet keeps one rotation. The rows are read by the next statement,
     # whose snapshot sees what the claim before this one committed.
@@ -223,40 +218,10 @@ def _round_robin(
             "SELECT tenant, served, credit FROM jobsched_tenants"
         ).fetchall()
     }
-    turn = max((served for served, _ in state.values()), default=0)
     # Every tenant that ever queued a job has a row (add() makes it): one
     # index seek per tenant and executor finds its best ready rows.
     picker.read([None, *sorted(t for t in state if t is not None)], want)
-    ready = picker.ready()
-
-    def rank(tenant: str | None) -> tuple[object, ...]:
-        served, credit = state.get(tenant, (0, 0))
-        return (credit <= 0, served, ready[tenant], tenant or "")
-
-    ring = deque(sorted(ready, key=rank))
-    got: list[int] = []
-    changed: set[str | None] = set()
-    while ring and len(got) < want:
-        tenant = ring.popleft()
-        served, credit = state.get(tenant, (0, 0))
-        fresh = credit <= 0
-        if fresh:
-            credit = weights.get(tenant, 1)
-        asked = min(credit, want - len(got))
-        picked = picker.take(tenant, asked)
-        if not picked:
-            continue  # nothing it may claim now: its place and credit stay
-        got += picked
-        if fresh:
-            turn += 1
-            served = turn
-        credit -= len(picked)
-        if len(picked) < asked:
-            credit = 0  # nothing more it may claim now: its turn is over
-        elif credit == 0:
-            ring.append(tenant)  # another turn after everyone else's
-        state[tenant] = (served, credit)
-        changed.add(tenant)
+    got, changed = take_turns(state, picker.ready(), weights, want, picker.take)
     if changed:
         names = sorted(NO_TENANT if t is None else t for t in changed)
         conn.execute(

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
-from collections import deque
 from collections.abc import Mapping, Sequence
 
 from jobsched._ratelimit import RateLimit, has_token, refill, token_due, whole_tokens
+from jobsched._rotation import take_turns
 from jobsched._store import Claimed
 
 from ._schema import TENANT_INDEX
@@ -261,51 +261,21 @@ class _Picker:
 def _round_robin(
     conn: sqlite3.Connection, picker: _Picker, weights: Mapping[str | None, int], want: int
 ) -> list[int]:
-    """Fair share: tenants take turns of up to their weight of jobs.
-
-    The turn goes first to a tenant with credit left in its turn (the last
-    claim ended mid-turn), then to the tenant served least recently (never
-    served: first), ties broken by the tenants' best keys. A turn ends when
-    its credit is spent or the tenant has nothing it may claim now; the
-    tenant then waits for every other one's turn. ``fair_turns`` keeps each
-    tenant's last turn and credit across claims and members.
-    """
+    """Fair share: tenants take turns of up to their weight of jobs (see
+    :func:`jobsched._rotation.take_turns`); ``fair_turns`` keeps each tenant's
+    last turn and credit across claims and members."""
     conn.execute(TENANT_INDEX)
     state = {
         (None if name == NO_TENANT else name): (served, credit)
         for name, served, credit in conn.execute("SELECT tenant, served, credit FROM fair_turns")
     }
-    turn = max((served for served, _ in state.values()), default=0)
-    ready = _ready_tenants(conn)
-
-    def rank(tenant: str | None) -> tuple[object, ...]:
-        served, credit = state.get(tenant, (0, 0))
-        return (credit <= 0, served, ready[tenant])
-
-    ring = deque(sorted(ready, key=rank))
-    got: list[int] = []
-    changed: set[str | None] = set()
-    while ring and len(got) < want:
-        tenant = ring.popleft()
-        served, credit = state.get(tenant, (0, 0))
-        fresh = credit <= 0
-        if fresh:
-            credit = weights.get(tenant, 1)
-        asked = min(credit, want - len(got))
-        picked = picker.take("AND tenant IS ?", (tenant,), asked)
-        if not picked:
-            continue  # nothing it may claim now: its place and credit stay
-        got += picked
-        if fresh:
-            turn += 1
-            served = turn
-        credit -= len(picked)
-        if len(picked) < asked:
-            credit = 0  # nothing more it may claim now: its turn is over
-        elif credit == 0:
-            ring.append(tenant)  # another turn after everyone else's
-        state[tenant] = (served, credit)
-        changed.add(tenant)
+    got, changed = take_turns(
+        state,
+        _ready_tenants(conn),
+        weights,
+        want,
+        lambda tenant, n: picker.take("AND tenant IS ?", (tenant,), n),
+    )
     conn.executemany(
         "INSERT INTO fair_turns (tenant, served, credit) VALUES (?, ?, ?) "
         "ON CONFLICT (tenant) DO UPDATE SET served = excluded.served, credit = excluded.credit",
