@@ -156,12 +156,29 @@ def make_scheduler(
 
             return PostgresStore(schema_url(database), secret=SECRET)
 
+    unstarted: list[js.JobScheduler] = []
+
     def make(*args: Any, **kwargs: Any) -> js.JobScheduler:
         kwargs.setdefault("clock", clock)
         if make_store is not None and "store" not in kwargs:
             kwargs["store"] = make_store()
-        return js.JobScheduler(*args, **kwargs)
+        s = js.JobScheduler(*args, **kwargs)
+        if make_store is not None:
+            unstarted.append(s)
+        return s
 
+    def close_unstarted() -> None:
+        # A submit on a durable store opens it; a scheduler the test never
+        # started or stopped would leave the connection to the garbage
+        # collector (a ResourceWarning on Python 3.13, in whichever test
+        # runs then). stop() on a new scheduler writes and closes.
+        from jobsched._state import NEW
+
+        for s in unstarted:
+            if s._state == NEW:
+                anyio.run(s.stop)
+
+    request.addfinalizer(close_unstarted)
     return make
 
 

@@ -332,6 +332,9 @@ def test_errors_are_the_schedulers(bg: js.BackgroundScheduler, store_url: str) -
         _error_of(lambda: bg.submit(js.FunctionJob(make_idle, executor="nope"))),
         js.ExecutorNotFoundError,
     )
+    # Its submit opened the store: stopping the never-started scheduler
+    # writes what it accepted and closes the store's connection.
+    anyio.run(plain.stop)
 
 
 def test_the_exception_object_crosses_threads() -> None:
