@@ -133,7 +133,7 @@ def clock(virtual_time: bool) -> Callable[[], float]:
 @pytest.fixture
 def make_scheduler(
     clock: Callable[[], float], store_kind: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> Callable[..., js.JobScheduler]:
+) -> Iterator[Callable[..., js.JobScheduler]]:
     """A JobScheduler factory that reads the test's clock, on the test's store.
 
     Each scheduler gets a store of its own (a new file on SQLite, a new
@@ -167,19 +167,16 @@ def make_scheduler(
             unstarted.append(s)
         return s
 
-    def close_unstarted() -> None:
-        # A submit on a durable store opens it; a scheduler the test never
-        # started or stopped would leave the connection to the garbage
-        # collector (a ResourceWarning on Python 3.13, in whichever test
-        # runs then). stop() on a new scheduler writes and closes.
-        from jobsched._state import NEW
+    yield make
+    # A submit on a durable store opens it; a scheduler the test never
+    # started or stopped would leave the connection to the garbage collector
+    # (a ResourceWarning on Python 3.13, in whichever test runs then).
+    # stop() on a new scheduler writes and closes.
+    from jobsched._state import NEW
 
-        for s in unstarted:
-            if s._state == NEW:
-                anyio.run(s.stop)
-
-    request.addfinalizer(close_unstarted)
-    return make
+    for s in unstarted:
+        if s._state == NEW:
+            anyio.run(s.stop)
 
 
 @pytest.fixture
