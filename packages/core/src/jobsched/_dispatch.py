@@ -58,6 +58,8 @@ class Dispatch(Timers):
                     if await self._work(scope) is _RETIRE:
                         break
         finally:
+            if self._claimed and self._idle_workers:
+                self._idle_workers.popleft().set()  # claimed jobs it would have taken
             self._task_exited()
 
     async def _work(self, scope: anyio.CancelScope) -> object:
@@ -145,6 +147,9 @@ class Dispatch(Timers):
                     await checkpoint()
                 continue
             streak = 0
+            if self._claimed and idle:
+                # Suspended: the next claimed job goes to another worker.
+                idle.popleft().set()
             outcome = await self._continue_attempt(job, scope, it, first)
             if outcome is not _KEEP:
                 return outcome

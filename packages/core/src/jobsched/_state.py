@@ -90,6 +90,9 @@ class SchedulerState:
     _state: int
     _stopping: bool
     _idle_workers: deque[anyio.Event]
+    #: On a durable store: claimed jobs waiting for a worker (always empty
+    #: on the in-memory one).
+    _claimed: deque[Job]
     _join_waiters: list[anyio.Event]
     _ticker_wakeup: anyio.Event | None
     _deadlines: Deadlines

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
@@ -48,7 +48,6 @@ class Stored(Dispatch):
     """The durable-store side of the scheduler; the link's host."""
 
     #: Claimed jobs waiting for a worker, best first.
-    _claimed: deque[Job]
 
     # ── the link's host ──────────────────────────────────────────────────
 
@@ -148,8 +147,12 @@ class Stored(Dispatch):
                 continue
             job.attempts = claim.attempt - 1  # the worker counts the attempt
             self._claimed.append(job)
-            if self._idle_workers:
-                self._idle_workers.popleft().set()
+        # One worker: it runs the claimed jobs that never suspend back to
+        # back and passes the rest on as one suspends (Dispatch._work).
+        # Waking one per job cost a task switch each, mostly for workers
+        # that found the jobs gone.
+        if self._claimed and self._idle_workers:
+            self._idle_workers.popleft().set()
 
     def _refuse(self, number: int, attempt: int, reason: str) -> None:
         """A claimed row that must not run: FAILED in the store, unread."""
