@@ -16,11 +16,13 @@ import anyio
 import psycopg
 import pytest
 from pg import SECRET, require_server, schema_url, url_of
+from psycopg_pool import ConnectionPool
 
 import jobsched as js
 from jobsched._exceptions import StoreUnavailableError
 from jobsched._store import NewJob, Outcome
 from jobsched_postgres import PostgresStore
+from jobsched_postgres import _store as pg_store
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
@@ -186,7 +188,11 @@ async def test_an_older_schema_is_migrated_once(url: str, monkeypatch: pytest.Mo
     ) == [(1,)]
 
 
-async def test_a_connection_the_server_dropped_is_replaced(url: str) -> None:
+async def test_a_connection_the_server_dropped_is_replaced(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Dropped while it sat idle: longer than CHECK_IDLE, so it is checked.
+    monkeypatch.setattr(pg_store, "CHECK_IDLE", 0.0)
     store = PostgresStore(url + "&application_name=jobsched_victim", secret=SECRET)
     await store.open()
     await store.add([new(1)], NOW)
@@ -197,6 +203,27 @@ async def test_a_connection_the_server_dropped_is_replaced(url: str) -> None:
     )
     assert killed and all(ok for (ok,) in killed)
     assert await store.unfinished() == 1
+    await store.close()
+
+
+async def test_a_connection_used_a_moment_ago_is_not_checked_again(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checks: list[object] = []
+    check = ConnectionPool.check_connection
+    monkeypatch.setattr(
+        ConnectionPool, "check_connection", staticmethod(lambda c: checks.append(c) or check(c))
+    )
+    store = PostgresStore(url, secret=SECRET)
+    await store.open()
+    for _ in range(20):
+        await store.unfinished()  # a round trip each, not two
+    # Each pooled connection is asked once at most: at its first use.
+    assert len(checks) <= pg_store.POOL_SIZE
+    monkeypatch.setattr(pg_store, "CHECK_IDLE", 0.0)
+    before = len(checks)
+    await store.unfinished()
+    assert len(checks) == before + 1
     await store.close()
 
 

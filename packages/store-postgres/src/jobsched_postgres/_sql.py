@@ -7,6 +7,7 @@ state says that state in its ``WHERE``."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import psycopg
@@ -41,6 +42,14 @@ def padded(key: tuple[float, ...]) -> tuple[float, ...]:
 
 
 # ── add ──────────────────────────────────────────────────────────────────
+
+_ADD_COLUMNS = (
+    "id, name, executor, status, queue, k0, k1, k2, run_at, submitted_at, unmet, tenant, "
+    "rate_key, payload, schedule, fire_time, finished_at, last_error"
+)
+#: A batch this large goes in by COPY (a fifth of the cost per row of an
+#: INSERT's); a smaller one by INSERT, one round trip less.
+COPY_FROM = 64
 
 
 def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
@@ -91,13 +100,15 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
             job.schedule, job.fire_time, finished, error,
         ))  # fmt: skip
     with conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO jobsched_jobs (id, name, executor, status, queue, k0, k1, k2, run_at, "
-            "submitted_at, unmet, tenant, rate_key, payload, schedule, fire_time, finished_at, "
-            "last_error) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-            "%s, %s, %s)",
-            rows,
-        )
+        if len(rows) >= COPY_FROM:
+            with cur.copy(f"COPY jobsched_jobs ({_ADD_COLUMNS}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            cur.executemany(
+                f"INSERT INTO jobsched_jobs ({_ADD_COLUMNS}) VALUES ({', '.join(['%s'] * 18)})",
+                rows,
+            )
         if edges:
             cur.executemany(
                 "INSERT INTO jobsched_deps (upstream, downstream) VALUES (%s, %s) "
@@ -279,45 +290,72 @@ def candidates(
 
 
 # Every outcome of a batch in one statement, each fenced on (owner,
-# attempt): the rows it returns are the outcomes written; the rest were
+# attempt): the rows it writes are the outcomes accepted; the rest were
 # refused. A retry waits in queue 1 until its run_at; a terminal outcome ends
-# the row.
+# the row. The same statement closes the accepted attempts' rows and lets
+# completed upstreams count off their dependents (the free ones queue), so
+# a batch without failures is one round trip, committed on its own.
+#
+# The fence is the owner and the attempt: every write that ends a RUNNING
+# attempt sets owner NULL, and only a claim sets it, so no other status
+# matches. (Saying status = 'running' too made the planner walk the leases
+# index, whose statistics a queue always outruns, and join every running row
+# to every outcome: 3 ms for 64 outcomes instead of 0.5.) The attempts are
+# an upsert, not an UPDATE ... FROM, for the same reason: its conflict check
+# always probes the primary key, where a join chose to scan the whole table.
+# A missing attempt row (its claim's insert never happened) is made, started
+# when it finished, as on SQLite. Dependents are never RUNNING, so the two
+# updates of jobsched_jobs touch different rows.
 _RECORD = """
 WITH o AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[],
         %(finished)s::float8[], %(run_at)s::float8[], %(results)s::bytea[],
         %(errors)s::text[], %(tracebacks)s::text[])
     AS o(id, attempt, status, finished_at, run_at, result, error, tb)
+),
+written AS (
+    UPDATE jobsched_jobs AS j SET
+        status = o.status,
+        queue = CASE WHEN o.status = 'retry_wait' THEN 1 END,
+        run_at = CASE WHEN o.status = 'retry_wait' THEN o.run_at ELSE j.run_at END,
+        finished_at = CASE WHEN o.status = 'retry_wait' THEN NULL ELSE o.finished_at END,
+        owner = NULL,
+        lease_until = NULL,
+        result = CASE WHEN o.status = 'retry_wait' THEN j.result ELSE o.result END,
+        last_error = CASE WHEN o.status = 'retry_wait' THEN o.error
+            ELSE COALESCE(o.error, j.last_error) END,
+        last_traceback = CASE WHEN o.status = 'retry_wait' THEN o.tb
+            ELSE COALESCE(o.tb, j.last_traceback) END
+    FROM o
+    WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt
+    RETURNING j.id, o.attempt, o.status, o.finished_at, o.error
+),
+closed AS (
+    INSERT INTO jobsched_attempts AS a (job_id, attempt, owner, started_at, finished_at,
+        status, error)
+    SELECT id, attempt, %(owner)s, finished_at, finished_at, status, error FROM written
+    ON CONFLICT (job_id, attempt) DO UPDATE SET finished_at = excluded.finished_at,
+        status = excluded.status, error = excluded.error
+),
+gone AS (
+    DELETE FROM jobsched_deps WHERE upstream IN (
+        SELECT id FROM written WHERE status = 'completed')
+    RETURNING downstream
+),
+met AS (SELECT downstream, COUNT(*) AS n FROM gone GROUP BY downstream),
+freed AS (
+    UPDATE jobsched_jobs AS j SET unmet = j.unmet - met.n,
+        queue = CASE WHEN j.unmet > met.n THEN 2 WHEN j.run_at <= %(now)s THEN 0 ELSE 1 END
+    FROM met WHERE j.id = met.downstream AND j.queue = 2
+    RETURNING j.queue
 )
-UPDATE jobsched_jobs AS j SET
-    status = o.status,
-    queue = CASE WHEN o.status = 'retry_wait' THEN 1 END,
-    run_at = CASE WHEN o.status = 'retry_wait' THEN o.run_at ELSE j.run_at END,
-    finished_at = CASE WHEN o.status = 'retry_wait' THEN NULL ELSE o.finished_at END,
-    owner = NULL,
-    lease_until = NULL,
-    result = CASE WHEN o.status = 'retry_wait' THEN j.result ELSE o.result END,
-    last_error = CASE WHEN o.status = 'retry_wait' THEN o.error
-        ELSE COALESCE(o.error, j.last_error) END,
-    last_traceback = CASE WHEN o.status = 'retry_wait' THEN o.tb
-        ELSE COALESCE(o.tb, j.last_traceback) END
-FROM o
-WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt AND j.status = 'running'
-RETURNING j.id
-"""
-
-# Completed upstreams count off their dependents; the free ones queue.
-_RELEASE = """
-WITH gone AS (DELETE FROM jobsched_deps WHERE upstream = ANY(%(ids)s) RETURNING downstream),
-met AS (SELECT downstream, COUNT(*) AS n FROM gone GROUP BY downstream)
-UPDATE jobsched_jobs AS j SET unmet = j.unmet - met.n,
-    queue = CASE WHEN j.unmet > met.n THEN 2 WHEN j.run_at <= %(now)s THEN 0 ELSE 1 END
-FROM met WHERE j.id = met.downstream AND j.queue = 2
-RETURNING j.queue
+SELECT id, NULL::smallint FROM written UNION ALL SELECT NULL, queue FROM freed
 """
 
 
 def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+    """Write a batch of outcomes; call it outside a transaction (it opens one
+    when a failure has dependents to cancel)."""
     recorded = Recorded()
     if not outcomes:
         return recorded
@@ -332,9 +370,10 @@ def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
     for out in rows:
         if out.status is _RETRY_WAIT and out.run_at is None:
             raise ValueError(f"a RETRY_WAIT outcome needs run_at (job {out.id})")
-    written = {
-        job_id
-        for (job_id,) in conn.execute(
+    # A failure's cascade must commit with it: then the batch is a transaction.
+    ends = [o for o in rows if o.status.is_terminal and o.status is not _COMPLETED]
+    with conn.transaction() if ends else nullcontext():
+        result = conn.execute(
             _RECORD,
             {
                 "ids": [o.id for o in rows],
@@ -346,37 +385,20 @@ def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
                 "errors": [o.error for o in rows],
                 "tracebacks": [o.traceback for o in rows],
                 "owner": owner,
+                "now": max(o.finished_at for o in rows),
             },
         ).fetchall()
-    }
-    recorded.refused.extend(o.id for o in rows if o.id not in written)
-    done = [o for o in rows if o.id in written]
-    if not done:
-        return recorded
-    conn.execute(
-        "UPDATE jobsched_attempts AS a SET finished_at = o.finished_at, status = o.status, "
-        "error = o.error FROM unnest(%s::bigint[], %s::int[], %s::float8[], %s::text[], "
-        "%s::text[]) AS o(id, attempt, finished_at, status, error) "
-        "WHERE a.job_id = o.id AND a.attempt = o.attempt",
-        (
-            [o.id for o in done],
-            [o.attempt for o in done],
-            [o.finished_at for o in done],
-            [o.status.value for o in done],
-            [o.error for o in done],
-        ),
-    )
-    wake = any(o.status is _RETRY_WAIT for o in done)
-    completed = [o.id for o in done if o.status is _COMPLETED]
-    if completed:
-        now = max(o.finished_at for o in done)
-        freed = conn.execute(_RELEASE, {"ids": completed, "now": now}).fetchall()
-        wake = wake or any(q != _BLOCKED for (q,) in freed)
-    for out in done:
-        if out.status.is_terminal and out.status is not _COMPLETED:
-            recorded.changes.extend(cascade(conn, out.id, out.status, out.finished_at))
-    if wake:
-        notify(conn)
+        written = {job_id for job_id, _ in result if job_id is not None}
+        recorded.refused.extend(o.id for o in rows if o.id not in written)
+        done = [o for o in rows if o.id in written]
+        wake = any(o.status is _RETRY_WAIT for o in done) or any(
+            queue != _BLOCKED for job_id, queue in result if job_id is None
+        )
+        for out in done:
+            if out.status.is_terminal and out.status is not _COMPLETED:
+                recorded.changes.extend(cascade(conn, out.id, out.status, out.finished_at))
+        if wake:
+            notify(conn)
     return recorded
 
 
