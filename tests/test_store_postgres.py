@@ -22,6 +22,7 @@ import jobsched as js
 from jobsched._exceptions import StoreUnavailableError
 from jobsched._store import NewJob, Outcome
 from jobsched_postgres import PostgresStore
+from jobsched_postgres import _sql as pg_sql
 from jobsched_postgres import _store as pg_store
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
@@ -508,6 +509,47 @@ async def test_a_cascade_through_a_diamond_cancels_each_job_once(store: Postgres
         (4, "upstream job-2 cancelled"),
     ]
     assert await store.unfinished() == 0
+
+
+async def test_a_large_batch_goes_in_by_copy_and_reads_back_as_an_insert_does(
+    store: PostgresStore,
+) -> None:
+    """Batches from COPY_FROM jobs up go in by COPY: every field reads back as
+    from the INSERT of a small batch, awkward bytes and text included."""
+    size = pg_sql.COPY_FROM
+    odd = bytes(range(256)) + b"\\N\t\n\r\\"
+
+    def job(i: int) -> NewJob:
+        return new(
+            i,
+            key=(i * 0.1, -1.5e300, 1 / 3),
+            name=f"j{i}\t\\N é",
+            run_at=NOW + (i % 2) * 100,  # half of them delayed
+            submitted_at=NOW + 1 / 7,
+            payload=odd + bytes([i % 256]),
+            tenant=None if i % 3 else "t\\1",
+            rate_key=None if i % 2 else "k\n",
+        )
+
+    await store.add([job(i) for i in range(1, size + 1)], NOW)  # COPY
+    await store.add([job(i) for i in range(size + 1, size + 3)], NOW)  # INSERT
+    for i in (1, 2, 3, size, size + 1, size + 2):
+        got = await store.fetch(i)
+        want = job(i)
+        assert got is not None
+        assert (got.name, got.payload, got.tenant, got.run_at, got.submitted_at) == (
+            want.name,
+            want.payload,
+            want.tenant,
+            want.run_at,
+            want.submitted_at,
+        )
+        assert got.status is js.JobStatus.PENDING
+    keys = sql(store.url, "SELECT k0, k1, k2, rate_key FROM jobsched_jobs WHERE id = 2")
+    assert keys == [(0.2, -1.5e300, 1 / 3, "k\n")]
+    # Claimable in key order, the delayed ones not yet.
+    claimed = await store.claim("m", 200, ALL, NOW + 1, 30)
+    assert [c.id for c in claimed] == [i for i in range(1, size + 3) if i % 2 == 0]
 
 
 async def test_adding_after_an_upstream_failed_cancels_at_once(store: PostgresStore) -> None:
