@@ -223,8 +223,8 @@ class PostgresStore(Reads):
         until = now + lease
 
         # Each step is one statement that commits on its own (a claimed row
-        # is owned and leased, whatever happens next), so the common claim,
-        # promote and claim pipelined, is one round trip.
+        # is owned and leased, whatever happens next), so the common claim
+        # is one round trip.
         def claim(conn: _sql.Conn) -> tuple[list[Claimed], float | None]:
             dead = self._dead_local_owners(conn, now)
             claimed: list[Claimed] = []
@@ -244,9 +244,7 @@ class PostgresStore(Reads):
                         )
                     claimed += more
                 else:
-                    with conn.pipeline():
-                        _sql.promote(conn, now)
-                        claimed += _sql.claim_by_key(conn, owner, left, rooms, now, until)
+                    claimed += _sql.claim_by_key(conn, owner, left, rooms, now, until)
             return claimed, due
 
         claimed, self._token_due = await self._run(claim, transaction=False)
