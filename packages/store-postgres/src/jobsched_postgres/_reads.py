@@ -86,19 +86,25 @@ class Reads(JobStore):
     ) -> list[Attempt]:
         params: list[Any] = []
         if job_id is not None:
-            where = "a.job_id = %s"
-            params.append(job_id)
+            where, running = "a.job_id = %s", "j.id = %s"
+            params += (job_id, job_id)
         elif since is not None:
-            where = "(a.finished_at IS NULL OR a.finished_at >= %s)"
+            where, running = "(a.finished_at IS NULL OR a.finished_at >= %s)", "TRUE"
             params.append(since)
         else:
-            where = "TRUE"
-        # The newest `limit` (by start), returned oldest first.
+            where = running = "TRUE"
+        # A running attempt has no row of its own until it ends or is taken
+        # over (see _sql._TAKE): its job's row stands for it. The newest
+        # `limit` (by start), returned oldest first.
         sql = (
             "SELECT * FROM (SELECT a.job_id, a.attempt, j.name, j.executor, a.owner, "
             "a.started_at, a.finished_at, a.status, a.error FROM jobsched_attempts a "
             f"JOIN jobsched_jobs j ON j.id = a.job_id WHERE {where} "
-            "ORDER BY a.started_at DESC, a.job_id DESC, a.attempt DESC LIMIT %s) newest "
+            "UNION ALL SELECT j.id, j.attempts, j.name, j.executor, j.owner, j.started_at, "
+            "NULL, 'running', NULL FROM jobsched_jobs j "
+            f"WHERE j.status = 'running' AND {running} AND NOT EXISTS (SELECT 1 FROM "
+            "jobsched_attempts a WHERE a.job_id = j.id AND a.attempt = j.attempts) "
+            "ORDER BY started_at DESC, job_id DESC, attempt DESC LIMIT %s) newest "
             "ORDER BY started_at, job_id, attempt"
         )
         rows = await self._run(lambda conn: conn.execute(sql, (*params, max(0, limit))).fetchall())

@@ -78,8 +78,9 @@ _DDL = [
     "WHERE finished_at IS NOT NULL",
     "CREATE UNIQUE INDEX jobsched_jobs_fires ON jobsched_jobs (schedule, fire_time) "
     "WHERE schedule IS NOT NULL",
-    # One row per attempt, written in the claim's and the outcome's own
-    # transactions: what a timeline of the fleet draws.
+    # One row per attempt that ended (written with its outcome) or was taken
+    # over (keeping the member that ran it): what a timeline of the fleet
+    # draws, with the running attempts read from their jobs' rows.
     """CREATE TABLE jobsched_attempts (
         job_id bigint NOT NULL,
         attempt integer NOT NULL,

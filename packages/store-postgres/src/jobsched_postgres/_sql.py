@@ -130,9 +130,10 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
 
 # ── claim ────────────────────────────────────────────────────────────────
 
-# Takes the picked rows: RUNNING under the owner, attempt counted, and an
-# attempt row, in one statement. RETURNING gives no order: the key's is
-# restored by the outer SELECT.
+# Takes the picked rows: RUNNING under the owner, attempt counted, started.
+# A running attempt is its job's row (owner, started_at); its row in
+# jobsched_attempts is written with its outcome (record), or when another
+# member takes it over, so a claim writes one row per job, not two.
 _TAKE = """
 claimed AS (
     UPDATE jobsched_jobs AS t SET status = 'running', queue = NULL, owner = %(owner)s,
@@ -140,12 +141,6 @@ claimed AS (
         cancel_requested = false
     FROM picked WHERE t.id = picked.id AND t.queue = 0
     RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2
-),
-logged AS (
-    INSERT INTO jobsched_attempts (job_id, attempt, owner, started_at, status)
-    SELECT id, attempts, %(owner)s, %(now)s, 'running' FROM claimed
-    ON CONFLICT (job_id, attempt) DO UPDATE SET owner = excluded.owner,
-        started_at = excluded.started_at, finished_at = NULL, status = 'running', error = NULL
 )
 """
 
@@ -219,13 +214,19 @@ def promote(conn: Conn, now: float) -> None:
 def take_over(
     conn: Conn, owner: str, limit: int, names: list[str], dead: list[str], now: float, until: float
 ) -> list[Claimed]:
-    """Attempts whose lease ran out (or whose owner is a dead local process), now ``owner``'s."""
+    """Attempts whose lease ran out (or whose owner is a dead local process),
+    now ``owner``'s; each keeps an attempt row naming the member that ran it."""
     rows = conn.execute(
-        "UPDATE jobsched_jobs SET owner = %s, lease_until = %s WHERE id IN ("
-        "SELECT id FROM jobsched_jobs WHERE status = 'running' AND executor = ANY(%s) "
-        "AND (lease_until < %s OR owner = ANY(%s)) ORDER BY lease_until LIMIT %s "
-        "FOR UPDATE SKIP LOCKED) RETURNING id, attempts, payload, cancel_requested",
-        (owner, until, names, now, dead, limit),
+        "WITH lost AS (SELECT id, attempts, owner, started_at FROM jobsched_jobs "
+        "WHERE status = 'running' AND executor = ANY(%(names)s) "
+        "AND (lease_until < %(now)s OR owner = ANY(%(dead)s)) ORDER BY lease_until "
+        "LIMIT %(limit)s FOR UPDATE SKIP LOCKED), "
+        "kept AS (INSERT INTO jobsched_attempts (job_id, attempt, owner, started_at, status) "
+        "SELECT id, attempts, owner, COALESCE(started_at, %(now)s), 'running' FROM lost "
+        "ON CONFLICT (job_id, attempt) DO NOTHING) "
+        "UPDATE jobsched_jobs AS j SET owner = %(owner)s, lease_until = %(until)s FROM lost "
+        "WHERE j.id = lost.id RETURNING j.id, j.attempts, j.payload, j.cancel_requested",
+        {"owner": owner, "until": until, "names": names, "now": now, "dead": dead, "limit": limit},
     ).fetchall()
     return [
         Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel))
@@ -319,20 +320,21 @@ def candidates(
 # Every outcome of a batch in one statement, each fenced on (owner,
 # attempt): the rows it writes are the outcomes accepted; the rest were
 # refused. A retry waits in queue 1 until its run_at; a terminal outcome ends
-# the row. The same statement closes the accepted attempts' rows and lets
+# the row. The same statement writes the accepted attempts' rows and lets
 # completed upstreams count off their dependents (the free ones queue), so
 # a batch without failures is one round trip, committed on its own.
 #
 # The fence is the owner and the attempt: every write that ends a RUNNING
-# attempt sets owner NULL, and only a claim sets it, so no other status
-# matches. (Saying status = 'running' too made the planner walk the leases
-# index, whose statistics a queue always outruns, and join every running row
-# to every outcome: 3 ms for 64 outcomes instead of 0.5.) The attempts are
-# an upsert, not an UPDATE ... FROM, for the same reason: its conflict check
-# always probes the primary key, where a join chose to scan the whole table.
-# A missing attempt row (its claim's insert never happened) is made, started
-# when it finished, as on SQLite. Dependents are never RUNNING, so the two
-# updates of jobsched_jobs touch different rows.
+# attempt sets owner NULL, and only a claim (or a takeover, of a RUNNING row)
+# sets it, so no other status matches. (Saying status = 'running' too made
+# the planner walk the leases index, whose statistics a queue always
+# outruns, and join every running row to every outcome: 3 ms for 64
+# outcomes instead of 0.5.) An attempt's row
+# is new unless a takeover wrote it (keeping the member that ran it) or a
+# store of schema 2 wrote it at the claim: an upsert, whose conflict check
+# probes the primary key (an UPDATE ... FROM chose to scan the whole table).
+# Dependents are never RUNNING, so the two updates of jobsched_jobs touch
+# different rows.
 _RECORD = """
 WITH o AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[],
@@ -355,12 +357,13 @@ written AS (
             ELSE COALESCE(o.tb, j.last_traceback) END
     FROM o
     WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt
-    RETURNING j.id, o.attempt, o.status, o.finished_at, o.error
+    RETURNING j.id, o.attempt, o.status, o.finished_at, o.error, j.started_at
 ),
 closed AS (
     INSERT INTO jobsched_attempts AS a (job_id, attempt, owner, started_at, finished_at,
         status, error)
-    SELECT id, attempt, %(owner)s, finished_at, finished_at, status, error FROM written
+    SELECT id, attempt, %(owner)s, COALESCE(started_at, finished_at), finished_at, status,
+        error FROM written
     ON CONFLICT (job_id, attempt) DO UPDATE SET finished_at = excluded.finished_at,
         status = excluded.status, error = excluded.error
 ),
