@@ -22,6 +22,7 @@ import jobsched as js
 from jobsched._exceptions import StoreUnavailableError
 from jobsched._store import NewJob, Outcome
 from jobsched_postgres import PostgresStore
+from jobsched_postgres import _schema as pg_schema
 from jobsched_postgres import _sql as pg_sql
 from jobsched_postgres import _store as pg_store
 
@@ -147,7 +148,9 @@ async def test_a_new_database_gets_the_schema_once(url: str) -> None:
     async with anyio.create_task_group() as tg:  # members starting together
         for s in stores:
             tg.start_soon(s.open)
-    assert sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'") == [(1,)]
+    assert sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'") == [
+        (pg_schema.VERSION,)
+    ]
     for s in stores:
         await s.close()
     again = PostgresStore(url, secret=SECRET)
@@ -171,9 +174,10 @@ async def test_an_older_schema_is_migrated_once(url: str, monkeypatch: pytest.Mo
     store = PostgresStore(url, secret=SECRET)
     await store.open()
     await store.close()
-    monkeypatch.setattr(_schema, "VERSION", 2)
+    later = _schema.VERSION + 1
+    monkeypatch.setattr(_schema, "VERSION", later)
     monkeypatch.setattr(
-        _schema, "MIGRATIONS", {2: ["ALTER TABLE jobsched_jobs ADD COLUMN note text"]}
+        _schema, "MIGRATIONS", {later: ["ALTER TABLE jobsched_jobs ADD COLUMN note text"]}
     )
     members = [PostgresStore(url, secret=SECRET) for _ in range(3)]
     async with anyio.create_task_group() as tg:  # starting together: one migrates
@@ -181,12 +185,48 @@ async def test_an_older_schema_is_migrated_once(url: str, monkeypatch: pytest.Mo
             tg.start_soon(member.open)
     for member in members:
         await member.close()
-    assert sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'") == [(2,)]
+    assert sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'") == [(later,)]
     assert sql(
         url,
         "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() "
         "AND table_name = 'jobsched_jobs' AND column_name = 'note'",
     ) == [(1,)]
+
+
+def indexes(url: str) -> set[object]:
+    return {
+        name
+        for (name,) in sql(
+            url, "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+        )
+    }
+
+
+async def test_schema_1_counts_unfinished_jobs_by_queue_after_its_migration(url: str) -> None:
+    store = PostgresStore(url, secret=SECRET)
+    await store.open()
+    await store.close()
+    # Back to schema 1: one index of every unfinished row, none of the blocked.
+    sql(url, "DROP INDEX jobsched_jobs_blocked")
+    sql(
+        url, "CREATE INDEX jobsched_jobs_unfinished ON jobsched_jobs (id) WHERE finished_at IS NULL"
+    )
+    sql(url, "UPDATE jobsched_meta SET value = 1 WHERE key = 'schema'")
+    store = PostgresStore(url, secret=SECRET)
+    await store.open()
+    assert "jobsched_jobs_blocked" in indexes(url)
+    assert "jobsched_jobs_unfinished" not in indexes(url)
+    assert sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'") == [(2,)]
+    # Ready, delayed, blocked and running all count; finished ones do not.
+    await store.add(
+        [new(1), new(2, run_at=NOW + 100), new(3, depends_on=(1,)), new(4), new(5)], NOW
+    )
+    claims = await store.claim("m", 2, ALL, NOW, 30)
+    assert [c.id for c in claims] == [1, 4]
+    assert await store.unfinished() == 5
+    await store.record("m", [done(4, claims[1].attempt)])
+    assert await store.unfinished() == 4
+    await store.close()
 
 
 async def test_a_connection_the_server_dropped_is_replaced(

@@ -330,8 +330,8 @@ def candidates(
 # the planner walk the leases index, whose statistics a queue always
 # outruns, and join every running row to every outcome: 3 ms for 64
 # outcomes instead of 0.5.) An attempt's row
-# is new unless a takeover wrote it (keeping the member that ran it) or a
-# store of schema 2 wrote it at the claim: an upsert, whose conflict check
+# is new unless a takeover wrote it (keeping the member that ran it) or an
+# earlier jobsched wrote it at the claim: an upsert, whose conflict check
 # probes the primary key (an UPDATE ... FROM chose to scan the whole table).
 # Dependents are never RUNNING, so the two updates of jobsched_jobs touch
 # different rows.
