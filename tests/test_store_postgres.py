@@ -202,12 +202,20 @@ def indexes(url: str) -> set[object]:
     }
 
 
-async def test_schema_1_counts_unfinished_jobs_by_queue_after_its_migration(url: str) -> None:
+async def test_schema_1_gets_schema_2s_indexes_and_counts_unfinished_jobs_by_queue(
+    url: str,
+) -> None:
     store = PostgresStore(url, secret=SECRET)
     await store.open()
     await store.close()
     # Back to schema 1: one index of every unfinished row, none of the blocked.
     sql(url, "DROP INDEX jobsched_jobs_blocked")
+    sql(url, "DROP INDEX jobsched_jobs_finished")
+    sql(
+        url,
+        "CREATE INDEX jobsched_jobs_finished ON jobsched_jobs (finished_at) "
+        "WHERE finished_at IS NOT NULL",
+    )
     sql(
         url, "CREATE INDEX jobsched_jobs_unfinished ON jobsched_jobs (id) WHERE finished_at IS NULL"
     )
@@ -216,6 +224,10 @@ async def test_schema_1_counts_unfinished_jobs_by_queue_after_its_migration(url:
     await store.open()
     assert "jobsched_jobs_blocked" in indexes(url)
     assert "jobsched_jobs_unfinished" not in indexes(url)
+    finished = sql(
+        url, "SELECT indexdef FROM pg_indexes WHERE indexname = 'jobsched_jobs_finished'"
+    )
+    assert "(finished_at, id)" in str(finished)
     assert sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'") == [(2,)]
     # Ready, delayed, blocked and running all count; finished ones do not.
     await store.add(
@@ -344,6 +356,36 @@ async def test_members_racing_never_claim_one_job_twice(url: str) -> None:
     every = [i for ids in claimed.values() for i in ids]
     assert sorted(every) == list(range(1, 601))  # each exactly once
     assert sum(1 for ids in claimed.values() if ids) > 1  # and shared
+
+
+async def test_prune_reads_the_finished_index_and_primary_keys_at_100k_rows(
+    store: PostgresStore, url: str
+) -> None:
+    """The plan at scale: the oldest finished rows from their index, each
+    DELETE by primary key; never a scan or a sort of a table."""
+    sql(
+        url,
+        "INSERT INTO jobsched_jobs (id, name, executor, status, k0, k1, k2, run_at, "
+        "submitted_at, finished_at, payload) SELECT i, 'j', 'async', 'completed', 0, 0, 0, "
+        "0, 0, i, '\\x00' FROM generate_series(1, 100000) i",
+    )
+    sql(
+        url,
+        "INSERT INTO jobsched_attempts (job_id, attempt, owner, started_at, finished_at, "
+        "status) SELECT i, 1, 'm', i, i, 'completed' FROM generate_series(1, 100000) i",
+    )
+    sql(url, "ANALYZE")
+    params = {"batch": 1000, "keep": 10_000}
+    with psycopg.connect(url) as conn:  # a transaction, rolled back: the plan only
+        plan = "\n".join(
+            r[0] for r in conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + pg_sql.PRUNE, params)
+        )
+        conn.rollback()
+    assert "jobsched_jobs_finished" in plan, plan
+    assert "Seq Scan" not in plan and "Sort" not in plan, plan
+    assert await store.prune(10_000) == 90_000
+    assert sql(url, "SELECT min(id), count(*) FROM jobsched_jobs") == [(90_001, 10_000)]
+    assert sql(url, "SELECT min(job_id), count(*) FROM jobsched_attempts") == [(90_001, 10_000)]
 
 
 async def test_the_claim_reads_the_ready_index_at_100k_rows(store: PostgresStore, url: str) -> None:

@@ -124,7 +124,7 @@ class Submission(Outcomes):
         # (aging reads it), not this process's monotonic clock.
         job.submitted_at = wall
         try:
-            key = tuple(float(k) for k in self._strategy.key(job))
+            key = tuple(map(float, self._strategy.key(job)))
         except Exception as exc:
             job._jobsched_id = job.seq = 0
             raise TypeError(

@@ -37,6 +37,11 @@ _SCHEMA_LOCK = 0x6A6F627363686564  # "jobsched"
 _BLOCKED_INDEX = (
     "CREATE INDEX IF NOT EXISTS jobsched_jobs_blocked ON jobsched_jobs (id) WHERE queue = 2"
 )
+# Finished rows oldest first, in prune's order.
+_FINISHED_INDEX = (
+    "CREATE INDEX IF NOT EXISTS jobsched_jobs_finished ON jobsched_jobs (finished_at, id) "
+    "WHERE finished_at IS NOT NULL"
+)
 _DDL = [
     "CREATE TABLE jobsched_meta (key text PRIMARY KEY, value bigint NOT NULL)",
     """CREATE TABLE jobsched_jobs (
@@ -79,8 +84,7 @@ _DDL = [
     "CREATE INDEX jobsched_jobs_waiting ON jobsched_jobs (run_at) WHERE queue = 1",
     "CREATE INDEX jobsched_jobs_leases ON jobsched_jobs (lease_until) WHERE status = 'running'",
     _BLOCKED_INDEX,
-    "CREATE INDEX jobsched_jobs_finished ON jobsched_jobs (finished_at) "
-    "WHERE finished_at IS NOT NULL",
+    _FINISHED_INDEX,
     "CREATE UNIQUE INDEX jobsched_jobs_fires ON jobsched_jobs (schedule, fire_time) "
     "WHERE schedule IS NOT NULL",
     # One row per attempt that ended (written with its outcome) or was taken
@@ -131,7 +135,14 @@ _DDL = [
 MIGRATIONS: dict[int, list[str]] = {
     # Unfinished jobs are counted queue by queue (PostgresStore.unfinished):
     # an index of every unfinished row took an entry at each claim.
-    2: ["DROP INDEX IF EXISTS jobsched_jobs_unfinished", _BLOCKED_INDEX],
+    # And prune reads the oldest finished rows in (finished_at, id) order
+    # from an index, where it sorted every finished row (20 ms at 20k rows).
+    2: [
+        "DROP INDEX IF EXISTS jobsched_jobs_unfinished",
+        _BLOCKED_INDEX,
+        "DROP INDEX IF EXISTS jobsched_jobs_finished",
+        _FINISHED_INDEX,
+    ],
 }
 
 

@@ -406,16 +406,7 @@ class PostgresStore(Reads):
 
     async def prune(self, keep: int) -> int:
         def prune(conn: _sql.Conn) -> int:
-            gone = conn.execute(
-                "WITH old AS (SELECT id FROM jobsched_jobs WHERE finished_at IS NOT NULL "
-                "ORDER BY finished_at DESC, id DESC LIMIT %s OFFSET %s), "
-                "jobs AS (DELETE FROM jobsched_jobs j USING old WHERE j.id = old.id "
-                "RETURNING j.id), "
-                "attempts AS (DELETE FROM jobsched_attempts a USING jobs "
-                "WHERE a.job_id = jobs.id) "
-                "SELECT COUNT(*) FROM jobs",
-                (PRUNE_BATCH, keep),
-            ).fetchone()
+            gone = conn.execute(_sql.PRUNE, {"batch": PRUNE_BATCH, "keep": keep}).fetchone()
             return int(gone[0]) if gone is not None else 0
 
         total = 0
