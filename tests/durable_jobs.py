@@ -164,3 +164,15 @@ class Stubborn(js.BlockingJob):
         time.sleep(self.seconds)
         log_line(self.log, f"end {self.job_id} {self.attempts}")
         return "done"
+
+
+#: Set by a test (in its event loop) before it submits a Gated job.
+GATE: anyio.Event | None = None
+
+
+class Gated(js.AsyncJob):
+    """Waits for :data:`GATE`."""
+
+    async def run(self) -> None:
+        assert GATE is not None
+        await GATE.wait()

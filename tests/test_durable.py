@@ -17,10 +17,12 @@ import time
 from pathlib import Path
 
 import anyio
+import durable_jobs
 import pytest
-from durable_jobs import Fails, Note, StallFirst, runs
+from durable_jobs import Fails, Gated, Note, StallFirst, runs
 
 import jobsched as js
+from jobsched import _stored, _storelink
 
 pytestmark = pytest.mark.anyio
 
@@ -141,6 +143,40 @@ async def test_enqueue_returns_once_committed(db: str, tmp_path: Path) -> None:
         stored = await other.fetch(int(job_id.split("-")[1]))
         await other.close()
     assert stored is not None and stored.status is S.PENDING
+
+
+async def test_join_sees_a_commit_that_lands_while_it_counts(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last outcome commits while join() asks the store how many jobs are
+    left: join returns then, not a poll interval later (here, never)."""
+    monkeypatch.setattr(_storelink, "POLL_INTERVAL", 3600.0)
+    monkeypatch.setattr(_stored, "POLL_INTERVAL", 3600.0)
+    durable_jobs.GATE = anyio.Event()
+    ended = anyio.Event()
+    async with js.JobScheduler(store=db) as s:
+        s.add_listener(lambda job, old, new: new.is_terminal and ended.set())
+        s.submit(Gated("gated"))
+        await s.flush()
+        link = s._link
+        assert link is not None
+        count = link.store.unfinished
+        counts = 0
+
+        async def unfinished_while_the_job_ends() -> int:
+            nonlocal counts
+            counts += 1
+            left = await count()
+            if counts == 1:  # stale by the time it returns: the job ends, and commits
+                durable_jobs.GATE.set()
+                await ended.wait()
+                await s.flush()
+            return left
+
+        monkeypatch.setattr(link.store, "unfinished", unfinished_while_the_job_ends)
+        with anyio.fail_after(20):
+            await s.join()
+    assert counts == 2
 
 
 def _lines(log: str) -> list[str]:

@@ -303,16 +303,20 @@ class Stored(Dispatch):
         # jobs other members submitted or ran, which this view does not see.
         asked = -math.inf
         try:
-            await link.flush()
             while True:
+                # Taken before the count: a commit that lands while the count
+                # is on its way is not missed (waiting for the commit after
+                # it would sleep a poll interval for nothing).
+                progress = link.next_progress()
                 now = time.monotonic()
                 if self._unfinished <= 0 or now - asked >= POLL_INTERVAL:
+                    await link.flush()  # this process's outcomes, counted too
                     asked = now
                     if not await link.store.unfinished():
                         return
                 if self._stopping:
                     raise stopping
-                await link.progress()
+                await link.progress(progress)
         except StoreUnavailableError:
             if not self._stopping:
                 raise

@@ -192,10 +192,14 @@ class StoreLink:
         if self._error is not None:
             raise self._error
 
-    async def progress(self) -> None:
-        """Wait for this member's next commit, or a poll interval (others' work)."""
+    def next_progress(self) -> anyio.Event:
+        """The event this member's next commit sets."""
+        return self._progress
+
+    async def progress(self, event: anyio.Event) -> None:
+        """Wait for ``event`` (see :meth:`next_progress`), or a poll interval (others' work)."""
         with anyio.move_on_after(POLL_INTERVAL):
-            await self._progress.wait()
+            await event.wait()
 
     def close(self) -> None:
         """Let the tasks end: the committer once it has written everything."""
