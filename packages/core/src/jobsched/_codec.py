@@ -45,10 +45,18 @@ def secret_from(secret: str | bytes | None) -> bytes | None:
 class Codec:
     """Dumps and loads signed payloads under one secret (or none)."""
 
-    __slots__ = ("_secret",)
+    __slots__ = ("_mac", "_secret")
 
     def __init__(self, secret: bytes | None) -> None:
         self._secret = secret
+        # Keyed once: a copy per payload skips re-keying (a third of the cost).
+        self._mac = hmac.new(secret, digestmod=hashlib.sha256) if secret is not None else None
+
+    def _sign(self, data: bytes) -> bytes:
+        assert self._mac is not None
+        mac = self._mac.copy()
+        mac.update(data)
+        return mac.digest()
 
     @property
     def signed(self) -> bool:
@@ -78,7 +86,7 @@ class Codec:
             ) from exc
         if self._secret is None:
             return _PLAIN + data
-        return _SIGNED + hmac.new(self._secret, data, hashlib.sha256).digest() + data
+        return _SIGNED + self._sign(data) + data
 
     def loads(self, blob: bytes) -> Any:
         """Verify and unpickle a payload.
@@ -94,7 +102,7 @@ class Codec:
                     "pass secret=... or set JOBSCHED_SECRET"
                 )
             mac, data = blob[1 : 1 + _MAC_SIZE], blob[1 + _MAC_SIZE :]
-            expected = hmac.new(self._secret, data, hashlib.sha256).digest()
+            expected = self._sign(data)
             if not hmac.compare_digest(mac, expected):
                 raise BadSignature(
                     "the payload's signature does not verify: it was written with "
