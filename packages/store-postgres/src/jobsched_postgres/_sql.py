@@ -343,7 +343,8 @@ def candidates(
 # earlier jobsched wrote it at the claim: an upsert, whose conflict check
 # probes the primary key (an UPDATE ... FROM chose to scan the whole table).
 # Dependents are never RUNNING, so the two updates of jobsched_jobs touch
-# different rows.
+# different rows. The completed ids go to the dependency index as one array
+# (one scan), not joined (a probe each: three times as long).
 _RECORD = """
 WITH o AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[],
@@ -377,8 +378,8 @@ closed AS (
         status = excluded.status, error = excluded.error
 ),
 gone AS (
-    DELETE FROM jobsched_deps WHERE upstream IN (
-        SELECT id FROM written WHERE status = 'completed')
+    DELETE FROM jobsched_deps WHERE upstream = ANY(ARRAY(
+        SELECT id FROM written WHERE status = 'completed'))
     RETURNING downstream
 ),
 met AS (SELECT downstream, COUNT(*) AS n FROM gone GROUP BY downstream),
