@@ -25,6 +25,7 @@ from jobsched_postgres import PostgresStore
 from jobsched_postgres import _schema as pg_schema
 from jobsched_postgres import _sql as pg_sql
 from jobsched_postgres import _store as pg_store
+from jobsched_postgres._reads import attempts_query
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
@@ -207,8 +208,17 @@ async def test_schema_1_gets_schema_2s_indexes_and_counts_unfinished_jobs_by_que
 ) -> None:
     store = PostgresStore(url, secret=SECRET)
     await store.open()
+    await store.add([new(10)], NOW)
+    await store.claim("old-member", 1, ALL, NOW, 30)
     await store.close()
-    # Back to schema 1: one index of every unfinished row, none of the blocked.
+    # Back to schema 1: one index of every unfinished row, none of the blocked,
+    # no ran_by, and a running attempt's row written at its claim.
+    sql(url, "ALTER TABLE jobsched_jobs DROP COLUMN ran_by")
+    sql(
+        url,
+        "INSERT INTO jobsched_attempts (job_id, attempt, owner, started_at, status) "
+        f"VALUES (10, 1, 'old-member', {NOW}, 'running')",
+    )
     sql(url, "DROP INDEX jobsched_jobs_blocked")
     sql(url, "DROP INDEX jobsched_jobs_finished")
     sql(
@@ -229,6 +239,16 @@ async def test_schema_1_gets_schema_2s_indexes_and_counts_unfinished_jobs_by_que
     )
     assert "(finished_at, id)" in str(finished)
     assert sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'") == [(2,)]
+
+    # The running attempt is its job's row now, once, with its member.
+    def history() -> list[tuple[int, str | None, js.JobStatus]]:
+        return [(a.attempt, a.owner, a.status) for a in attempts]
+
+    attempts = await store.attempts(job_id=10)
+    assert history() == [(1, "old-member", js.JobStatus.RUNNING)]
+    assert (await store.record("old-member", [done(10)])).refused == []
+    attempts = await store.attempts(job_id=10)
+    assert history() == [(1, "old-member", js.JobStatus.COMPLETED)]
     # Ready, delayed, blocked and running all count; finished ones do not.
     await store.add(
         [new(1), new(2, run_at=NOW + 100), new(3, depends_on=(1,)), new(4), new(5)], NOW
@@ -386,6 +406,39 @@ async def test_prune_reads_the_finished_index_and_primary_keys_at_100k_rows(
     assert await store.prune(10_000) == 90_000
     assert sql(url, "SELECT min(id), count(*) FROM jobsched_jobs") == [(90_001, 10_000)]
     assert sql(url, "SELECT min(job_id), count(*) FROM jobsched_attempts") == [(90_001, 10_000)]
+
+
+async def test_the_recent_attempts_come_from_indexes_at_100k_rows(
+    store: PostgresStore, url: str
+) -> None:
+    """A timeline's read (attempts since a moment) at scale: completed jobs
+    stand for their attempts, found through the finished index; no table is
+    scanned whole."""
+    sql(
+        url,
+        "INSERT INTO jobsched_jobs (id, name, executor, status, k0, k1, k2, run_at, "
+        "submitted_at, started_at, finished_at, attempts, ran_by, payload) SELECT i, 'j', "
+        "'async', 'completed', 0, 0, 0, 0, 0, i - 0.5, i, 2, 'm', '\\x00' "
+        "FROM generate_series(1, 100000) i",
+    )
+    sql(  # each job's first attempt failed and was retried: a row each
+        url,
+        "INSERT INTO jobsched_attempts (job_id, attempt, owner, started_at, finished_at, "
+        "status) SELECT i, 1, 'first', i - 1, i - 0.75, 'retry_wait' "
+        "FROM generate_series(1, 100000) i",
+    )
+    sql(url, "ANALYZE")
+    query, params = attempts_query(since=99_999.0, job_id=None, limit=1000)
+    with psycopg.connect(url) as conn:
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN (COSTS OFF) " + query, params))
+    assert "jobsched_jobs_finished" in plan, plan
+    assert "Seq Scan" not in plan, plan
+    recent = await store.attempts(since=99_999.0)
+    assert [(a.job_id, a.attempt, a.status, a.owner) for a in recent] == [
+        (99_999, 2, js.JobStatus.COMPLETED, "m"),
+        (100_000, 1, js.JobStatus.RETRY_WAIT, "first"),
+        (100_000, 2, js.JobStatus.COMPLETED, "m"),
+    ]
 
 
 async def test_the_claim_reads_the_ready_index_at_100k_rows(store: PostgresStore, url: str) -> None:

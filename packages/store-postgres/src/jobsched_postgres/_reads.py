@@ -84,30 +84,8 @@ class Reads(JobStore):
     async def attempts(
         self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
     ) -> list[Attempt]:
-        params: list[Any] = []
-        if job_id is not None:
-            where, running = "a.job_id = %s", "j.id = %s"
-            params += (job_id, job_id)
-        elif since is not None:
-            where, running = "(a.finished_at IS NULL OR a.finished_at >= %s)", "TRUE"
-            params.append(since)
-        else:
-            where = running = "TRUE"
-        # A running attempt has no row of its own until it ends or is taken
-        # over (see _sql._TAKE): its job's row stands for it. The newest
-        # `limit` (by start), returned oldest first.
-        sql = (
-            "SELECT * FROM (SELECT a.job_id, a.attempt, j.name, j.executor, a.owner, "
-            "a.started_at, a.finished_at, a.status, a.error FROM jobsched_attempts a "
-            f"JOIN jobsched_jobs j ON j.id = a.job_id WHERE {where} "
-            "UNION ALL SELECT j.id, j.attempts, j.name, j.executor, j.owner, j.started_at, "
-            "NULL, 'running', NULL FROM jobsched_jobs j "
-            f"WHERE j.status = 'running' AND {running} AND NOT EXISTS (SELECT 1 FROM "
-            "jobsched_attempts a WHERE a.job_id = j.id AND a.attempt = j.attempts) "
-            "ORDER BY started_at DESC, job_id DESC, attempt DESC LIMIT %s) newest "
-            "ORDER BY started_at, job_id, attempt"
-        )
-        rows = await self._run(lambda conn: conn.execute(sql, (*params, max(0, limit))).fetchall())
+        sql, params = attempts_query(since, job_id, limit)
+        rows = await self._run(lambda conn: conn.execute(sql, params).fetchall())
         return [
             Attempt(
                 job_id=r[0],
@@ -145,3 +123,33 @@ class Reads(JobStore):
             return sorted(i for (i,) in rows)
 
         return await self._run(retry)
+
+
+def attempts_query(since: float | None, job_id: int | None, limit: int) -> tuple[str, list[Any]]:
+    """The SQL and parameters of :meth:`Reads.attempts`."""
+    params: list[Any] = []
+    if job_id is not None:
+        where, last = "a.job_id = %s", "j.id = %s"
+        params += (job_id, job_id)
+    elif since is not None:
+        where = "(a.finished_at IS NULL OR a.finished_at >= %s)"
+        last = "(j.status = 'running' OR j.finished_at >= %s)"
+        params += (since, since)
+    else:
+        where = last = "TRUE"
+    # A running attempt, and a job's completed last one, have no row of
+    # their own (see _sql._TAKE and _RECORD): the job's row stands for
+    # them. The newest `limit` (by start), returned oldest first.
+    sql = (
+        "SELECT * FROM (SELECT a.job_id, a.attempt, j.name, j.executor, a.owner, "
+        "a.started_at, a.finished_at, a.status, a.error FROM jobsched_attempts a "
+        f"JOIN jobsched_jobs j ON j.id = a.job_id WHERE {where} "
+        "UNION ALL SELECT j.id, j.attempts, j.name, j.executor, j.ran_by, j.started_at, "
+        "j.finished_at, j.status, NULL FROM jobsched_jobs j "
+        f"WHERE j.status IN ('running', 'completed') AND j.attempts > 0 AND {last} "
+        "AND NOT EXISTS (SELECT 1 FROM jobsched_attempts a WHERE a.job_id = j.id "
+        "AND a.attempt = j.attempts) "
+        "ORDER BY started_at DESC, job_id DESC, attempt DESC LIMIT %s) newest "
+        "ORDER BY started_at, job_id, attempt"
+    )
+    return sql, [*params, max(0, limit)]

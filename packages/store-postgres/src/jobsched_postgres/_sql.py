@@ -140,14 +140,13 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
 # ── claim ────────────────────────────────────────────────────────────────
 
 # Takes the picked rows: RUNNING under the owner, attempt counted, started.
-# A running attempt is its job's row (owner, started_at); its row in
-# jobsched_attempts is written with its outcome (record), or when another
-# member takes it over, so a claim writes one row per job, not two.
+# A running attempt is its job's row (ran_by, started_at); a row in
+# jobsched_attempts is written when it ends, unless it completed (record).
 _TAKE = """
 claimed AS (
     UPDATE jobsched_jobs AS t SET status = 'running', queue = NULL, owner = %(owner)s,
-        lease_until = %(until)s, attempts = t.attempts + 1, started_at = %(now)s,
-        cancel_requested = false
+        ran_by = %(owner)s, lease_until = %(until)s, attempts = t.attempts + 1,
+        started_at = %(now)s, cancel_requested = false
     FROM picked WHERE t.id = picked.id AND t.queue = 0
     RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2
 )
@@ -224,18 +223,13 @@ def take_over(
     conn: Conn, owner: str, limit: int, names: list[str], dead: list[str], now: float, until: float
 ) -> list[Claimed]:
     """Attempts whose lease ran out (or whose owner is a dead local process),
-    now ``owner``'s; each keeps an attempt row naming the member that ran it."""
+    now ``owner``'s (ran_by still names the member that ran them)."""
     rows = conn.execute(
-        "WITH lost AS (SELECT id, attempts, owner, started_at FROM jobsched_jobs "
-        "WHERE status = 'running' AND executor = ANY(%(names)s) "
-        "AND (lease_until < %(now)s OR owner = ANY(%(dead)s)) ORDER BY lease_until "
-        "LIMIT %(limit)s FOR UPDATE SKIP LOCKED), "
-        "kept AS (INSERT INTO jobsched_attempts (job_id, attempt, owner, started_at, status) "
-        "SELECT id, attempts, owner, COALESCE(started_at, %(now)s), 'running' FROM lost "
-        "ON CONFLICT (job_id, attempt) DO NOTHING) "
-        "UPDATE jobsched_jobs AS j SET owner = %(owner)s, lease_until = %(until)s FROM lost "
-        "WHERE j.id = lost.id RETURNING j.id, j.attempts, j.payload, j.cancel_requested",
-        {"owner": owner, "until": until, "names": names, "now": now, "dead": dead, "limit": limit},
+        "UPDATE jobsched_jobs SET owner = %s, lease_until = %s WHERE id IN ("
+        "SELECT id FROM jobsched_jobs WHERE status = 'running' AND executor = ANY(%s) "
+        "AND (lease_until < %s OR owner = ANY(%s)) ORDER BY lease_until LIMIT %s "
+        "FOR UPDATE SKIP LOCKED) RETURNING id, attempts, payload, cancel_requested",
+        (owner, until, names, now, dead, limit),
     ).fetchall()
     return [
         Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel))
@@ -329,7 +323,8 @@ def candidates(
 # Every outcome of a batch in one statement, each fenced on (owner,
 # attempt): the rows it writes are the outcomes accepted; the rest were
 # refused. A retry waits in queue 1 until its run_at; a terminal outcome ends
-# the row. The same statement writes the accepted attempts' rows and lets
+# the row. The same statement writes the rows of the accepted attempts that
+# did not complete (a completed one is its job's row) and lets
 # completed upstreams count off their dependents (the free ones queue), so
 # a batch without failures is one round trip, committed on its own.
 #
@@ -338,10 +333,9 @@ def candidates(
 # sets it, so no other status matches. (Saying status = 'running' too made
 # the planner walk the leases index, whose statistics a queue always
 # outruns, and join every running row to every outcome: 3 ms for 64
-# outcomes instead of 0.5.) An attempt's row
-# is new unless a takeover wrote it (keeping the member that ran it) or an
-# earlier jobsched wrote it at the claim: an upsert, whose conflict check
-# probes the primary key (an UPDATE ... FROM chose to scan the whole table).
+# outcomes instead of 0.5.) An attempt's row is new (the upsert only
+# guards against writing one twice; its conflict check probes the primary
+# key, where an UPDATE ... FROM chose to scan the whole table).
 # Dependents are never RUNNING, so the two updates of jobsched_jobs touch
 # different rows. The completed ids go to the dependency index as one array
 # (one scan), not joined (a probe each: three times as long).
@@ -367,13 +361,13 @@ written AS (
             ELSE COALESCE(o.tb, j.last_traceback) END
     FROM o
     WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt
-    RETURNING j.id, o.attempt, o.status, o.finished_at, o.error, j.started_at
+    RETURNING j.id, o.attempt, o.status, o.finished_at, o.error, j.started_at, j.ran_by
 ),
 closed AS (
     INSERT INTO jobsched_attempts AS a (job_id, attempt, owner, started_at, finished_at,
         status, error)
-    SELECT id, attempt, %(owner)s, COALESCE(started_at, finished_at), finished_at, status,
-        error FROM written
+    SELECT id, attempt, COALESCE(ran_by, %(owner)s), COALESCE(started_at, finished_at),
+        finished_at, status, error FROM written WHERE status <> 'completed'
     ON CONFLICT (job_id, attempt) DO UPDATE SET finished_at = excluded.finished_at,
         status = excluded.status, error = excluded.error
 ),
