@@ -303,6 +303,7 @@ class Stored(Dispatch):
         # jobs other members submitted or ran, which this view does not see.
         asked = -math.inf
         try:
+            await link.flush()
             while True:
                 # Taken before the count: a commit that lands while the count
                 # is on its way is not missed (waiting for the commit after
@@ -310,7 +311,6 @@ class Stored(Dispatch):
                 progress = link.next_progress()
                 now = time.monotonic()
                 if self._unfinished <= 0 or now - asked >= POLL_INTERVAL:
-                    await link.flush()  # this process's outcomes, counted too
                     asked = now
                     if not await link.store.unfinished():
                         return
