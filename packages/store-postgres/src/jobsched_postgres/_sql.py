@@ -152,6 +152,12 @@ claimed AS (
 )
 """
 
+# Due waiting jobs to the ready queue: alone (promote) or in the claim.
+_PROMOTE = (
+    "UPDATE jobsched_jobs SET queue = 0 WHERE id IN (SELECT id FROM jobsched_jobs "
+    "WHERE queue = 1 AND run_at <= %(now)s FOR UPDATE SKIP LOCKED)"
+)
+
 # The claim: per executor this member has, its best ready rows (the ready
 # index serves each executor's order), at most its room; of those the best
 # `limit`. SKIP LOCKED: rows another member is claiming right now are not
@@ -164,11 +170,9 @@ claimed AS (
 # more (claim_by_key).
 CLAIM = (
     """
-WITH promoted AS (
-    UPDATE jobsched_jobs SET queue = 0 WHERE id IN (SELECT id FROM jobsched_jobs
-        WHERE queue = 1 AND run_at <= %(now)s FOR UPDATE SKIP LOCKED)
-    RETURNING 1
-),
+WITH promoted AS ("""
+    + _PROMOTE
+    + """ RETURNING 1),
 picked AS (
     SELECT j.id FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room)
     CROSS JOIN LATERAL (
@@ -212,11 +216,7 @@ TAKE_IDS = (
 
 def promote(conn: Conn, now: float) -> None:
     """Due waiting jobs join the ready queue, so a claim orders them by key."""
-    conn.execute(
-        "UPDATE jobsched_jobs SET queue = 0 WHERE id IN (SELECT id FROM jobsched_jobs "
-        "WHERE queue = 1 AND run_at <= %s FOR UPDATE SKIP LOCKED)",
-        (now,),
-    )
+    conn.execute(_PROMOTE, {"now": now})
 
 
 def take_over(
