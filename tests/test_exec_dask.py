@@ -410,12 +410,16 @@ async def test_worker_killed_mid_task_fails_the_attempt_and_the_retry_runs(
     """A worker process that dies mid-task fails the attempt (KilledWorker); the retry runs."""
     executor = DaskExecutor(n_workers=1, threads_per_worker=1, processes=True)
     async with js.JobScheduler(executors={"dask": executor}) as s:
+        # One at a time: a worker's death fails every task Dask had sent it,
+        # and the single worker may hold the second job queued behind the first.
         once = s.submit(
             js.FunctionJob(
                 dies_once, (str(tmp_path / "a"),), executor="dask",
                 retry=js.RetryPolicy(max_retries=1, base_delay=0.01),
             )
         )  # fmt: skip
+        with anyio.fail_after(2 * WATCHDOG):
+            await s.join()
         never = s.submit(
             js.FunctionJob(
                 dies_once, (str(tmp_path / "b"),), executor="dask",
