@@ -8,6 +8,7 @@ scheduler.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 import jobsched as js
 from jobsched._exceptions import StoreUnavailableError
 from jobsched._store import NewJob, Outcome
-from jobsched_sqlite import SQLiteStore
+from jobsched_sqlite import SQLiteStore, _schema
 
 pytestmark = pytest.mark.anyio
 
@@ -81,7 +82,9 @@ async def test_a_new_file_gets_the_schema_in_wal_mode(tmp_path: Path) -> None:
     await store.close()
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("SELECT value FROM jobsched_meta WHERE key='schema'").fetchone() == (1,)
+    assert conn.execute("SELECT value FROM jobsched_meta WHERE key='schema'").fetchone() == (
+        _schema.VERSION,
+    )
     conn.close()
     again = SQLiteStore(url_for(path))  # reopening an existing store works
     await again.open()
@@ -135,6 +138,72 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StoreUnavailableError, match="schema version 99.*newer"):
         await SQLiteStore(url_for(path)).open()
+
+
+def back_to_schema_1(path: Path) -> None:
+    """Make the file at ``path`` look as schema 1 left it: indexes of the
+    running and the unfinished rows, no ran_by, running attempts' rows."""
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        INSERT INTO attempts (job_id, attempt, owner, started_at, status)
+            SELECT id, attempts, ran_by, started_at, 'running' FROM jobs WHERE status = 'running';
+        ALTER TABLE jobs DROP COLUMN ran_by;
+        CREATE INDEX jobs_leases ON jobs (lease_until) WHERE status = 'running';
+        CREATE INDEX jobs_unfinished ON jobs (id) WHERE finished_at IS NULL;
+        UPDATE jobsched_meta SET value = 1 WHERE key = 'schema';
+        """
+    )
+    conn.close()
+
+
+async def test_a_schema_1_file_is_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.db"
+    store = SQLiteStore(url_for(path))
+    await store.open()
+    await store.add([new(1), new(2), new(3)], NOW)
+    await store.claim("old-member", 2, {"async": 99}, NOW, 30)
+    await store.record("old-member", [Outcome(1, 1, FAILED, NOW + 1, error="E: no")])
+    await store.close()
+    back_to_schema_1(path)
+    store = SQLiteStore(url_for(path))
+    await store.open()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (2,)
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert not names & {"jobs_leases", "jobs_unfinished"}
+    # The running attempt is its job's row now, its member kept.
+    assert conn.execute("SELECT job_id FROM attempts").fetchall() == [(1,)]
+    conn.close()
+    (running,) = await store.attempts(job_id=2)
+    assert (running.owner, running.status, running.started_at) == ("old-member", RUNNING, NOW)
+    assert [a.status for a in await store.attempts(job_id=1)] == [FAILED]
+    assert await store.unfinished() == 2
+    await store.record("old-member", [done(2)])  # the migrated attempt still ends
+    assert [(a.owner, a.status) for a in await store.attempts(job_id=2)] == [
+        ("old-member", js.JobStatus.COMPLETED)
+    ]
+    await store.close()
+
+
+async def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.db"
+    store = SQLiteStore(url_for(path))
+    await store.open()
+    await store.add([new(1)], NOW)
+    await store.close()
+    back_to_schema_1(path)
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE jobs ADD COLUMN ran_by TEXT")  # as a damaged file might
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreUnavailableError, match="cannot migrate.*schema version 2.*ran_by"):
+        await SQLiteStore(url_for(path)).open()
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (1,)
+    assert conn.execute("SELECT id, status FROM jobs").fetchall() == [(1, "pending")]
+    assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'jobs_leases'").fetchone()
+    conn.close()
 
 
 async def test_a_closed_store_says_to_open_it(tmp_path: Path) -> None:
@@ -282,6 +351,48 @@ async def test_the_first_fair_share_claim_indexes_tenants(store: SQLiteStore) ->
             assert "USING INDEX jobs_ready_tenants" in plan and "TEMP B-TREE" not in plan, plan
     finally:
         conn.close()
+
+
+async def test_the_hot_path_reads_no_table_in_full(store: SQLiteStore) -> None:
+    """Claims, outcomes, heartbeats, the unfinished count and the recent
+    attempts each read an index, never every row: planned on a file with a
+    long history of completed jobs."""
+    await store.add([new(i) for i in range(1, 2001)], NOW)
+    await store.claim("m", 2000, {"async": 2000}, NOW, 30)
+    await store.record("m", [done(i) for i in range(1, 1999)])  # 1999 and 2000 still run
+    await store.add([new(i) for i in range(2001, 2011)], NOW)
+    conn = store._conn
+    assert conn is not None
+    conn.execute("ANALYZE")  # as a long-lived file would have it
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        await store.claim("m", 2, {"async": 9}, NOW + 40, 30)  # 1999, 2000 lost: taken over
+        await store.claim("m", 2, {"async": 9}, NOW + 40, 30)
+        await store.record("m", [done(2001, status=FAILED)])
+        await store.extend("m", [1999, 2000, 2002], NOW + 80)
+        await store.unfinished()
+        await store.attempts(since=NOW)
+        await store.attempts(job_id=5)
+    finally:
+        conn.set_trace_callback(None)
+    reader = sqlite3.connect(store.path)
+    try:
+        planned = 0
+        for sql in statements:
+            if (
+                not sql.lstrip()
+                .upper()
+                .startswith(("SELECT", "UPDATE", "DELETE", "WITH", "INSERT"))
+            ):
+                continue
+            plan = " | ".join(r[3] for r in reader.execute(f"EXPLAIN QUERY PLAN {sql}"))
+            planned += 1
+            # "SCAN jobs USING INDEX ..." reads an index in order; "SCAN jobs" alone, every row.
+            assert not re.search(r"SCAN (jobs|j|attempts|a)\b(?! USING)", plan), (sql, plan)
+        assert planned >= 8
+    finally:
+        reader.close()
 
 
 # ── outcomes, fencing, leases ────────────────────────────────────────────
@@ -607,17 +718,26 @@ async def test_a_worker_lost_takeover_closes_the_lost_attempt(store: SQLiteStore
     ]
 
 
-async def test_an_outcome_whose_attempt_row_is_missing_makes_one(store: SQLiteStore) -> None:
-    await store.add([new(1)], NOW)
-    await store.claim("m", 1, {"async": 99}, NOW, 30)
+async def test_only_attempts_that_did_not_complete_have_rows(store: SQLiteStore) -> None:
+    await store.add([new(1), new(2)], NOW)
+    await store.claim("m", 2, {"async": 99}, NOW, 30)
+    await store.record("m", [done(1, status=FAILED, error="E: x"), done(2)])
     conn = sqlite3.connect(store.path)
-    conn.execute("DELETE FROM attempts")  # as if the claim had written none
-    conn.commit()
+    # The claim wrote none; the completed attempt is its job's row.
+    assert conn.execute("SELECT job_id, owner, started_at FROM attempts").fetchall() == [
+        (1, "m", NOW)
+    ]
     conn.close()
-    await store.record("m", [done(1, status=FAILED, error="E: x")])
-    (a,) = await store.attempts(job_id=1)
-    assert (a.owner, a.status, a.error) == ("m", FAILED, "E: x")
-    assert a.started_at == a.finished_at == NOW + 1  # no start known: its end
+    (failed,) = await store.attempts(job_id=1)
+    assert (failed.owner, failed.status, failed.error, failed.started_at) == (
+        "m", FAILED, "E: x", NOW,
+    )  # fmt: skip
+    (completed,) = await store.attempts(job_id=2)
+    assert (completed.owner, completed.status, completed.finished_at) == (
+        "m",
+        js.JobStatus.COMPLETED,
+        NOW + 1,
+    )
 
 
 async def test_a_released_claim_leaves_no_attempt(store: SQLiteStore) -> None:
@@ -721,8 +841,8 @@ async def test_retry_of_a_dependent_waits_for_its_unfinished_upstream(store: SQL
 async def test_prune_takes_the_attempts_with_their_jobs(store: SQLiteStore) -> None:
     await store.add([new(1), new(2)], NOW)
     await store.claim("m", 2, {"async": 99}, NOW, 30)
-    await store.record("m", [Outcome(1, 1, js.JobStatus.COMPLETED, NOW + 1)])
-    await store.record("m", [Outcome(2, 1, js.JobStatus.COMPLETED, NOW + 2)])
+    await store.record("m", [Outcome(1, 1, FAILED, NOW + 1)])
+    await store.record("m", [Outcome(2, 1, FAILED, NOW + 2)])
     assert await store.prune(keep=1) == 1
     assert [a.job_id for a in await store.attempts()] == [2]
     conn = sqlite3.connect(store.path)

@@ -138,34 +138,41 @@ def counts(conn: sqlite3.Connection) -> dict[tuple[JobStatus, str], int]:
     return out
 
 
-_ATTEMPT_COLUMNS = (
-    "a.job_id, a.attempt, j.name, j.executor, a.owner, a.started_at, a.finished_at, a.status, "
-    "a.error"
-)
-
-
 def attempts(
     conn: sqlite3.Connection, since: float | None, job_id: int | None, limit: int
 ) -> list[Attempt]:
-    one = "AND a.job_id = ? " if job_id is not None else ""
-    by_job = (job_id,) if job_id is not None else ()
-    if since is None:
+    # A running attempt, and a job's completed last one, have no row of
+    # their own (see _schema): the job's row stands for them. Each arm reads
+    # an index: attempts_finished, jobs_status for the running rows,
+    # jobs_finished for the recently completed ones (or a primary key).
+    # CROSS JOIN keeps attempts first: SQLite's planner does not reorder it,
+    # and with few attempt rows it would rather read every job.
+    rows_of = (
+        "SELECT a.job_id, a.attempt, j.name, j.executor, a.owner, a.started_at, a.finished_at, "
+        "a.status, a.error FROM attempts a CROSS JOIN jobs j ON j.id = a.job_id WHERE "
+    )
+    jobs_of = (
+        "SELECT j.id, j.attempts, j.name, j.executor, j.ran_by, j.started_at, j.finished_at, "
+        "j.status, NULL FROM jobs j WHERE j.attempts > 0 AND NOT EXISTS (SELECT 1 FROM "
+        "attempts a WHERE a.job_id = j.id AND a.attempt = j.attempts) AND "
+    )
+    running = "j.status = 'running' AND j.status != 'completed'"
+    params: tuple[Any, ...]
+    if job_id is not None:
         query = (
-            f"SELECT {_ATTEMPT_COLUMNS} FROM attempts a JOIN jobs j ON j.id = a.job_id "
-            f"WHERE 1 {one}"
+            f"{rows_of}a.job_id = ? UNION ALL "
+            f"{jobs_of}j.id = ? AND j.status IN ('running', 'completed')"
         )
-        params: tuple[Any, ...] = by_job
+        params = (job_id, job_id)
+    elif since is not None:
+        query = (
+            f"{rows_of}a.finished_at >= ? UNION ALL {jobs_of}{running} UNION ALL "
+            f"{jobs_of}j.finished_at >= ? AND j.status = 'completed'"
+        )
+        params = (since, since)
     else:
-        # Two index lookups: finished attempts by finished_at (the partial
-        # index), running ones through their running jobs (jobs_leases).
-        query = (
-            f"SELECT {_ATTEMPT_COLUMNS} FROM attempts a JOIN jobs j ON j.id = a.job_id "
-            f"WHERE a.finished_at >= ? {one}"
-            "UNION ALL "
-            f"SELECT {_ATTEMPT_COLUMNS} FROM jobs j JOIN attempts a ON a.job_id = j.id "
-            f"WHERE j.status = 'running' AND a.finished_at IS NULL {one}"
-        )
-        params = (since, *by_job, *by_job)
+        query = f"{rows_of}1 UNION ALL {jobs_of}j.status IN ('running', 'completed')"
+        params = ()
     # The newest ``limit``, then oldest first.
     rows = conn.execute(
         f"SELECT * FROM ({query}) ORDER BY started_at DESC, job_id DESC, attempt DESC LIMIT ?",

@@ -9,7 +9,7 @@ from jobsched._exceptions import StoreUnavailableError
 
 #: The schema this code writes. A file with a newer one was written by a newer
 #: jobsched, and this one refuses it rather than guess.
-VERSION = 1
+VERSION = 2
 
 # queue: where a PENDING or RETRY_WAIT job waits. 0: ready (a claim takes it
 # in key order), 1: waiting for run_at (a delay or a retry backoff), 2:
@@ -29,11 +29,18 @@ VERSION = 1
 # says `status != 'completed'` so the planner may use it. Without it a list
 # by a status no job had scanned every row (0.9 s at 1M).
 #
-# attempts: one row per attempt a claim started (RUNNING, finished_at NULL),
-# closed by the outcome that ends it; the operator's timeline and a job's
-# history. It goes with its job when prune deletes the job. Its index holds
-# finished attempts only ("finished since"), so a claim's insert touches no
-# index; running attempts are found through their jobs (jobs_leases).
+# Running rows are found through jobs_status too (status = 'running', with
+# `status != 'completed'` repeated so the planner may use it): lost attempts,
+# a member's cancels, the running attempts. They are few (the fleet's
+# workers), so an index of their own cost every claim and outcome an entry
+# for nothing; nor has the count of unfinished jobs one (schema 1 had both).
+#
+# attempts: one row per attempt that ended other than COMPLETED, written by
+# its outcome; the operator's timeline and a job's history. A running
+# attempt, and a job's completed last one, are the job's own row (ran_by:
+# the member that started its last attempt, started_at, finished_at), so the
+# common path (claim, complete) writes no attempt row at all. It goes with
+# its job when prune deletes the job.
 _DDL = """
 CREATE TABLE jobsched_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE jobs (
@@ -51,6 +58,7 @@ CREATE TABLE jobs (
     finished_at REAL,
     attempts INTEGER NOT NULL DEFAULT 0,
     owner TEXT,
+    ran_by TEXT,
     lease_until REAL,
     cancel_requested INTEGER NOT NULL DEFAULT 0,
     unmet INTEGER NOT NULL DEFAULT 0,
@@ -72,8 +80,6 @@ CREATE INDEX jobs_ready ON jobs (k0, k1, k2) WHERE queue = 0;
 CREATE INDEX jobs_waiting ON jobs (run_at) WHERE queue = 1;
 CREATE INDEX jobs_rated ON jobs (queue, rate_key, k0, k1, k2)
     WHERE rate_key IS NOT NULL AND queue IS NOT NULL;
-CREATE INDEX jobs_leases ON jobs (lease_until) WHERE status = 'running';
-CREATE INDEX jobs_unfinished ON jobs (id) WHERE finished_at IS NULL;
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
 CREATE INDEX jobs_status ON jobs (status, executor, id) WHERE status != 'completed';
 CREATE UNIQUE INDEX jobs_fires ON jobs (schedule, fire_time) WHERE schedule IS NOT NULL;
@@ -108,7 +114,7 @@ CREATE TABLE attempts (
 ) WITHOUT ROWID;
 CREATE INDEX attempts_finished ON attempts (finished_at) WHERE finished_at IS NOT NULL;
 CREATE TABLE completed_counts (executor TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
-INSERT INTO jobsched_meta (key, value) VALUES ('schema', 1), ('next_id', 1);
+INSERT INTO jobsched_meta (key, value) VALUES ('schema', 2), ('next_id', 1);
 """
 
 #: A fair-share claim reads each tenant's ready rows in key order. The first
@@ -146,6 +152,24 @@ _TRIGGERS = (
         UPDATE completed_counts SET n = n - 1 WHERE executor = old.executor;
     END""",
 )
+
+#: Statements that bring a file of the version before each key to it, run
+#: in one ``BEGIN IMMEDIATE`` transaction with the version check, so one
+#: process migrates and the others see the result.
+MIGRATIONS: dict[int, list[str]] = {
+    # The running rows' and the unfinished rows' indexes go (jobs_status
+    # serves both), and an attempt's row is written when it ends unless it
+    # completed: schema 1's rows of running attempts go, their member kept
+    # in ran_by.
+    2: [
+        "DROP INDEX IF EXISTS jobs_leases",
+        "DROP INDEX IF EXISTS jobs_unfinished",
+        "ALTER TABLE jobs ADD COLUMN ran_by TEXT",
+        "UPDATE jobs SET ran_by = (SELECT owner FROM attempts a WHERE a.job_id = jobs.id "
+        "AND a.attempt = jobs.attempts) WHERE attempts > 0",
+        "DELETE FROM attempts WHERE finished_at IS NULL",
+    ],
+}
 
 #: How long a writer waits for another process's write lock before failing.
 BUSY_TIMEOUT_MS = 10_000
@@ -242,6 +266,27 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
             f"the SQLite store {str(path)!r} has no valid schema version; it is damaged "
             "or not jobsched's"
         )
+    if version < VERSION:
+        _migrate(conn, path)
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        # Another process may have migrated it between our look and the lock.
+        (version,) = conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone()
+        for step in range(version + 1, VERSION + 1):
+            for statement in MIGRATIONS.get(step, ()):
+                conn.execute(statement)
+        conn.execute("UPDATE jobsched_meta SET value = ? WHERE key = 'schema'", (VERSION,))
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise StoreUnavailableError(
+            f"cannot migrate the SQLite store {str(path)!r} to schema version {VERSION}: "
+            f"{exc}; check that this process may write there"
+        ) from exc
 
 
 def _create(conn: sqlite3.Connection, path: Path) -> None:

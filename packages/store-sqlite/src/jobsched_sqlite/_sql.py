@@ -27,6 +27,8 @@ class AlreadyFired(Exception):
 
 
 def _padded(key: tuple[float, ...]) -> tuple[float, ...]:
+    if len(key) == KEY_WIDTH:
+        return key
     if len(key) > KEY_WIDTH:
         raise ValueError(f"a stored sort key has at most {KEY_WIDTH} fields, got {key!r}")
     return tuple(key) + (0.0,) * (KEY_WIDTH - len(key))
@@ -39,16 +41,32 @@ _INSERT = (
 )
 
 
+#: The usual job (no dependencies, tenant, rate key or schedule): the other
+#: columns keep their defaults. Binding a parameter costs about as much as
+#: writing its column, and this is most of a submit's SQL.
+_INSERT_PLAIN = (
+    "INSERT INTO jobs (id, name, executor, status, queue, k0, k1, k2, run_at, submitted_at, "
+    "payload) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Change]:
     changes: list[Change] = []
     # Jobs without dependencies go in by the batch (one executemany); a job
     # with some is looked at alone, after the jobs before it went in, as its
     # upstreams may be among them.
+    plain: list[tuple[Any, ...]] = []
     rows: list[tuple[Any, ...]] = []
     for job in jobs:
         k0, k1, k2 = _padded(job.key)
         if not job.depends_on:
             ready = _READY if job.run_at <= now else _WAITING
+            if job.tenant is None and job.rate_key is None and job.schedule is None:
+                plain.append(
+                    (job.id, job.name, job.executor, ready, k0, k1, k2, job.run_at,
+                     job.submitted_at, job.payload)
+                )  # fmt: skip
+                continue
             rows.append(
                 (
                     job.id, job.name, job.executor, "pending", ready, k0, k1, k2, job.run_at,
@@ -57,6 +75,9 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
                 )
             )  # fmt: skip
             continue
+        if plain:
+            conn.executemany(_INSERT_PLAIN, plain)
+            plain = []
         if rows:
             conn.executemany(_INSERT, rows)
             rows = []
@@ -99,44 +120,34 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
                 "INSERT OR IGNORE INTO deps (upstream, downstream) VALUES (?, ?)",
                 [(u, job.id) for u in waits],
             )
+    if plain:
+        conn.executemany(_INSERT_PLAIN, plain)
     if rows:
         conn.executemany(_INSERT, rows)
     return changes
 
 
-def start_attempts(
-    conn: sqlite3.Connection, owner: str, now: float, started: Sequence[tuple[int, int]]
+def write_attempts(
+    conn: sqlite3.Connection,
+    owner: str,
+    ended: Sequence[Outcome],
+    ran: dict[int, tuple[float | None, str | None]],
 ) -> None:
-    """The attempt rows of jobs just claimed ``(id, attempt)``: RUNNING under ``owner``."""
-    conn.executemany(
-        "INSERT OR REPLACE INTO attempts (job_id, attempt, owner, started_at, status) "
-        "VALUES (?, ?, ?, ?, 'running')",
-        [(job_id, attempt, owner, now) for job_id, attempt in started],
-    )
-
-
-def finish_attempts(conn: sqlite3.Connection, owner: str, ended: Sequence[Outcome]) -> None:
-    """Close the attempt rows of accepted outcomes (a lost attempt's too: its
-    row keeps the owner that ran it). A row that is missing (its claim's
-    insert never happened) is made, started when it finished: the outcome
-    knows no start."""
-    if not ended:
-        return
-    # An UPDATE finds each row once; an upsert looks twice (insert, then
-    # update), and every claim made the row.
-    closed = conn.executemany(
-        "UPDATE attempts SET finished_at = ?, status = ?, error = ? "
-        "WHERE job_id = ? AND attempt = ?",
-        [(o.finished_at, o.status.value, o.error, o.id, o.attempt) for o in ended],
-    ).rowcount
-    if closed != len(ended):
+    """The rows of accepted attempts that did not complete (a completed one
+    is its job's row). ``ran``: each job's ``(started_at, ran_by)``, which
+    name the member that started the attempt, a lost one's too."""
+    rows = [
+        (o.id, o.attempt, ran[o.id][1] or owner, ran[o.id][0] or o.finished_at,
+         o.finished_at, o.status.value, o.error)
+        for o in ended
+        if o.status is not _COMPLETED
+    ]  # fmt: skip
+    if rows:
         conn.executemany(
-            "INSERT OR IGNORE INTO attempts (job_id, attempt, owner, started_at, finished_at, "
-            "status, error) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (o.id, o.attempt, owner, o.finished_at, o.finished_at, o.status.value, o.error)
-                for o in ended
-            ],
+            "INSERT INTO attempts (job_id, attempt, owner, started_at, finished_at, status, "
+            "error) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, attempt) DO UPDATE SET "
+            "finished_at = excluded.finished_at, status = excluded.status, error = excluded.error",
+            rows,
         )
 
 
@@ -148,6 +159,7 @@ _RECORD_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
 def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
     recorded = Recorded()
     accepted: list[Outcome] = []
+    ran: dict[int, tuple[float | None, str | None]] = {}
     for chunk in _chunks(outcomes):
         ok = _record_chunk(conn, owner, chunk)
         for out in chunk:
@@ -155,13 +167,14 @@ def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) ->
                 accepted.append(out)
             else:
                 recorded.refused.append(out.id)
+        ran.update(ok)
     completed = [out for out in accepted if out.status is _COMPLETED]
     if completed:
         _release(conn, [out.id for out in completed], min(o.finished_at for o in completed))
     for out in accepted:
         if out.status.is_terminal and out.status is not _COMPLETED:
             recorded.changes.extend(_cascade(conn, out.id, out.status, out.finished_at))
-    finish_attempts(conn, owner, accepted)
+    write_attempts(conn, owner, accepted, ran)
     return recorded
 
 
@@ -181,8 +194,11 @@ def _chunks(outcomes: Sequence[Outcome]) -> Iterator[list[Outcome]]:
         yield chunk
 
 
-def _record_chunk(conn: sqlite3.Connection, owner: str, chunk: Sequence[Outcome]) -> set[int]:
-    """Write a run of outcomes in one fenced UPDATE; the ids it wrote."""
+def _record_chunk(
+    conn: sqlite3.Connection, owner: str, chunk: Sequence[Outcome]
+) -> dict[int, tuple[float | None, str | None]]:
+    """Write a run of outcomes in one fenced UPDATE; the ids it wrote, each
+    with its attempt's ``(started_at, ran_by)``."""
     params: list[Any] = []
     for out in chunk:
         if out.status is _RETRY_WAIT:
@@ -206,10 +222,10 @@ def _record_chunk(conn: sqlite3.Connection, owner: str, chunk: Sequence[Outcome]
         "last_traceback = CASE WHEN v.status = 'retry_wait' THEN v.tb "
         "ELSE COALESCE(v.tb, jobs.last_traceback) END "
         "FROM v WHERE jobs.id = v.id AND jobs.owner = ? AND jobs.attempts = v.attempt "
-        "AND jobs.status = 'running' RETURNING jobs.id",
+        "AND jobs.status = 'running' RETURNING jobs.id, jobs.started_at, jobs.ran_by",
         (*params, owner),
     ).fetchall()
-    return {job_id for (job_id,) in rows}
+    return {job_id: (started, ran_by) for job_id, started, ran_by in rows}
 
 
 def _finish(

@@ -35,7 +35,7 @@ from jobsched._store import (
 )
 
 from . import _operator, _schema
-from ._claim import claim
+from ._claim import RUNNING, claim
 from ._groupcommit import GroupCommit
 from ._sql import AlreadyFired, add, cancel_queued, record
 
@@ -164,7 +164,7 @@ class SQLiteStore(JobStore):
                 i
                 for (i,) in conn.execute(
                     "SELECT id FROM jobs WHERE owner = ? AND status = 'running' "
-                    "AND cancel_requested = 1",
+                    f"AND {RUNNING} AND cancel_requested = 1",
                     (owner,),
                 )
             ]
@@ -173,12 +173,8 @@ class SQLiteStore(JobStore):
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
         def release(conn: sqlite3.Connection) -> None:
-            # The attempt never started: its row goes, and its number is reused.
-            conn.executemany(
-                "DELETE FROM attempts WHERE job_id = ? AND attempt = (SELECT attempts FROM jobs "
-                "WHERE id = ? AND owner = ? AND status = 'running')",
-                [(i, i, owner) for i in ids],
-            )
+            # The attempt never started: its number is reused (a running
+            # attempt has no row of its own to remove).
             conn.executemany(
                 "UPDATE jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
                 "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
@@ -205,7 +201,11 @@ class SQLiteStore(JobStore):
 
     async def unfinished(self) -> int:
         def count(conn: sqlite3.Connection) -> int:
-            (n,) = conn.execute("SELECT COUNT(*) FROM jobs WHERE finished_at IS NULL").fetchone()
+            # From jobs_status, which holds every unfinished row.
+            (n,) = conn.execute(
+                "SELECT COUNT(*) FROM jobs WHERE status IN ('pending', 'retry_wait', 'running') "
+                "AND status != 'completed'"
+            ).fetchone()
             return int(n)
 
         return await self._read_async(count)
