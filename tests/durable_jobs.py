@@ -176,3 +176,10 @@ class Gated(js.AsyncJob):
     async def run(self) -> None:
         assert GATE is not None
         await GATE.wait()
+
+
+class Noop(js.AsyncJob):
+    """Does nothing: the store's round trips are all there is to a run."""
+
+    async def run(self) -> None:
+        return None

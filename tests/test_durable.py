@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 import durable_jobs
 import pytest
-from durable_jobs import Fails, Gated, Note, StallFirst, runs
+from durable_jobs import Fails, Gated, Noop, Note, StallFirst, runs
 
 import jobsched as js
 from jobsched import _stored, _storelink
@@ -177,6 +177,28 @@ async def test_join_sees_a_commit_that_lands_while_it_counts(
         with anyio.fail_after(20):
             await s.join()
     assert counts == 2
+
+
+async def test_a_round_of_outcomes_and_the_next_claim_share_one_commit(db: str) -> None:
+    """The last claimed job taken asks for the next claim, so the claim joins
+    the round's outcomes in one transaction of SQLite's group commit: about
+    one fsync per round of jobs, not two."""
+    # 64 workers: a round as long as a worker's streak between yields (the
+    # worker that runs them yields before it finds none left).
+    async with js.JobScheduler(store=db, num_workers=64) as s:
+        for _ in range(64 * 30):
+            s.submit(Noop("noop"))
+        await s.flush()  # the submits' transaction is not a round's
+        link = s._link
+        assert link is not None
+        group = link.store._group  # type: ignore[attr-defined]
+        groups, writes = group.groups, group.writes
+        with anyio.fail_after(30):
+            await s.join()
+        rounds = group.groups - groups
+        written = group.writes - writes  # claims, outcomes, prunes
+    assert written >= 60  # 30 rounds at least, each a claim and its outcomes
+    assert rounds <= 0.6 * written, (rounds, written)
 
 
 def _lines(log: str) -> list[str]:
