@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from jobsched._exceptions import StoreUnavailableError
@@ -247,7 +248,7 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
             "put it on a local file system"
         )
     if not tables:
-        _create(conn, path)
+        _locked(conn, path, _create, "create")
         return
     if "jobsched_meta" not in tables:
         raise StoreUnavailableError(
@@ -267,45 +268,41 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
             "or not jobsched's"
         )
     if version < VERSION:
-        _migrate(conn, path)
+        _locked(conn, path, _migrate, f"migrate to schema version {VERSION}")
 
 
-def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+def _migrate(conn: sqlite3.Connection) -> None:
+    # Another process may have migrated it between our look and the lock.
+    (version,) = conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone()
+    for step in range(version + 1, VERSION + 1):
+        for statement in MIGRATIONS.get(step, ()):
+            conn.execute(statement)
+    conn.execute("UPDATE jobsched_meta SET value = ? WHERE key = 'schema'", (VERSION,))
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    # Another process may have created it between our look and the lock.
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'jobsched_meta'").fetchone():
+        return
+    for statement in _DDL.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    for trigger in _TRIGGERS:
+        conn.execute(trigger)
+
+
+def _locked(
+    conn: sqlite3.Connection, path: Path, change: Callable[[sqlite3.Connection], None], what: str
+) -> None:
+    """Run ``change`` in one BEGIN IMMEDIATE transaction: all of it or nothing."""
     try:
         conn.execute("BEGIN IMMEDIATE")
-        # Another process may have migrated it between our look and the lock.
-        (version,) = conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone()
-        for step in range(version + 1, VERSION + 1):
-            for statement in MIGRATIONS.get(step, ()):
-                conn.execute(statement)
-        conn.execute("UPDATE jobsched_meta SET value = ? WHERE key = 'schema'", (VERSION,))
+        change(conn)
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise StoreUnavailableError(
-            f"cannot migrate the SQLite store {str(path)!r} to schema version {VERSION}: "
-            f"{exc}; check that this process may write there"
-        ) from exc
-
-
-def _create(conn: sqlite3.Connection, path: Path) -> None:
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        # Another process may have created it between our look and the lock.
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'jobsched_meta'").fetchone():
-            conn.execute("COMMIT")
-            return
-        for statement in _DDL.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        for trigger in _TRIGGERS:
-            conn.execute(trigger)
-        conn.execute("COMMIT")
-    except sqlite3.Error as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise StoreUnavailableError(
-            f"cannot create the SQLite store {str(path)!r}: {exc}; check that this "
+            f"cannot {what} the SQLite store {str(path)!r}: {exc}; check that this "
             "process may write there"
         ) from exc
