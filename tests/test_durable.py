@@ -179,6 +179,51 @@ async def test_join_sees_a_commit_that_lands_while_it_counts(
     assert counts == 2
 
 
+async def test_a_flush_before_the_committer_runs_and_its_first_batch_never_overlap(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flush before start writes its batch itself; the committer's first
+    batch waits for it. Run together, the earlier batch committed last and set
+    the committed count back, and the flush in stop() then waited forever
+    (the hang that held CI for 5,400 s: a cancel of a chain's head before
+    start, then join)."""
+    s = js.JobScheduler(store=db)
+    s.submit(Noop("first"))
+    link = s._link
+    assert link is not None
+    real_add = link.store.add
+    gate, first_blocked, second_started = anyio.Event(), anyio.Event(), anyio.Event()
+    writing = most = 0
+
+    async def add(jobs, now):  # type: ignore[no-untyped-def]
+        nonlocal writing, most
+        writing += 1
+        most = max(most, writing)
+        try:
+            if not first_blocked.is_set():
+                first_blocked.set()
+                await gate.wait()
+            else:
+                second_started.set()
+            return await real_add(jobs, now)
+        finally:
+            writing -= 1
+
+    monkeypatch.setattr(link.store, "add", add)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(s.flush)  # no committer yet: it writes "first" itself
+        await first_blocked.wait()
+        async with s:
+            s.submit(Noop("second"))  # the committer's first batch
+            with anyio.move_on_after(1.0):  # at once, if it does not wait its turn
+                await second_started.wait()
+            gate.set()
+            with anyio.fail_after(20):
+                await s.join()
+                await s.flush()
+    assert most == 1
+
+
 async def test_a_round_of_outcomes_and_the_next_claim_share_one_commit(db: str) -> None:
     """The last claimed job taken asks for the next claim, so the claim joins
     the round's outcomes in one transaction of SQLite's group commit: about

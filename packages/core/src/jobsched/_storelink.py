@@ -101,6 +101,8 @@ class StoreLink:
         self._finished_since_prune = 0
         self.closing = False
         self._committing = False
+        #: Set while a batch is being written (see _commit_batch).
+        self._writing: anyio.Event | None = None
         #: When the claimer last looked for due schedules (monotonic); reset
         #: by a schedule put here or a wake from the store.
         self._schedules_seen = -math.inf
@@ -251,7 +253,26 @@ class StoreLink:
         )
 
     async def _commit_batch(self) -> None:
-        """Write everything appended so far in one round of transactions."""
+        """Write everything appended so far in one round of transactions.
+
+        One batch at a time: a flush that writes before the committer task
+        runs and the committer's first batch would otherwise be in flight
+        together, and the earlier one, committing last, would set
+        ``_committed`` back below writes already committed (a later flush
+        then waited forever for writes nobody had left to write).
+        """
+        while self._writing is not None:
+            await self._writing.wait()
+        # An event per batch, made on the loop that runs it (a link outlives
+        # the loop that submitted before start, as anyio's Lock would not).
+        self._writing = anyio.Event()
+        try:
+            await self._write_batch()
+        finally:
+            writing, self._writing = self._writing, None
+            writing.set()
+
+    async def _write_batch(self) -> None:
         store = self.store
         adds, self._adds = self._adds, []
         outcomes, self._outcomes = self._outcomes, []
