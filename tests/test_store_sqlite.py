@@ -142,7 +142,8 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 def back_to_schema_1(path: Path) -> None:
     """Make the file at ``path`` look as schema 1 left it: indexes of the
-    running and the unfinished rows, no ran_by, running attempts' rows."""
+    running and the unfinished rows, no ran_by, running attempts' rows, and
+    the triggers that kept completed_counts (schemas 1 and 2)."""
     conn = sqlite3.connect(path)
     conn.executescript(
         """
@@ -151,6 +152,15 @@ def back_to_schema_1(path: Path) -> None:
         ALTER TABLE jobs DROP COLUMN ran_by;
         CREATE INDEX jobs_leases ON jobs (lease_until) WHERE status = 'running';
         CREATE INDEX jobs_unfinished ON jobs (id) WHERE finished_at IS NULL;
+        CREATE TRIGGER jobs_completed_update AFTER UPDATE OF status ON jobs
+        WHEN new.status = 'completed' AND old.status IS NOT 'completed' BEGIN
+            INSERT INTO completed_counts (executor, n) VALUES (new.executor, 1)
+            ON CONFLICT (executor) DO UPDATE SET n = n + 1;
+        END;
+        CREATE TRIGGER jobs_completed_delete AFTER DELETE ON jobs
+        WHEN old.status = 'completed' BEGIN
+            UPDATE completed_counts SET n = n - 1 WHERE executor = old.executor;
+        END;
         UPDATE jobsched_meta SET value = 1 WHERE key = 'schema';
         """
     )
@@ -169,9 +179,11 @@ async def test_a_schema_1_file_is_migrated(tmp_path: Path) -> None:
     store = SQLiteStore(url_for(path))
     await store.open()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (2,)
+    assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (3,)
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert not names & {"jobs_leases", "jobs_unfinished"}
+    # The statements keep completed_counts now: a trigger left behind would count twice.
+    assert not conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
     # The running attempt is its job's row now, its member kept.
     assert conn.execute("SELECT job_id FROM attempts").fetchall() == [(1,)]
     conn.close()
@@ -183,6 +195,9 @@ async def test_a_schema_1_file_is_migrated(tmp_path: Path) -> None:
     assert [(a.owner, a.status) for a in await store.attempts(job_id=2)] == [
         ("old-member", js.JobStatus.COMPLETED)
     ]
+    assert (await store.counts())[js.JobStatus.COMPLETED, "async"] == 1
+    assert await store.prune(keep=0) == 2
+    assert (js.JobStatus.COMPLETED, "async") not in await store.counts()
     await store.close()
 
 
@@ -197,7 +212,7 @@ async def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> N
     conn.execute("ALTER TABLE jobs ADD COLUMN ran_by TEXT")  # as a damaged file might
     conn.commit()
     conn.close()
-    with pytest.raises(StoreUnavailableError, match="cannot migrate.*schema version 2.*ran_by"):
+    with pytest.raises(StoreUnavailableError, match="cannot migrate.*schema version 3.*ran_by"):
         await SQLiteStore(url_for(path)).open()
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (1,)
@@ -414,6 +429,42 @@ async def test_outcomes_are_fenced_on_owner_and_attempt(store: SQLiteStore) -> N
     assert again.refused == [1]
 
 
+async def test_one_batch_of_plain_and_other_outcomes_is_written_and_counted(
+    store: SQLiteStore,
+) -> None:
+    """A plain completion (nothing but its time) takes the short statement,
+    the others the full one; both are fenced, and counts() follows both."""
+    await store.add([new(i) for i in range(1, 6)], NOW)
+    claims = await store.claim("m1", 5, {"async": 99}, NOW, 30)
+    assert sorted(c.id for c in claims) == [1, 2, 3, 4, 5]
+    outcomes = [
+        done(1),
+        done(2, result=b"r"),
+        done(3, status=js.JobStatus.FAILED, error="E: no"),
+        Outcome(4, 1, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 60, error="E: again"),
+        done(5, attempt=2),  # a stale attempt: refused, plain or not
+    ]
+    recorded = await store.record("m1", outcomes)
+    assert recorded.refused == [5]
+    jobs = {i: await store.fetch(i) for i in range(1, 6)}
+    assert {i: j.status for i, j in jobs.items() if j is not None} == {
+        1: js.JobStatus.COMPLETED,
+        2: js.JobStatus.COMPLETED,
+        3: js.JobStatus.FAILED,
+        4: js.JobStatus.RETRY_WAIT,
+        5: js.JobStatus.RUNNING,
+    }
+    assert jobs[1] is not None and (jobs[1].result, jobs[1].finished_at) == (None, NOW + 1)
+    assert jobs[2] is not None and jobs[2].result == b"r"
+    assert await store.counts() == {
+        (js.JobStatus.COMPLETED, "async"): 2,
+        (js.JobStatus.FAILED, "async"): 1,
+        (js.JobStatus.RETRY_WAIT, "async"): 1,
+        (js.JobStatus.RUNNING, "async"): 1,
+    }
+    assert (await store.record("m2", [done(5)])).refused == [5]  # another owner's
+
+
 async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
     store: SQLiteStore,
 ) -> None:
@@ -433,6 +484,35 @@ async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
     assert second.attempt == 2 and not second.lost
     job = await store.fetch(1)
     assert job is not None and job.last_error == "worker lost"
+
+
+async def test_a_member_looks_for_lost_attempts_at_most_once_a_second(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look reads every running row, so a member's claims make it at most
+    every TAKEOVER_EVERY (and a quarter of the lease); a lost attempt waits for
+    the next look, never longer."""
+    from jobsched_sqlite import _claim
+
+    looks: list[float] = []
+    real = _claim._take_over_lost
+
+    def counted(conn, owner, limit, now, until):  # type: ignore[no-untyped-def]
+        looks.append(now)
+        return real(conn, owner, limit, now, until)
+
+    monkeypatch.setattr(_claim, "_take_over_lost", counted)
+    await store.add([new(1), new(2)], NOW)
+    await store.claim("dead", 1, {"async": 99}, NOW, lease=10)
+    (second,) = await store.claim("alive", 1, {"async": 99}, NOW + 9.8, 10)  # a look
+    assert (second.id, second.lost) == (2, False)
+    await store.add([new(3)], NOW + 9.9)
+    # Job 1's lease ran out at NOW + 10, but the last look was 0.5 s ago.
+    (fresh,) = await store.claim("alive", 1, {"async": 99}, NOW + 10.3, 10)
+    assert (fresh.id, fresh.lost) == (3, False)
+    (taken,) = await store.claim("alive", 1, {"async": 99}, NOW + 10.9, 10)
+    assert (taken.id, taken.lost) == (1, True)
+    assert looks == [NOW, NOW + 9.8, NOW + 10.9]
 
 
 async def test_a_takeover_says_when_the_dead_owner_was_asked_to_cancel(

@@ -44,13 +44,17 @@ def claim(
     until: float,
     rates: Mapping[str, RateLimit] | None = None,
     tenants: Mapping[str | None, int] | None = None,
+    take_over: bool = True,
 ) -> tuple[list[Claimed], float | None]:
     """The claimed jobs, best first; and when the next token is due in a
-    bucket this claim left empty (None: none is)."""
+    bucket this claim left empty (None: none is).
+
+    :param take_over: look for attempts whose owner is gone, and take them first.
+    """
     # Due waiting jobs join the ready queue first, so the claim orders them
     # against everything else by key.
     conn.execute("UPDATE jobs SET queue = 0 WHERE queue = 1 AND run_at <= ?", (now,))
-    claimed = _take_over_lost(conn, owner, limit, now, until)
+    claimed = _take_over_lost(conn, owner, limit, now, until) if take_over else []
     want = limit - len(claimed)
     open_rooms = {name: room for name, room in rooms.items() if room > 0}
     if want <= 0 or not open_rooms:

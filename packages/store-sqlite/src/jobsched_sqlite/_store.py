@@ -9,6 +9,7 @@ keep each attempt in exactly one of them, as on PostgreSQL.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 import time
@@ -37,12 +38,15 @@ from jobsched._store import (
 from . import _operator, _schema
 from ._claim import RUNNING, claim
 from ._groupcommit import GroupCommit
-from ._sql import AlreadyFired, add, cancel_queued, record
+from ._sql import AlreadyFired, add, cancel_queued, prune, record
 
 T = TypeVar("T")
 
-#: Rows a prune deletes per transaction: short transactions keep writers moving.
+#: Rows a prune deletes per transaction: short transactions keep writers
+#: moving (and its ids stay under SQLite's 32,766 parameters).
 PRUNE_BATCH = 1000
+#: Longest time (seconds) between two looks for lost attempts; see claim().
+TAKEOVER_EVERY = 1.0
 
 
 class SQLiteStore(JobStore):
@@ -62,6 +66,7 @@ class SQLiteStore(JobStore):
         self._limiter = anyio.CapacityLimiter(1)
         # When a bucket the last claim left empty has its next token: next_due().
         self._token_due: float | None = None
+        self._taken_over: dict[str, float] = {}  # owner -> its last look for lost attempts
         self._group = GroupCommit(self._connection, self._lock, self._limiter)
 
     # ── plumbing ──────────────────────────────────────────────────────────
@@ -146,8 +151,17 @@ class SQLiteStore(JobStore):
     ) -> list[Claimed]:
         if limit < 1:
             return []
+        # Lost attempts are looked for at most every TAKEOVER_EVERY (and a
+        # quarter of the lease): the look reads every running row, and at
+        # every claim it cost a claim a tenth of its time for attempts that
+        # expire seconds apart. A member's first claim looks at once.
+        take_over = now - self._taken_over.get(owner, -math.inf) >= min(TAKEOVER_EVERY, lease / 4)
+        if take_over:
+            self._taken_over[owner] = now
         claims, self._token_due = await self._write_async(
-            lambda conn: claim(conn, owner, limit, executors, now, now + lease, rates, tenants)
+            lambda conn: claim(
+                conn, owner, limit, executors, now, now + lease, rates, tenants, take_over
+            )
         )
         return claims
 
@@ -275,18 +289,9 @@ class SQLiteStore(JobStore):
             return False
 
     async def prune(self, keep: int) -> int:
-        def prune(conn: sqlite3.Connection) -> int:
-            gone = conn.execute(
-                "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE finished_at IS NOT NULL "
-                "ORDER BY finished_at DESC LIMIT ? OFFSET ?) RETURNING id",
-                (PRUNE_BATCH, keep),
-            ).fetchall()
-            conn.executemany("DELETE FROM attempts WHERE job_id = ?", gone)
-            return len(gone)
-
         total = 0
         while True:
-            deleted = await self._write_async(prune)
+            deleted = await self._write_async(lambda conn: prune(conn, keep, PRUNE_BATCH))
             total += deleted
             if deleted < PRUNE_BATCH:
                 return total
