@@ -132,7 +132,7 @@ TENANT_INDEX = (
 # other statuses from jobs_status, which leaves completed rows out, so it
 # reads a few rows plus the unfinished and failed ones instead of a million
 # (a GROUP BY over every row: 2.5 s at 1M). Schema 2 kept them by triggers,
-# an upsert per row: a quarter of a plain outcome's SQL.
+# an upsert per row: 6.3 us of SQL per plain completion instead of 3.8.
 
 #: Statements that bring a file of the version before each key to it, run
 #: in one ``BEGIN IMMEDIATE`` transaction with the version check, so one
