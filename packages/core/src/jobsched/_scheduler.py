@@ -10,7 +10,7 @@ import random
 import time
 from _thread import get_ident  # threading's, without importing threading
 from collections import deque
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -18,8 +18,8 @@ import anyio
 
 from ._admission import Admission, check_executor_limits, check_rate_limits, with_capacities
 from ._attempts import Attempt, Deadlines
+from ._cancel import Cancelling
 from ._dispatch import inside_workers_of
-from ._enums import JobStatus
 from ._exceptions import (
     SchedulerError,
     SchedulerStoppedError,
@@ -29,13 +29,11 @@ from ._executor import Executor
 from ._fairshare import FairShareStrategy
 from ._jobs import Job, id_number
 from ._log import logger
-from ._outcomes import HANDED_BACK
 from ._queue import queue_for
 from ._ratelimit import RateLimit
 from ._recurring import Schedule
 from ._state import NEW, STARTED, STOPPED, JobListener, SubmitHook
 from ._store import JobStore
-from ._stored import Stored
 from ._storelink import StoreLink
 from ._stores import open_store
 from ._strategies import PriorityStrategy, SchedulingStrategy
@@ -50,11 +48,7 @@ if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
 
 
-_RUNNING = JobStatus.RUNNING
-_CANCELLED = JobStatus.CANCELLED
-
-
-class JobScheduler(Stored):
+class JobScheduler(Cancelling):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
@@ -207,72 +201,6 @@ class JobScheduler(Stored):
         """Stop calling ``hook``; nothing happens if it was never added."""
         if hook in self._submit_hooks:
             self._submit_hooks.remove(hook)
-
-    def cancel(self, job_id: str) -> bool:
-        """Cancel a job; False if it is unknown or already finished.
-
-        A queued or retry-waiting job is CANCELLED at once. A running async
-        job is cancelled at its next await; a running thread or process job is
-        CANCELLED and its executor stops the work where it can.
-        """
-        number = id_number(job_id)
-        job = self._jobs.get(number)
-        link = self._link
-        if link is not None and number and job is None:
-            # Not known here: the store cancels it wherever it is.
-            link.cancel(number)
-            return True
-        if job is None or job.status._terminal:  # type: ignore[attr-defined]
-            return False
-        if link is not None and number not in self._held:
-            if job.status is not _RUNNING:
-                self._finish(job, _CANCELLED, "cancelled")
-            link.cancel(number)
-            return True
-        if job.status is _RUNNING:
-            if link is not None:
-                # Stored too: if this process dies before the attempt ends,
-                # the member that takes the job over ends it CANCELLED.
-                link.cancel(number)
-            self._cancel_running(number)
-        else:
-            self._finish(job, _CANCELLED, "cancelled")
-            if link is None:
-                self._queue.discard(job)
-            if self._admission is not None:
-                self._admission.cancelled(job)
-        return True
-
-    def _cancel_running(self, number: int) -> None:
-        attempt = self._attempts.get(number)
-        if attempt is None:
-            # Cancelled from inside its own first step or from a listener
-            # of its start: the attempt sees it as soon as it can.
-            self._early_cancels.add(number)
-        else:
-            attempt.cancel("cancelled")
-
-    def _hand_back_running(self) -> int:
-        """Cut every running attempt short, for ``jobsched worker``'s drain; how many.
-
-        On a durable store each such job goes back to the store, to run again
-        in any member (its interrupted attempt not counted), instead of ending
-        CANCELLED as with ``stop(cancel_running=True)``; call :meth:`stop` too.
-        """
-        attempts = [a for a in self._attempts.values() if not a.scope.cancel_called]
-        for attempt in attempts:
-            attempt.cancel(HANDED_BACK if self._link is not None else "scheduler shut down")
-        return len(attempts)
-
-    def cancel_held(self, ids: Collection[int]) -> None:
-        """Cancels asked for in the store, of jobs this member holds."""
-        jobs = self._jobs
-        for number in ids:
-            job = jobs.get(number)
-            if job is not None and job.status is _RUNNING:
-                self._cancel_running(number)  # the store has the cancel already
-            else:
-                self.cancel(f"job-{number}")
 
     def get(self, job_id: str) -> Job:
         """The job with this id.

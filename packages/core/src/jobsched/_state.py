@@ -3,14 +3,15 @@
 ``JobScheduler`` is assembled from parts, one module each, stacked so that a
 part may call the parts below it::
 
-    _scheduler.JobScheduler         lifecycle: start, stop, join, cancel, get
-      _stored.Stored                on a durable store: claims, the store's view
-        _dispatch.Dispatch          workers: take the next job, run its attempt
-          _timers.Timers            the ticker: due delayed jobs, schedules, timeouts
-            _schedules.Schedules    recurring and cron schedules (in memory or stored)
-              _submission.Submission    submit and its checks, dependencies
-                _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
-                  _state.SchedulerState the state (declared here) and its primitives
+    _scheduler.JobScheduler         lifecycle: start, stop, join, get
+      _cancel.Cancelling            cancel: queued, running, held in the store
+        _stored.Stored              on a durable store: claims, the store's view
+          _dispatch.Dispatch        workers: take the next job, run its attempt
+            _timers.Timers          the ticker: due delayed jobs, schedules, timeouts
+              _schedules.Schedules  recurring and cron schedules (in memory or stored)
+                _submission.Submission    submit and its checks, dependencies
+                  _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
+                    _state.SchedulerState the state (declared here) and its primitives
 
 Every piece of scheduler state is owned by the event-loop thread, and every
 check-then-act on it runs without an ``await`` in the middle, so no other task
