@@ -239,7 +239,7 @@ def _complete(
     for out in chunk:
         params += (out.id, out.attempt, out.finished_at)
     params.append(owner)
-    return conn.execute(  # type: ignore[no-any-return]
+    return conn.execute(
         "WITH v (id, attempt, finished_at) AS "
         f"(VALUES {', '.join(['(?, ?, ?)'] * len(chunk))}) "
         "UPDATE jobs SET status = 'completed', queue = NULL, finished_at = v.finished_at, "
@@ -267,7 +267,7 @@ def _record_chunk(
     # A retry waits (queue 1) until its run_at, keeping its error as the
     # last one; an end sets finished_at and the result, and keeps the
     # previous error when it has none of its own (a cancel after a retry).
-    return conn.execute(  # type: ignore[no-any-return]
+    return conn.execute(
         "WITH v (id, attempt, status, queue, run_at, finished_at, result, error, tb) AS "
         f"(VALUES {', '.join([_RECORD_ROW] * len(chunk))}) "
         "UPDATE jobs SET status = v.status, queue = v.queue, "
