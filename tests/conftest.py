@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
@@ -177,6 +177,31 @@ def make_scheduler(
     for s in unstarted:
         if s._state == NEW:
             anyio.run(s.stop)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def member(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Callable[[], Awaitable[js.JobStore]]]:
+    """Opens another member of one store (a file, or a schema of the session's database),
+    for store-level tests on SQLite and PostgreSQL alike; closed after the test."""
+    from pg import SECRET, schema_url
+
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    else:
+        url = schema_url(request.getfixturevalue("pg_session_database"))
+    opened: list[js.JobStore] = []
+
+    async def open_member() -> js.JobStore:
+        store = js.open_store(url, secret=SECRET)
+        await store.open()
+        opened.append(store)
+        return store
+
+    yield open_member
+    for store in opened:
+        await store.close()
 
 
 @pytest.fixture

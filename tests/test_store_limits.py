@@ -8,15 +8,16 @@ scheduler (test_fair_share.py, test_rate_limit.py, test_durable_limits.py).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 
 import anyio
 import pytest
-from pg import SECRET, schema_url
 
 import jobsched as js
 from jobsched._store import Claimed, JobStore, NewJob, Outcome
+
+#: Opens a member of the test's store (the ``member`` fixture, conftest.py).
+Opener = Callable[[], Awaitable[JobStore]]
 
 pytestmark = pytest.mark.anyio
 
@@ -24,34 +25,12 @@ NOW = 1_700_000_000.0
 LONG = 3600.0
 ALL = {"async": 99}
 
-Opener = Callable[[], Awaitable[JobStore]]
-
 
 @pytest.fixture
 def anyio_backend() -> str:
     # The stores' logic does not depend on the backend; their threads do not
     # run on trio's mock clock.
     return "asyncio"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def member(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Opener]:
-    """Opens another member of one store (a file, or a schema of the session's database)."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'jobs.db'}"
-    else:
-        url = schema_url(request.getfixturevalue("pg_session_database"))
-    opened: list[JobStore] = []
-
-    async def open_member() -> JobStore:
-        store = js.open_store(url, secret=SECRET)
-        await store.open()
-        opened.append(store)
-        return store
-
-    yield open_member
-    for store in opened:
-        await store.close()
 
 
 @pytest.fixture

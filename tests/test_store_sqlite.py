@@ -429,42 +429,6 @@ async def test_outcomes_are_fenced_on_owner_and_attempt(store: SQLiteStore) -> N
     assert again.refused == [1]
 
 
-async def test_one_batch_of_plain_and_other_outcomes_is_written_and_counted(
-    store: SQLiteStore,
-) -> None:
-    """A plain completion (nothing but its time) takes the short statement,
-    the others the full one; both are fenced, and counts() follows both."""
-    await store.add([new(i) for i in range(1, 6)], NOW)
-    claims = await store.claim("m1", 5, {"async": 99}, NOW, 30)
-    assert sorted(c.id for c in claims) == [1, 2, 3, 4, 5]
-    outcomes = [
-        done(1),
-        done(2, result=b"r"),
-        done(3, status=js.JobStatus.FAILED, error="E: no"),
-        Outcome(4, 1, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 60, error="E: again"),
-        done(5, attempt=2),  # a stale attempt: refused, plain or not
-    ]
-    recorded = await store.record("m1", outcomes)
-    assert recorded.refused == [5]
-    jobs = {i: await store.fetch(i) for i in range(1, 6)}
-    assert {i: j.status for i, j in jobs.items() if j is not None} == {
-        1: js.JobStatus.COMPLETED,
-        2: js.JobStatus.COMPLETED,
-        3: js.JobStatus.FAILED,
-        4: js.JobStatus.RETRY_WAIT,
-        5: js.JobStatus.RUNNING,
-    }
-    assert jobs[1] is not None and (jobs[1].result, jobs[1].finished_at) == (None, NOW + 1)
-    assert jobs[2] is not None and jobs[2].result == b"r"
-    assert await store.counts() == {
-        (js.JobStatus.COMPLETED, "async"): 2,
-        (js.JobStatus.FAILED, "async"): 1,
-        (js.JobStatus.RETRY_WAIT, "async"): 1,
-        (js.JobStatus.RUNNING, "async"): 1,
-    }
-    assert (await store.record("m2", [done(5)])).refused == [5]  # another owner's
-
-
 async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
     store: SQLiteStore,
 ) -> None:

@@ -386,6 +386,27 @@ freed AS (
 SELECT id, NULL::smallint FROM written UNION ALL SELECT NULL, queue FROM freed
 """
 
+# The usual outcome, a completion with nothing but its time and result:
+# four arrays to send and an UPDATE of the columns it changes (the eight of
+# _RECORD cost a batch of 64 no-op jobs about twice the server and client
+# time). Its dependents count off as in _RECORD.
+_COMPLETE = """
+WITH o AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(finished)s::float8[],
+        %(results)s::bytea[]) AS o(id, attempt, finished_at, result)
+),
+written AS (
+    UPDATE jobsched_jobs AS j SET status = 'completed', queue = NULL,
+        finished_at = o.finished_at, owner = NULL, lease_until = NULL, result = o.result
+    FROM o
+    WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt
+    RETURNING j.id, 'completed' AS status
+),""" + _RECORD[_RECORD.index("gone AS (") :]
+
+
+def _plain(out: Outcome) -> bool:
+    return out.status is _COMPLETED and out.error is None and out.traceback is None
+
 
 def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
     """Write a batch of outcomes; call it outside a transaction (it opens one
@@ -404,24 +425,42 @@ def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
     for out in rows:
         if out.status is _RETRY_WAIT and out.run_at is None:
             raise ValueError(f"a RETRY_WAIT outcome needs run_at (job {out.id})")
-    # A failure's cascade must commit with it: then the batch is a transaction.
-    ends = [o for o in rows if o.status.is_terminal and o.status is not _COMPLETED]
-    with conn.transaction() if ends else nullcontext():
-        result = conn.execute(
-            _RECORD,
-            {
-                "ids": [o.id for o in rows],
-                "attempts": [o.attempt for o in rows],
-                "statuses": [o.status.value for o in rows],
-                "finished": [o.finished_at for o in rows],
-                "run_at": [o.run_at for o in rows],
-                "results": [o.result for o in rows],
-                "errors": [o.error for o in rows],
-                "tracebacks": [o.traceback for o in rows],
-                "owner": owner,
-                "now": max(o.finished_at for o in rows),
-            },
-        ).fetchall()
+    plain = [o for o in rows if _plain(o)]
+    rest = [o for o in rows if not _plain(o)] if len(plain) < len(rows) else []
+    # A failure's cascade must commit with it, and a batch of both kinds is
+    # written whole: then the batch is a transaction.
+    ends = [o for o in rest if o.status.is_terminal and o.status is not _COMPLETED]
+    now = max(o.finished_at for o in rows)
+    result: list[tuple[Any, ...]] = []
+    with conn.transaction() if ends or (plain and rest) else nullcontext():
+        if plain:
+            result += conn.execute(
+                _COMPLETE,
+                {
+                    "ids": [o.id for o in plain],
+                    "attempts": [o.attempt for o in plain],
+                    "finished": [o.finished_at for o in plain],
+                    "results": [o.result for o in plain],
+                    "owner": owner,
+                    "now": now,
+                },
+            ).fetchall()
+        if rest:
+            result += conn.execute(
+                _RECORD,
+                {
+                    "ids": [o.id for o in rest],
+                    "attempts": [o.attempt for o in rest],
+                    "statuses": [o.status.value for o in rest],
+                    "finished": [o.finished_at for o in rest],
+                    "run_at": [o.run_at for o in rest],
+                    "results": [o.result for o in rest],
+                    "errors": [o.error for o in rest],
+                    "tracebacks": [o.traceback for o in rest],
+                    "owner": owner,
+                    "now": now,
+                },
+            ).fetchall()
         written = {job_id for job_id, _ in result if job_id is not None}
         recorded.refused.extend(o.id for o in rows if o.id not in written)
         done = [o for o in rows if o.id in written]

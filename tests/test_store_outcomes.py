@@ -1,0 +1,94 @@
+"""A batch of outcomes in a durable store, on SQLite and PostgreSQL alike.
+
+Both stores write the usual outcome, a completion with nothing but its time
+(and result), with a short statement of its own and every other outcome
+with a full one; these hold the two paths to one behaviour in one batch:
+fenced, written, counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+import jobsched as js
+from jobsched._store import JobStore, NewJob, Outcome
+
+pytestmark = pytest.mark.anyio
+
+S = js.JobStatus
+NOW = 1_700_000_000.0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    # The stores' logic does not depend on the backend; their threads do not
+    # run on trio's mock clock.
+    return "asyncio"
+
+
+@pytest.fixture
+async def store(member: Callable[[], Awaitable[JobStore]]) -> JobStore:
+    return await member()
+
+
+def new(job_id: int) -> NewJob:
+    return NewJob(job_id, f"j{job_id}", "async", (0.0,), NOW, NOW, b"P" + bytes([job_id]))
+
+
+def done(job_id: int, attempt: int = 1, status: S = S.COMPLETED, **kw: object) -> Outcome:
+    return Outcome(job_id, attempt, status, NOW + 1, **kw)  # type: ignore[arg-type]
+
+
+async def test_one_batch_of_plain_and_other_outcomes_is_written_and_counted(
+    store: JobStore,
+) -> None:
+    await store.add([new(i) for i in range(1, 7)], NOW)
+    claims = await store.claim("m1", 6, {"async": 99}, NOW, 30)
+    assert sorted(c.id for c in claims) == [1, 2, 3, 4, 5, 6]
+    recorded = await store.record(
+        "m1",
+        [
+            done(1),
+            done(2, result=b"r"),
+            done(3, status=S.FAILED, error="E: no"),
+            Outcome(4, 1, S.RETRY_WAIT, NOW + 1, run_at=NOW + 60, error="E: again"),
+            done(5, attempt=2),  # a stale attempt: refused, plain or not
+            done(6, error="E: an earlier attempt's"),  # completed, with an error to keep
+        ],
+    )
+    assert sorted(recorded.refused) == [5]
+    jobs = {i: await store.fetch(i) for i in range(1, 7)}
+    assert {i: j.status for i, j in jobs.items() if j is not None} == {
+        1: S.COMPLETED,
+        2: S.COMPLETED,
+        3: S.FAILED,
+        4: S.RETRY_WAIT,
+        5: S.RUNNING,
+        6: S.COMPLETED,
+    }
+    one, two, three, six = jobs[1], jobs[2], jobs[3], jobs[6]
+    assert one is not None and (one.result, one.finished_at, one.owner) == (None, NOW + 1, None)
+    assert two is not None and two.result == b"r"
+    assert three is not None and three.last_error == "E: no"
+    assert six is not None and six.last_error == "E: an earlier attempt's"
+    assert await store.counts() == {
+        (S.COMPLETED, "async"): 3,
+        (S.FAILED, "async"): 1,
+        (S.RETRY_WAIT, "async"): 1,
+        (S.RUNNING, "async"): 1,
+    }
+    assert (await store.record("m2", [done(5)])).refused == [5]  # another owner's
+    assert (await store.record("m1", [done(1)])).refused == [1]  # completed already
+
+
+async def test_a_plain_completion_releases_its_dependents(store: JobStore) -> None:
+    await store.add([new(1)], NOW)
+    blocked = NewJob(2, "j2", "async", (0.0,), NOW, NOW, b"P2", depends_on=(1,))
+    await store.add([blocked], NOW)
+    (claim,) = await store.claim("m1", 5, {"async": 99}, NOW, 30)
+    assert claim.id == 1  # the dependent waits
+    await store.record("m1", [done(1)])
+    (then,) = await store.claim("m1", 5, {"async": 99}, NOW + 2, 30)
+    assert then.id == 2
