@@ -1,19 +1,19 @@
-"""The PostgreSQL store's transactions: each a function of a connection, run
-inside ``conn.transaction()`` on one of the store's threads (see
+"""The PostgreSQL store's adds, claims and prunes (outcomes, the cascade and
+cancels are in ``_outcomes``): each a function of a connection, run inside
+``conn.transaction()`` on one of the store's threads (see
 ``PostgresStore._tx``). READ COMMITTED throughout: claims lock the rows they
 take with ``FOR UPDATE SKIP LOCKED``, and every write that depends on a row's
 state says that state in its ``WHERE``."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from contextlib import nullcontext
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 
 from jobsched._enums import JobStatus
-from jobsched._store import KEY_WIDTH, Change, Claimed, NewJob, Outcome, Recorded
+from jobsched._store import KEY_WIDTH, Change, Claimed, NewJob
 
 from ._schema import CHANNEL
 
@@ -21,8 +21,6 @@ Conn = psycopg.Connection[Any]
 
 _READY, _WAITING, _BLOCKED = 0, 1, 2
 _CANCELLED = JobStatus.CANCELLED
-_COMPLETED = JobStatus.COMPLETED
-_RETRY_WAIT = JobStatus.RETRY_WAIT
 
 
 class AlreadyFired(Exception):
@@ -315,248 +313,6 @@ def candidates(
             ).fetchall()
     rows.sort(key=lambda r: (r[4], r[5], r[6], r[0]))
     return rows
-
-
-# ── outcomes ─────────────────────────────────────────────────────────────
-
-
-# Every outcome of a batch in one statement, each fenced on (owner,
-# attempt): the rows it writes are the outcomes accepted; the rest were
-# refused. A retry waits in queue 1 until its run_at; a terminal outcome ends
-# the row. The same statement writes the rows of the accepted attempts that
-# did not complete (a completed one is its job's row) and lets
-# completed upstreams count off their dependents (the free ones queue), so
-# a batch without failures is one round trip, committed on its own.
-#
-# The fence is the owner and the attempt: every write that ends a RUNNING
-# attempt sets owner NULL, and only a claim (or a takeover, of a RUNNING row)
-# sets it, so no other status matches. (Saying status = 'running' too made
-# the planner walk the leases index, whose statistics a queue always
-# outruns, and join every running row to every outcome: 3 ms for 64
-# outcomes instead of 0.5.) An attempt's row is new (the upsert only
-# guards against writing one twice; its conflict check probes the primary
-# key, where an UPDATE ... FROM chose to scan the whole table).
-# Dependents are never RUNNING, so the two updates of jobsched_jobs touch
-# different rows. The completed ids go to the dependency index as one array
-# (one scan), not joined (a probe each: three times as long).
-_RECORD = """
-WITH o AS (
-    SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[],
-        %(finished)s::float8[], %(run_at)s::float8[], %(results)s::bytea[],
-        %(errors)s::text[], %(tracebacks)s::text[])
-    AS o(id, attempt, status, finished_at, run_at, result, error, tb)
-),
-written AS (
-    UPDATE jobsched_jobs AS j SET
-        status = o.status,
-        queue = CASE WHEN o.status = 'retry_wait' THEN 1 END,
-        run_at = CASE WHEN o.status = 'retry_wait' THEN o.run_at ELSE j.run_at END,
-        finished_at = CASE WHEN o.status = 'retry_wait' THEN NULL ELSE o.finished_at END,
-        owner = NULL,
-        lease_until = NULL,
-        result = CASE WHEN o.status = 'retry_wait' THEN j.result ELSE o.result END,
-        last_error = CASE WHEN o.status = 'retry_wait' THEN o.error
-            ELSE COALESCE(o.error, j.last_error) END,
-        last_traceback = CASE WHEN o.status = 'retry_wait' THEN o.tb
-            ELSE COALESCE(o.tb, j.last_traceback) END
-    FROM o
-    WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt
-    RETURNING j.id, o.attempt, o.status, o.finished_at, o.error, j.started_at, j.ran_by
-),
-closed AS (
-    INSERT INTO jobsched_attempts AS a (job_id, attempt, owner, started_at, finished_at,
-        status, error)
-    SELECT id, attempt, COALESCE(ran_by, %(owner)s), COALESCE(started_at, finished_at),
-        finished_at, status, error FROM written WHERE status <> 'completed'
-    ON CONFLICT (job_id, attempt) DO UPDATE SET finished_at = excluded.finished_at,
-        status = excluded.status, error = excluded.error
-),
-gone AS (
-    DELETE FROM jobsched_deps WHERE upstream = ANY(ARRAY(
-        SELECT id FROM written WHERE status = 'completed'))
-    RETURNING downstream
-),
-met AS (SELECT downstream, COUNT(*) AS n FROM gone GROUP BY downstream),
-freed AS (
-    UPDATE jobsched_jobs AS j SET unmet = j.unmet - met.n,
-        queue = CASE WHEN j.unmet > met.n THEN 2 WHEN j.run_at <= %(now)s THEN 0 ELSE 1 END
-    FROM met WHERE j.id = met.downstream AND j.queue = 2
-    RETURNING j.queue
-)
-SELECT id, NULL::smallint FROM written UNION ALL SELECT NULL, queue FROM freed
-"""
-
-# The usual outcome, a completion with nothing but its time and result:
-# four arrays to send and an UPDATE of the columns it changes (the eight of
-# _RECORD cost a batch of 64 no-op jobs about twice the server and client
-# time). Its dependents count off as in _RECORD.
-_COMPLETE = """
-WITH o AS (
-    SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(finished)s::float8[],
-        %(results)s::bytea[]) AS o(id, attempt, finished_at, result)
-),
-written AS (
-    UPDATE jobsched_jobs AS j SET status = 'completed', queue = NULL,
-        finished_at = o.finished_at, owner = NULL, lease_until = NULL, result = o.result
-    FROM o
-    WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt
-    RETURNING j.id, 'completed' AS status
-),""" + _RECORD[_RECORD.index("gone AS (") :]
-
-
-def _plain(out: Outcome) -> bool:
-    return out.status is _COMPLETED and out.error is None and out.traceback is None
-
-
-def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
-    """Write a batch of outcomes; call it outside a transaction (it opens one
-    when a failure has dependents to cancel)."""
-    recorded = Recorded()
-    if not outcomes:
-        return recorded
-    # One outcome per job: a second for the same job in one batch is refused.
-    batch: dict[int, Outcome] = {}
-    for out in outcomes:
-        if out.id in batch:
-            recorded.refused.append(out.id)
-        else:
-            batch[out.id] = out
-    rows = list(batch.values())
-    for out in rows:
-        if out.status is _RETRY_WAIT and out.run_at is None:
-            raise ValueError(f"a RETRY_WAIT outcome needs run_at (job {out.id})")
-    plain = [o for o in rows if _plain(o)]
-    rest = [o for o in rows if not _plain(o)] if len(plain) < len(rows) else []
-    # A failure's cascade must commit with it, and a batch of both kinds is
-    # written whole: then the batch is a transaction.
-    ends = [o for o in rest if o.status.is_terminal and o.status is not _COMPLETED]
-    now = max(o.finished_at for o in rows)
-    result: list[tuple[Any, ...]] = []
-    with conn.transaction() if ends or (plain and rest) else nullcontext():
-        if plain:
-            result += conn.execute(
-                _COMPLETE,
-                {
-                    "ids": [o.id for o in plain],
-                    "attempts": [o.attempt for o in plain],
-                    "finished": [o.finished_at for o in plain],
-                    "results": [o.result for o in plain],
-                    "owner": owner,
-                    "now": now,
-                },
-            ).fetchall()
-        if rest:
-            result += conn.execute(
-                _RECORD,
-                {
-                    "ids": [o.id for o in rest],
-                    "attempts": [o.attempt for o in rest],
-                    "statuses": [o.status.value for o in rest],
-                    "finished": [o.finished_at for o in rest],
-                    "run_at": [o.run_at for o in rest],
-                    "results": [o.result for o in rest],
-                    "errors": [o.error for o in rest],
-                    "tracebacks": [o.traceback for o in rest],
-                    "owner": owner,
-                    "now": now,
-                },
-            ).fetchall()
-        written = {job_id for job_id, _ in result if job_id is not None}
-        recorded.refused.extend(o.id for o in rows if o.id not in written)
-        done = [o for o in rows if o.id in written]
-        wake = any(o.status is _RETRY_WAIT for o in done) or any(
-            queue != _BLOCKED for job_id, queue in result if job_id is None
-        )
-        for out in done:
-            if out.status.is_terminal and out.status is not _COMPLETED:
-                recorded.changes.extend(cascade(conn, out.id, out.status, out.finished_at))
-        if wake:
-            notify(conn)
-    return recorded
-
-
-# Everything downstream of a job that did not complete, transitively, through
-# jobs still waiting (only they are cancelled, and only through them does the
-# cascade go on), with the upstream each was reached from first.
-_CASCADE = """
-WITH RECURSIVE down(id, up, how) AS (
-    SELECT d.downstream, d.upstream, %(how)s::text
-    FROM jobsched_deps d JOIN jobsched_jobs j ON j.id = d.downstream
-    WHERE d.upstream = %(root)s AND j.status IN ('pending', 'retry_wait')
-  UNION
-    SELECT d.downstream, d.upstream, 'cancelled'
-    FROM down JOIN jobsched_deps d ON d.upstream = down.id
-    JOIN jobsched_jobs j ON j.id = d.downstream
-    WHERE j.status IN ('pending', 'retry_wait')
-)
-SELECT DISTINCT ON (id) id, up, how FROM down ORDER BY id, up
-"""
-
-
-def cascade(conn: Conn, root: int, status: JobStatus, now: float) -> list[Change]:
-    """An upstream did not complete: cancel every job downstream of it, transitively.
-
-    Three statements however long the chain (a recursive query, not a
-    round trip per dependent); each dependent's reason names its own upstream.
-    """
-    # The planner, without statistics on a young table, may hash-join the
-    # whole edge table at every step of the recursion (quadratic: a 5,000
-    # chain took 44 s); an index probe per step is what a walk needs.
-    conn.execute("SET LOCAL enable_hashjoin = off")
-    conn.execute("SET LOCAL enable_mergejoin = off")
-    reached = conn.execute(_CASCADE, {"root": root, "how": status.value}).fetchall()
-    conn.execute("RESET enable_hashjoin")
-    conn.execute("RESET enable_mergejoin")
-    errors = {job_id: f"upstream job-{up} {how}" for job_id, up, how in reached}
-    cancelled: set[int] = set()
-    if errors:
-        # Blocked rows (queue 2) no claim can take; the status check stands
-        # against a concurrent cancel.
-        cancelled = {
-            job_id
-            for (job_id,) in conn.execute(
-                "UPDATE jobsched_jobs AS j SET status = 'cancelled', queue = NULL, "
-                "finished_at = %s, owner = NULL, lease_until = NULL, last_error = c.error "
-                "FROM unnest(%s::bigint[], %s::text[]) AS c(id, error) "
-                "WHERE j.id = c.id AND j.status IN ('pending', 'retry_wait') RETURNING j.id",
-                (now, list(errors), list(errors.values())),
-            ).fetchall()
-        }
-    conn.execute(
-        "DELETE FROM jobsched_deps WHERE upstream = ANY(%s)", ([root, *sorted(cancelled)],)
-    )
-    return [Change(i, _CANCELLED, errors[i]) for i in sorted(cancelled)]
-
-
-def finish(conn: Conn, job_id: int, status: JobStatus, now: float, error: str | None) -> None:
-    conn.execute(
-        "UPDATE jobsched_jobs SET status = %s, queue = NULL, finished_at = %s, owner = NULL, "
-        "lease_until = NULL, last_error = COALESCE(%s, last_error) WHERE id = %s",
-        (status.value, now, error, job_id),
-    )
-
-
-def cancel(conn: Conn, ids: Collection[int], now: float) -> list[Change]:
-    """Cancel queued jobs (and what depends on them); flag running ones for their owner."""
-    changes: list[Change] = []
-    rows = conn.execute(
-        "SELECT id, status FROM jobsched_jobs WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
-        (sorted(set(ids)),),
-    ).fetchall()
-    flagged = False
-    for job_id, status in rows:
-        if status == "running":
-            conn.execute(
-                "UPDATE jobsched_jobs SET cancel_requested = true WHERE id = %s", (job_id,)
-            )
-            flagged = True
-        elif status in ("pending", "retry_wait"):
-            finish(conn, job_id, _CANCELLED, now, "cancelled")
-            changes.append(Change(job_id, _CANCELLED, "cancelled"))
-            changes.extend(cascade(conn, job_id, _CANCELLED, now))
-    if flagged or changes:
-        notify(conn)
-    return changes
 
 
 # ── history ──────────────────────────────────────────────────────────────

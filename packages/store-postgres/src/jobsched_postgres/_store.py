@@ -39,7 +39,7 @@ from jobsched._store import (
     StoredJob,
 )
 
-from . import _limits, _schema, _sql
+from . import _limits, _outcomes, _schema, _sql
 from ._reads import Reads
 
 T = TypeVar("T")
@@ -271,7 +271,9 @@ class PostgresStore(Reads):
         return dead
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
-        return await self._run(lambda conn: _sql.record(conn, owner, outcomes), transaction=False)
+        return await self._run(
+            lambda conn: _outcomes.record(conn, owner, outcomes), transaction=False
+        )
 
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
         def extend(conn: _sql.Conn) -> list[int]:
@@ -305,7 +307,7 @@ class PostgresStore(Reads):
         await self._run(release)
 
     async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
-        return await self._run(lambda conn: _sql.cancel(conn, ids, now))
+        return await self._run(lambda conn: _outcomes.cancel(conn, ids, now))
 
     async def next_due(self) -> float | None:
         def next_due(conn: _sql.Conn) -> float | None:
