@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 #: deadline, priority, seq). Shorter keys are padded with zeros.
 KEY_WIDTH = 3
 
+_COMPLETED = JobStatus.COMPLETED
+
 
 @dataclass(slots=True)
 class NewJob:
@@ -93,6 +95,12 @@ class Outcome:
     result: bytes | None = None
     error: str | None = None
     traceback: str | None = None
+
+    @property
+    def plain(self) -> bool:
+        """A completion with nothing to write but its time and result: the
+        usual outcome, which a store may write by a shorter statement."""
+        return self.status is _COMPLETED and self.error is None and self.traceback is None
 
 
 @dataclass(slots=True)

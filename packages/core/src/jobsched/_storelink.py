@@ -13,9 +13,6 @@ heaps directly.
 from __future__ import annotations
 
 import math
-import os
-import secrets
-import socket
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Protocol
@@ -23,6 +20,7 @@ from typing import Protocol
 import anyio
 
 from ._codec import Codec
+from ._members import new_owner
 from ._ratelimit import RateLimit
 from ._store import Change, Claimed, DueSchedule, JobStore, NewJob, Outcome
 
@@ -76,7 +74,7 @@ class StoreLink:
         self.store = store
         self.codec = Codec(store.secret)
         #: This member's name in the store's ``owner`` column: unique per run.
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.owner = new_owner()
         self._wall = wall
         self._next_id = 0
         self._end_id = 0

@@ -103,8 +103,22 @@ written AS (
 ),""" + _RECORD[_RECORD.index("gone AS (") :]
 
 
-def _plain(out: Outcome) -> bool:
-    return out.status is _COMPLETED and out.error is None and out.traceback is None
+def _arrays(outs: list[Outcome], owner: str, now: float, *, full: bool = False) -> dict[str, Any]:
+    """A batch's parameters: _COMPLETE's four arrays, or all eight of _RECORD's."""
+    params: dict[str, Any] = {
+        "ids": [o.id for o in outs],
+        "attempts": [o.attempt for o in outs],
+        "finished": [o.finished_at for o in outs],
+        "results": [o.result for o in outs],
+        "owner": owner,
+        "now": now,
+    }
+    if full:
+        params["statuses"] = [o.status.value for o in outs]
+        params["run_at"] = [o.run_at for o in outs]
+        params["errors"] = [o.error for o in outs]
+        params["tracebacks"] = [o.traceback for o in outs]
+    return params
 
 
 def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
@@ -124,8 +138,8 @@ def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
     for out in rows:
         if out.status is _RETRY_WAIT and out.run_at is None:
             raise ValueError(f"a RETRY_WAIT outcome needs run_at (job {out.id})")
-    plain = [o for o in rows if _plain(o)]
-    rest = [o for o in rows if not _plain(o)] if len(plain) < len(rows) else []
+    plain = [o for o in rows if o.plain]
+    rest = [o for o in rows if not o.plain] if len(plain) < len(rows) else []
     # A failure's cascade must commit with it, and a batch of both kinds is
     # written whole: then the batch is a transaction.
     ends = [o for o in rest if o.status.is_terminal and o.status is not _COMPLETED]
@@ -133,33 +147,9 @@ def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
     result: list[tuple[Any, ...]] = []
     with conn.transaction() if ends or (plain and rest) else nullcontext():
         if plain:
-            result += conn.execute(
-                _COMPLETE,
-                {
-                    "ids": [o.id for o in plain],
-                    "attempts": [o.attempt for o in plain],
-                    "finished": [o.finished_at for o in plain],
-                    "results": [o.result for o in plain],
-                    "owner": owner,
-                    "now": now,
-                },
-            ).fetchall()
+            result += conn.execute(_COMPLETE, _arrays(plain, owner, now)).fetchall()
         if rest:
-            result += conn.execute(
-                _RECORD,
-                {
-                    "ids": [o.id for o in rest],
-                    "attempts": [o.attempt for o in rest],
-                    "statuses": [o.status.value for o in rest],
-                    "finished": [o.finished_at for o in rest],
-                    "run_at": [o.run_at for o in rest],
-                    "results": [o.result for o in rest],
-                    "errors": [o.error for o in rest],
-                    "tracebacks": [o.traceback for o in rest],
-                    "owner": owner,
-                    "now": now,
-                },
-            ).fetchall()
+            result += conn.execute(_RECORD, _arrays(rest, owner, now, full=True)).fetchall()
         written = {job_id for job_id, _ in result if job_id is not None}
         recorded.refused.extend(o.id for o in rows if o.id not in written)
         done = [o for o in rows if o.id in written]

@@ -10,8 +10,6 @@ connection LISTENs for other members' commits (:meth:`watch`).
 from __future__ import annotations
 
 import math
-import os
-import socket
 import threading
 import time
 import weakref
@@ -29,6 +27,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from jobsched import RateLimit
 from jobsched._enums import JobStatus
 from jobsched._exceptions import StoreUnavailableError
+from jobsched._members import TakeoverLooks, dead_local, local_prefix
 from jobsched._store import (
     Change,
     Claimed,
@@ -54,11 +53,6 @@ PRUNE_BATCH = 1000
 DEAD_OWNER_EVERY = 1.0
 #: A pooled connection idle longer than this (seconds) is checked before use.
 CHECK_IDLE = 1.0
-#: Longest time between two looks for expired leases (and at most a
-#: quarter of the lease): a look is a round trip, and taken over at every
-#: claim it cost W10 a tenth of its speed for attempts that expire seconds
-#: apart.
-TAKEOVER_EVERY = 1.0
 #: Seconds the LISTEN thread waits for a notification before looking
 #: whether it should stop.
 LISTEN_TICK = 0.25
@@ -89,7 +83,7 @@ class PostgresStore(Reads):
         self._start_lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(POOL_SIZE)
         self._dead_checked = -DEAD_OWNER_EVERY
-        self._taken_over: dict[str, float] = {}  # owner -> its last look for expired leases
+        self._looks = TakeoverLooks()
         self._last_used: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = (
             weakref.WeakKeyDictionary()
         )
@@ -226,11 +220,9 @@ class PostgresStore(Reads):
         # is owned and leased, whatever happens next), so the common claim
         # is one round trip.
         def claim(conn: _sql.Conn) -> tuple[list[Claimed], float | None]:
-            dead = self._dead_local_owners(conn, now)
             claimed: list[Claimed] = []
-            every = min(TAKEOVER_EVERY, self.lease / 4)
-            if dead or now - self._taken_over.get(owner, -math.inf) >= every:
-                self._taken_over[owner] = now
+            dead = self._dead_local_owners(conn, now)
+            if self._looks.due(owner, now, lease) or dead:
                 claimed = _sql.take_over(conn, owner, limit, names, dead, now, until)
             left = limit - len(claimed)
             due = None
@@ -252,23 +244,15 @@ class PostgresStore(Reads):
 
     def _dead_local_owners(self, conn: _sql.Conn, now: float) -> list[str]:
         """Owners of running rows that were processes on this machine and are
-        gone: a restart after a crash need not wait out their leases."""
+        gone (looked for at most every DEAD_OWNER_EVERY, by any member here)."""
         if now - self._dead_checked < DEAD_OWNER_EVERY:
             return []
         self._dead_checked = now
-        host = socket.gethostname()
         rows = conn.execute(
             "SELECT DISTINCT owner FROM jobsched_jobs WHERE status = 'running' AND owner LIKE %s",
-            (f"{host}:%",),
+            (f"{local_prefix()}%",),
         ).fetchall()
-        dead = []
-        for (owner,) in rows:
-            parts = str(owner).split(":")
-            if len(parts) == 3 and parts[0] == host and parts[1].isdigit():
-                pid = int(parts[1])
-                if pid != os.getpid() and not _alive(pid):
-                    dead.append(str(owner))
-        return dead
+        return dead_local(str(owner) for (owner,) in rows)
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
         return await self._run(
@@ -464,13 +448,3 @@ def _status(value: str | None) -> JobStatus | None:
 
 def _first(row: tuple[str, bytes, float]) -> str:
     return row[0]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True

@@ -9,11 +9,10 @@ the semantics precisely; a PostgreSQL store does the same).
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
 from collections.abc import Mapping, Sequence
 
+from jobsched._members import dead_local
 from jobsched._ratelimit import RateLimit, has_token, refill, token_due, whole_tokens
 from jobsched._rotation import take_turns
 from jobsched._store import Claimed
@@ -106,7 +105,12 @@ def _take_over_lost(
     # Attempts whose owner is gone: its lease ran out, or it was a process
     # on this machine that no longer exists (a restart after a crash need not
     # wait out the lease).
-    dead = _dead_local_owners(conn)
+    dead = dead_local(
+        running
+        for (running,) in conn.execute(
+            f"SELECT DISTINCT owner FROM jobs WHERE status = 'running' AND {RUNNING}"
+        )
+    )
     marks = ", ".join("?" * len(dead))
     return [
         Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel))
@@ -310,28 +314,3 @@ def _ready_tenants(conn: sqlite3.Connection) -> dict[str | None, tuple[float, fl
             return ready
         after = row[0]
         ready[after] = (row[1], row[2], row[3])
-
-
-def _dead_local_owners(conn: sqlite3.Connection) -> list[str]:
-    """Owners (``host:pid:token``) of running rows that were processes here and are gone."""
-    host = socket.gethostname()
-    dead = []
-    for (owner,) in conn.execute(
-        f"SELECT DISTINCT owner FROM jobs WHERE status = 'running' AND {RUNNING}"
-    ):
-        parts = str(owner).split(":")
-        if len(parts) == 3 and parts[0] == host and parts[1].isdigit():
-            pid = int(parts[1])
-            if pid != os.getpid() and not _alive(pid):
-                dead.append(owner)
-    return dead
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True

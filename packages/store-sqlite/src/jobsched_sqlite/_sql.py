@@ -163,13 +163,13 @@ def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) ->
     completed: dict[str, int] = {}  # executor -> jobs this batch completed
     for chunk in _chunks(outcomes):
         ok: dict[int, tuple[float | None, str | None]] = {}
-        plain = [o for o in chunk if _plain(o)]
+        plain = [o for o in chunk if o.plain]
         if plain:
             for job_id, executor in _complete(conn, owner, plain):
                 ok[job_id] = (None, None)
                 completed[executor] = completed.get(executor, 0) + 1
         if len(plain) < len(chunk):
-            rest = [o for o in chunk if not _plain(o)]
+            rest = [o for o in chunk if not o.plain]
             for job_id, started, ran_by, executor, status in _record_chunk(conn, owner, rest):
                 ok[job_id] = (started, ran_by)
                 if status == "completed":
@@ -204,16 +204,6 @@ def count_completed(conn: sqlite3.Connection, completed: dict[str, int]) -> None
     )
 
 
-def _plain(out: Outcome) -> bool:
-    """A completion with nothing to store but its time: the usual outcome."""
-    return (
-        out.status is _COMPLETED
-        and out.result is None
-        and out.error is None
-        and out.traceback is None
-    )
-
-
 def _chunks(outcomes: Sequence[Outcome]) -> Iterator[list[Outcome]]:
     """Runs of outcomes for one UPDATE each: a job twice in a run would be
     updated once, so a second outcome of one job starts the next run (and is
@@ -234,16 +224,16 @@ def _complete(
     conn: sqlite3.Connection, owner: str, chunk: Sequence[Outcome]
 ) -> list[tuple[int, str]]:
     """Plain completions in one fenced UPDATE of the columns they change
-    (three parameters each, not nine); the ids written, with their executors."""
+    (four parameters each, not nine); the ids written, with their executors."""
     params: list[Any] = []
     for out in chunk:
-        params += (out.id, out.attempt, out.finished_at)
+        params += (out.id, out.attempt, out.finished_at, out.result)
     params.append(owner)
     return conn.execute(
-        "WITH v (id, attempt, finished_at) AS "
-        f"(VALUES {', '.join(['(?, ?, ?)'] * len(chunk))}) "
+        "WITH v (id, attempt, finished_at, result) AS "
+        f"(VALUES {', '.join(['(?, ?, ?, ?)'] * len(chunk))}) "
         "UPDATE jobs SET status = 'completed', queue = NULL, finished_at = v.finished_at, "
-        "owner = NULL, lease_until = NULL, result = NULL "
+        "owner = NULL, lease_until = NULL, result = v.result "
         "FROM v WHERE jobs.id = v.id AND jobs.owner = ? AND jobs.attempts = v.attempt "
         "AND jobs.status = 'running' RETURNING jobs.id, jobs.executor",
         params,

@@ -9,7 +9,6 @@ keep each attempt in exactly one of them, as on PostgreSQL.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import threading
 import time
@@ -22,6 +21,7 @@ import anyio
 from jobsched import RateLimit
 from jobsched._enums import JobStatus
 from jobsched._exceptions import StoreUnavailableError
+from jobsched._members import TakeoverLooks
 from jobsched._store import (
     Attempt,
     Change,
@@ -45,8 +45,6 @@ T = TypeVar("T")
 #: Rows a prune deletes per transaction: short transactions keep writers
 #: moving (and its ids stay under SQLite's 32,766 parameters).
 PRUNE_BATCH = 1000
-#: Longest time (seconds) between two looks for lost attempts; see claim().
-TAKEOVER_EVERY = 1.0
 
 
 class SQLiteStore(JobStore):
@@ -66,7 +64,7 @@ class SQLiteStore(JobStore):
         self._limiter = anyio.CapacityLimiter(1)
         # When a bucket the last claim left empty has its next token: next_due().
         self._token_due: float | None = None
-        self._taken_over: dict[str, float] = {}  # owner -> its last look for lost attempts
+        self._looks = TakeoverLooks()
         self._group = GroupCommit(self._connection, self._lock, self._limiter)
 
     # ── plumbing ──────────────────────────────────────────────────────────
@@ -151,13 +149,7 @@ class SQLiteStore(JobStore):
     ) -> list[Claimed]:
         if limit < 1:
             return []
-        # Lost attempts are looked for at most every TAKEOVER_EVERY (and a
-        # quarter of the lease): the look reads every running row, and at
-        # every claim it cost a claim a tenth of its time for attempts that
-        # expire seconds apart. A member's first claim looks at once.
-        take_over = now - self._taken_over.get(owner, -math.inf) >= min(TAKEOVER_EVERY, lease / 4)
-        if take_over:
-            self._taken_over[owner] = now
+        take_over = self._looks.due(owner, now, lease)
         claims, self._token_due = await self._write_async(
             lambda conn: claim(
                 conn, owner, limit, executors, now, now + lease, rates, tenants, take_over
