@@ -75,8 +75,10 @@ WORKLOADS = {
         ),
     )
 }
-#: The systems beyond the suite's three that run W7 (benchmarks._stores_others).
-EXTRA_SYSTEMS = ("huey",)
+#: The systems beyond the suite's three that run W7: huey
+#: (benchmarks._stores_others) and ``store``, jobsched's SQLite store driven
+#: without a scheduler (benchmarks._stores_floor).
+EXTRA_SYSTEMS = ("huey", "store")
 
 #: Workers for every store workload: a claim takes at most as many jobs as
 #: are idle, and each transaction waits for an fsync (about 1 ms here), so
@@ -381,6 +383,11 @@ def _scratch() -> Iterator[Path]:
 
 def run(system: str, workload: str, size: int) -> dict[str, float]:
     """One measurement of a store workload on a fresh file (a copy of a queued one for W8/W9)."""
+    if system == "store":
+        from benchmarks import _stores_floor
+
+        with _scratch() as path:
+            return asyncio.run(_stores_floor.store_w7(path, size))
     if system not in ("raw", "jobsched"):
         from benchmarks import _stores_others
 

@@ -1,4 +1,4 @@
-"""The benchmark suite still runs: tiny sizes, raw and jobsched only, no plot.
+"""The benchmark suite still runs: tiny sizes, raw and jobsched (and W7's store row), no plot.
 
 It proves the harness works end to end (a child process per run, ratios
 against raw, the Markdown and JSON reports), not how fast anything is: no
@@ -39,7 +39,7 @@ def test_suite_runs_on_tiny_sizes_and_writes_its_reports(tmp_path: Path) -> None
     """Every requested workload gets a jobsched figure and a ratio to raw, in both reports."""
     done = _suite(
         "--reps", "1",
-        "--systems", "raw,jobsched",
+        "--systems", "raw,jobsched,store",
         "--only", "W1,W2,W2p,W3,W6,W0,W7,W8,W9",
         "--sizes", "W1=200,W2=100:400,W2p=200,W2mem=100,W3=8,W6=3,W0=2,W7=200,W8=100:200,W9=100",
         "--no-plot",
@@ -70,6 +70,10 @@ def test_suite_runs_on_tiny_sizes_and_writes_its_reports(tmp_path: Path) -> None
         assert entry["value"]["median"] > 0
         assert entry["ratio"]["min"] <= entry["ratio"]["median"] <= entry["ratio"]["max"]
     assert ("W1", "jobs_per_s", "apscheduler4") not in rows
+    # The store's own row (no scheduler) is W7's alone.
+    floor = rows[("W7", "jobs_per_s", "store")]
+    assert floor["value"]["median"] > 0 and floor["ratio"]["median"] > 0
+    assert "n/a" in rows[("W1", "jobs_per_s", "store")]["note"]
 
     table = (tmp_path / "latest.md").read_text()
     assert "| W1 | 200 | throughput" in table
@@ -167,3 +171,27 @@ def test_the_postgres_rows_run_on_tiny_sizes(tmp_path: Path) -> None:
             "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)
         ).fetchall()
     assert left == []
+
+
+def test_the_page_count_names_each_btree_and_the_store_writes_more_than_raw() -> None:
+    """benchmarks._stores_pages counts WAL frames per round by table and index."""
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks._stores_pages", "7000"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    totals = {}
+    for line in done.stdout.splitlines():
+        name, _, rest = line.partition(": ")
+        if "per round" in rest:
+            totals[name] = float(rest.split()[0])
+            # Every frame is put down to a table or an index by name.
+            assert "jobs " in rest and "jobs_ready" in rest, line
+    assert set(totals) == {"raw", "store"}
+    # Deterministic counts, not timings: the store keeps more indexes than raw.
+    assert 0 < totals["raw"] < totals["store"]
+    assert "jobs_status" in done.stdout and "per prune" in done.stdout
