@@ -23,10 +23,6 @@ _READY, _WAITING, _BLOCKED = 0, 1, 2
 _CANCELLED = JobStatus.CANCELLED
 
 
-class AlreadyFired(Exception):
-    """Rolls a fire's transaction back: its job exists already."""
-
-
 def notify(conn: Conn) -> None:
     """Wake every LISTENing member when this transaction commits."""
     # Identical notifications of one transaction are folded into one.

@@ -25,7 +25,6 @@ from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from jobsched import RateLimit
-from jobsched._enums import JobStatus
 from jobsched._exceptions import StoreUnavailableError
 from jobsched._members import TakeoverLooks, dead_local, local_prefix
 from jobsched._store import (
@@ -38,7 +37,7 @@ from jobsched._store import (
     StoredJob,
 )
 
-from . import _limits, _outcomes, _schema, _sql
+from . import _limits, _outcomes, _schedules, _schema, _sql
 from ._reads import Reads
 
 T = TypeVar("T")
@@ -305,71 +304,22 @@ class PostgresStore(Reads):
         return await self._run(next_due)
 
     async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
-        # In id order, so two members' batches lock rows in one order; a
-        # stable sort keeps the later of two registrations of one id last.
-        ordered: list[tuple[str, bytes, float]] = sorted(schedules, key=_first)
-
-        def put(conn: _sql.Conn) -> None:
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO jobsched_schedules (id, payload, next_fire) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, "
-                    "next_fire = excluded.next_fire, owner = NULL, lease_until = NULL",
-                    ordered,
-                )
-            _sql.notify(conn)
-
-        await self._run(put)
+        await self._run(lambda conn: _schedules.put(conn, schedules))
 
     async def remove_schedules(self, ids: Collection[str]) -> None:
-        await self._run(
-            lambda conn: conn.execute(
-                "DELETE FROM jobsched_schedules WHERE id = ANY(%s)", (sorted(ids),)
-            )
-        )
+        await self._run(lambda conn: _schedules.remove(conn, ids))
 
     async def claim_schedules(self, owner: str, now: float, lease: float) -> list[DueSchedule]:
-        def claim(conn: _sql.Conn) -> list[DueSchedule]:
-            rows = conn.execute(
-                "WITH due AS (SELECT id FROM jobsched_schedules WHERE next_fire <= %s "
-                "AND (owner IS NULL OR lease_until < %s) FOR UPDATE SKIP LOCKED), "
-                "taken AS (UPDATE jobsched_schedules s SET owner = %s, lease_until = %s "
-                "FROM due WHERE s.id = due.id RETURNING s.id, s.payload, s.next_fire, s.last_job) "
-                "SELECT taken.id, taken.payload, taken.next_fire, j.status FROM taken "
-                "LEFT JOIN jobsched_jobs j ON j.id = taken.last_job ORDER BY taken.next_fire",
-                (now, now, owner, now + lease),
-            ).fetchall()
-            return [
-                DueSchedule(i, payload, fire, _status(status)) for i, payload, fire, status in rows
-            ]
-
-        return await self._run(claim)
+        return await self._run(lambda conn: _schedules.claim(conn, owner, now, now + lease))
 
     async def fire(
         self, owner: str, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
     ) -> bool:
-        def fire(conn: _sql.Conn) -> bool:
-            moved = conn.execute(
-                "UPDATE jobsched_schedules SET next_fire = %s, owner = NULL, lease_until = NULL, "
-                "last_job = COALESCE(%s, last_job) "
-                "WHERE id = %s AND owner = %s AND next_fire = %s",
-                (next_fire, job.id if job is not None else None, schedule, owner, fire_time),
-            ).rowcount
-            if moved != 1:
-                return False
-            if job is not None:
-                try:
-                    with conn.transaction():  # a savepoint: the error ends only it
-                        _sql.add(conn, [job], fire_time)
-                except errors.UniqueViolation:
-                    # This fire was made already: the unique index on
-                    # (schedule, fire_time) makes a second one impossible.
-                    raise _sql.AlreadyFired() from None
-            return True
-
         try:
-            return await self._run(fire)
-        except _sql.AlreadyFired:
+            return await self._run(
+                lambda conn: _schedules.fire(conn, owner, schedule, fire_time, next_fire, job)
+            )
+        except _schedules.AlreadyFired:
             return False
 
     async def fetch(self, job_id: int) -> StoredJob | None:
@@ -440,11 +390,3 @@ class PostgresStore(Reads):
                 woken = any(True for _ in conn.notifies(timeout=LISTEN_TICK, stop_after=1))
         finally:
             conn.close()
-
-
-def _status(value: str | None) -> JobStatus | None:
-    return JobStatus(value) if value is not None else None
-
-
-def _first(row: tuple[str, bytes, float]) -> str:
-    return row[0]

@@ -1,0 +1,85 @@
+"""The PostgreSQL store's stored schedules: registering and removing them,
+claiming the due ones under a lease, and firing one (fenced on owner and fire
+time). Each a function of a connection, run in one transaction on one of the
+store's threads (see ``PostgresStore._tx``)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from psycopg import errors
+
+from jobsched._enums import JobStatus
+from jobsched._store import DueSchedule, NewJob
+
+from ._sql import Conn, add, notify
+
+
+class AlreadyFired(Exception):
+    """Rolls a fire's transaction back: its job exists already."""
+
+
+def put(conn: Conn, schedules: Sequence[tuple[str, bytes, float]]) -> None:
+    # In id order, so two members' batches lock rows in one order; a
+    # stable sort keeps the later of two registrations of one id last.
+    ordered: list[tuple[str, bytes, float]] = sorted(schedules, key=_first)
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO jobsched_schedules (id, payload, next_fire) VALUES (%s, %s, %s) "
+            "ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, "
+            "next_fire = excluded.next_fire, owner = NULL, lease_until = NULL",
+            ordered,
+        )
+    notify(conn)
+
+
+def remove(conn: Conn, ids: Collection[str]) -> None:
+    conn.execute("DELETE FROM jobsched_schedules WHERE id = ANY(%s)", (sorted(ids),))
+
+
+def claim(conn: Conn, owner: str, now: float, until: float) -> list[DueSchedule]:
+    """The due schedules, leased to ``owner`` until ``until``, each with its
+    last job's status."""
+    rows = conn.execute(
+        "WITH due AS (SELECT id FROM jobsched_schedules WHERE next_fire <= %s "
+        "AND (owner IS NULL OR lease_until < %s) FOR UPDATE SKIP LOCKED), "
+        "taken AS (UPDATE jobsched_schedules s SET owner = %s, lease_until = %s "
+        "FROM due WHERE s.id = due.id RETURNING s.id, s.payload, s.next_fire, s.last_job) "
+        "SELECT taken.id, taken.payload, taken.next_fire, j.status FROM taken "
+        "LEFT JOIN jobsched_jobs j ON j.id = taken.last_job ORDER BY taken.next_fire",
+        (now, now, owner, until),
+    ).fetchall()
+    return [DueSchedule(i, payload, fire, _status(status)) for i, payload, fire, status in rows]
+
+
+def fire(
+    conn: Conn, owner: str, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
+) -> bool:
+    """Move ``schedule`` on to ``next_fire`` and add its ``job``; False if
+    ``owner`` no longer holds this fire. Raises :class:`AlreadyFired` if the
+    job was added already, so the caller's transaction rolls the move back."""
+    moved = conn.execute(
+        "UPDATE jobsched_schedules SET next_fire = %s, owner = NULL, lease_until = NULL, "
+        "last_job = COALESCE(%s, last_job) "
+        "WHERE id = %s AND owner = %s AND next_fire = %s",
+        (next_fire, job.id if job is not None else None, schedule, owner, fire_time),
+    ).rowcount
+    if moved != 1:
+        return False
+    if job is not None:
+        try:
+            with conn.transaction():  # a savepoint: the error ends only it
+                add(conn, [job], fire_time)
+        except errors.UniqueViolation:
+            # This fire was made already: the unique index on
+            # (schedule, fire_time) makes a second one impossible.
+            raise AlreadyFired() from None
+    return True
+
+
+def _status(value: str | None) -> JobStatus | None:
+    return JobStatus(value) if value is not None else None
+
+
+def _first(row: tuple[str, bytes, float]) -> str:
+    return row[0]
