@@ -90,7 +90,7 @@ def bg(store_url: str) -> Iterator[js.BackgroundScheduler]:
     try:
         yield scheduler
     finally:
-        if scheduler._state not in ("new", "stopped"):
+        if scheduler._loop._state not in ("new", "stopped"):
             scheduler.shutdown(cancel_running=True)
 
 
@@ -347,7 +347,7 @@ def test_the_exception_object_crosses_threads() -> None:
             raise exc
 
         with pytest.raises(LookupError) as info:
-            bg._read("test", lambda: fail_with(LookupError("from the loop")))
+            bg._loop.read("test", lambda: fail_with(LookupError("from the loop")))
         assert info.value is seen[0]
         frames = traceback.extract_tb(info.value.__traceback__)
         assert any(frame.name == "fail_with" for frame in frames)
@@ -459,10 +459,10 @@ def test_shutdown_without_wait_then_with_wait(bg: js.BackgroundScheduler) -> Non
     assert not bg.running
     # The job can't end before it is released, so the shutdown can't have.
     assert bg.get(job_id).status is js.JobStatus.RUNNING
-    assert bg._thread is not None and bg._thread.is_alive()
+    assert bg._loop._thread is not None and bg._loop._thread.is_alive()
     release.set()
     bg.shutdown()  # waits for the thread
-    assert bg._thread is not None and not bg._thread.is_alive()
+    assert bg._loop._thread is not None and not bg._loop._thread.is_alive()
     assert bg.get(job_id).status is js.JobStatus.COMPLETED
 
 
@@ -631,7 +631,7 @@ def test_shutdown_from_a_thread_job() -> None:
         assert bg.join(timeout=WATCHDOG)
         assert "from inside one of this scheduler's jobs" in bg.get(refused).result
         asked = bg.submit(js.FunctionJob(shut_down_from_inside, (holder, False)))
-        bg._thread.join(WATCHDOG)  # type: ignore[union-attr]
+        bg._loop._thread.join(WATCHDOG)  # type: ignore[union-attr]
         assert not bg.running
     assert bg.get(asked).status is js.JobStatus.COMPLETED
     assert bg.get(asked).result == "asked"
@@ -666,8 +666,8 @@ def test_a_crashed_scheduler_says_so(caplog: pytest.LogCaptureFixture) -> None:
     scheduler._ticker = broken_ticker  # type: ignore[method-assign]
     bg.start()
     assert crashed.wait(WATCHDOG)
-    assert bg._thread is not None
-    bg._thread.join(WATCHDOG)
+    assert bg._loop._thread is not None
+    bg._loop._thread.join(WATCHDOG)
     with pytest.raises(js.SchedulerStoppedError, match=r"ended on an error \(RuntimeError: boom\)"):
         bg.submit(js.FunctionJob(idle))
     with pytest.raises(BaseException, match="TaskGroup") as info:
@@ -757,8 +757,8 @@ if kind == "process":
     while not os.path.exists(pidfile):
         time.sleep(0.01)
 else:
-    import jobsched._background
-    jobsched._background.EXIT_TIMEOUT = 1.0
+    import jobsched._loopthread
+    jobsched._loopthread.EXIT_TIMEOUT = 1.0
     s.submit(js.FunctionJob(ignores_cancel, name="stubborn", timeout=None))
     while "stubborn running" not in open(log_path).read():
         time.sleep(0.01)

@@ -1,39 +1,27 @@
 """BackgroundScheduler: a JobScheduler on a thread of its own, for synchronous code.
 
-The scheduler's event loop runs in a daemon thread. A call from another
-thread runs on the loop (a synchronous method as one callback, through
-:func:`anyio.from_thread.run_sync`; one that awaits as a task of an anyio
-:class:`~anyio.from_thread.BlockingPortal`), and its return value, or the
-very exception it raised, comes back to the caller. Calls made on the loop's
-own thread (a listener, an async job) run directly where they can and are
-refused where they would wait for the loop they block.
-
-When the interpreter begins to exit with a scheduler still running, a hook
-stops it as ``shutdown(cancel_running=True)`` would, before any executor's own
-exit hook runs, so its worker processes end cleanly and nothing hangs.
+This module is the public facade: the synchronous methods, their arguments
+and documentation, and what ``join()`` asks a durable store. The thread that
+runs the scheduler's event loop, and the way a call from another thread
+reaches that loop and comes back, are ``_loopthread.py``'s (a
+:class:`~jobsched._loopthread.LoopThread`, which the facade owns); stopping a
+scheduler still running at interpreter exit is ``_exithook.py``'s.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import threading
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from concurrent.futures import CancelledError, Future
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.from_thread
-from anyio.from_thread import BlockingPortal
-from anyio.lowlevel import EventLoopToken, current_token
 
 from ._dispatch import inside_workers_of
-from ._exceptions import SchedulerError, SchedulerStoppedError, StoreUnavailableError
+from ._exceptions import SchedulerError
 from ._jobs import Job
-from ._log import logger
+from ._loopthread import LoopThread
 from ._scheduler import JobScheduler
 from ._state import JobListener
 from ._store import JobStore
@@ -50,23 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BackgroundScheduler"]
 
-T = TypeVar("T")
-
-# The lifecycle of a BackgroundScheduler (its JobScheduler has its own).
-_NEW, _STARTING, _RUNNING, _STOPPING, _STOPPED = "new", "starting", "running", "stopping", "stopped"
-
-#: Seconds the exit hook waits for a scheduler to stop before the interpreter
-#: goes on exiting without it (a job that ignores its cancellation must not
-#: hold the process open).
-EXIT_TIMEOUT = 10.0
-
 _BACKENDS = ("asyncio", "trio")
-
-# Schedulers whose thread runs, kept alive until it ends (as a running thread
-# is), so the exit hook can reach each one.
-_live: set[BackgroundScheduler] = set()
-_live_lock = threading.Lock()
-_exit_hook_registered = False
 
 
 class BackgroundScheduler:
@@ -121,24 +93,12 @@ class BackgroundScheduler:
             executor_limits=executor_limits,
             store=store,
         )
-        self._durable = self._store is not None
-        self._backend = backend
-        self._backend_options = dict(backend_options or {})
-        self._lock = threading.Lock()  # over the lifecycle below
-        self._state = _NEW
-        # Set while calls are accepted (see _admitted): the portal, and the loop's token.
-        self._portal: BlockingPortal | None = None
-        self._token: EventLoopToken | None = None
-        self._calls = 0  # calls on their way to the loop
-        self._thread: threading.Thread | None = None
-        self._loop_thread: int | None = None
-        self._pid: int | None = None
-        # Set on the loop: stop the scheduler, and (maybe later) cancel what runs.
-        self._stop_requested: anyio.Event | None = None
-        self._cancel_requested: anyio.Event | None = None
-        # What ended the loop's thread with an error, once; shutdown() raises it.
-        self._error: BaseException | None = None
-        self._error_reported = False
+        self._loop = LoopThread(
+            self._scheduler,
+            durable=self._store is not None,
+            backend=backend,
+            backend_options=backend_options or {},
+        )
 
     # ── lifecycle ────────────────────────────────────────────────────────
 
@@ -155,7 +115,7 @@ class BackgroundScheduler:
     @property
     def running(self) -> bool:
         """True from :meth:`start` until :meth:`shutdown` begins."""
-        return self._state == _RUNNING
+        return self._loop.running
 
     def start(self) -> None:
         """Start the event loop's thread and the scheduler on it; returns once it runs.
@@ -164,44 +124,7 @@ class BackgroundScheduler:
         :raises StoreUnavailableError: the store can't be opened; the
             scheduler can then be started again.
         """
-        with self._lock:
-            if self._state != _NEW:
-                raise SchedulerError(
-                    "this BackgroundScheduler was already started; a scheduler starts "
-                    "once: create a new one"
-                )
-            self._state = _STARTING
-            ready: Future[None] = Future()
-            thread = threading.Thread(
-                target=self._run, args=(ready,), name="jobsched-background", daemon=True
-            )
-            self._thread = thread
-            self._pid = os.getpid()
-        _register(self)
-        thread.start()
-        try:
-            ready.result()
-        except BaseException:
-            with self._lock:
-                if ready.cancel():
-                    # Interrupted while it started (Ctrl-C): it stops as soon
-                    # as it has started (see _serve).
-                    self._state = _STOPPING
-                    raise
-                if ready.exception() is None:  # interrupted just after it started
-                    if self._state == _STARTING:
-                        self._state = _RUNNING
-                    raise
-            # It failed to start (the store could not be opened): its thread
-            # is ending, and it may be started again.
-            thread.join()
-            with self._lock:
-                self._state = _NEW
-                self._thread = None
-            raise
-        with self._lock:
-            if self._state == _STARTING:  # not if its thread already ended
-                self._state = _RUNNING
+        self._loop.start()
 
     def shutdown(self, wait: bool = True, *, cancel_running: bool = False) -> None:
         """Stop the scheduler and its thread.
@@ -226,27 +149,7 @@ class BackgroundScheduler:
         :raises Exception: what stopping the scheduler raised (a store that
             failed to close), once.
         """
-        self._check_process("shutdown()")
-        if self._state in (_NEW, _STARTING):
-            raise SchedulerError(
-                "shutdown() on a BackgroundScheduler that was never started: there is "
-                "nothing to stop"
-            )
-        if wait:
-            self._refuse_own_wait("shutdown()")
-        with self._lock:
-            state = self._state
-            if state == _RUNNING:
-                self._state = _STOPPING
-        if state == _RUNNING or (state == _STOPPING and cancel_running):
-            self._request_stop(cancel_running)
-        if wait:
-            thread = self._thread
-            assert thread is not None
-            thread.join()
-            if self._error is not None and not self._error_reported:
-                self._error_reported = True
-                raise self._error
+        self._loop.shutdown(wait, cancel_running)
 
     def __enter__(self) -> BackgroundScheduler:
         self.start()
@@ -271,7 +174,7 @@ class BackgroundScheduler:
         reader of the store sees it. Arguments and errors are those of
         :meth:`JobScheduler.submit`.
         """
-        return self._write(
+        return self._loop.write(
             "submit()", partial(self._scheduler.submit, job, delay=delay, depends_on=depends_on)
         )
 
@@ -282,29 +185,29 @@ class BackgroundScheduler:
 
         :raises UnknownJobError: never submitted here, or evicted from history.
         """
-        if self._stopped():
+        if self._loop.stopped():
             return self._scheduler.get(job_id)
-        return self._read("get()", partial(self._scheduler.get, job_id))
+        return self._loop.read("get()", partial(self._scheduler.get, job_id))
 
     def jobs(self) -> list[Job]:
         """Every job this process still knows (also after :meth:`shutdown`)."""
-        if self._stopped():
+        if self._loop.stopped():
             return self._scheduler.jobs()
-        return self._read("jobs()", self._scheduler.jobs)
+        return self._loop.read("jobs()", self._scheduler.jobs)
 
     def fetch(self, job_id: str) -> Job:
         """The job as the store has it, whichever process ran it (see :meth:`JobScheduler.fetch`).
 
         :raises UnknownJobError: the store does not hold it.
         """
-        return self._await("fetch()", partial(self._scheduler.fetch, job_id))
+        return self._loop.wait_for("fetch()", partial(self._scheduler.fetch, job_id))
 
     def cancel(self, job_id: str) -> bool:
         """Cancel a job; False if it is unknown or already finished.
 
         See :meth:`JobScheduler.cancel`.
         """
-        return self._write("cancel()", partial(self._scheduler.cancel, job_id))
+        return self._loop.write("cancel()", partial(self._scheduler.cancel, job_id))
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait until every submitted job is terminal.
@@ -318,8 +221,8 @@ class BackgroundScheduler:
         :raises SchedulerError: called from inside one of its own jobs, which
             would wait for itself.
         """
-        on_loop = threading.get_ident() == self._loop_thread  # refused below, as such
-        if not on_loop and self._scheduler in inside_workers_of.get():
+        # On the loop's own thread, wait_for() refuses it with its own message.
+        if not self._loop.on_loop() and self._scheduler in inside_workers_of.get():
             raise SchedulerError(
                 "join() was called from inside one of this scheduler's jobs: it waits for "
                 "every job to end, this one's too, so it could never answer True. Wait for "
@@ -333,7 +236,7 @@ class BackgroundScheduler:
                 raise TypeError(
                     f"timeout must be a number of seconds or None, got {timeout!r}"
                 ) from None
-        return self._await("join()", partial(self._join, timeout))
+        return self._loop.wait_for("join()", partial(self._join, timeout))
 
     async def _join(self, seconds: float | None) -> bool:
         store = self._store
@@ -355,7 +258,7 @@ class BackgroundScheduler:
         It runs on the scheduler's thread, so it must be quick and must not
         block; one that raises is logged and ignored.
         """
-        self._read("add_listener()", partial(self._scheduler.add_listener, listener))
+        self._loop.read("add_listener()", partial(self._scheduler.add_listener, listener))
 
     # ── schedules ────────────────────────────────────────────────────────
 
@@ -373,7 +276,7 @@ class BackgroundScheduler:
         See :meth:`JobScheduler.schedule_recurring`. ``factory`` runs on the
         scheduler's thread.
         """
-        return self._write(
+        return self._loop.write(
             "schedule_recurring()",
             partial(
                 self._scheduler.schedule_recurring,
@@ -399,7 +302,7 @@ class BackgroundScheduler:
         See :meth:`JobScheduler.schedule_cron`. ``factory`` runs on the
         scheduler's thread.
         """
-        return self._write(
+        return self._loop.write(
             "schedule_cron()",
             partial(
                 self._scheduler.schedule_cron,
@@ -413,272 +316,6 @@ class BackgroundScheduler:
 
     def cancel_recurring(self, schedule_id: str) -> bool:
         """Stop a schedule (see :meth:`JobScheduler.cancel_recurring`)."""
-        return self._write(
+        return self._loop.write(
             "cancel_recurring()", partial(self._scheduler.cancel_recurring, schedule_id)
         )
-
-    # ── calls into the loop ──────────────────────────────────────────────
-
-    def _stopped(self) -> bool:
-        """True once the scheduler has stopped: its state no longer changes, so any
-        thread may read it."""
-        return self._portal is None and self._state in (_STOPPING, _STOPPED)
-
-    def _read(self, what: str, func: Callable[[], T]) -> T:
-        """Run a synchronous scheduler method on the loop; directly if already there."""
-        if threading.get_ident() == self._loop_thread:
-            return func()
-        return self._call_sync(what, func)
-
-    def _write(self, what: str, func: Callable[[], T]) -> T:
-        """Run a method that changes something; with a durable store, return once committed."""
-        if threading.get_ident() == self._loop_thread:
-            if self._durable:
-                raise SchedulerError(
-                    f"{what} on a durable store waits for the commit, which can't happen on the "
-                    "scheduler's own thread (from a listener or an async job) while it waits: "
-                    "call the JobScheduler's method there (BackgroundScheduler.scheduler), whose "
-                    "change is written in the next group commit"
-                )
-            return func()
-        if not self._durable:
-            return self._call_sync(what, func)
-        return self._call_async(what, partial(_then_flush, self._scheduler, func))
-
-    def _await(self, what: str, func: Callable[[], Awaitable[T]]) -> T:
-        """Run a coroutine method on the loop and wait for it."""
-        if threading.get_ident() == self._loop_thread:
-            raise SchedulerError(
-                f"{what} waits for the scheduler's event loop, so it can't be called on that "
-                "loop's own thread (from a listener or an async job): await the JobScheduler's "
-                "method there (BackgroundScheduler.scheduler)"
-            )
-        return self._call_async(what, func)
-
-    def _call_sync(self, what: str, func: Callable[[], T]) -> T:
-        """Run a synchronous ``func`` on the loop from another thread: one callback, no task."""
-        with self._admitted(what):
-            return anyio.from_thread.run_sync(func, token=self._token)
-
-    def _call_async(self, what: str, func: Callable[[], Awaitable[T]]) -> T:
-        """Run a coroutine function on the loop from another thread, as a portal task.
-
-        The shutdown cancels it if it still waits (a join()).
-        """
-        with self._admitted(what) as portal:
-            try:
-                future = portal.start_task_soon(func)
-            except RuntimeError:
-                raise self._stopped_error(what) from None  # the portal stopped meanwhile
-            try:
-                return future.result()
-            except CancelledError:
-                raise self._stopped_error(what) from None
-            except StoreUnavailableError:
-                if self._state in (_STOPPING, _STOPPED):
-                    # The shutdown closed the store under this call (a join()).
-                    raise self._stopped_error(what) from None
-                raise
-            except BaseException:
-                # Interrupted while waiting (Ctrl-C during join()): the call must
-                # not go on without its caller. A no-op if it raised by itself.
-                future.cancel()
-                raise
-
-    @contextmanager
-    def _admitted(self, what: str) -> Iterator[BlockingPortal]:
-        """A call from another thread, admitted while the scheduler runs."""
-        self._check_process(what)  # before the lock, which a fork may have left held
-        with self._lock:
-            portal = self._portal
-            if portal is None:
-                raise self._not_running_error(what)
-            # Counted until it returns: the loop does not end while a call is
-            # on its way to it (see _serve).
-            self._calls += 1
-        try:
-            yield portal
-        finally:
-            with self._lock:
-                self._calls -= 1
-
-    def _not_running_error(self, what: str) -> SchedulerError:
-        state = self._state
-        if state in (_NEW, _STARTING):
-            return SchedulerError(
-                f"{what} needs a started scheduler: call start() first, or use "
-                "`with BackgroundScheduler(...) as s:`"
-            )
-        return self._stopped_error(what)
-
-    def _stopped_error(self, what: str) -> SchedulerStoppedError:
-        error = self._error
-        if error is not None:
-            # The scheduler's task group wraps it: name the error itself.
-            while len(getattr(error, "exceptions", ())) == 1:
-                error = error.exceptions[0]  # type: ignore[attr-defined,union-attr]
-            return SchedulerStoppedError(
-                f"{what}: the scheduler's thread ended on an error "
-                f"({type(error).__name__}: {error}); create a new BackgroundScheduler"
-            )
-        return SchedulerStoppedError(
-            f"{what}: the scheduler was shut down; create a new BackgroundScheduler"
-        )
-
-    def _check_process(self, what: str) -> None:
-        if self._pid is not None and self._pid != os.getpid():
-            raise SchedulerError(
-                f"{what} in a forked child of the process that started this scheduler: its "
-                "thread did not survive the fork. Start a scheduler in each worker process "
-                "(e.g. in gunicorn's post_fork hook), not before the fork"
-            )
-
-    def _refuse_own_wait(self, what: str) -> None:
-        if threading.get_ident() == self._loop_thread:
-            raise SchedulerError(
-                f"{what} with wait=True was called on the scheduler's own thread (from a "
-                "listener or an async job), which it would wait for: use wait=False"
-            )
-        if self._scheduler in inside_workers_of.get():
-            raise SchedulerError(
-                f"{what} with wait=True was called from inside one of this scheduler's jobs, "
-                "whose attempt must end before the shutdown can: use wait=False, or shut "
-                "down from the code that owns the scheduler"
-            )
-
-    def _request_stop(self, cancel_running: bool) -> None:
-        if threading.get_ident() == self._loop_thread:
-            self._on_stop_request(cancel_running)
-            return
-        with suppress(SchedulerStoppedError):  # its thread ended: so has the scheduler
-            self._call_sync("shutdown()", partial(self._on_stop_request, cancel_running))
-
-    def _on_stop_request(self, cancel_running: bool) -> None:
-        assert self._stop_requested is not None and self._cancel_requested is not None
-        self._stop_requested.set()
-        if cancel_running:
-            self._cancel_requested.set()
-
-    # ── the loop's thread ────────────────────────────────────────────────
-
-    def _run(self, ready: Future[None]) -> None:
-        try:
-            anyio.run(
-                self._serve, ready, backend=self._backend, backend_options=self._backend_options
-            )
-        except BaseException as exc:
-            with self._lock:
-                starting = not ready.done()
-                if starting:
-                    ready.set_exception(exc)  # start() raises it
-            if not starting:
-                self._error = exc
-                logger.error("jobsched's background scheduler stopped on an error", exc_info=exc)
-        finally:
-            with self._lock:
-                self._state = _STOPPED
-                self._portal = None
-                # A later thread may get this thread's ident.
-                self._loop_thread = None
-            _unregister(self)
-
-    async def _serve(self, ready: Future[None]) -> None:
-        # The scheduler outside the portal: an error opening its store comes
-        # out of start() as itself, not wrapped in the portal's task group.
-        async with self._scheduler, BlockingPortal() as portal:
-            try:
-                self._stop_requested = anyio.Event()
-                self._cancel_requested = anyio.Event()
-                with self._lock:
-                    if ready.cancelled():  # start() was interrupted
-                        return
-                    self._token = current_token()
-                    self._portal = portal
-                    self._loop_thread = threading.get_ident()
-                    ready.set_result(None)
-                await self._stop_requested.wait()
-                await self._stop()
-            finally:
-                with self._lock:
-                    self._portal = None  # no new calls
-                # Calls still waiting (a join()) end now: their callers get
-                # SchedulerStoppedError.
-                await portal.stop(cancel_remaining=True)
-                with anyio.CancelScope(shield=True):
-                    # A call that got in before the gate closed may not have
-                    # reached the loop yet. It must find the loop running: on
-                    # asyncio, a callback sent just before the loop closes is
-                    # never run, and its caller would wait for ever. It takes
-                    # an iteration or two, so polling costs nothing.
-                    while self._calls:  # noqa: ASYNC110
-                        await anyio.sleep(0.001)
-
-    async def _stop(self) -> None:
-        scheduler = self._scheduler
-        cancel = self._cancel_requested
-        assert cancel is not None
-
-        async def cancel_when_asked() -> None:
-            await cancel.wait()
-            await scheduler.stop(cancel_running=True)
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(cancel_when_asked)
-            await scheduler.stop(cancel_running=cancel.is_set())
-            group.cancel_scope.cancel()
-
-    def _stop_at_exit(self) -> None:
-        """The exit hook's part: stop, cancelling what runs, for at most EXIT_TIMEOUT seconds."""
-        thread = self._thread
-        if self._pid != os.getpid() or thread is None:
-            return  # not started (or not in this process)
-        try:
-            self.shutdown(wait=False, cancel_running=True)
-        except Exception:
-            logger.exception("jobsched's background scheduler failed to shut down at exit")
-            return
-        thread.join(EXIT_TIMEOUT)
-        if thread.is_alive():
-            logger.warning(
-                "jobsched's background scheduler did not stop within %ss at exit (a job "
-                "ignores its cancellation); the interpreter exits without waiting for it",
-                EXIT_TIMEOUT,
-            )
-
-
-async def _then_flush(scheduler: JobScheduler, func: Callable[[], T]) -> T:
-    """``func()``, then wait until what it changed is committed to the store."""
-    result = func()
-    await scheduler.flush()
-    return result
-
-
-def _register(scheduler: BackgroundScheduler) -> None:
-    global _exit_hook_registered
-    with _live_lock:
-        _live.add(scheduler)
-        if not _exit_hook_registered:
-            # threading's own exit hook (what concurrent.futures uses), not
-            # atexit: it runs as the main thread ends, before every atexit
-            # handler. Executors clean up in atexit handlers (the process
-            # executor's kills its workers), and those registered after this
-            # one would run first, under a scheduler still running.
-            register = getattr(threading, "_register_atexit", None)
-            if register is None:  # not CPython
-                import atexit
-
-                register = atexit.register
-            register(_at_exit)
-            _exit_hook_registered = True
-
-
-def _unregister(scheduler: BackgroundScheduler) -> None:
-    with _live_lock:
-        _live.discard(scheduler)
-
-
-def _at_exit() -> None:
-    with _live_lock:
-        running = list(_live)
-    for scheduler in running:
-        scheduler._stop_at_exit()
