@@ -684,25 +684,6 @@ async def test_jobs_filters_by_status(store: SQLiteStore) -> None:
     assert [j.id for j in await store.jobs(statuses=[RUNNING, FAILED], limit=1, before=3)] == [1]
 
 
-async def test_reads_refuse_bad_arguments_with_the_fix(store: SQLiteStore) -> None:
-    with pytest.raises(ValueError, match="limit must be at least 1, got 0"):
-        await store.jobs(limit=0)
-    with pytest.raises(TypeError, match="limit must be a positive int, got '5'"):
-        await store.attempts(limit="5")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="wrap a single status in a tuple"):
-        await store.jobs(statuses=FAILED)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="JobStatus members, got 'failed'.*JobStatus.FAILED"):
-        await store.jobs(statuses=["failed"])  # type: ignore[list-item]
-    with pytest.raises(TypeError, match="before must be a job id"):
-        await store.jobs(before="9")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="since must be a wall-clock time"):
-        await store.attempts(since="yesterday")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="job_id must be a job id"):
-        await store.attempts(job_id=1.5)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="retry takes job ids"):
-        await store.retry(["1"], NOW)  # type: ignore[list-item]
-
-
 async def test_counts_are_by_status_and_executor(store: SQLiteStore) -> None:
     assert await store.counts() == {}
     await store.add([new(1), new(2), new(3, executor="process"), new(4, executor="process")], NOW)

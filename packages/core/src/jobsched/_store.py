@@ -340,7 +340,17 @@ class JobStore(ABC):
         before: int | None = None,
     ) -> list[StoredJob]:
         """Jobs newest first (by id), paged: at most ``limit``, with an id
-        below ``before`` when given, with one of ``statuses`` when given."""
+        below ``before`` when given, with one of ``statuses`` when given.
+
+        A store checks its arguments first with
+        :func:`~jobsched._operator_args.check_jobs_args`, so every store
+        refuses the same ones with the same messages.
+
+        :raises TypeError: ``statuses`` is a single status or holds anything
+            but :class:`JobStatus` members; ``limit`` is not an int;
+            ``before`` is neither a job id nor None.
+        :raises ValueError: ``limit`` is below 1.
+        """
         raise NotImplementedError(f"{type(self).__name__} cannot list jobs")
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
@@ -352,7 +362,15 @@ class JobStore(ABC):
     ) -> list[Attempt]:
         """Attempts oldest first: the running ones and those that finished at
         or after ``since``, or every attempt of ``job_id``; at most ``limit``
-        (the newest, when more match)."""
+        (the newest, when more match).
+
+        A store checks its arguments first with
+        :func:`~jobsched._operator_args.check_attempts_args`.
+
+        :raises TypeError: ``limit`` is not an int; ``since`` is neither a
+            number nor None; ``job_id`` is neither a job id nor None.
+        :raises ValueError: ``limit`` is below 1.
+        """
         raise NotImplementedError(f"{type(self).__name__} cannot list attempts")
 
     async def schedules(self) -> list[StoredSchedule]:
@@ -362,7 +380,13 @@ class JobStore(ABC):
     async def retry(self, ids: Collection[int], now: float) -> list[int]:
         """Run FAILED, TIMED_OUT or CANCELLED jobs again: PENDING from ``now``,
         their attempts still counted (one more attempt each, the fence stays
-        monotonic). The ids that were requeued; others are left alone."""
+        monotonic). The ids that were requeued; others are left alone.
+
+        A store checks ``ids`` first with
+        :func:`~jobsched._operator_args.check_retry_ids`.
+
+        :raises TypeError: an id is not an int.
+        """
         raise NotImplementedError(f"{type(self).__name__} cannot retry jobs")
 
 

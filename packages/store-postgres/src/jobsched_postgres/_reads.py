@@ -7,6 +7,7 @@ from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 from jobsched._enums import JobStatus
+from jobsched._operator_args import check_attempts_args, check_jobs_args, check_retry_ids
 from jobsched._store import Attempt, JobStore, StoredJob, StoredSchedule
 
 from . import _sql
@@ -61,15 +62,16 @@ class Reads(JobStore):
         limit: int = 50,
         before: int | None = None,
     ) -> list[StoredJob]:
+        statuses, limit, before = check_jobs_args(statuses=statuses, limit=limit, before=before)
         where = ["TRUE"]
         params: list[Any] = []
         if statuses:
             where.append("status = ANY(%s)")
-            params.append([JobStatus(s).value for s in statuses])
+            params.append([s.value for s in statuses])
         if before is not None:
             where.append("id < %s")
             params.append(before)
-        params.append(max(0, limit))
+        params.append(limit)
         sql = f"WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT %s"
         return await self._run(lambda conn: self._jobs(conn, sql, tuple(params)))
 
@@ -84,6 +86,7 @@ class Reads(JobStore):
     async def attempts(
         self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
     ) -> list[Attempt]:
+        since, job_id, limit = check_attempts_args(since=since, job_id=job_id, limit=limit)
         sql, params = attempts_query(since, job_id, limit)
         rows = await self._run(lambda conn: conn.execute(sql, params).fetchall())
         return [
@@ -110,13 +113,15 @@ class Reads(JobStore):
         return [StoredSchedule(i, next_fire, owner) for i, next_fire, owner in rows]
 
     async def retry(self, ids: Collection[int], now: float) -> list[int]:
+        wanted = check_retry_ids(ids)
+
         def retry(conn: _sql.Conn) -> list[int]:
             rows = conn.execute(
                 "UPDATE jobsched_jobs SET status = 'pending', queue = 0, run_at = %s, "
                 "finished_at = NULL, owner = NULL, lease_until = NULL, "
                 "cancel_requested = false, result = NULL "
                 "WHERE id = ANY(%s) AND status = ANY(%s) RETURNING id",
-                (now, sorted(set(ids)), [s.value for s in _RETRYABLE]),
+                (now, sorted(set(wanted)), [s.value for s in _RETRYABLE]),
             ).fetchall()
             if rows:
                 _sql.notify(conn)
@@ -152,4 +157,4 @@ def attempts_query(since: float | None, job_id: int | None, limit: int) -> tuple
         "ORDER BY started_at DESC, job_id DESC, attempt DESC LIMIT %s) newest "
         "ORDER BY started_at, job_id, attempt"
     )
-    return sql, [*params, max(0, limit)]
+    return sql, [*params, limit]

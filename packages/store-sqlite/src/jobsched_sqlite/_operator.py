@@ -25,40 +25,6 @@ _JOB_COLUMNS = (
 )
 
 
-def check_limit(limit: object) -> int:
-    """``limit`` as a positive row count.
-
-    :raises TypeError: not an int.
-    :raises ValueError: not positive.
-    """
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise TypeError(f"limit must be a positive int, got {limit!r}")
-    if limit < 1:
-        raise ValueError(f"limit must be at least 1, got {limit!r}")
-    return limit
-
-
-def check_statuses(statuses: Collection[JobStatus]) -> list[str]:
-    """The stored names of ``statuses``.
-
-    :raises TypeError: one is not a :class:`JobStatus`.
-    """
-    if isinstance(statuses, (str, JobStatus)):
-        raise TypeError(
-            f"statuses must be a collection of JobStatus, got {statuses!r}; "
-            "wrap a single status in a tuple"
-        )
-    names = []
-    for status in statuses:
-        if not isinstance(status, JobStatus):
-            raise TypeError(
-                f"statuses must hold JobStatus members, got {status!r}; "
-                f"use e.g. JobStatus.FAILED (one of {', '.join(s.name for s in JobStatus)})"
-            )
-        names.append(status.value)
-    return names
-
-
 def stored_job(row: tuple[Any, ...], depends_on: tuple[int, ...]) -> StoredJob:
     """A :class:`StoredJob` from a row of ``_JOB_COLUMNS``."""
     return StoredJob(

@@ -22,6 +22,7 @@ from jobsched import RateLimit
 from jobsched._enums import JobStatus
 from jobsched._exceptions import StoreUnavailableError
 from jobsched._members import TakeoverLooks
+from jobsched._operator_args import check_attempts_args, check_jobs_args, check_retry_ids
 from jobsched._store import (
     Attempt,
     Change,
@@ -297,10 +298,8 @@ class SQLiteStore(JobStore):
         limit: int = 50,
         before: int | None = None,
     ) -> list[StoredJob]:
-        names = _operator.check_statuses(statuses)
-        limit = _operator.check_limit(limit)
-        if before is not None and (isinstance(before, bool) or not isinstance(before, int)):
-            raise TypeError(f"before must be a job id (an int) or None, got {before!r}")
+        statuses, limit, before = check_jobs_args(statuses=statuses, limit=limit, before=before)
+        names = [s.value for s in statuses]
         return await self._read_async(lambda conn: _operator.jobs(conn, names, limit, before))
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
@@ -309,11 +308,7 @@ class SQLiteStore(JobStore):
     async def attempts(
         self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
     ) -> list[Attempt]:
-        limit = _operator.check_limit(limit)
-        if since is not None and (isinstance(since, bool) or not isinstance(since, (int, float))):
-            raise TypeError(f"since must be a wall-clock time in seconds or None, got {since!r}")
-        if job_id is not None and (isinstance(job_id, bool) or not isinstance(job_id, int)):
-            raise TypeError(f"job_id must be a job id (an int) or None, got {job_id!r}")
+        since, job_id, limit = check_attempts_args(since=since, job_id=job_id, limit=limit)
         return await self._read_async(lambda conn: _operator.attempts(conn, since, job_id, limit))
 
     async def schedules(self) -> list[StoredSchedule]:
@@ -321,10 +316,7 @@ class SQLiteStore(JobStore):
         return await self._read_async(lambda conn: _operator.schedules(conn, now))
 
     async def retry(self, ids: Collection[int], now: float) -> list[int]:
-        wanted = list(ids)
-        for job_id in wanted:
-            if isinstance(job_id, bool) or not isinstance(job_id, int):
-                raise TypeError(f"retry takes job ids (ints), got {job_id!r}")
+        wanted = check_retry_ids(ids)
         if not wanted:
             return []
         return await self._write_async(lambda conn: _operator.retry(conn, wanted, now))

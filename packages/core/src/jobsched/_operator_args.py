@@ -1,0 +1,94 @@
+"""The arguments of a store's operator reads and retry, checked once for every store.
+
+``JobStore.jobs``, ``attempts`` and ``retry`` are called by people (the CLI,
+the dashboard, a script at a prompt), so a bad argument must fail the same
+way whichever store is behind them, naming the argument and the fix. Left to
+each store, a database answers with an error of its own, or with none at all
+(``LIMIT 0`` is an empty page, which looks like an empty store). Every store
+calls these before it does any work; a third-party store should too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from ._enums import JobStatus
+
+
+def check_jobs_args(
+    *, statuses: Collection[JobStatus], limit: int, before: int | None
+) -> tuple[tuple[JobStatus, ...], int, int | None]:
+    """The arguments of :meth:`JobStore.jobs <jobsched.JobStore.jobs>`, checked;
+    ``statuses`` as a tuple (read once, so an iterator passed anyway works).
+
+    :raises TypeError: ``statuses`` is one status or holds anything
+        but a :class:`JobStatus`; ``limit`` is not an int; ``before`` is
+        neither a job id nor None.
+    :raises ValueError: ``limit`` is below 1.
+    """
+    checked = _check_statuses(statuses)
+    limit = _check_limit(limit)
+    if before is not None and not _is_int(before):
+        raise TypeError(f"before must be a job id (an int) or None, got {before!r}")
+    return checked, limit, before
+
+
+def check_attempts_args(
+    *, since: float | None, job_id: int | None, limit: int
+) -> tuple[float | None, int | None, int]:
+    """The arguments of :meth:`JobStore.attempts <jobsched.JobStore.attempts>`, checked.
+
+    :raises TypeError: ``limit`` is not an int; ``since`` is neither a number
+        nor None; ``job_id`` is neither a job id nor None.
+    :raises ValueError: ``limit`` is below 1.
+    """
+    limit = _check_limit(limit)
+    if since is not None and (isinstance(since, bool) or not isinstance(since, (int, float))):
+        raise TypeError(f"since must be a wall-clock time in seconds or None, got {since!r}")
+    if job_id is not None and not _is_int(job_id):
+        raise TypeError(f"job_id must be a job id (an int) or None, got {job_id!r}")
+    return since, job_id, limit
+
+
+def check_retry_ids(ids: Collection[int]) -> list[int]:
+    """The ids :meth:`JobStore.retry <jobsched.JobStore.retry>` takes, checked, as a
+    list in the caller's order (read once, so an iterator passed anyway works).
+
+    :raises TypeError: one is not an int.
+    """
+    wanted = list(ids)
+    for job_id in wanted:
+        if not _is_int(job_id):
+            raise TypeError(f"retry takes job ids (ints), got {job_id!r}")
+    return wanted
+
+
+def _is_int(value: object) -> bool:
+    # True and False are ints to isinstance; as an id or a count they are a mistake.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_limit(limit: int) -> int:
+    if not _is_int(limit):
+        raise TypeError(f"limit must be a positive int, got {limit!r}")
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit!r}")
+    return limit
+
+
+def _check_statuses(statuses: Collection[JobStatus]) -> tuple[JobStatus, ...]:
+    # One status for a collection is the likely slip: a JobStatus is not
+    # iterable, and a str would be read letter by letter.
+    if isinstance(statuses, (str, JobStatus)):
+        raise TypeError(
+            f"statuses must be a collection of JobStatus, got {statuses!r}; "
+            "wrap a single status in a tuple"
+        )
+    checked = tuple(statuses)
+    for status in checked:
+        if not isinstance(status, JobStatus):
+            raise TypeError(
+                f"statuses must hold JobStatus members, got {status!r}; "
+                f"use e.g. JobStatus.FAILED (one of {', '.join(s.name for s in JobStatus)})"
+            )
+    return checked

@@ -1,0 +1,159 @@
+"""Bad arguments to the operator reads and retry, on SQLite and PostgreSQL alike.
+
+Both stores call the core's checks (jobsched/_operator_args.py) before any
+work, so each bad argument gets the same error, naming it and the fix, from
+every store; PostgreSQL used to hand it to the database (``limit=0`` was an
+empty page).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+import jobsched as js
+from jobsched._store import JobStore, NewJob, Outcome
+
+pytestmark = pytest.mark.anyio
+
+NOW = 1_700_000_000.0
+FAILED = js.JobStatus.FAILED
+
+#: A call on a store, with arguments its types refuse.
+Call = Callable[[Any], Awaitable[object]]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    # The stores' logic does not depend on the backend; their threads do not
+    # run on trio's mock clock.
+    return "asyncio"
+
+
+@pytest.fixture
+async def store(member: Callable[[], Awaitable[JobStore]]) -> JobStore:
+    return await member()
+
+
+#: (call, error, what its message must say), one per error path.
+BAD_ARGUMENTS = [
+    pytest.param(
+        lambda s: s.jobs(limit="5"),
+        TypeError,
+        r"limit must be a positive int, got '5'",
+        id="jobs-limit-str",
+    ),
+    pytest.param(
+        lambda s: s.jobs(limit=True),
+        TypeError,
+        r"limit must be a positive int, got True",
+        id="jobs-limit-bool",
+    ),
+    pytest.param(
+        lambda s: s.jobs(limit=0),
+        ValueError,
+        r"limit must be at least 1, got 0",
+        id="jobs-limit-0",
+    ),
+    pytest.param(
+        lambda s: s.attempts(limit="5"),
+        TypeError,
+        r"limit must be a positive int, got '5'",
+        id="attempts-limit-str",
+    ),
+    pytest.param(
+        lambda s: s.attempts(limit=-1),
+        ValueError,
+        r"limit must be at least 1, got -1",
+        id="attempts-limit-negative",
+    ),
+    pytest.param(
+        lambda s: s.jobs(statuses=FAILED),
+        TypeError,
+        r"collection of JobStatus, got <JobStatus.FAILED: 'failed'>; wrap a single status in",
+        id="jobs-statuses-one-status",
+    ),
+    pytest.param(
+        lambda s: s.jobs(statuses="failed"),
+        TypeError,
+        r"collection of JobStatus, got 'failed'; wrap a single status in a tuple",
+        id="jobs-statuses-str",
+    ),
+    pytest.param(
+        lambda s: s.jobs(statuses=[FAILED, "failed"]),
+        TypeError,
+        r"must hold JobStatus members, got 'failed'; use e.g. JobStatus.FAILED \(one of PENDING",
+        id="jobs-statuses-not-jobstatus",
+    ),
+    pytest.param(
+        lambda s: s.jobs(before="9"),
+        TypeError,
+        r"before must be a job id \(an int\) or None, got '9'",
+        id="jobs-before-str",
+    ),
+    pytest.param(
+        lambda s: s.jobs(before=1.5),
+        TypeError,
+        r"before must be a job id \(an int\) or None, got 1.5",
+        id="jobs-before-float",
+    ),
+    pytest.param(
+        lambda s: s.attempts(since="yesterday"),
+        TypeError,
+        r"since must be a wall-clock time in seconds or None, got 'yesterday'",
+        id="attempts-since-str",
+    ),
+    pytest.param(
+        lambda s: s.attempts(job_id=1.5),
+        TypeError,
+        r"job_id must be a job id \(an int\) or None, got 1.5",
+        id="attempts-job_id-float",
+    ),
+    pytest.param(
+        lambda s: s.retry(["1"], NOW),
+        TypeError,
+        r"retry takes job ids \(ints\), got '1'",
+        id="retry-id-str",
+    ),
+    pytest.param(
+        lambda s: s.retry([1, True], NOW),
+        TypeError,
+        r"retry takes job ids \(ints\), got True",
+        id="retry-id-bool",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "match"), BAD_ARGUMENTS)
+async def test_a_bad_argument_is_refused_with_the_fix(
+    store: JobStore, call: Call, error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        await call(store)
+
+
+async def test_a_refused_retry_requeues_none_of_its_ids(store: JobStore) -> None:
+    """The ids are checked before any is written: a bad one leaves the good ones alone."""
+    await store.add([NewJob(1, "j1", "async", (0.0,), NOW, NOW, b"P")], NOW)
+    await store.claim("m", 1, {"async": 99}, NOW, 30)
+    await store.record("m", [Outcome(1, 1, FAILED, NOW + 1, error="E: x")])
+    with pytest.raises(TypeError, match="retry takes job ids"):
+        await store.retry([1, "2"], NOW + 2)  # type: ignore[list-item]
+    job = await store.fetch(1)
+    assert job is not None and job.status is FAILED
+    assert await store.retry([1], NOW + 2) == [1]
+
+
+async def test_good_arguments_of_every_accepted_type_still_read(store: JobStore) -> None:
+    """What the checks let through: any collection of statuses (an empty one
+    for all), a float or an int ``since``, ids in any collection."""
+    await store.add([NewJob(i, f"j{i}", "async", (0.0,), NOW, NOW, b"P") for i in (1, 2)], NOW)
+    await store.claim("m", 1, {"async": 99}, NOW, 30)
+    assert [j.id for j in await store.jobs(statuses=frozenset(), limit=1, before=2)] == [1]
+    assert await store.jobs(statuses=iter([FAILED, js.JobStatus.CANCELLED])) == []  # type: ignore[arg-type]
+    assert [a.job_id for a in await store.attempts(since=int(NOW), limit=1)] == [1]
+    assert [a.job_id for a in await store.attempts(since=NOW + 0.5, job_id=1)] == [1]
+    assert await store.retry({1, 2}, NOW) == []  # running and pending: nothing to requeue
+    assert await store.retry(iter([]), NOW) == []  # type: ignore[arg-type]
