@@ -851,18 +851,6 @@ async def test_retry_leaves_other_jobs_alone(store: SQLiteStore) -> None:
     assert await store.retry([], NOW) == []
 
 
-async def test_retry_of_a_dependent_waits_for_its_unfinished_upstream(store: SQLiteStore) -> None:
-    await store.add([new(1, run_at=NOW + 10), new(2, depends_on=(1,))], NOW)
-    await store.cancel([2], NOW)  # cancelled while it waited for job 1
-    assert await store.retry([2, 2], NOW) == [2]  # once, however often named
-    job = await store.fetch(2)
-    assert job is not None and job.status is js.JobStatus.PENDING and job.depends_on == (1,)
-    assert await store.claim("m", 5, {"async": 99}, NOW, 30) == []
-    assert [c.id for c in await store.claim("m", 5, {"async": 99}, NOW + 10, 30)] == [1]
-    await store.record("m", [done(1)])
-    assert [c.id for c in await store.claim("m", 5, {"async": 99}, NOW + 10, 30)] == [2]
-
-
 async def test_prune_takes_the_attempts_with_their_jobs(store: SQLiteStore) -> None:
     await store.add([new(1), new(2)], NOW)
     await store.claim("m", 2, {"async": 99}, NOW, 30)

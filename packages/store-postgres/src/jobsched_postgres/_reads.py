@@ -116,12 +116,26 @@ class Reads(JobStore):
         wanted = check_retry_ids(ids)
 
         def retry(conn: _sql.Conn) -> list[int]:
+            ids = sorted(set(wanted))
+            # A job cancelled while it waited still has the edges of its
+            # unfinished upstreams (a completion deletes its edges, a failure's
+            # cascade consumes them): it waits for those again. FOR SHARE, as
+            # add() does: an upstream completing now waits for this
+            # transaction, so its release sees the job blocked again.
+            conn.execute(
+                "SELECT 1 FROM jobsched_jobs WHERE id IN (SELECT upstream FROM jobsched_deps "
+                "WHERE downstream = ANY(%s)) ORDER BY id FOR SHARE",
+                (ids,),
+            )
             rows = conn.execute(
-                "UPDATE jobsched_jobs SET status = 'pending', queue = 0, run_at = %s, "
+                "UPDATE jobsched_jobs AS j SET status = 'pending', unmet = d.n, "
+                "queue = CASE WHEN d.n > 0 THEN 2 ELSE 0 END, run_at = %s, "
                 "finished_at = NULL, owner = NULL, lease_until = NULL, "
                 "cancel_requested = false, result = NULL "
-                "WHERE id = ANY(%s) AND status = ANY(%s) RETURNING id",
-                (now, sorted(set(wanted)), [s.value for s in _RETRYABLE]),
+                "FROM (SELECT i.id, (SELECT COUNT(*) FROM jobsched_deps "
+                "WHERE downstream = i.id) AS n FROM unnest(%s::bigint[]) AS i(id)) AS d "
+                "WHERE j.id = d.id AND j.status = ANY(%s) RETURNING j.id",
+                (now, ids, [s.value for s in _RETRYABLE]),
             ).fetchall()
             if rows:
                 _sql.notify(conn)
