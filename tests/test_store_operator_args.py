@@ -118,6 +118,24 @@ BAD_ARGUMENTS = [
         id="retry-id-str",
     ),
     pytest.param(
+        lambda s: s.retry(7, NOW),
+        TypeError,
+        r"retry takes a collection of job ids, got 7; wrap a single id in a list",
+        id="retry-one-id",
+    ),
+    pytest.param(
+        lambda s: s.retry(None, NOW),
+        TypeError,
+        r"retry takes a collection of job ids, got None",
+        id="retry-ids-none",
+    ),
+    pytest.param(
+        lambda s: s.jobs(statuses=5),
+        TypeError,
+        r"statuses must be a collection of JobStatus, got 5",
+        id="jobs-statuses-int",
+    ),
+    pytest.param(
         lambda s: s.retry([1, True], NOW),
         TypeError,
         r"retry takes job ids \(ints\), got True",

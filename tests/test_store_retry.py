@@ -47,3 +47,16 @@ async def test_a_retried_dependent_waits_again_for_its_unfinished_upstream(
     assert up.id == 1
     await store.record("m", [Outcome(1, 1, js.JobStatus.COMPLETED, NOW + 11)])
     assert [c.id for c in await store.claim("m", 5, {"async": 99}, NOW + 11, 30)] == [2]
+
+
+async def test_the_requeued_ids_come_back_in_the_callers_order_each_once(
+    store: JobStore,
+) -> None:
+    await store.add([new(i) for i in (1, 2, 3, 4)], NOW)
+    claimed = await store.claim("m", 4, {"async": 99}, NOW, 30)
+    assert sorted(c.id for c in claimed) == [1, 2, 3, 4]
+    await store.record(
+        "m", [Outcome(i, 1, js.JobStatus.FAILED, NOW + 1, error="E: x") for i in (1, 2, 3)]
+    )
+    # 4 is still running: it is left alone; 9 is no job at all.
+    assert await store.retry([3, 9, 1, 4, 3, 2], NOW + 2) == [3, 1, 2]

@@ -21,8 +21,8 @@ def check_jobs_args(
     """The arguments of :meth:`JobStore.jobs <jobsched.JobStore.jobs>`, checked;
     ``statuses`` as a tuple (read once, so an iterator passed anyway works).
 
-    :raises TypeError: ``statuses`` is one status or holds anything
-        but a :class:`JobStatus`; ``limit`` is not an int; ``before`` is
+    :raises TypeError: ``statuses`` is one status, is not a collection or
+        holds anything but a :class:`JobStatus`; ``limit`` is not an int; ``before`` is
         neither a job id nor None.
     :raises ValueError: ``limit`` is below 1.
     """
@@ -54,9 +54,18 @@ def check_retry_ids(ids: Collection[int]) -> list[int]:
     """The ids :meth:`JobStore.retry <jobsched.JobStore.retry>` takes, checked, as a
     list in the caller's order (read once, so an iterator passed anyway works).
 
-    :raises TypeError: one is not an int.
+    :raises TypeError: ``ids`` is one id, or not a collection; one is not an int.
     """
-    wanted = list(ids)
+    # One id for a collection is the likely slip; a str would be read
+    # letter by letter.
+    if isinstance(ids, (int, str)):
+        raise TypeError(
+            f"retry takes a collection of job ids, got {ids!r}; wrap a single id in a list"
+        )
+    try:
+        wanted = list(ids)
+    except TypeError:
+        raise TypeError(f"retry takes a collection of job ids, got {ids!r}") from None
     for job_id in wanted:
         if not _is_int(job_id):
             raise TypeError(f"retry takes job ids (ints), got {job_id!r}")
@@ -84,7 +93,10 @@ def _check_statuses(statuses: Collection[JobStatus]) -> tuple[JobStatus, ...]:
             f"statuses must be a collection of JobStatus, got {statuses!r}; "
             "wrap a single status in a tuple"
         )
-    checked = tuple(statuses)
+    try:
+        checked = tuple(statuses)
+    except TypeError:
+        raise TypeError(f"statuses must be a collection of JobStatus, got {statuses!r}") from None
     for status in checked:
         if not isinstance(status, JobStatus):
             raise TypeError(

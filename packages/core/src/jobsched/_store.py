@@ -380,12 +380,13 @@ class JobStore(ABC):
     async def retry(self, ids: Collection[int], now: float) -> list[int]:
         """Run FAILED, TIMED_OUT or CANCELLED jobs again: PENDING from ``now``,
         their attempts still counted (one more attempt each, the fence stays
-        monotonic). The ids that were requeued; others are left alone.
+        monotonic). The ids that were requeued, in the caller's order, each
+        once; others are left alone.
 
         A store checks ``ids`` first with
         :func:`~jobsched._operator_args.check_retry_ids`.
 
-        :raises TypeError: an id is not an int.
+        :raises TypeError: ``ids`` is one id or not a collection; an id is not an int.
         """
         raise NotImplementedError(f"{type(self).__name__} cannot retry jobs")
 

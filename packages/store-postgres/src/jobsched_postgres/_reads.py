@@ -139,7 +139,9 @@ class Reads(JobStore):
             ).fetchall()
             if rows:
                 _sql.notify(conn)
-            return sorted(i for (i,) in rows)
+            requeued = {i for (i,) in rows}
+            # In the caller's order, each once, as every store returns them.
+            return [i for i in dict.fromkeys(wanted) if i in requeued]
 
         return await self._run(retry)
 
