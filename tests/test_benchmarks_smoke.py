@@ -35,6 +35,18 @@ def _suite(
     )
 
 
+def _module(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run one of the suite's modules on its own, as a child of the repository's root."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+
+
 def test_suite_runs_on_tiny_sizes_and_writes_its_reports(tmp_path: Path) -> None:
     """Every requested workload gets a jobsched figure and a ratio to raw, in both reports."""
     done = _suite(
@@ -119,14 +131,7 @@ def test_the_otel_row_runs(tmp_path: Path) -> None:
 
 def test_dashboard_workload_times_every_page() -> None:
     """W14's child fills a tiny store and reports a time for each dashboard page."""
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks._dashboard", "jobsched", "W14", "300"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    done = _module("benchmarks._dashboard", "jobsched", "W14", "300")
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert set(figures) == {"index_ms", "live_ms", "job_ms", "index_cpu_ms"}
@@ -175,14 +180,7 @@ def test_the_postgres_rows_run_on_tiny_sizes(tmp_path: Path) -> None:
 
 def test_the_page_count_names_each_btree_and_the_store_writes_more_than_raw() -> None:
     """benchmarks._stores_pages counts WAL frames per round by table and index."""
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks._stores_pages", "7000"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    done = _module("benchmarks._stores_pages", "7000")
     assert done.returncode == 0, done.stderr
     totals = {}
     for line in done.stdout.splitlines():
