@@ -69,11 +69,54 @@ def schema_url(database_url: str) -> str:
     return f"{database_url}?options=-csearch_path%3D{name}"
 
 
+#: What every test database's name starts with; the creating process's id follows.
+PREFIX = "jobsched_test_"
+
+
+def drop_stale_databases() -> list[str]:
+    """Drop the test databases whose creating process no longer exists; their names.
+
+    A run killed before its teardown (a timeout, ^C twice, a crashed
+    interpreter) leaves its database behind, and the next runs on the
+    machine would pile them up. Only on a server on this machine, where a
+    name's process id means a process here.
+    """
+    from urllib.parse import urlparse
+
+    if urlparse(ADMIN_URL).hostname not in ("127.0.0.1", "localhost", "::1", None):
+        return []
+    dropped = []
+    with _admin() as conn:
+        names = [
+            name
+            for (name,) in conn.execute(
+                "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (PREFIX,)
+            )
+        ]
+        for name in names:
+            pid = name.removeprefix(PREFIX).partition("_")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                dropped.append(name)
+    return dropped
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 @contextmanager
 def database() -> Iterator[str]:
     """The URL of a new, empty database, dropped on exit (with its connections)."""
     require_server()
-    name = f"jobsched_test_{os.getpid()}_{secrets.token_hex(4)}"
+    drop_stale_databases()
+    name = f"{PREFIX}{os.getpid()}_{secrets.token_hex(4)}"
     with _admin() as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     try:

@@ -897,3 +897,34 @@ def test_without_a_server_tests_skip_except_in_ci(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI must start the server"):
         pg.require_server()
+
+
+def test_a_killed_runs_test_database_is_dropped_by_the_next_run() -> None:
+    """Named with the creating process's id: one whose process is gone is dropped,
+    one whose process lives (this one's) is kept."""
+    import subprocess
+    import sys
+
+    import pg
+
+    require_server()
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    dead = f"{pg.PREFIX}{child.stdout.strip()}_stale"
+    live = f"{pg.PREFIX}{os.getpid()}_kept"
+    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
+        for name in (dead, live):
+            admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            dropped = pg.drop_stale_databases()
+            left = {
+                name
+                for (name,) in admin.execute(
+                    "SELECT datname FROM pg_database WHERE datname = ANY(%s)", ([dead, live],)
+                )
+            }
+        finally:
+            for name in (dead, live):
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+    assert dead in dropped and live not in dropped
+    assert left == {live}
