@@ -346,8 +346,8 @@ class JobStore(ABC):
         :func:`~jobsched._operator_args.check_jobs_args`, so every store
         refuses the same ones with the same messages.
 
-        :raises TypeError: ``statuses`` is a single status or holds anything
-            but :class:`JobStatus` members; ``limit`` is not an int;
+        :raises TypeError: ``statuses`` is a single status, is not a
+            collection or holds anything but :class:`JobStatus` members; ``limit`` is not an int;
             ``before`` is neither a job id nor None.
         :raises ValueError: ``limit`` is below 1.
         """
