@@ -422,8 +422,9 @@ class StoreLink:
         except StoreUnavailableError as exc:
             # Only when closing (see _commit_batch): stop() has raised it too.
             logger.error(
-                "%d write(s) were not committed at stop: the store %s is unavailable (%s); "
-                "the jobs they concern run again when a scheduler opens the store",
+                "%d write(s) were not committed at stop: the store %s is unavailable (%s). "
+                "Jobs submitted since the last commit are not in the store; attempts whose "
+                "outcomes were not written run again when a scheduler opens it",
                 self._appended - self._committed,
                 self._outage.url,
                 exc,
