@@ -11,7 +11,13 @@ asyncio and on trio (the real clock: the SQLite store works in threads).
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +31,7 @@ from outage_jobs import Held
 import jobsched as js
 from jobsched import _storelink
 from jobsched._store import Change, Claimed, DueSchedule, NewJob, Outcome, Recorded
-from jobsched_sqlite import SQLiteStore
+from jobsched_sqlite import SQLiteStore, _schema
 
 pytestmark = pytest.mark.anyio
 
@@ -230,3 +236,157 @@ def test_an_outage_warning_masks_the_password(caplog: pytest.LogCaptureFixture) 
     assert "hunter2" not in text and "postgresql://app:***@db:5432/jobs" in text
     warned, back = outage_lines(caplog)
     assert len(warned) == 1 and len(back) == 1
+
+
+# ── the SQLite store on a real file ─────────────────────────────────────────
+
+
+def unprivileged() -> list[str]:
+    """The command prefix that runs a child without root's power to write
+    read-only files (nothing when not root); skips the test if there is none."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root, and without setpriv to drop CAP_DAC_OVERRIDE")
+    return [
+        setpriv,
+        "--inh-caps=-all",
+        "--bounding-set=-dac_override,-dac_read_search,-fowner",
+    ]
+
+
+START = textwrap.dedent(
+    """
+    import sys
+    import anyio
+    import jobsched as js
+
+    async def main():
+        try:
+            async with js.JobScheduler(store=sys.argv[1]):
+                pass
+        except js.StoreUnavailableError as exc:
+            print("refused:", exc)
+        else:
+            print("started")
+
+    anyio.run(main, backend=sys.argv[2])
+    """
+)
+
+
+@pytest.mark.parametrize("read_only", ["file", "folder"])
+def test_a_read_only_file_is_refused_at_start(
+    tmp_path: Path, read_only: str, anyio_backend: str
+) -> None:
+    """A store file (or its folder) this process may not write is refused when
+    the scheduler starts, naming the path and what is read-only."""
+    folder = tmp_path / "db"
+    folder.mkdir()
+    path = folder / "jobs.db"
+    _schema.connect(path).close()
+    assert sorted(p.name for p in folder.iterdir()) == ["jobs.db"]  # no -wal left behind
+    if read_only == "file":
+        path.chmod(0o444)
+    else:
+        folder.chmod(0o555)
+    try:
+        done = subprocess.run(
+            [*unprivileged(), sys.executable, "-c", START, f"sqlite:///{path}", anyio_backend],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        folder.chmod(0o755)
+        path.chmod(0o644)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.strip()
+    assert out.startswith(f"refused: the SQLite store {str(path)!r} is read-only"), out
+    if read_only == "file":
+        assert "(the file is read-only" in out
+    else:
+        assert f"its folder {str(folder)!r} is read-only" in out and "jobs.db-wal" in out
+    assert "make the file and its folder writable" in out
+
+
+DISK_FULL = textwrap.dedent(
+    """
+    import json, logging, os, resource, signal, sys
+    import anyio
+    import jobsched as js
+    from jobsched import _storelink
+    from durable_jobs import Noop
+
+    # A write past the size limit fails with EFBIG instead of killing us.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _storelink.STORE_BACKOFF = js.RetryPolicy(max_retries=0, base_delay=0.005, max_delay=0.05)
+    db, backend = sys.argv[1], sys.argv[2]
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append((record.levelname, record.getMessage()))
+
+    logging.getLogger("jobsched").addHandler(Keep())
+    logging.getLogger("jobsched").setLevel(logging.INFO)
+
+    def warned():
+        return [m for level, m in records if level == "WARNING" and "is unavailable" in m]
+
+    async def main():
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        async with js.JobScheduler(store=f"sqlite:///{db}", num_workers=4) as s:
+            first = [s.submit(Noop("before")) for _ in range(20)]
+            await s.flush()
+            await s.join()
+            # The disk is full: no file may grow past the database's size.
+            resource.setrlimit(resource.RLIMIT_FSIZE, (os.path.getsize(db), hard))
+            more = [s.submit(Noop("during")) for _ in range(300)]
+            with anyio.fail_after(60):
+                while not warned():
+                    await anyio.sleep(0.01)
+            await anyio.sleep(0.5)  # full for a while: many retries, still one WARNING
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))  # room again
+            with anyio.fail_after(120):
+                await s.flush()
+                await s.join()
+            got = [await s.fetch(i) for i in first + more]
+        print(json.dumps({
+            "done": [[j.status.value, j.attempts] for j in got],
+            "warned": warned(),
+            "back": [m for level, m in records if level == "INFO" and "is back after" in m],
+            "errors": [m for level, m in records if level == "ERROR"],
+        }))
+
+    anyio.run(main, backend=backend)
+    """
+)
+
+
+def test_a_full_disk_then_room_again(tmp_path: Path, anyio_backend: str) -> None:
+    """With the file size limit hit (a full disk) the scheduler keeps going;
+    once there is room again every job runs, exactly once, and the process
+    never exits on it."""
+    db = tmp_path / "jobs.db"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", DISK_FULL, str(db), anyio_backend],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["done"] == [["completed", 1]] * 320
+    assert len(report["warned"]) == 1 and len(report["back"]) == 1, report
+    assert "full" in report["warned"][0] or "I/O" in report["warned"][0], report["warned"]
+    assert str(db) in report["warned"][0]
+    assert report["errors"] == []

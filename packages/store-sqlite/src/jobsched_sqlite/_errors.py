@@ -34,7 +34,7 @@ _HINTS = {
     _BUSY: "another process holds its write lock",
     _LOCKED: "another process holds its write lock",
     _FULL: "the disk (or this process's file size limit) is full",
-    _IOERR: "the disk failed a read or write",
+    _IOERR: "a read or write failed: a full disk, a file size limit, or a failing disk",
     _READONLY: "the file or its folder became read-only",
 }
 

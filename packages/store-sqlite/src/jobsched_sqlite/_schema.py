@@ -227,6 +227,8 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
         conn.execute("PRAGMA foreign_keys = OFF")
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     except sqlite3.DatabaseError as exc:
+        if _is_read_only(exc):
+            raise _read_only(path, exc) from exc
         raise StoreUnavailableError(
             f"cannot open the SQLite store {str(path)!r}: {exc} (is it a SQLite database? "
             "a corrupt or foreign file is never overwritten; point the URL at a new file)"
@@ -273,24 +275,36 @@ def _check_writable(conn: sqlite3.Connection, path: Path) -> None:
     except sqlite3.Error as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-        if "readonly" not in str(exc) and "read-only" not in str(exc):
+        if not _is_read_only(exc):
             raise StoreUnavailableError(
                 f"cannot write the SQLite store {str(path)!r}: {exc}; check that this "
                 "process may write there"
             ) from exc
-        if not os.access(path, os.W_OK):
-            what = "the file is read-only"
-        elif not os.access(path.parent, os.W_OK | os.X_OK):
-            what = (
-                f"its folder {str(path.parent)!r} is read-only, and SQLite writes "
-                f"{path.name}-wal and {path.name}-shm there"
-            )
-        else:
-            what = "its file system may be mounted read-only"
-        raise StoreUnavailableError(
-            f"the SQLite store {str(path)!r} is read-only ({what}: {exc}); make the file "
-            "and its folder writable by this process, or point the URL at a writable file"
-        ) from exc
+        raise _read_only(path, exc) from exc
+
+
+def _is_read_only(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF == 8  # SQLITE_READONLY
+    return "readonly" in str(exc)
+
+
+def _read_only(path: Path, exc: sqlite3.Error) -> StoreUnavailableError:
+    """The refusal of a file this process may not write, saying which part is read-only."""
+    if not os.access(path, os.W_OK):
+        what = "the file is read-only"
+    elif not os.access(path.parent, os.W_OK | os.X_OK):
+        what = (
+            f"its folder {str(path.parent)!r} is read-only, and SQLite writes "
+            f"{path.name}-wal and {path.name}-shm there"
+        )
+    else:
+        what = "its file system may be mounted read-only"
+    return StoreUnavailableError(
+        f"the SQLite store {str(path)!r} is read-only ({what}: {exc}); make the file "
+        "and its folder writable by this process, or point the URL at a writable file"
+    )
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
