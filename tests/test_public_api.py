@@ -27,7 +27,11 @@ CONTRACT_NAMES = {
 # Names the contract has grown for work still open, with the issue that builds
 # each. A name moves to CONTRACT_NAMES when it ships; the test below fails if
 # one ships without moving, so this list cannot go stale.
-PENDING_NAMES: dict[str, int] = {}
+PENDING_NAMES: dict[str, int] = {
+    "JobFailedError": 21,
+    "ScheduleInfo": 24,
+    "UnknownScheduleError": 24,
+}
 
 
 def test_contract_names_are_exported() -> None:
