@@ -966,13 +966,16 @@ async def test_writes_fail_together_when_the_file_stays_locked(
     async def write(job_id: int) -> None:
         try:
             await store.add([new(job_id)], NOW)
-        except sqlite3.OperationalError as exc:
+        except StoreUnavailableError as exc:  # transient: the scheduler retries it
             errors.append(exc)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(write, 1)
         tg.start_soon(write, 2)
-    assert len(errors) == 2 and all("locked" in str(e) for e in errors)
+    assert len(errors) == 2
+    for error in errors:
+        assert "locked" in str(error) and str(tmp_path / "jobs.db") in str(error)
+        assert isinstance(error.__cause__, sqlite3.OperationalError)
     other.execute("ROLLBACK")
     other.close()
     await store.add([new(3)], NOW)  # the store works again once the lock is gone

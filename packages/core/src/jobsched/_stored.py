@@ -203,7 +203,7 @@ class Stored(Dispatch):
                 else:
                     row.schedule = schedule.id
                     row.fire_time = schedule.fire_time
-            if not await link.store.fire(link.owner, schedule.id, schedule.fire_time, after, row):
+            if not await link.fire(schedule.id, schedule.fire_time, after, row):
                 if row is not None:  # another member made this fire: forget ours
                     del self._jobs[row.id]
                     self._unfinished -= 1

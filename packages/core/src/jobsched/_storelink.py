@@ -8,21 +8,38 @@ workers, best first, and hands them over; a *heartbeat* task extends the
 leases of the jobs this member holds and learns which of them someone
 cancelled. The in-memory store needs none of this: the scheduler works on its
 heaps directly.
+
+A store call that fails with :class:`StoreUnavailableError` (the store's mark
+for a transient failure: a dropped connection, a locked or full database) is
+retried with capped, jittered backoff, and never ends the scheduler: running
+jobs go on, their outcomes wait in order in the batch and are written, fenced
+as ever, when the store is back. The outage is logged once when it starts and
+once when it ends (:class:`_Outage`). Any other exception is a bug, and ends
+the scheduler as it always did.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
+import random
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 import anyio
 
 from ._codec import Codec
+from ._exceptions import StoreUnavailableError
+from ._log import logger
 from ._members import new_owner
 from ._ratelimit import RateLimit
-from ._store import Change, Claimed, DueSchedule, JobStore, NewJob, Outcome
+from ._retry import RetryPolicy
+from ._store import Change, Claimed, DueSchedule, JobStore, NewJob, Outcome, mask_password
+
+T = TypeVar("T")
 
 #: Ids reserved per round trip at first; the next block is reserved when
 #: half is used, twice as large while submits keep coming (up to
@@ -37,6 +54,15 @@ PRUNE_EVERY = 1000
 #: Seconds between looks for due schedules while every claim finds work: a
 #: look is a round trip, and one per claim cost W10 a third of its speed.
 SCHEDULES_EVERY = 0.05
+#: Seconds ``flush()`` and ``enqueue()`` wait while the store is unavailable
+#: before they raise StoreUnavailableError. What they waited for is not lost:
+#: it stays in the batch and is written when the store is back.
+UNAVAILABLE_WAIT = 30.0
+#: Waits between retries of a store call that failed for a transient reason:
+#: capped exponential backoff with full jitter, so members that lost their
+#: database together do not come back as a herd. A small cap: an outage
+#: ends for this member at most this long after the store is back.
+STORE_BACKOFF = RetryPolicy(max_retries=0, base_delay=0.05, max_delay=2.0)
 
 
 class Host(Protocol):
@@ -59,6 +85,83 @@ class Host(Protocol):
 
     async def fire_schedules(self, due: Sequence[DueSchedule]) -> None:
         """Make the fires of stored schedules this member claimed."""
+
+
+class _Closed(Exception):
+    """The link closed while a call waited to be retried: the task ends."""
+
+
+class _Outage:
+    """Which of the link's store calls are failing: one WARNING when the first
+    fails, one INFO when a call succeeds and none is failing any more.
+
+    Each call site has a name in ``failing`` until it succeeds, so a store
+    that reads but cannot write (a full disk) is one outage, not one per
+    read that got through.
+    """
+
+    def __init__(self, url: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.url = mask_password(url)
+        self.failing: set[str] = set()
+        #: When the outage began (``clock``), or None while the store is fine.
+        self.since: float | None = None
+        self.error: StoreUnavailableError | None = None
+        self._clock = clock
+
+    def failed(self, what: str, exc: StoreUnavailableError) -> None:
+        """The call ``what`` failed with ``exc``."""
+        self.failing.add(what)
+        self.error = exc
+        if self.since is None:
+            self.since = self._clock()
+            logger.warning(
+                "the store %s is unavailable (%s: %s); retrying. Running jobs go on, "
+                "and their outcomes are written when it is back",
+                self.url,
+                what,
+                exc,
+            )
+
+    def drop(self, what: str) -> None:
+        """Forget ``what`` without a success (it is not being called now)."""
+        self.failing.discard(what)
+
+    def ok(self, what: str) -> bool:
+        """The call ``what`` succeeded; True if that ended the outage."""
+        self.failing.discard(what)
+        if self.since is None or self.failing:
+            return False
+        lasted = self._clock() - self.since
+        self.since = self.error = None
+        logger.info("the store %s is back after %.1f s unavailable", self.url, lasted)
+        return True
+
+    def down_for(self, since: float) -> float:
+        """Seconds the store has been unavailable since ``since`` (0: it is not)."""
+        if self.since is None:
+            return 0.0
+        return max(0.0, self._clock() - max(since, self.since))
+
+
+@dataclass
+class _Batch:
+    """Writes taken off the lists for one group commit, and how far they got.
+
+    A batch that a transient failure interrupted stays with the link (in
+    order, before anything appended since) until every step is written.
+    """
+
+    adds: list[NewJob]
+    outcomes: list[Outcome]
+    cancels: list[int]
+    schedules: list[tuple[str, bytes, float]]
+    unscheduled: list[str]
+    #: ``_appended`` when it was taken: committed once it is written.
+    done: int
+    now: float
+    #: Steps written so far (add, record, cancel, put, remove: the non-empty ones).
+    step: int = 0
+    changes: list[Change] = field(default_factory=list)
 
 
 class StoreLink:
@@ -112,6 +215,15 @@ class StoreLink:
         self.tenants: Mapping[str | None, int] | None = None
         #: Set when the committer, claimer and heartbeat have all returned.
         self.stopped = anyio.Event()
+        self._close_wakeup = anyio.Event()
+        self._outage = _Outage(store.url)
+        #: The batch being written (kept across transient failures).
+        self._batch: _Batch | None = None
+        #: Set when an outage starts: the next claim renews this member's
+        #: leases first, so that a lease which ran out while the store was
+        #: away is not taken over from this member by its own claim.
+        self._renew_first = False
+        self._rng = random.Random()
 
     # ── ids and order (synchronous: submit is) ────────────────────────────
 
@@ -132,7 +244,9 @@ class StoreLink:
             if clock - self._reserved_at < 1.0:
                 self._block = min(self._block * 2, MAX_ID_BLOCK)
             self._reserved_at = clock
-            self._spare = (self.store.reserve_ids(self._block), self._block)
+            # On a failure the ids in hand still serve; the next submit asks again.
+            with contextlib.suppress(StoreUnavailableError):
+                self._spare = (self.store.reserve_ids(self._block), self._block)
         return number
 
     def next_seq(self) -> int:
@@ -175,22 +289,45 @@ class StoreLink:
         self._commit_wakeup.set()
 
     async def flush(self) -> None:
-        """Return once everything appended so far is committed."""
+        """Return once everything appended so far is committed.
+
+        :raises StoreUnavailableError: the store stayed unavailable for
+            :data:`UNAVAILABLE_WAIT` seconds of this wait. The writes stay
+            queued and are written when it is back.
+        """
         target = self._appended
+        started = time.monotonic()
         while self._committed < target:
             if self._error is not None:
                 raise self._error
             if not self._committing:
                 # No committer task (not started yet, or torn down): commit here.
                 await self.store.open()
-                await self._commit_batch()
+                await self._commit_batch(patient=False)
                 continue
-            event = anyio.Event()
-            self._flushed.append((target, event))
+            entry = (target, anyio.Event())
+            self._flushed.append(entry)
             self._commit_wakeup.set()
-            await event.wait()
+            # Woken by the commit; else looks again once the store could
+            # have been away for the whole wait.
+            down = self._outage.down_for(started)
+            with anyio.move_on_after(max(0.0, UNAVAILABLE_WAIT - down)):
+                await entry[1].wait()
+            if not entry[1].is_set():
+                self._flushed.remove(entry)
+                if self._outage.down_for(started) >= UNAVAILABLE_WAIT:
+                    raise self._unavailable(target)
         if self._error is not None:
             raise self._error
+
+    def _unavailable(self, target: int) -> StoreUnavailableError:
+        outage = self._outage
+        return StoreUnavailableError(
+            f"the store {outage.url} has been unavailable for {UNAVAILABLE_WAIT:g} s "
+            f"({outage.error}); {target - self._committed} write(s) are not committed "
+            "yet. They stay queued and are written when the store is back: flush() "
+            "again to wait for them"
+        )
 
     def next_progress(self) -> anyio.Event:
         """The event this member's next commit sets."""
@@ -207,6 +344,7 @@ class StoreLink:
         self._commit_wakeup.set()
         self._claim_wakeup.set()
         self._beat_wakeup.set()
+        self._close_wakeup.set()
 
     def _task_done(self) -> None:
         self._tasks_left -= 1
@@ -222,12 +360,75 @@ class StoreLink:
         self._schedules_seen = -math.inf
         self._claim_wakeup.set()
 
+    # ── transient failures ────────────────────────────────────────────────
+
+    async def _call(
+        self,
+        what: str,
+        call: Callable[[], Awaitable[T]],
+        *,
+        give_up: Callable[[float], bool] | None = None,
+    ) -> T:
+        """``call()`` until it succeeds; a StoreUnavailableError is retried.
+
+        Each call runs shielded, so its caller knows whether it finished.
+        ``give_up(seconds failing)`` True re-raises the error instead; without
+        it, the link closing ends the retries with :class:`_Closed`.
+        """
+        failures = 0
+        first = 0.0
+        while True:
+            try:
+                with anyio.CancelScope(shield=True):
+                    result = await call()
+            except StoreUnavailableError as exc:
+                if not failures:
+                    first = time.monotonic()
+                failures += 1
+                self._failed(what, exc)
+                if give_up is not None:
+                    if give_up(time.monotonic() - first):
+                        raise
+                elif self.closing:
+                    raise _Closed() from exc
+                await self._backoff(failures)
+                continue
+            self._ok(what)
+            return result
+
+    def _failed(self, what: str, exc: StoreUnavailableError) -> None:
+        if self._outage.since is None:
+            self._renew_first = True
+        self._outage.failed(what, exc)
+
+    def _ok(self, what: str) -> None:
+        if self._outage.ok(what):
+            # Back: claim at once (notifications may have been missed), and
+            # write whatever piled up.
+            self._store_woke()
+            self._commit_wakeup.set()
+
+    async def _backoff(self, failures: int) -> None:
+        # Cut short by close(): a closing link tries once more, then ends.
+        with anyio.move_on_after(STORE_BACKOFF.delay(failures, self._rng)):
+            await self._close_wakeup.wait()
+
     # ── the tasks ─────────────────────────────────────────────────────────
 
     async def committer(self) -> None:
         """Group-commit appended writes until closed and drained."""
         try:
             await self._commit_all()
+        except StoreUnavailableError as exc:
+            # Only when closing (see _commit_batch): stop() has raised it too.
+            logger.error(
+                "%d write(s) were not committed at stop: the store %s is unavailable (%s). "
+                "Jobs submitted since the last commit are not in the store; attempts whose "
+                "outcomes were not written run again when a scheduler opens it",
+                self._appended - self._committed,
+                self._outage.url,
+                exc,
+            )
         finally:
             self._task_done()
 
@@ -247,10 +448,15 @@ class StoreLink:
 
     def _pending(self) -> bool:
         return bool(
-            self._adds or self._outcomes or self._cancels or self._schedules or self._unscheduled
+            self._batch
+            or self._adds
+            or self._outcomes
+            or self._cancels
+            or self._schedules
+            or self._unscheduled
         )
 
-    async def _commit_batch(self) -> None:
+    async def _commit_batch(self, patient: bool = True) -> None:
         """Write everything appended so far in one round of transactions.
 
         One batch at a time: a flush that writes before the committer task
@@ -258,61 +464,97 @@ class StoreLink:
         together, and the earlier one, committing last, would set
         ``_committed`` back below writes already committed (a later flush
         then waited forever for writes nobody had left to write).
+
+        The committer (``patient``) retries a store that is unavailable for
+        as long as it takes, and once closing, for :data:`UNAVAILABLE_WAIT`;
+        a flush that writes itself (no committer) for that long. Then the
+        StoreUnavailableError is raised, and the batch stays for a later try.
         """
         while self._writing is not None:
             await self._writing.wait()
         # An event per batch, made on the loop that runs it (a link outlives
         # the loop that submitted before start, as anyio's Lock would not).
         self._writing = anyio.Event()
+
+        def give_up(failing: float) -> bool:
+            return (self.closing or not patient) and failing >= UNAVAILABLE_WAIT
+
         try:
-            await self._write_batch()
+            await self._write_batch(give_up)
         finally:
             writing, self._writing = self._writing, None
             writing.set()
 
-    async def _write_batch(self) -> None:
+    def _take_batch(self) -> _Batch:
+        batch = _Batch(
+            self._adds,
+            self._outcomes,
+            self._cancels,
+            self._schedules,
+            self._unscheduled,
+            self._appended,
+            self._wall(),
+        )
+        self._adds, self._outcomes, self._cancels = [], [], []
+        self._schedules, self._unscheduled = [], []
+        return batch
+
+    async def _write_batch(self, give_up: Callable[[float], bool]) -> None:
         store = self.store
-        adds, self._adds = self._adds, []
-        outcomes, self._outcomes = self._outcomes, []
-        cancels, self._cancels = self._cancels, []
-        schedules, self._schedules = self._schedules, []
-        unscheduled, self._unscheduled = self._unscheduled, []
-        done = self._appended
-        now = self._wall()
-        # Shielded: a batch taken off the lists is written whole, so a
-        # cancelled committer never leaves a batch half known (flush() after
-        # a teardown writes what is left).
-        with anyio.CancelScope(shield=True):
-            try:
-                changes: list[Change] = []
-                if adds:
-                    changes += await store.add(adds, now)
-                if outcomes:
-                    changes += (await store.record(self.owner, outcomes)).changes
-                if cancels:
-                    changes += await store.cancel(cancels, now)
-                if schedules:
-                    await store.put_schedules(schedules)
-                if unscheduled:
-                    await store.remove_schedules(unscheduled)
-            except Exception as exc:
-                # The store is gone: nobody may think their writes landed.
-                self._error = exc
-                self._release_flushes(math.inf)
-                raise
-        self._committed = done
-        self._release_flushes(done)
+        batch = self._batch
+        if batch is None:
+            batch = self._batch = self._take_batch()
+
+        async def record() -> list[Change]:
+            return (await store.record(self.owner, batch.outcomes)).changes
+
+        async def put() -> list[Change]:
+            await store.put_schedules(batch.schedules)
+            return []
+
+        async def remove() -> list[Change]:
+            await store.remove_schedules(batch.unscheduled)
+            return []
+
+        # In this order, each step once: a step that failed is retried alone,
+        # so the steps before it are never written twice.
+        steps: list[Callable[[], Awaitable[list[Change]]]] = []
+        if batch.adds:
+            steps.append(lambda: store.add(batch.adds, batch.now))
+        if batch.outcomes:
+            steps.append(record)
+        if batch.cancels:
+            steps.append(lambda: store.cancel(batch.cancels, batch.now))
+        if batch.schedules:
+            steps.append(put)
+        if batch.unscheduled:
+            steps.append(remove)
+        try:
+            while batch.step < len(steps):
+                batch.changes += await self._call("writing", steps[batch.step], give_up=give_up)
+                batch.step += 1
+        except StoreUnavailableError:
+            raise  # given up: the batch stays, and nothing counts as committed
+        except Exception as exc:
+            # A bug, not an outage: nobody may think their writes landed.
+            self._error = exc
+            self._release_flushes(math.inf)
+            raise
+        self._batch = None
+        self._committed = batch.done
+        self._release_flushes(batch.done)
         progress, self._progress = self._progress, anyio.Event()
         progress.set()
-        if changes:
-            self._host.changed(changes)
-        if adds or outcomes or schedules:
+        if batch.changes:
+            self._host.changed(batch.changes)
+        if batch.adds or batch.outcomes or batch.schedules:
             # New work, dependents released or a schedule due: claim now.
             self._claim_wakeup.set()
-        self._finished_since_prune += len(outcomes)
+        self._finished_since_prune += len(batch.outcomes)
         if self._finished_since_prune >= PRUNE_EVERY:
             self._finished_since_prune = 0
-            await store.prune(self._history_limit)
+            with contextlib.suppress(_Closed):  # closing: the next scheduler prunes
+                await self._call("pruning", lambda: store.prune(self._history_limit))
 
     def _release_flushes(self, committed: float) -> None:
         waiting = []
@@ -328,11 +570,59 @@ class StoreLink:
         try:
             async with anyio.create_task_group() as tg:
                 # The store's notifications wake the claimer between polls.
-                tg.start_soon(self.store.watch, self._store_woke, name="jobsched-store-watch")
-                await self._claim_all(host)
+                tg.start_soon(self._watch, name="jobsched-store-watch")
+                with contextlib.suppress(_Closed):
+                    await self._claim_all(host)
                 tg.cancel_scope.cancel()
         finally:
             self._task_done()
+
+    async def _watch(self) -> None:
+        """The store's ``watch``, subscribed again after a transient failure."""
+        failures = 0
+        while True:
+            started = time.monotonic()
+            try:
+                await self.store.watch(self._store_woke)
+                return
+            except StoreUnavailableError as exc:
+                if time.monotonic() - started > 10 * STORE_BACKOFF.max_delay:
+                    failures = 0  # it ran well for a while: a new outage
+                failures += 1
+                self._failed("watching for changes", exc)
+            await self._backoff(failures)
+            if self.closing:
+                return
+            # Whether the new subscription holds is not known until it
+            # fails: the next call that succeeds may end the outage.
+            self._outage.drop("watching for changes")
+            self._store_woke()  # what it missed meanwhile
+
+    async def fire(
+        self, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
+    ) -> bool:
+        """The store's ``fire`` for this member, retried while the store is unavailable."""
+        return await self._call(
+            "firing a schedule",
+            lambda: self.store.fire(self.owner, schedule, fire_time, next_fire, job),
+        )
+
+    async def _claim(self, host: Host, limit: int, executors: Mapping[str, int]) -> list[Claimed]:
+        store = self.store
+        if self._renew_first:
+            # After an outage: leases first, so this claim does not take over
+            # this member's own jobs whose leases ran out meanwhile.
+            await self._extend(host)
+            self._renew_first = False
+        return await store.claim(
+            self.owner,
+            limit,
+            executors,
+            self._wall(),
+            store.lease,
+            rates=self.rates,
+            tenants=self.tenants,
+        )
 
     async def _claim_all(self, host: Host) -> None:
         store = self.store
@@ -345,14 +635,8 @@ class StoreLink:
             limit, executors = host.claim_capacity()
             claims: list[Claimed] = []
             if limit > 0 and executors:
-                claims = await store.claim(
-                    self.owner,
-                    limit,
-                    executors,
-                    self._wall(),
-                    store.lease,
-                    rates=self.rates,
-                    tenants=self.tenants,
+                claims = await self._call(
+                    "claiming jobs", functools.partial(self._claim, host, limit, executors)
                 )
                 if claims:
                     host.claimed(claims)
@@ -363,7 +647,10 @@ class StoreLink:
             idle = limit > 0 and not claims
             if idle or clock - self._schedules_seen >= SCHEDULES_EVERY:
                 self._schedules_seen = clock
-                fires = await store.claim_schedules(self.owner, self._wall(), store.lease)
+                fires = await self._call(
+                    "claiming schedules",
+                    lambda: store.claim_schedules(self.owner, self._wall(), store.lease),
+                )
                 if fires:
                     await host.fire_schedules(fires)
             if claims:
@@ -371,7 +658,7 @@ class StoreLink:
             wait = POLL_INTERVAL
             if limit > 0:
                 # Also when a rate-limited job's next token is due (next_due).
-                due = await store.next_due()
+                due = await self._call("reading the next due time", store.next_due)
                 if due is not None:
                     wait = min(wait, max(0.0, due - self._wall()))
             with anyio.move_on_after(wait):
@@ -384,18 +671,41 @@ class StoreLink:
         finally:
             self._task_done()
 
+    async def _extend(self, host: Host) -> None:
+        held = host.held()
+        if held:
+            store = self.store
+            cancelled = await store.extend(self.owner, held, self._wall() + store.lease)
+            if cancelled:
+                host.cancel_held(cancelled)
+
     async def _beat(self, host: Host) -> None:
         store = self.store
         # A third of the lease, so two missed beats still keep it; at least
         # every second, so a cancel asked on another member arrives in time.
         every = min(store.lease / 3, 1.0)
+        failures = 0
         while not self.closing:
-            with anyio.move_on_after(every):
-                await self._beat_wakeup.wait()
+            if failures:
+                # A failed beat is tried again soon (with backoff), with the
+                # jobs held then: a lease the outage ran out may still be kept.
+                await self._backoff(failures)
+            else:
+                with anyio.move_on_after(every):
+                    await self._beat_wakeup.wait()
             if self.closing:
                 return
-            held = host.held()
-            if held:
-                cancelled = await store.extend(self.owner, held, self._wall() + store.lease)
-                if cancelled:
-                    host.cancel_held(cancelled)
+            if not host.held():
+                failures = 0
+                self._outage.drop("renewing leases")
+                continue
+            try:
+                with anyio.CancelScope(shield=True):
+                    await self._extend(host)
+            except StoreUnavailableError as exc:
+                failures += 1
+                self._failed("renewing leases", exc)
+                continue
+            failures = 0
+            self._renew_first = False
+            self._ok("renewing leases")

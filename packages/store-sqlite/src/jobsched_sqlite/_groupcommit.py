@@ -16,6 +16,7 @@ while a group runs waits for the next group, led by the first of them.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -23,6 +24,8 @@ from typing import Any, Generic, TypeVar
 
 import anyio
 from anyio.lowlevel import checkpoint
+
+from ._errors import is_transient
 
 T = TypeVar("T")
 
@@ -125,17 +128,13 @@ class GroupCommit:
         with self._lock:
             try:
                 conn.execute("BEGIN IMMEDIATE")
-            except Exception as exc:
                 for write in group:
-                    write.error = exc
-                return
-            for write in group:
-                self._run_one(conn, write)
-            try:
+                    self._run_one(conn, write)
                 conn.execute("COMMIT")
             except Exception as exc:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                # Nothing of the group is committed: every write fails with it
+                # (a transient error is retried whole by the caller).
+                rollback(conn)
                 for write in group:
                     write.error = exc
                     write.result = None
@@ -149,7 +148,21 @@ class GroupCommit:
         try:
             write.result = write.fn(conn)
         except BaseException as exc:
+            if is_transient(exc) or not conn.in_transaction:
+                # A full disk or an I/O error may have rolled back the whole
+                # transaction already (SQLite does so for SQLITE_FULL and
+                # SQLITE_IOERR): the group cannot commit, and the writes
+                # after this one would run outside it.
+                raise
             conn.execute("ROLLBACK TO one_write")
             write.error = exc
         conn.execute("RELEASE one_write")
         write.done = True
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """End the open transaction, if any, whatever the state of the file."""
+    if conn.in_transaction:
+        # A failing ROLLBACK: the error that brought us here is the one to report.
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")

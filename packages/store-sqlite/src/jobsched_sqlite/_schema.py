@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -226,6 +227,8 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
         conn.execute("PRAGMA foreign_keys = OFF")
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     except sqlite3.DatabaseError as exc:
+        if _is_read_only(exc):
+            raise _read_only(path, exc) from exc
         raise StoreUnavailableError(
             f"cannot open the SQLite store {str(path)!r}: {exc} (is it a SQLite database? "
             "a corrupt or foreign file is never overwritten; point the URL at a new file)"
@@ -257,6 +260,51 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
         )
     if version < VERSION:
         _locked(conn, path, _migrate, f"migrate to schema version {VERSION}")
+    else:
+        _check_writable(conn, path)
+
+
+def _check_writable(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a file this process can read but not write, now rather than at
+    the first write (SQLite opens such a file read-only without a word)."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        # Writes the page back as it is: the one way to learn that a write fails.
+        conn.execute("UPDATE jobsched_meta SET value = value WHERE key = 'schema'")
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if not _is_read_only(exc):
+            raise StoreUnavailableError(
+                f"cannot write the SQLite store {str(path)!r}: {exc}; check that this "
+                "process may write there"
+            ) from exc
+        raise _read_only(path, exc) from exc
+
+
+def _is_read_only(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF == 8  # SQLITE_READONLY
+    return "readonly" in str(exc)
+
+
+def _read_only(path: Path, exc: sqlite3.Error) -> StoreUnavailableError:
+    """The refusal of a file this process may not write, saying which part is read-only."""
+    if not os.access(path, os.W_OK):
+        what = "the file is read-only"
+    elif not os.access(path.parent, os.W_OK | os.X_OK):
+        what = (
+            f"its folder {str(path.parent)!r} is read-only, and SQLite writes "
+            f"{path.name}-wal and {path.name}-shm there"
+        )
+    else:
+        what = "its file system may be mounted read-only"
+    return StoreUnavailableError(
+        f"the SQLite store {str(path)!r} is read-only ({what}: {exc}); make the file "
+        "and its folder writable by this process, or point the URL at a writable file"
+    )
 
 
 def _migrate(conn: sqlite3.Connection) -> None:

@@ -38,7 +38,8 @@ from jobsched._store import (
 
 from . import _operator, _schema
 from ._claim import RUNNING, claim
-from ._groupcommit import GroupCommit
+from ._errors import is_transient, unavailable
+from ._groupcommit import GroupCommit, rollback
 from ._sql import AlreadyFired, add, cancel_queued, prune, record
 
 T = TypeVar("T")
@@ -86,13 +87,15 @@ class SQLiteStore(JobStore):
         if conn is None:
             raise StoreUnavailableError(f"the store {self.url!r} is not open; open() it first")
         with self._lock:
-            conn.execute("BEGIN IMMEDIATE")
             try:
+                conn.execute("BEGIN IMMEDIATE")
                 result = fn(conn)
-            except BaseException:
-                conn.execute("ROLLBACK")
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                rollback(conn)
+                if isinstance(exc, sqlite3.Error) and is_transient(exc):
+                    raise unavailable(exc, self.path) from exc
                 raise
-            conn.execute("COMMIT")
             return result
 
     def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -100,7 +103,12 @@ class SQLiteStore(JobStore):
         if conn is None:
             raise StoreUnavailableError(f"the store {self.url!r} is not open; open() it first")
         with self._lock:
-            return fn(conn)
+            try:
+                return fn(conn)
+            except sqlite3.Error as exc:
+                if is_transient(exc):
+                    raise unavailable(exc, self.path) from exc
+                raise
 
     def _connection(self) -> sqlite3.Connection:
         conn = self._conn
@@ -109,7 +117,13 @@ class SQLiteStore(JobStore):
         return conn
 
     async def _write_async(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        return await self._group.write(fn)
+        try:
+            return await self._group.write(fn)
+        except sqlite3.Error as exc:
+            # Locked, full, an I/O error: the scheduler retries these.
+            if is_transient(exc):
+                raise unavailable(exc, self.path) from exc
+            raise
 
     async def _read_async(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         return await anyio.to_thread.run_sync(self._read, fn, limiter=self._limiter)

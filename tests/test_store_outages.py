@@ -1,0 +1,392 @@
+"""A store that goes away for a while: the scheduler rides it out.
+
+A store marks a transient failure (a dropped connection, a locked or full
+database) with StoreUnavailableError. The scheduler's link retries those with
+backoff and never ends on them: running jobs go on, their outcomes are
+written when the store is back, the outage is logged once when it starts and
+once when it ends, and flush()/enqueue() raise after a bounded wait instead of
+hanging, without losing what they waited for. These run the scheduler on
+asyncio and on trio (the real clock: the SQLite store works in threads).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import outage_jobs
+import pytest
+from durable_jobs import Note, runs
+from outage_jobs import Held
+
+import jobsched as js
+from jobsched import _storelink
+from jobsched._store import Change, Claimed, DueSchedule, NewJob, Outcome, Recorded
+from jobsched_sqlite import SQLiteStore, _schema
+
+pytestmark = pytest.mark.anyio
+
+S = js.JobStatus
+TESTS = Path(__file__).resolve().parent
+WARNED = "is unavailable"
+BACK = "is back after"
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    # Trio on its real clock: the store's threads would look like hours to
+    # a mock clock.
+    return str(request.param)
+
+
+@pytest.fixture(autouse=True)
+def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same capped, jittered backoff, on a smaller scale: seconds of
+    # retries are not what these tests are about.
+    monkeypatch.setattr(
+        _storelink, "STORE_BACKOFF", js.RetryPolicy(max_retries=0, base_delay=0.005, max_delay=0.05)
+    )
+
+
+class FlakyStore(SQLiteStore):
+    """A SQLite store whose link calls fail on demand with StoreUnavailableError."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        #: The next this many calls fail.
+        self.failures = 0
+        #: Every call fails while set.
+        self.down = False
+        #: Calls that failed so far.
+        self.failed = 0
+
+    def _trip(self, what: str) -> None:
+        if self.down or self.failures > 0:
+            self.failures = max(0, self.failures - 1)
+            self.failed += 1
+            raise js.StoreUnavailableError(f"planned outage ({what})")
+
+    async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
+        self._trip("add")
+        return await super().add(jobs, now)
+
+    async def claim(self, owner: str, *args: Any, **kw: Any) -> list[Claimed]:
+        self._trip("claim")
+        return await super().claim(owner, *args, **kw)
+
+    async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+        self._trip("record")
+        return await super().record(owner, outcomes)
+
+    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
+        self._trip("extend")
+        return await super().extend(owner, ids, until)
+
+    async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
+        self._trip("cancel")
+        return await super().cancel(ids, now)
+
+    async def next_due(self) -> float | None:
+        self._trip("next_due")
+        return await super().next_due()
+
+    async def claim_schedules(self, owner: str, now: float, lease: float) -> list[DueSchedule]:
+        self._trip("claim_schedules")
+        return await super().claim_schedules(owner, now, lease)
+
+    async def prune(self, keep: int) -> int:
+        self._trip("prune")
+        return await super().prune(keep)
+
+
+def flaky(tmp_path: Path) -> FlakyStore:
+    return FlakyStore(f"sqlite:///{tmp_path / 'jobs.db'}")
+
+
+def outage_lines(caplog: pytest.LogCaptureFixture) -> tuple[list[str], list[str]]:
+    """The link's WARNINGs that an outage began, and its INFOs that one ended."""
+    records = [r for r in caplog.records if r.name == "jobsched"]
+    warned = [
+        r.getMessage() for r in records if r.levelno == logging.WARNING and WARNED in r.getMessage()
+    ]
+    back = [r.getMessage() for r in records if r.levelno == logging.INFO and BACK in r.getMessage()]
+    return warned, back
+
+
+async def test_an_outage_is_ridden_out(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Failing calls are retried: every job completes exactly once, and the
+    outage is logged once when it starts and once when it ends."""
+    caplog.set_level(logging.INFO, logger="jobsched")
+    store = flaky(tmp_path)
+    log = str(tmp_path / "log")
+    outage_jobs.reset(3)
+    assert outage_jobs.GATE is not None and outage_jobs.ALL_STARTED is not None
+    async with js.JobScheduler(store=store, num_workers=4) as s:
+        held = [s.submit(Held(i)) for i in range(3)]
+        with anyio.fail_after(30):
+            await outage_jobs.ALL_STARTED.wait()
+        # Running jobs end while the store is away: their outcomes wait.
+        store.failures = 12
+        notes = [s.submit(Note(log, i)) for i in range(20)]
+        outage_jobs.GATE.set()
+        with anyio.fail_after(60):
+            await s.flush()
+            await s.join()
+        got = [await s.fetch(i) for i in held + notes]
+    assert store.failed == 12  # every planned failure was met, none ended the scheduler
+    assert [(j.status, j.attempts) for j in got] == [(S.COMPLETED, 1)] * 23
+    assert [j.result for j in got[:3]] == [0, 1, 2]
+    assert {i: r for i, r in runs(log).items()} == {i: [("start", 1), ("end", 1)] for i in notes}
+    warned, back = outage_lines(caplog)
+    assert len(warned) == 1 and len(back) == 1, (warned, back)
+    assert "planned outage" in warned[0] and store.url in warned[0]
+    assert store.url in back[0]
+
+
+async def test_flush_and_enqueue_raise_after_their_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """While the store stays away past UNAVAILABLE_WAIT, flush() and enqueue()
+    raise StoreUnavailableError; what they waited for is written once it is back."""
+    caplog.set_level(logging.INFO, logger="jobsched")
+    monkeypatch.setattr(_storelink, "UNAVAILABLE_WAIT", 0.3)
+    store = flaky(tmp_path)
+    log = str(tmp_path / "log")
+    async with js.JobScheduler(store=store) as s:
+        before = await s.enqueue(Note(log, "before"))
+        store.down = True
+        during = s.submit(Note(log, "during"))
+        with anyio.fail_after(30), pytest.raises(js.StoreUnavailableError) as flushed:
+            await s.flush()
+        message = str(flushed.value)
+        assert store.url in message and "planned outage" in message
+        assert "not committed yet" in message and "flush() again" in message
+        with anyio.fail_after(30), pytest.raises(js.StoreUnavailableError, match="unavailable"):
+            await s.enqueue(Note(log, "enqueued"))
+        (enqueued,) = [j.job_id for j in s.jobs() if j.name == "note 'enqueued'"]
+        assert s.get(during).status is S.PENDING  # accepted, waiting for the store
+        store.down = False
+        with anyio.fail_after(60):
+            await s.flush()
+            await s.join()
+        got = {i: await s.fetch(i) for i in (before, during, enqueued)}
+    assert {i: (j.status, j.attempts) for i, j in got.items()} == {
+        i: (S.COMPLETED, 1) for i in (before, during, enqueued)
+    }
+    assert runs(log) == {i: [("start", 1), ("end", 1)] for i in (before, during, enqueued)}
+    warned, back = outage_lines(caplog)
+    assert len(warned) == 1 and len(back) == 1, (warned, back)
+
+
+async def test_stop_while_the_store_is_away_raises_and_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """stop() with the store away raises StoreUnavailableError after the wait
+    and ends (its writes are not reported committed); the store still works."""
+    monkeypatch.setattr(_storelink, "UNAVAILABLE_WAIT", 0.3)
+    store = flaky(tmp_path)
+    log = str(tmp_path / "log")
+    s = js.JobScheduler(store=store)
+    stopped = pytest.RaisesGroup(
+        pytest.RaisesExc(js.StoreUnavailableError, match="1 write.s. are not committed yet"),
+        allow_unwrapped=True,
+        flatten_subgroups=True,
+    )
+    with anyio.fail_after(60), stopped:
+        async with s:
+            kept = await s.enqueue(Note(log, "kept"), delay=3600)
+            store.down = True
+            s.submit(Note(log, "lost"), delay=3600)
+    errors = [
+        r
+        for r in caplog.records
+        if r.levelno == logging.ERROR and "not committed at stop" in r.getMessage()
+    ]
+    assert len(errors) == 1
+    store.down = False
+    reopened = SQLiteStore(f"sqlite:///{tmp_path / 'jobs.db'}")
+    await reopened.open()
+    try:
+        # The job enqueue() reported committed is there; the one stop() could
+        # not write is not (and stop() said so).
+        assert [(j.name, j.status) for j in await reopened.jobs()] == [("note 'kept'", S.PENDING)]
+        assert f"job-{(await reopened.jobs())[0].id}" == kept
+    finally:
+        await reopened.close()
+
+
+def test_an_outage_warning_masks_the_password(caplog: pytest.LogCaptureFixture) -> None:
+    """The WARNING names the store URL with its password masked."""
+    caplog.set_level(logging.INFO, logger="jobsched")
+    outage = _storelink._Outage("postgresql://app:hunter2@db:5432/jobs")
+    outage.failed("claiming jobs", js.StoreUnavailableError("connection refused"))
+    outage.failed("writing", js.StoreUnavailableError("connection refused"))
+    assert not outage.ok("claiming jobs")  # the writes still fail
+    assert outage.ok("writing")
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "hunter2" not in text and "postgresql://app:***@db:5432/jobs" in text
+    warned, back = outage_lines(caplog)
+    assert len(warned) == 1 and len(back) == 1
+
+
+# ── the SQLite store on a real file ─────────────────────────────────────────
+
+
+def unprivileged() -> list[str]:
+    """The command prefix that runs a child without root's power to write
+    read-only files (nothing when not root); skips the test if there is none."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root, and without setpriv to drop CAP_DAC_OVERRIDE")
+    return [
+        setpriv,
+        "--inh-caps=-all",
+        "--bounding-set=-dac_override,-dac_read_search,-fowner",
+    ]
+
+
+START = textwrap.dedent(
+    """
+    import sys
+    import anyio
+    import jobsched as js
+
+    async def main():
+        try:
+            async with js.JobScheduler(store=sys.argv[1]):
+                pass
+        except js.StoreUnavailableError as exc:
+            print("refused:", exc)
+        else:
+            print("started")
+
+    anyio.run(main, backend=sys.argv[2])
+    """
+)
+
+
+@pytest.mark.parametrize("read_only", ["file", "folder"])
+def test_a_read_only_file_is_refused_at_start(
+    tmp_path: Path, read_only: str, anyio_backend: str
+) -> None:
+    """A store file (or its folder) this process may not write is refused when
+    the scheduler starts, naming the path and what is read-only."""
+    folder = tmp_path / "db"
+    folder.mkdir()
+    path = folder / "jobs.db"
+    _schema.connect(path).close()
+    assert sorted(p.name for p in folder.iterdir()) == ["jobs.db"]  # no -wal left behind
+    if read_only == "file":
+        path.chmod(0o444)
+    else:
+        folder.chmod(0o555)
+    try:
+        done = subprocess.run(
+            [*unprivileged(), sys.executable, "-c", START, f"sqlite:///{path}", anyio_backend],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        folder.chmod(0o755)
+        path.chmod(0o644)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.strip()
+    assert out.startswith(f"refused: the SQLite store {str(path)!r} is read-only"), out
+    if read_only == "file":
+        assert "(the file is read-only" in out
+    else:
+        assert f"its folder {str(folder)!r} is read-only" in out and "jobs.db-wal" in out
+    assert "make the file and its folder writable" in out
+
+
+DISK_FULL = textwrap.dedent(
+    """
+    import json, logging, os, resource, signal, sys
+    import anyio
+    import jobsched as js
+    from jobsched import _storelink
+    from durable_jobs import Noop
+
+    # A write past the size limit fails with EFBIG instead of killing us.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _storelink.STORE_BACKOFF = js.RetryPolicy(max_retries=0, base_delay=0.005, max_delay=0.05)
+    db, backend = sys.argv[1], sys.argv[2]
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append((record.levelname, record.getMessage()))
+
+    logging.getLogger("jobsched").addHandler(Keep())
+    logging.getLogger("jobsched").setLevel(logging.INFO)
+
+    def warned():
+        return [m for level, m in records if level == "WARNING" and "is unavailable" in m]
+
+    async def main():
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        async with js.JobScheduler(store=f"sqlite:///{db}", num_workers=4) as s:
+            first = [s.submit(Noop("before")) for _ in range(20)]
+            await s.flush()
+            await s.join()
+            # The disk is full: no file may grow past the database's size.
+            resource.setrlimit(resource.RLIMIT_FSIZE, (os.path.getsize(db), hard))
+            more = [s.submit(Noop("during")) for _ in range(300)]
+            with anyio.fail_after(60):
+                while not warned():
+                    await anyio.sleep(0.01)
+            await anyio.sleep(0.5)  # full for a while: many retries, still one WARNING
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))  # room again
+            with anyio.fail_after(120):
+                await s.flush()
+                await s.join()
+            got = [await s.fetch(i) for i in first + more]
+        print(json.dumps({
+            "done": [[j.status.value, j.attempts] for j in got],
+            "warned": warned(),
+            "back": [m for level, m in records if level == "INFO" and "is back after" in m],
+            "errors": [m for level, m in records if level == "ERROR"],
+        }))
+
+    anyio.run(main, backend=backend)
+    """
+)
+
+
+def test_a_full_disk_then_room_again(tmp_path: Path, anyio_backend: str) -> None:
+    """With the file size limit hit (a full disk) the scheduler keeps going;
+    once there is room again every job runs, exactly once, and the process
+    never exits on it."""
+    db = tmp_path / "jobs.db"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", DISK_FULL, str(db), anyio_backend],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["done"] == [["completed", 1]] * 320
+    assert len(report["warned"]) == 1 and len(report["back"]) == 1, report
+    assert "full" in report["warned"][0] or "I/O" in report["warned"][0], report["warned"]
+    assert str(db) in report["warned"][0]
+    assert report["errors"] == []
