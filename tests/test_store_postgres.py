@@ -79,6 +79,17 @@ def sql(url: str, statement: str) -> list[tuple[object, ...]]:
         return cur.fetchall() if cur.description else []
 
 
+def age(url: str, seconds: float) -> None:
+    """Let ``seconds`` pass on the server's clock, for every stored lease:
+    leases are the server's (the members' ``now`` is never compared with them)."""
+    for table in ("jobsched_jobs", "jobsched_schedules"):
+        sql(
+            url,
+            f"UPDATE {table} SET lease_until = lease_until - {seconds} "
+            "WHERE lease_until IS NOT NULL",
+        )
+
+
 # ── opening, and bad input ───────────────────────────────────────────────
 
 
@@ -455,7 +466,7 @@ async def test_the_claim_reads_the_ready_index_at_100k_rows(store: PostgresStore
 
     params = {
         "names": ["async", "process"], "rooms": [8, 8], "limit": 8, "owner": "m",
-        "until": 1.0, "now": 0.0,
+        "lease": 1.0, "now": 0.0,
     }  # fmt: skip
     with psycopg.connect(url) as conn:  # a transaction, rolled back: the plan only
         plan = "\n".join(
@@ -484,11 +495,13 @@ async def test_outcomes_are_fenced_on_owner_and_attempt(store: PostgresStore) ->
 
 
 async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
-    store: PostgresStore,
+    store: PostgresStore, url: str
 ) -> None:
     await store.add([new(1)], NOW)
     (c,) = await store.claim("dead", 1, ALL, NOW, lease=10)
+    age(url, 5)
     assert await store.claim("alive", 1, ALL, NOW + 5, 10) == []  # lease still held
+    age(url, 6)
     (taken,) = await store.claim("alive", 1, ALL, NOW + 11, 10)
     assert taken.id == 1 and taken.lost and taken.attempt == c.attempt
     retry = Outcome(
@@ -508,11 +521,12 @@ async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
 
 
 async def test_a_takeover_says_when_the_dead_owner_was_asked_to_cancel(
-    store: PostgresStore,
+    store: PostgresStore, url: str
 ) -> None:
     await store.add([new(1), new(2)], NOW)
     await store.claim("dead", 2, ALL, NOW, lease=10)
     assert await store.cancel([1], NOW + 1) == []  # running: flagged for its owner
+    age(url, 11)
     taken = sorted(await store.claim("alive", 2, ALL, NOW + 11, 10), key=lambda c: c.id)
     assert [(c.id, c.lost, c.cancelled) for c in taken] == [(1, True, True), (2, True, False)]
 
@@ -535,19 +549,86 @@ async def test_a_dead_process_on_this_machine_loses_its_claims_at_once(
     assert [(c.id, c.lost) for c in taken] == [(1, True)]
 
 
-async def test_a_member_never_takes_over_an_executor_it_lacks(store: PostgresStore) -> None:
+async def test_a_member_never_takes_over_an_executor_it_lacks(
+    store: PostgresStore, url: str
+) -> None:
     await store.add([new(1, executor="process")], NOW)
     await store.claim("dead", 1, {"process": 1}, NOW, lease=10)
+    age(url, 60)
     assert await store.claim("async-only", 5, ALL, NOW + 60, 10) == []
     assert [c.lost for c in await store.claim("p", 5, {"process": 1}, NOW + 60, 10)] == [True]
 
 
-async def test_heartbeats_keep_a_lease(store: PostgresStore) -> None:
+async def test_heartbeats_keep_a_lease(store: PostgresStore, url: str) -> None:
+    """A heartbeat renews the lease for the store's lease (30 s) from the
+    server's now, whatever ``until`` the member's clock says."""
     await store.add([new(1)], NOW)
     await store.claim("m", 1, ALL, NOW, lease=10)
-    assert await store.extend("m", [1], NOW + 25) == []
+    age(url, 5)
+    assert await store.extend("m", [1], NOW - 1000) == []
+    age(url, 25)
     assert await store.claim("other", 1, ALL, NOW + 20, 10) == []
+    age(url, 6)
     assert [c.id for c in await store.claim("other", 1, ALL, NOW + 26, 10)] == [1]
+
+
+async def test_a_member_whose_clock_runs_ahead_takes_no_running_job(
+    store: PostgresStore, url: str
+) -> None:
+    """Leases are compared on the server's clock: a member an hour ahead
+    (its ``now``) neither takes another's running job nor its schedule."""
+    await store.add([new(1), new(2)], NOW)
+    await store.put_schedules([("s", b"P", NOW)])
+    assert [c.id for c in await store.claim("slow", 1, ALL, NOW, lease=10)] == [1]
+    assert [d.id for d in await store.claim_schedules("slow", NOW, 10)] == ["s"]
+    ahead = NOW + 3600
+    assert [(c.id, c.lost) for c in await store.claim("ahead", 5, ALL, ahead, 10)] == [(2, False)]
+    assert await store.claim_schedules("ahead", ahead, 10) == []
+    # And a member an hour behind still takes a lease the server saw lapse.
+    age(url, 11)
+    taken = await store.claim("behind", 5, ALL, NOW - 3600, 10)
+    assert sorted((c.id, c.lost) for c in taken) == [(1, True), (2, True)]
+    assert [d.id for d in await store.claim_schedules("behind", NOW, 10)] == ["s"]
+
+
+async def test_a_member_never_takes_over_its_own_running_job(
+    store: PostgresStore, url: str
+) -> None:
+    """Regression (issue 20, ``retry_wait -> completed``): a member whose
+    heartbeat missed a row (locked by an operator past the lease) took its own
+    still-running attempt as lost, settled it RETRY_WAIT under the running
+    worker, whose completion then was an illegal transition. Its own expired
+    lease is left to its next heartbeat (or to another member)."""
+    await store.add([new(1)], NOW)
+    (c,) = await store.claim("m", 1, ALL, NOW, lease=10)
+    age(url, 11)
+    assert await store.claim("m", 5, ALL, NOW + 11, 10) == []
+    assert await store.extend("m", [1], NOW + 41) == []  # the lease is back
+    assert await store.claim("other", 5, ALL, NOW + 12, 10) == []
+    assert (await store.record("m", [done(1, c.attempt)])).refused == []
+    job = await store.fetch(1)
+    assert job is not None and job.status is js.JobStatus.COMPLETED and job.attempts == 1
+
+
+async def test_a_heartbeat_skips_a_row_another_session_holds_locked(
+    store: PostgresStore, url: str
+) -> None:
+    """An operator's open ``SELECT ... FOR UPDATE`` on one row costs the
+    heartbeat that row's renewal only, at once: the other leases are renewed."""
+    await store.add([new(1), new(2), new(3)], NOW)
+    await store.claim("m", 3, ALL, NOW, lease=10)
+    age(url, 9)
+    with psycopg.connect(url) as operator:  # a transaction left open
+        operator.execute("SELECT * FROM jobsched_jobs WHERE id = 2 FOR UPDATE")
+        with anyio.fail_after(30):  # no lock wait: the bound is for a loaded machine
+            assert await store.extend("m", [1, 2, 3], NOW) == []
+        left = dict(
+            sql(url, "SELECT id, lease_until - extract(epoch from now()) FROM jobsched_jobs")
+        )
+        operator.rollback()
+    assert left[2] < 2 and left[1] > 20 and left[3] > 20, left
+    age(url, 2)
+    assert [(c.id, c.lost) for c in await store.claim("other", 5, ALL, NOW + 11, 10)] == [(2, True)]
 
 
 async def test_a_retry_waits_for_its_time_then_counts_the_next_attempt(
@@ -855,7 +936,9 @@ async def test_retry_requeues_ended_jobs_and_counts_on(store: PostgresStore) -> 
 # ── stored schedules ─────────────────────────────────────────────────────
 
 
-async def test_each_fire_time_makes_one_job_whoever_fires_it(store: PostgresStore) -> None:
+async def test_each_fire_time_makes_one_job_whoever_fires_it(
+    store: PostgresStore, url: str
+) -> None:
     await store.put_schedules([("s", b"P", NOW)])
     assert await store.next_due() == NOW
     (due,) = await store.claim_schedules("a", NOW, 30)
@@ -870,6 +953,7 @@ async def test_each_fire_time_makes_one_job_whoever_fires_it(store: PostgresStor
     assert again.last_status is js.JobStatus.PENDING
     assert await store.fire("b", "s", NOW, NOW + 10, new(2, schedule="s", fire_time=NOW)) is False
     assert await store.fetch(2) is None
+    age(url, 31)
     (later,) = await store.claim_schedules("b", NOW + 60, 30)
     assert later.fire_time == NOW
 

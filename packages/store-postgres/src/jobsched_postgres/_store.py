@@ -213,7 +213,6 @@ class PostgresStore(Reads):
             return []
         names = sorted(executors)
         rooms = {name: executors[name] for name in names if executors[name] > 0}
-        until = now + lease
 
         # Each step is one statement that commits on its own (a claimed row
         # is owned and leased, whatever happens next), so the common claim
@@ -222,7 +221,7 @@ class PostgresStore(Reads):
             claimed: list[Claimed] = []
             dead = self._dead_local_owners(conn, now)
             if self._looks.due(owner, now, lease) or dead:
-                claimed = _sql.take_over(conn, owner, limit, names, dead, now, until)
+                claimed = _sql.take_over(conn, owner, limit, names, dead, lease)
             left = limit - len(claimed)
             due = None
             if left > 0 and rooms:
@@ -231,11 +230,11 @@ class PostgresStore(Reads):
                     with conn.transaction():
                         _sql.promote(conn, now)
                         more, due = _limits.claim(
-                            conn, owner, left, rooms, now, until, rates or {}, tenants
+                            conn, owner, left, rooms, now, lease, rates or {}, tenants
                         )
                     claimed += more
                 else:
-                    claimed += _sql.claim_by_key(conn, owner, left, rooms, now, until)
+                    claimed += _sql.claim_by_key(conn, owner, left, rooms, now, lease)
             return claimed, due
 
         claimed, self._token_due = await self._run(claim, transaction=False)
@@ -259,11 +258,21 @@ class PostgresStore(Reads):
         )
 
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
+        """Renew ``owner``'s leases for :attr:`lease` seconds of the server's
+        clock (``until``, on the member's clock, is not compared with anything).
+
+        A row another session holds locked (an operator's ``SELECT ... FOR
+        UPDATE``) is skipped, not waited for: it alone may lose its lease, and
+        the member's other jobs keep theirs.
+        """
+
         def extend(conn: _sql.Conn) -> list[int]:
             rows = conn.execute(
-                "UPDATE jobsched_jobs SET lease_until = %s WHERE id = ANY(%s) AND owner = %s "
-                "AND status = 'running' RETURNING id, cancel_requested",
-                (until, sorted(ids), owner),
+                f"UPDATE jobsched_jobs AS j SET lease_until = {_sql.DB_NOW} + %s FROM ("
+                "SELECT id FROM jobsched_jobs WHERE id = ANY(%s) AND owner = %s "
+                "AND status = 'running' FOR UPDATE SKIP LOCKED) AS held WHERE j.id = held.id "
+                "RETURNING j.id, j.cancel_requested",
+                (self.lease, sorted(ids), owner),
             ).fetchall()
             return sorted(i for i, flagged in rows if flagged)
 
@@ -310,7 +319,7 @@ class PostgresStore(Reads):
         await self._run(lambda conn: _schedules.remove(conn, ids))
 
     async def claim_schedules(self, owner: str, now: float, lease: float) -> list[DueSchedule]:
-        return await self._run(lambda conn: _schedules.claim(conn, owner, now, now + lease))
+        return await self._run(lambda conn: _schedules.claim(conn, owner, now, lease))
 
     async def fire(
         self, owner: str, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
