@@ -147,8 +147,8 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
 _TAKE = """
 claimed AS (
     UPDATE jobsched_jobs AS t SET status = 'running', queue = NULL, owner = %(owner)s,
-        ran_by = %(owner)s, lease_until = extract(epoch from now())::float8 + %(lease)s, attempts = t.attempts + 1,
-        started_at = %(now)s, cancel_requested = false
+        ran_by = %(owner)s, lease_until = extract(epoch from now())::float8 + %(lease)s,
+        attempts = t.attempts + 1, started_at = %(now)s, cancel_requested = false
     FROM picked WHERE t.id = picked.id AND t.queue = 0
     RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2
 )

@@ -10,6 +10,7 @@ connection LISTENs for other members' commits (:meth:`watch`).
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 import weakref
@@ -69,7 +70,7 @@ class PostgresStore(Reads):
     """
 
     def __init__(self, url: str, *, secret: str | bytes | None = None, lease: float = 30.0) -> None:
-        self._conninfo = _schema.conninfo_from_url(url)
+        self._conninfo = _schema.with_keepalives(_schema.conninfo_from_url(url))
         super().__init__(url, secret=secret, lease=lease)
         if self.secret is None:
             raise ValueError(
@@ -108,10 +109,16 @@ class PostgresStore(Reads):
                 min_size=1,
                 max_size=POOL_SIZE,
                 kwargs={"autocommit": True, "connect_timeout": _schema.CONNECT_TIMEOUT},
+                configure=_schema.configure,
                 # A connection the server dropped (a restart, an idle
-                # timeout) is replaced when taken, not failed on.
+                # timeout) is replaced when taken, not failed on; one that
+                # broke in use is discarded when it comes back (the pool's
+                # own check of its state) and the pool reconnects in the
+                # background, with backoff, for as long as it must.
                 check=self._check,
                 reset=self._returned,
+                timeout=_schema.CONNECT_TIMEOUT,
+                reconnect_timeout=math.inf,
                 open=False,
                 name="jobsched",
             )
@@ -164,11 +171,40 @@ class PostgresStore(Reads):
                 # is rolled back by the server; run it again.
                 if attempt == RETRIES - 1:
                     raise
-            except (psycopg.OperationalError, PoolTimeout) as exc:
-                raise StoreUnavailableError(
-                    f"the PostgreSQL store {self.url!r} failed: {' '.join(str(exc).split())}"
-                ) from exc
+            except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+                raise StoreUnavailableError(self._unavailable(exc)) from exc
         raise AssertionError("unreachable")
+
+    def _unavailable(self, exc: Exception) -> str:
+        """What a transient failure means, for the log and the CLI."""
+        said = " ".join(str(exc).split())
+        where = f"the PostgreSQL store {self.url!r}"
+        if isinstance(exc, errors.LockNotAvailable):
+            table = getattr(exc.diag, "context", None) or ""
+            found = re.search(r'relation "(\w+)"', table)
+            return (
+                f"{where}: a row{f' of {found.group(1)}' if found else ''} is locked by "
+                f"another session (lock_timeout {_schema.LOCK_TIMEOUT:g}s; an open SELECT ... "
+                "FOR UPDATE or a long transaction?); nothing was changed: try again once "
+                "that session has ended"
+            )
+        if isinstance(exc, errors.QueryCanceled):
+            return (
+                f"{where}: a statement was cancelled ({said}; statement_timeout "
+                f"{_schema.STATEMENT_TIMEOUT:g}s, or pg_cancel_backend); nothing was changed: "
+                "try again"
+            )
+        if isinstance(exc, (errors.AdminShutdown, errors.CrashShutdown)):
+            return (
+                f"{where}: the server ended the connection ({said}: an administrator's "
+                "pg_terminate_backend, or the server shutting down or restarting)"
+            )
+        if isinstance(exc, PoolTimeout):
+            return (
+                f"{where} is unreachable: no connection within {_schema.CONNECT_TIMEOUT:g}s "
+                f"({said}); check that the server runs and accepts connections"
+            )
+        return f"{where} failed: {said}"
 
     async def _run(self, fn: Callable[[_sql.Conn], T], *, transaction: bool = True) -> T:
         return await anyio.to_thread.run_sync(
@@ -253,8 +289,12 @@ class PostgresStore(Reads):
         return dead_local(str(owner) for (owner,) in rows)
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+        # A locked row's outcome is tried again for a quarter of the lease
+        # at most: this member's later outcomes wait behind it, and their
+        # jobs' leases lapse meanwhile.
+        wait = min(_schema.LOCK_TIMEOUT, self.lease / 4)
         return await self._run(
-            lambda conn: _outcomes.record(conn, owner, outcomes), transaction=False
+            lambda conn: _outcomes.record(conn, owner, outcomes, wait=wait), transaction=False
         )
 
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
