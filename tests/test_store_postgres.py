@@ -10,7 +10,8 @@ opening can go wrong. Each test gets a schema of its own (tests/pg.py).
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import anyio
 import psycopg
@@ -77,6 +78,17 @@ def sql(url: str, statement: str) -> list[tuple[object, ...]]:
     with psycopg.connect(url, autocommit=True) as conn:
         cur = conn.execute(statement)
         return cur.fetchall() if cur.description else []
+
+
+def age(url: str, seconds: float) -> None:
+    """Let ``seconds`` pass on the server's clock, for every stored lease:
+    leases are the server's (the members' ``now`` is never compared with them)."""
+    for table in ("jobsched_jobs", "jobsched_schedules"):
+        sql(
+            url,
+            f"UPDATE {table} SET lease_until = lease_until - {seconds} "
+            "WHERE lease_until IS NOT NULL",
+        )
 
 
 # ── opening, and bad input ───────────────────────────────────────────────
@@ -455,7 +467,7 @@ async def test_the_claim_reads_the_ready_index_at_100k_rows(store: PostgresStore
 
     params = {
         "names": ["async", "process"], "rooms": [8, 8], "limit": 8, "owner": "m",
-        "until": 1.0, "now": 0.0,
+        "lease": 1.0, "now": 0.0,
     }  # fmt: skip
     with psycopg.connect(url) as conn:  # a transaction, rolled back: the plan only
         plan = "\n".join(
@@ -484,11 +496,13 @@ async def test_outcomes_are_fenced_on_owner_and_attempt(store: PostgresStore) ->
 
 
 async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
-    store: PostgresStore,
+    store: PostgresStore, url: str
 ) -> None:
     await store.add([new(1)], NOW)
     (c,) = await store.claim("dead", 1, ALL, NOW, lease=10)
+    age(url, 5)
     assert await store.claim("alive", 1, ALL, NOW + 5, 10) == []  # lease still held
+    age(url, 6)
     (taken,) = await store.claim("alive", 1, ALL, NOW + 11, 10)
     assert taken.id == 1 and taken.lost and taken.attempt == c.attempt
     retry = Outcome(
@@ -508,11 +522,12 @@ async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
 
 
 async def test_a_takeover_says_when_the_dead_owner_was_asked_to_cancel(
-    store: PostgresStore,
+    store: PostgresStore, url: str
 ) -> None:
     await store.add([new(1), new(2)], NOW)
     await store.claim("dead", 2, ALL, NOW, lease=10)
     assert await store.cancel([1], NOW + 1) == []  # running: flagged for its owner
+    age(url, 11)
     taken = sorted(await store.claim("alive", 2, ALL, NOW + 11, 10), key=lambda c: c.id)
     assert [(c.id, c.lost, c.cancelled) for c in taken] == [(1, True, True), (2, True, False)]
 
@@ -535,19 +550,86 @@ async def test_a_dead_process_on_this_machine_loses_its_claims_at_once(
     assert [(c.id, c.lost) for c in taken] == [(1, True)]
 
 
-async def test_a_member_never_takes_over_an_executor_it_lacks(store: PostgresStore) -> None:
+async def test_a_member_never_takes_over_an_executor_it_lacks(
+    store: PostgresStore, url: str
+) -> None:
     await store.add([new(1, executor="process")], NOW)
     await store.claim("dead", 1, {"process": 1}, NOW, lease=10)
+    age(url, 60)
     assert await store.claim("async-only", 5, ALL, NOW + 60, 10) == []
     assert [c.lost for c in await store.claim("p", 5, {"process": 1}, NOW + 60, 10)] == [True]
 
 
-async def test_heartbeats_keep_a_lease(store: PostgresStore) -> None:
+async def test_heartbeats_keep_a_lease(store: PostgresStore, url: str) -> None:
+    """A heartbeat renews the lease for the store's lease (30 s) from the
+    server's now, whatever ``until`` the member's clock says."""
     await store.add([new(1)], NOW)
     await store.claim("m", 1, ALL, NOW, lease=10)
-    assert await store.extend("m", [1], NOW + 25) == []
+    age(url, 5)
+    assert await store.extend("m", [1], NOW - 1000) == []
+    age(url, 25)
     assert await store.claim("other", 1, ALL, NOW + 20, 10) == []
+    age(url, 6)
     assert [c.id for c in await store.claim("other", 1, ALL, NOW + 26, 10)] == [1]
+
+
+async def test_a_member_whose_clock_runs_ahead_takes_no_running_job(
+    store: PostgresStore, url: str
+) -> None:
+    """Leases are compared on the server's clock: a member an hour ahead
+    (its ``now``) neither takes another's running job nor its schedule."""
+    await store.add([new(1), new(2)], NOW)
+    await store.put_schedules([("s", b"P", NOW)])
+    assert [c.id for c in await store.claim("slow", 1, ALL, NOW, lease=10)] == [1]
+    assert [d.id for d in await store.claim_schedules("slow", NOW, 10)] == ["s"]
+    ahead = NOW + 3600
+    assert [(c.id, c.lost) for c in await store.claim("ahead", 5, ALL, ahead, 10)] == [(2, False)]
+    assert await store.claim_schedules("ahead", ahead, 10) == []
+    # And a member an hour behind still takes a lease the server saw lapse.
+    age(url, 11)
+    taken = await store.claim("behind", 5, ALL, NOW - 3600, 10)
+    assert sorted((c.id, c.lost) for c in taken) == [(1, True), (2, True)]
+    assert [d.id for d in await store.claim_schedules("behind", NOW, 10)] == ["s"]
+
+
+async def test_a_member_never_takes_over_its_own_running_job(
+    store: PostgresStore, url: str
+) -> None:
+    """Regression (issue 20, ``retry_wait -> completed``): a member whose
+    heartbeat missed a row (locked by an operator past the lease) took its own
+    still-running attempt as lost, settled it RETRY_WAIT under the running
+    worker, whose completion then was an illegal transition. Its own expired
+    lease is left to its next heartbeat (or to another member)."""
+    await store.add([new(1)], NOW)
+    (c,) = await store.claim("m", 1, ALL, NOW, lease=10)
+    age(url, 11)
+    assert await store.claim("m", 5, ALL, NOW + 11, 10) == []
+    assert await store.extend("m", [1], NOW + 41) == []  # the lease is back
+    assert await store.claim("other", 5, ALL, NOW + 12, 10) == []
+    assert (await store.record("m", [done(1, c.attempt)])).refused == []
+    job = await store.fetch(1)
+    assert job is not None and job.status is js.JobStatus.COMPLETED and job.attempts == 1
+
+
+async def test_a_heartbeat_skips_a_row_another_session_holds_locked(
+    store: PostgresStore, url: str
+) -> None:
+    """An operator's open ``SELECT ... FOR UPDATE`` on one row costs the
+    heartbeat that row's renewal only, at once: the other leases are renewed."""
+    await store.add([new(1), new(2), new(3)], NOW)
+    await store.claim("m", 3, ALL, NOW, lease=10)
+    age(url, 9)
+    with psycopg.connect(url) as operator:  # a transaction left open
+        operator.execute("SELECT * FROM jobsched_jobs WHERE id = 2 FOR UPDATE")
+        with anyio.fail_after(30):  # no lock wait: the bound is for a loaded machine
+            assert await store.extend("m", [1, 2, 3], NOW) == []
+        left = dict(
+            sql(url, "SELECT id, lease_until - extract(epoch from now()) FROM jobsched_jobs")
+        )
+        operator.rollback()
+    assert left[2] < 2 and left[1] > 20 and left[3] > 20, left
+    age(url, 2)
+    assert [(c.id, c.lost) for c in await store.claim("other", 5, ALL, NOW + 11, 10)] == [(2, True)]
 
 
 async def test_a_retry_waits_for_its_time_then_counts_the_next_attempt(
@@ -855,7 +937,9 @@ async def test_retry_requeues_ended_jobs_and_counts_on(store: PostgresStore) -> 
 # ── stored schedules ─────────────────────────────────────────────────────
 
 
-async def test_each_fire_time_makes_one_job_whoever_fires_it(store: PostgresStore) -> None:
+async def test_each_fire_time_makes_one_job_whoever_fires_it(
+    store: PostgresStore, url: str
+) -> None:
     await store.put_schedules([("s", b"P", NOW)])
     assert await store.next_due() == NOW
     (due,) = await store.claim_schedules("a", NOW, 30)
@@ -870,6 +954,7 @@ async def test_each_fire_time_makes_one_job_whoever_fires_it(store: PostgresStor
     assert again.last_status is js.JobStatus.PENDING
     assert await store.fire("b", "s", NOW, NOW + 10, new(2, schedule="s", fire_time=NOW)) is False
     assert await store.fetch(2) is None
+    age(url, 31)
     (later,) = await store.claim_schedules("b", NOW + 60, 30)
     assert later.fire_time == NOW
 
@@ -928,3 +1013,226 @@ def test_a_killed_runs_test_database_is_dropped_by_the_next_run() -> None:
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
     assert dead in dropped and live not in dropped
     assert left == {live}
+
+
+# ── locks, timeouts and broken connections ───────────────────────────────
+
+
+def named(url: str, name: str) -> str:
+    """``url`` whose connections carry ``application_name`` ``name`` (to find them)."""
+    return f"{url}&application_name={name}"
+
+
+def terminate(url: str, name: str) -> int:
+    """``pg_terminate_backend`` every connection named ``name`` (from the
+    maintenance database: ``url``'s may refuse connections); how many."""
+    rows = sql(
+        url_of("postgres"),
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        f"WHERE application_name = '{name}' AND pid <> pg_backend_pid()",
+    )
+    return len(rows)
+
+
+async def until(what: str, condition: Callable[[], object]) -> None:
+    """Poll ``condition`` (state in another thread or session) until truthy."""
+    deadline = anyio.current_time() + 30  # generous: a loaded machine
+    while not condition():  # no event reaches across sessions
+        assert anyio.current_time() < deadline, f"not within 30 s: {what}"
+        await anyio.sleep(0.01)
+
+
+async def test_an_outcome_whose_row_is_locked_waits_and_the_others_are_written_at_once(
+    store: PostgresStore, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch's outcomes are not held up by one locked row: the others
+    commit at once, the locked one as soon as its lock goes."""
+    monkeypatch.setattr(pg_schema, "LOCK_TIMEOUT", 30.0)  # record's wait, never reached
+    await store.add([new(1), new(2), new(3)], NOW)
+    await store.claim("m", 3, ALL, NOW, lease=120)
+    with psycopg.connect(url) as operator:
+        operator.execute("SELECT * FROM jobsched_jobs WHERE id = 2 FOR UPDATE")
+        got: list[object] = []
+
+        async def write() -> None:
+            got.append(await store.record("m", [done(1), done(2), done(3)]))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(write)
+            completed = "SELECT id FROM jobsched_jobs WHERE status = 'completed' ORDER BY id"
+            await until("1 and 3 written", lambda: sql(url, completed) == [(1,), (3,)])
+            assert not got  # still trying job 2
+            operator.rollback()
+    (recorded,) = got
+    assert recorded.refused == []  # type: ignore[attr-defined]
+    job = await store.fetch(2)
+    assert job is not None and job.status is js.JobStatus.COMPLETED
+
+
+async def test_an_outcome_whose_row_stays_locked_is_given_up_on_and_logged(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past a quarter of the lease the locked row's outcome is dropped (the
+    job runs again when its lease lapses), so later outcomes are not held up."""
+    store = PostgresStore(url, secret=SECRET, lease=0.4)
+    await store.open()
+    try:
+        await store.add([new(1), new(2)], NOW)
+        await store.claim("m", 2, ALL, NOW, lease=0.4)
+        with psycopg.connect(url) as operator:
+            operator.execute("SELECT * FROM jobsched_jobs WHERE id = 2 FOR UPDATE")
+            recorded = await store.record("m", [done(1), done(2)])
+            operator.rollback()
+        assert recorded.refused == [2]
+        assert "job-2" in caplog.text and "locked by another session" in caplog.text
+        one, two = await store.fetch(1), await store.fetch(2)
+        assert one is not None and one.status is js.JobStatus.COMPLETED
+        assert two is not None and two.status is js.JobStatus.RUNNING
+    finally:
+        await store.close()
+
+
+async def test_a_statement_waiting_on_a_lock_fails_with_a_clear_error(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every connection has a lock_timeout: an operator's lock makes a cancel
+    fail after it, saying why and what to do, and the next one works."""
+    monkeypatch.setattr(pg_schema, "LOCK_TIMEOUT", 0.2)
+    store = PostgresStore(url, secret=SECRET)
+    await store.open()
+    try:
+        await store.add([new(1)], NOW)
+        with psycopg.connect(url) as operator:
+            operator.execute("SELECT * FROM jobsched_jobs WHERE id = 1 FOR UPDATE")
+            with pytest.raises(StoreUnavailableError) as info:
+                await store.cancel([1], NOW)
+            operator.rollback()
+        message = str(info.value)
+        assert "a row of jobsched_jobs is locked by another session" in message
+        assert "lock_timeout 0.2s" in message and "try again" in message
+        assert [c.id for c in await store.cancel([1], NOW)] == [1]
+        timeouts = sql(url, "SHOW statement_timeout")
+        assert timeouts  # the test's own connection; the store's is checked below
+        on_store = await store._run(
+            lambda conn: (
+                conn.execute("SHOW lock_timeout").fetchone()[0]  # type: ignore[index]
+                + " "
+                + conn.execute("SHOW statement_timeout").fetchone()[0]
+            )  # type: ignore[index]
+        )
+        assert on_store == "200ms 1min"
+    finally:
+        await store.close()
+
+
+def test_the_cli_cancel_of_a_locked_job_fails_within_the_lock_timeout(url: str) -> None:
+    """``jobsched cancel`` used to wait for ever on an operator's row lock."""
+    import subprocess
+    import sys
+
+    async def seed() -> None:
+        store = PostgresStore(url, secret=SECRET)
+        await store.open()
+        await store.add([new(1)], NOW)
+        await store.close()
+
+    anyio.run(seed)
+    with psycopg.connect(url) as operator:
+        operator.execute("SELECT * FROM jobsched_jobs WHERE id = 1 FOR UPDATE")
+        done_ = subprocess.run(
+            [str(Path(sys.executable).parent / "jobsched"), "cancel", "job-1", "--store", url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "JOBSCHED_SECRET": SECRET},
+            check=False,
+        )
+        operator.rollback()
+    assert done_.returncode == 1, done_.stderr
+    assert "jobsched: error: the PostgreSQL store" in done_.stderr
+    assert "is locked by another session (lock_timeout 5s;" in done_.stderr
+    assert "Traceback" not in done_.stderr
+
+
+async def test_terminated_connections_fail_one_call_each_and_are_replaced(url: str) -> None:
+    """``pg_terminate_backend`` of every store connection: a call on a dead
+    connection raises StoreUnavailableError naming the cause, and the pool
+    replaces it (no call fails twice for one termination)."""
+    store = PostgresStore(named(url, "victim"), secret=SECRET)
+    await store.open()
+    try:
+        await store.add([new(1)], NOW)
+        async with anyio.create_task_group() as tg:  # every pooled connection in use once
+            for _ in range(pg_store.POOL_SIZE):
+                tg.start_soon(store.unfinished)
+        assert terminate(url, "victim") >= 1
+        failures: list[str] = []
+        for _ in range(pg_store.POOL_SIZE * 3):
+            try:
+                assert await store.unfinished() == 1
+            except StoreUnavailableError as exc:
+                failures.append(str(exc))
+        assert len(failures) <= pg_store.POOL_SIZE, failures
+        for message in failures:
+            assert "ended the connection" in message or "closed the connection" in message, message
+        assert await store.unfinished() == 1
+    finally:
+        await store.close()
+
+
+async def test_a_server_that_refuses_connections_is_unavailable_not_an_error(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool whose server went away answers StoreUnavailableError (bounded
+    wait), and works again once connections are possible."""
+    monkeypatch.setattr(pg_schema, "CONNECT_TIMEOUT", 1)
+    store = PostgresStore(named(url, "refused"), secret=SECRET)
+    await store.open()
+    try:
+        sql(url, "SELECT 1")
+        database = sql(url, "SELECT current_database()")[0][0]
+        admin = url_of("postgres")
+        sql(admin, f'ALTER DATABASE "{database}" WITH ALLOW_CONNECTIONS false')
+        try:
+            terminate(url, "refused")
+            errors = []
+            for _ in range(pg_store.POOL_SIZE + 1):
+                try:
+                    await store.unfinished()
+                except StoreUnavailableError as exc:
+                    errors.append(str(exc))
+            assert len(errors) == pg_store.POOL_SIZE + 1, errors
+            assert "is unreachable: no connection within 1s" in errors[-1], errors
+        finally:
+            sql(admin, f'ALTER DATABASE "{database}" WITH ALLOW_CONNECTIONS true')
+        for _ in range(100):  # the pool reconnects in the background, with backoff
+            try:
+                assert await store.unfinished() == 0
+                break
+            except StoreUnavailableError:
+                await anyio.sleep(0.1)
+        assert await store.unfinished() == 0
+    finally:
+        await store.close()
+
+
+async def test_watch_listens_again_after_its_connection_is_terminated(url: str) -> None:
+    """LISTEN is made again on a new connection, and the claimer is woken
+    once at once (whatever was committed while nobody listened)."""
+    store = PostgresStore(named(url, "listener"), secret=SECRET)
+    other = PostgresStore(url, secret=SECRET)
+    await store.open()
+    await other.open()
+    wakes: list[float] = []
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(store.watch, lambda: wakes.append(1.0))
+            await until("LISTEN in place (its catch-up wake)", lambda: wakes)
+            await until("the LISTEN connection ended", lambda: terminate(url, "listener"))
+            await until("listening again (a catch-up wake)", lambda: len(wakes) >= 2)
+            await other.add([new(1)], NOW)  # notifies
+            await until("the notification passed on", lambda: len(wakes) >= 3)
+            tg.cancel_scope.cancel()
+    finally:
+        await store.close()
+        await other.close()

@@ -37,7 +37,7 @@ def claim(
     limit: int,
     rooms: dict[str, int],
     now: float,
-    until: float,
+    lease: float,
     rates: Mapping[str, RateLimit],
     tenants: Mapping[str | None, int] | None,
 ) -> tuple[list[Claimed], float | None]:
@@ -50,7 +50,7 @@ def claim(
         chosen = picker.take(None, limit)
     else:
         chosen = _round_robin(conn, picker, tenants, limit)
-    claims = _sql.take_ids(conn, owner, chosen, now, until) if chosen else []
+    claims = _sql.take_ids(conn, owner, chosen, now, lease) if chosen else []
     # Best first is the order chosen: by key, or by turn under fair share.
     place = {job_id: i for i, job_id in enumerate(chosen)}
     claims.sort(key=lambda c: place[c.id])

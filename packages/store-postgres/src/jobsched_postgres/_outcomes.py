@@ -4,6 +4,8 @@ connection, run on one of the store's threads (see ``PostgresStore._tx``)."""
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Collection, Sequence
 from contextlib import nullcontext
 from typing import Any
@@ -13,11 +15,24 @@ from jobsched._store import Change, Outcome, Recorded
 
 from ._sql import Conn, notify
 
+logger = logging.getLogger("jobsched")
+
 _BLOCKED = 2
+#: The queue column of _RECORD's last rows: an outcome whose row was locked.
+_SKIPPED = -1
 _CANCELLED = JobStatus.CANCELLED
 _COMPLETED = JobStatus.COMPLETED
 _RETRY_WAIT = JobStatus.RETRY_WAIT
 
+
+# The outcomes' rows, locked; a row another session holds locked (an
+# operator's SELECT ... FOR UPDATE) is skipped, not waited for: the batch's
+# other outcomes are written at once (their jobs are no longer heartbeated,
+# so waiting cost them their leases), and record() tries the skipped ones
+# again (the last row of the statements, -1, names them).
+_MINE = """mine AS (
+    SELECT id FROM jobsched_jobs WHERE id = ANY(%(ids)s::bigint[]) FOR UPDATE SKIP LOCKED
+),"""
 
 # Every outcome of a batch in one statement, each fenced on (owner,
 # attempt): the rows it writes are the outcomes accepted; the rest were
@@ -38,13 +53,16 @@ _RETRY_WAIT = JobStatus.RETRY_WAIT
 # Dependents are never RUNNING, so the two updates of jobsched_jobs touch
 # different rows. The completed ids go to the dependency index as one array
 # (one scan), not joined (a probe each: three times as long).
-_RECORD = """
+_RECORD = (
+    """
 WITH o AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[],
         %(finished)s::float8[], %(run_at)s::float8[], %(results)s::bytea[],
         %(errors)s::text[], %(tracebacks)s::text[])
     AS o(id, attempt, status, finished_at, run_at, result, error, tb)
-),
+),"""
+    + _MINE
+    + """
 written AS (
     UPDATE jobsched_jobs AS j SET
         status = o.status,
@@ -58,7 +76,7 @@ written AS (
             ELSE COALESCE(o.error, j.last_error) END,
         last_traceback = CASE WHEN o.status = 'retry_wait' THEN o.tb
             ELSE COALESCE(o.tb, j.last_traceback) END
-    FROM o
+    FROM o JOIN mine ON mine.id = o.id
     WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt
     RETURNING j.id, o.attempt, o.status, o.finished_at, o.error, j.started_at, j.ran_by
 ),
@@ -83,24 +101,31 @@ freed AS (
     RETURNING j.queue
 )
 SELECT id, NULL::smallint FROM written UNION ALL SELECT NULL, queue FROM freed
+UNION ALL SELECT id, -1::smallint FROM o WHERE NOT EXISTS (SELECT FROM mine WHERE mine.id = o.id)
 """
+)
 
 # The usual outcome, a completion with nothing but its time and result:
 # four arrays to send and an UPDATE of the columns it changes (the eight of
 # _RECORD cost a batch of 64 no-op jobs about twice the server and client
 # time). Its dependents count off as in _RECORD.
-_COMPLETE = """
+_COMPLETE = (
+    """
 WITH o AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(finished)s::float8[],
         %(results)s::bytea[]) AS o(id, attempt, finished_at, result)
-),
+),"""
+    + _MINE
+    + """
 written AS (
     UPDATE jobsched_jobs AS j SET status = 'completed', queue = NULL,
         finished_at = o.finished_at, owner = NULL, lease_until = NULL, result = o.result
-    FROM o
+    FROM o JOIN mine ON mine.id = o.id
     WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt
     RETURNING j.id, 'completed' AS status
-),""" + _RECORD[_RECORD.index("gone AS (") :]
+),"""
+    + _RECORD[_RECORD.index("gone AS (") :]
+)
 
 
 def _arrays(outs: list[Outcome], owner: str, now: float, *, full: bool = False) -> dict[str, Any]:
@@ -121,9 +146,16 @@ def _arrays(outs: list[Outcome], owner: str, now: float, *, full: bool = False) 
     return params
 
 
-def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+def record(conn: Conn, owner: str, outcomes: Sequence[Outcome], *, wait: float = 0.0) -> Recorded:
     """Write a batch of outcomes; call it outside a transaction (it opens one
-    when a failure has dependents to cancel)."""
+    when a failure has dependents to cancel).
+
+    :param wait: seconds to keep trying the outcomes whose rows another
+        session holds locked (the rest are written at once). One still
+        locked then is given up on, logged, and counted refused: its lease
+        lapses and another member runs the job again (at least once), where
+        waiting longer held up every later outcome of this member.
+    """
     recorded = Recorded()
     if not outcomes:
         return recorded
@@ -138,6 +170,31 @@ def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
     for out in rows:
         if out.status is _RETRY_WAIT and out.run_at is None:
             raise ValueError(f"a RETRY_WAIT outcome needs run_at (job {out.id})")
+    deadline = time.monotonic() + wait
+    pause = 0.02
+    while rows:
+        locked = _record(conn, owner, rows, recorded)
+        if not locked:
+            break
+        if time.monotonic() >= deadline:
+            logger.warning(
+                "the outcomes of %s could not be written: their rows stayed locked by "
+                "another session (an open SELECT ... FOR UPDATE?) for %.3g s; their leases "
+                "lapse and the jobs run again",
+                ", ".join(f"job-{i}" for i in sorted(locked)),
+                wait,
+            )
+            recorded.refused.extend(sorted(locked))
+            break
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+        rows = [o for o in rows if o.id in locked]
+    return recorded
+
+
+def _record(conn: Conn, owner: str, rows: list[Outcome], recorded: Recorded) -> set[int]:
+    """Write ``rows`` (one outcome per job) into ``recorded``; the ids whose
+    rows another session held locked (neither written nor refused)."""
     plain = [o for o in rows if o.plain]
     rest = [o for o in rows if not o.plain] if len(plain) < len(rows) else []
     # A failure's cascade must commit with it, and a batch of both kinds is
@@ -150,8 +207,18 @@ def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
             result += conn.execute(_COMPLETE, _arrays(plain, owner, now)).fetchall()
         if rest:
             result += conn.execute(_RECORD, _arrays(rest, owner, now, full=True)).fetchall()
-        written = {job_id for job_id, _ in result if job_id is not None}
-        recorded.refused.extend(o.id for o in rows if o.id not in written)
+        skipped = {job_id for job_id, queue in result if queue == _SKIPPED}
+        if skipped:
+            # Not found by the lock: held by another session, or not there
+            # at all (pruned, retried away: refused like any fenced outcome).
+            skipped = {
+                job_id
+                for (job_id,) in conn.execute(
+                    "SELECT id FROM jobsched_jobs WHERE id = ANY(%s)", (sorted(skipped),)
+                )
+            }
+        written = {job_id for job_id, queue in result if job_id is not None and queue is None}
+        recorded.refused.extend(o.id for o in rows if o.id not in written | skipped)
         done = [o for o in rows if o.id in written]
         wake = any(o.status is _RETRY_WAIT for o in done) or any(
             queue != _BLOCKED for job_id, queue in result if job_id is None
@@ -161,7 +228,7 @@ def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
                 recorded.changes.extend(cascade(conn, out.id, out.status, out.finished_at))
         if wake:
             notify(conn)
-    return recorded
+    return skipped
 
 
 # Everything downstream of a job that did not complete, transitively, through

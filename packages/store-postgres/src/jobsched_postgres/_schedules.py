@@ -12,7 +12,7 @@ from psycopg import errors
 from jobsched._enums import JobStatus
 from jobsched._store import DueSchedule, NewJob
 
-from ._sql import Conn, add, notify
+from ._sql import DB_NOW, Conn, add, notify
 
 
 class AlreadyFired(Exception):
@@ -37,17 +37,17 @@ def remove(conn: Conn, ids: Collection[str]) -> None:
     conn.execute("DELETE FROM jobsched_schedules WHERE id = ANY(%s)", (sorted(ids),))
 
 
-def claim(conn: Conn, owner: str, now: float, until: float) -> list[DueSchedule]:
-    """The due schedules, leased to ``owner`` until ``until``, each with its
-    last job's status."""
+def claim(conn: Conn, owner: str, now: float, lease: float) -> list[DueSchedule]:
+    """The schedules due by ``now``, leased to ``owner`` for ``lease`` seconds
+    of the server's clock (as jobs' leases are), each with its last job's status."""
     rows = conn.execute(
         "WITH due AS (SELECT id FROM jobsched_schedules WHERE next_fire <= %s "
-        "AND (owner IS NULL OR lease_until < %s) FOR UPDATE SKIP LOCKED), "
-        "taken AS (UPDATE jobsched_schedules s SET owner = %s, lease_until = %s "
+        f"AND (owner IS NULL OR lease_until < {DB_NOW}) FOR UPDATE SKIP LOCKED), "
+        f"taken AS (UPDATE jobsched_schedules s SET owner = %s, lease_until = {DB_NOW} + %s "
         "FROM due WHERE s.id = due.id RETURNING s.id, s.payload, s.next_fire, s.last_job) "
         "SELECT taken.id, taken.payload, taken.next_fire, j.status FROM taken "
         "LEFT JOIN jobsched_jobs j ON j.id = taken.last_job ORDER BY taken.next_fire",
-        (now, now, owner, until),
+        (now, owner, lease),
     ).fetchall()
     return [DueSchedule(i, payload, fire, _status(status)) for i, payload, fire, status in rows]
 

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from jobsched._exceptions import StoreUnavailableError
 from jobsched._store import mask_password
@@ -21,6 +21,31 @@ CHANNEL = "jobsched"
 
 #: Seconds to wait for the server when connecting.
 CONNECT_TIMEOUT = 10
+
+#: Seconds any statement of the store (and so of the CLI's commands) waits
+#: for a lock another session holds before it fails, rather than hang for
+#: as long as that session keeps it (an operator's open ``SELECT ... FOR
+#: UPDATE``). The claims and heartbeats skip locked rows and never wait; the
+#: statements that do are the CLI's cancel and retry and a cascade's
+#: dependents. Well under the default lease (30 s).
+LOCK_TIMEOUT = 5.0
+#: Seconds any statement of the store may run. The slowest in the benchmarks
+#: take tens of milliseconds; one that runs this long is stuck, not busy.
+STATEMENT_TIMEOUT = 60.0
+#: The schema's creation or migration (``prepare``): it waits for the other
+#: members starting at once (an advisory lock) and may rewrite a table.
+PREPARE_LOCK_TIMEOUT = 60.0
+PREPARE_STATEMENT_TIMEOUT = 600.0
+#: TCP keepalives, so that a connection whose packets vanish (a network
+#: partition, a host gone) fails within about a minute, not the kernel's two
+#: hours. Keys of libpq's connection string (a URL's own values win).
+KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 15,
+    "keepalives_interval": 5,
+    "keepalives_count": 4,
+    "tcp_user_timeout": 60_000,
+}
 
 # Creating the schema is serialised across members by this advisory lock
 # (any 64-bit number that no other application is likely to pick).
@@ -196,14 +221,35 @@ def _masked(exc: BaseException, url: str) -> str:
     return text
 
 
+def with_keepalives(conninfo: str) -> str:
+    """``conninfo`` with :data:`KEEPALIVES` where it does not say otherwise."""
+    params = conninfo_to_dict(conninfo)
+    extra = {k: v for k, v in KEEPALIVES.items() if k not in params}
+    return make_conninfo(conninfo, **extra)
+
+
+def configure(conn: psycopg.Connection[Any]) -> None:
+    """Every connection's timeouts (:data:`LOCK_TIMEOUT`, :data:`STATEMENT_TIMEOUT`)."""
+    conn.execute(
+        "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)",
+        (f"{round(LOCK_TIMEOUT * 1000)}ms", f"{round(STATEMENT_TIMEOUT * 1000)}ms"),
+    )
+
+
 def connect(conninfo: str, url: str, **kwargs: Any) -> psycopg.Connection[Any]:
-    """A connection in autocommit mode.
+    """A connection in autocommit mode, its timeouts set (:func:`configure`).
 
     :raises StoreUnavailableError: the server cannot be reached or refuses us;
         the message names the URL with its password masked.
     """
     try:
-        return psycopg.connect(conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT, **kwargs)
+        conn = psycopg.connect(conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT, **kwargs)
+        try:
+            configure(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
     except psycopg.Error as exc:
         raise StoreUnavailableError(
             f"cannot connect to the PostgreSQL store {mask_password(url)!r}: "
@@ -224,6 +270,14 @@ def prepare(conn: psycopg.Connection[Any], url: str) -> None:
     masked = mask_password(url)
     try:
         with conn.transaction():
+            conn.execute(
+                "SELECT set_config('lock_timeout', %s, true), "
+                "set_config('statement_timeout', %s, true)",
+                (
+                    f"{round(PREPARE_LOCK_TIMEOUT * 1000)}ms",
+                    f"{round(PREPARE_STATEMENT_TIMEOUT * 1000)}ms",
+                ),
+            )
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             exists = conn.execute("SELECT to_regclass('jobsched_meta') IS NOT NULL").fetchone()
             if exists is not None and exists[0]:

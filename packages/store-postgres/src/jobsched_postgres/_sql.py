@@ -20,6 +20,13 @@ from ._schema import CHANNEL
 Conn = psycopg.Connection[Any]
 
 _READY, _WAITING, _BLOCKED = 0, 1, 2
+
+#: The server's clock, in the seconds since the epoch that leases are stored
+#: in. Leases are set and compared on it alone: members' clocks may disagree
+#: (a member running ahead would take every other member's running jobs as
+#: lost), the server's is one. ``now()`` is the transaction's start, so every
+#: row of a statement gets the same lease.
+DB_NOW = "extract(epoch from now())::float8"
 _CANCELLED = JobStatus.CANCELLED
 
 
@@ -136,11 +143,12 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
 # Takes the picked rows: RUNNING under the owner, attempt counted, started.
 # A running attempt is its job's row (ran_by, started_at); a row in
 # jobsched_attempts is written when it ends, unless it completed (record).
+# The lease is the server's clock (DB_NOW) plus the lease's seconds.
 _TAKE = """
 claimed AS (
     UPDATE jobsched_jobs AS t SET status = 'running', queue = NULL, owner = %(owner)s,
-        ran_by = %(owner)s, lease_until = %(until)s, attempts = t.attempts + 1,
-        started_at = %(now)s, cancel_requested = false
+        ran_by = %(owner)s, lease_until = extract(epoch from now())::float8 + %(lease)s,
+        attempts = t.attempts + 1, started_at = %(now)s, cancel_requested = false
     FROM picked WHERE t.id = picked.id AND t.queue = 0
     RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2
 )
@@ -214,16 +222,25 @@ def promote(conn: Conn, now: float) -> None:
 
 
 def take_over(
-    conn: Conn, owner: str, limit: int, names: list[str], dead: list[str], now: float, until: float
+    conn: Conn, owner: str, limit: int, names: list[str], dead: list[str], lease: float
 ) -> list[Claimed]:
-    """Attempts whose lease ran out (or whose owner is a dead local process),
-    now ``owner``'s (ran_by still names the member that ran them)."""
+    """Attempts whose lease ran out on the server's clock (or whose owner is a
+    dead local process), now ``owner``'s (ran_by still names the member that
+    ran them).
+
+    Never ``owner``'s own: a member whose heartbeat could not reach a row for
+    a while (a lock held on it) still runs that attempt, and taking it as
+    lost settled it as failed under the running worker (whose outcome then
+    met a RETRY_WAIT job: ``retry_wait -> completed``). Its next heartbeat
+    renews the lease; another member takes it if the member is gone.
+    """
     rows = conn.execute(
-        "UPDATE jobsched_jobs SET owner = %s, lease_until = %s WHERE id IN ("
+        f"UPDATE jobsched_jobs SET owner = %s, lease_until = {DB_NOW} + %s WHERE id IN ("
         "SELECT id FROM jobsched_jobs WHERE status = 'running' AND executor = ANY(%s) "
-        "AND (lease_until < %s OR owner = ANY(%s)) ORDER BY lease_until LIMIT %s "
+        f"AND ((lease_until < {DB_NOW} AND owner <> %s) OR owner = ANY(%s)) "
+        "ORDER BY lease_until LIMIT %s "
         "FOR UPDATE SKIP LOCKED) RETURNING id, attempts, payload, cancel_requested",
-        (owner, until, names, now, dead, limit),
+        (owner, lease, names, owner, dead, limit),
     ).fetchall()
     return [
         Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel))
@@ -232,7 +249,7 @@ def take_over(
 
 
 def claim_by_key(
-    conn: Conn, owner: str, limit: int, rooms: dict[str, int], now: float, until: float
+    conn: Conn, owner: str, limit: int, rooms: dict[str, int], now: float, lease: float
 ) -> list[Claimed]:
     """Up to ``limit`` ready jobs in key order (due waiting ones included),
     each statement committed on its own."""
@@ -245,7 +262,7 @@ def claim_by_key(
                 "rooms": [max(0, room - len(claimed)) for room in rooms.values()],
                 "limit": limit - len(claimed),
                 "owner": owner,
-                "until": until,
+                "lease": lease,
                 "now": now,
             },
         ).fetchall()
@@ -259,9 +276,9 @@ def claim_by_key(
     return [Claimed(job_id, attempt, payload) for job_id, attempt, payload, *_ in claimed]
 
 
-def take_ids(conn: Conn, owner: str, ids: list[int], now: float, until: float) -> list[Claimed]:
+def take_ids(conn: Conn, owner: str, ids: list[int], now: float, lease: float) -> list[Claimed]:
     rows = conn.execute(
-        TAKE_IDS, {"ids": ids, "owner": owner, "until": until, "now": now}
+        TAKE_IDS, {"ids": ids, "owner": owner, "lease": lease, "now": now}
     ).fetchall()
     return [Claimed(job_id, attempt, payload) for job_id, attempt, payload in rows]
 

@@ -10,6 +10,7 @@ connection LISTENs for other members' commits (:meth:`watch`).
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 import weakref
@@ -69,7 +70,7 @@ class PostgresStore(Reads):
     """
 
     def __init__(self, url: str, *, secret: str | bytes | None = None, lease: float = 30.0) -> None:
-        self._conninfo = _schema.conninfo_from_url(url)
+        self._conninfo = _schema.with_keepalives(_schema.conninfo_from_url(url))
         super().__init__(url, secret=secret, lease=lease)
         if self.secret is None:
             raise ValueError(
@@ -108,10 +109,16 @@ class PostgresStore(Reads):
                 min_size=1,
                 max_size=POOL_SIZE,
                 kwargs={"autocommit": True, "connect_timeout": _schema.CONNECT_TIMEOUT},
+                configure=_schema.configure,
                 # A connection the server dropped (a restart, an idle
-                # timeout) is replaced when taken, not failed on.
+                # timeout) is replaced when taken, not failed on; one that
+                # broke in use is discarded when it comes back (the pool's
+                # own check of its state) and the pool reconnects in the
+                # background, with backoff, for as long as it must.
                 check=self._check,
                 reset=self._returned,
+                timeout=_schema.CONNECT_TIMEOUT,
+                reconnect_timeout=math.inf,
                 open=False,
                 name="jobsched",
             )
@@ -164,11 +171,40 @@ class PostgresStore(Reads):
                 # is rolled back by the server; run it again.
                 if attempt == RETRIES - 1:
                     raise
-            except (psycopg.OperationalError, PoolTimeout) as exc:
-                raise StoreUnavailableError(
-                    f"the PostgreSQL store {self.url!r} failed: {' '.join(str(exc).split())}"
-                ) from exc
+            except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+                raise StoreUnavailableError(self._unavailable(exc)) from exc
         raise AssertionError("unreachable")
+
+    def _unavailable(self, exc: Exception) -> str:
+        """What a transient failure means, for the log and the CLI."""
+        said = " ".join(str(exc).split())
+        where = f"the PostgreSQL store {self.url!r}"
+        if isinstance(exc, errors.LockNotAvailable):
+            table = getattr(exc.diag, "context", None) or ""
+            found = re.search(r'relation "(\w+)"', table)
+            return (
+                f"{where}: a row{f' of {found.group(1)}' if found else ''} is locked by "
+                f"another session (lock_timeout {_schema.LOCK_TIMEOUT:g}s; an open SELECT ... "
+                "FOR UPDATE or a long transaction?); nothing was changed: try again once "
+                "that session has ended"
+            )
+        if isinstance(exc, errors.QueryCanceled):
+            return (
+                f"{where}: a statement was cancelled ({said}; statement_timeout "
+                f"{_schema.STATEMENT_TIMEOUT:g}s, or pg_cancel_backend); nothing was changed: "
+                "try again"
+            )
+        if isinstance(exc, (errors.AdminShutdown, errors.CrashShutdown)):
+            return (
+                f"{where}: the server ended the connection ({said}: an administrator's "
+                "pg_terminate_backend, or the server shutting down or restarting)"
+            )
+        if isinstance(exc, PoolTimeout):
+            return (
+                f"{where} is unreachable: no connection within {_schema.CONNECT_TIMEOUT:g}s "
+                f"({said}); check that the server runs and accepts connections"
+            )
+        return f"{where} failed: {said}"
 
     async def _run(self, fn: Callable[[_sql.Conn], T], *, transaction: bool = True) -> T:
         return await anyio.to_thread.run_sync(
@@ -213,7 +249,6 @@ class PostgresStore(Reads):
             return []
         names = sorted(executors)
         rooms = {name: executors[name] for name in names if executors[name] > 0}
-        until = now + lease
 
         # Each step is one statement that commits on its own (a claimed row
         # is owned and leased, whatever happens next), so the common claim
@@ -222,7 +257,7 @@ class PostgresStore(Reads):
             claimed: list[Claimed] = []
             dead = self._dead_local_owners(conn, now)
             if self._looks.due(owner, now, lease) or dead:
-                claimed = _sql.take_over(conn, owner, limit, names, dead, now, until)
+                claimed = _sql.take_over(conn, owner, limit, names, dead, lease)
             left = limit - len(claimed)
             due = None
             if left > 0 and rooms:
@@ -231,11 +266,11 @@ class PostgresStore(Reads):
                     with conn.transaction():
                         _sql.promote(conn, now)
                         more, due = _limits.claim(
-                            conn, owner, left, rooms, now, until, rates or {}, tenants
+                            conn, owner, left, rooms, now, lease, rates or {}, tenants
                         )
                     claimed += more
                 else:
-                    claimed += _sql.claim_by_key(conn, owner, left, rooms, now, until)
+                    claimed += _sql.claim_by_key(conn, owner, left, rooms, now, lease)
             return claimed, due
 
         claimed, self._token_due = await self._run(claim, transaction=False)
@@ -254,16 +289,30 @@ class PostgresStore(Reads):
         return dead_local(str(owner) for (owner,) in rows)
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+        # A locked row's outcome is tried again for a quarter of the lease
+        # at most: this member's later outcomes wait behind it, and their
+        # jobs' leases lapse meanwhile.
+        wait = min(_schema.LOCK_TIMEOUT, self.lease / 4)
         return await self._run(
-            lambda conn: _outcomes.record(conn, owner, outcomes), transaction=False
+            lambda conn: _outcomes.record(conn, owner, outcomes, wait=wait), transaction=False
         )
 
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
+        """Renew ``owner``'s leases for :attr:`lease` seconds of the server's
+        clock (``until``, on the member's clock, is not compared with anything).
+
+        A row another session holds locked (an operator's ``SELECT ... FOR
+        UPDATE``) is skipped, not waited for: it alone may lose its lease, and
+        the member's other jobs keep theirs.
+        """
+
         def extend(conn: _sql.Conn) -> list[int]:
             rows = conn.execute(
-                "UPDATE jobsched_jobs SET lease_until = %s WHERE id = ANY(%s) AND owner = %s "
-                "AND status = 'running' RETURNING id, cancel_requested",
-                (until, sorted(ids), owner),
+                f"UPDATE jobsched_jobs AS j SET lease_until = {_sql.DB_NOW} + %s FROM ("
+                "SELECT id FROM jobsched_jobs WHERE id = ANY(%s) AND owner = %s "
+                "AND status = 'running' FOR UPDATE SKIP LOCKED) AS held WHERE j.id = held.id "
+                "RETURNING j.id, j.cancel_requested",
+                (self.lease, sorted(ids), owner),
             ).fetchall()
             return sorted(i for i, flagged in rows if flagged)
 
@@ -310,7 +359,7 @@ class PostgresStore(Reads):
         await self._run(lambda conn: _schedules.remove(conn, ids))
 
     async def claim_schedules(self, owner: str, now: float, lease: float) -> list[DueSchedule]:
-        return await self._run(lambda conn: _schedules.claim(conn, owner, now, now + lease))
+        return await self._run(lambda conn: _schedules.claim(conn, owner, now, lease))
 
     async def fire(
         self, owner: str, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
