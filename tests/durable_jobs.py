@@ -183,3 +183,14 @@ class Noop(js.AsyncJob):
 
     async def run(self) -> None:
         return None
+
+
+class FailsAtGate(js.AsyncJob):
+    """Its first attempt waits for :data:`GATE`, then fails; later ones return."""
+
+    async def run(self) -> str:
+        if self.attempts == 1:
+            assert GATE is not None
+            await GATE.wait()
+            raise ConnectionError("failed at the gate")
+        return "ok"

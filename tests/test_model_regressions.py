@@ -1,18 +1,26 @@
-"""Bugs the model-checked core (tests/test_model.py) found, each pinned by a focused test.
+"""Bugs the model checks found, each pinned by a focused test.
 
-Virtual time only: trio's ``MockClock(autojump_threshold=0)``, so the waits
-below cost nothing and every event happens at an exact time.
+The memory model's (tests/test_model.py) run in virtual time: trio's
+``MockClock(autojump_threshold=0)``, so the waits cost nothing and every event
+happens at an exact time. The durable model's (tests/test_model_durable.py)
+run its falsifying programs again, in real processes on SQLite, next to a
+focused test of each cause.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
+import durable_jobs
 import pytest
+from durable_jobs import FailsAtGate
+from test_model_durable import DurableMachine
 from trio.testing import MockClock
 
 import jobsched as js
+from jobsched._jobs import id_number
 
 pytestmark = pytest.mark.anyio
 
@@ -63,3 +71,117 @@ async def test_rate_limited_held_job_does_not_hand_its_slot_to_a_worse_job() -> 
         with anyio.fail_after(100):
             await scheduler.join()
     assert started == ["first", "high", "low", "limited"]
+
+
+# ── The durable model (tests/test_model_durable.py) ──────────────────────
+#
+# Real processes and real time: the programs are as hypothesis shrank them
+# (thorough profile, hypothesis 6.170.17). Each depends on a race that the
+# program makes likely, not certain; the focused tests next to them hit the
+# cause every time. Sync tests: each life is a process of its own and the
+# checks run their own event loop.
+
+
+@pytest.mark.timeout(300)
+def test_durable_program_a_cancel_that_races_the_claim_is_not_lost() -> None:
+    """Found by the durable model: job 2, cancelled in the last life, COMPLETED.
+
+    The new scheduler had claimed the job in the store but not yet heard
+    back when ``cancel()`` ran, so the cancel went to the store, which set
+    ``cancel_requested`` on the RUNNING row for its owner's next heartbeat.
+    The first attempt failed before that beat; its retry was recorded, the
+    next claim cleared the flag and the job completed. The stores now end a
+    retry of a job with a cancel request CANCELLED
+    (test_a_retry_of_a_job_cancelled_while_it_ran_ends_cancelled in
+    tests/test_store_outcomes.py, on both stores).
+    """
+    m = DurableMachine()
+    m.reopen(clean=False)
+    m.wait(seconds=0.05)
+    m.reopen(clean=False)
+    m.wait(seconds=0.05)
+    m.submit(after=[0], delay=0.0, failures=0, seconds=0.0, thread=False)
+    m.wait(seconds=0.05)
+    for which in (0, 0, 0, 0, 32):
+        m.cancel(which=which)
+    m.reopen(clean=True)
+    m.wait(seconds=0.05)
+    m.wait(seconds=0.2)
+    m.wait(seconds=0.2)
+    m.submit(after=[47, 42], delay=0.0, failures=3, seconds=0.0, thread=False)
+    m.submit(after=[], delay=0.0, failures=1, seconds=0.02, thread=False)
+    m.reopen(clean=True)
+    m.cancel(which=7)
+    m.cancel(which=8)
+    m.teardown()
+
+
+@pytest.mark.timeout(300)
+def test_durable_program_b_a_failure_during_stop_keeps_its_retry() -> None:
+    """Found by the durable model: job 1, one planned failure, FAILED with it.
+
+    Its first attempt failed while the life's clean ``stop()`` waited for the
+    running attempts, and a stopping scheduler retried nothing: right for the
+    memory store, whose jobs die with it, but on a durable store the retry is
+    the next member's to run (see the focused test below).
+    """
+    m = DurableMachine()
+    m.reopen(clean=False)
+    m.reopen(clean=False)
+    m.submit(after=[], delay=0.0, failures=0, seconds=0.0, thread=False)
+    m.cancel(which=0)
+    m.cancel(which=0)
+    m.reopen(clean=False)
+    m.wait(seconds=0.05)
+    m.submit(after=[], delay=0.0, failures=1, seconds=0.0, thread=False)
+    m.cancel(which=0)
+    m.reopen(clean=True)
+    m.teardown()
+
+
+@pytest.mark.timeout(120)
+def test_a_durable_job_that_fails_while_its_scheduler_stops_is_retried_later(
+    tmp_path: Path,
+) -> None:
+    """``stop()`` never costs a durable job a retry: an attempt that fails
+    while stop() waits for it leaves the job RETRY_WAIT in the store, and the
+    next scheduler on the store runs it again."""
+    db = f"sqlite:///{tmp_path / 'jobs.db'}"
+    retry = js.RetryPolicy(max_retries=2, base_delay=0.0, jitter=False)
+
+    async def main() -> None:
+        durable_jobs.GATE = anyio.Event()
+        running = anyio.Event()
+        s = js.JobScheduler(store=db)
+
+        def on_change(job: js.Job, old: js.JobStatus, new: js.JobStatus) -> None:
+            if new is js.JobStatus.RUNNING:
+                running.set()
+
+        s.add_listener(on_change)
+        with anyio.fail_after(60):
+            await s.start()
+            job_id = await s.enqueue(FailsAtGate("gate", retry=retry))
+            await running.wait()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(s.stop)
+                # Every task waits: stop() began, and waits for the attempt.
+                await anyio.wait_all_tasks_blocked()
+                assert s._stopping
+                durable_jobs.GATE.set()
+        store = js.open_store(db)  # the row itself: a scheduler would claim it
+        await store.open()
+        try:
+            stored = await store.fetch(id_number(job_id))
+        finally:
+            await store.close()
+        assert stored is not None
+        assert (stored.status, stored.attempts) == (js.JobStatus.RETRY_WAIT, 1)
+        assert stored.last_error == "ConnectionError: failed at the gate"
+        async with js.JobScheduler(store=db) as again:
+            with anyio.fail_after(60):
+                await again.join()
+            done = await again.fetch(job_id)
+        assert (done.status, done.attempts, done.result) == (js.JobStatus.COMPLETED, 2, "ok")
+
+    anyio.run(main, backend="asyncio")

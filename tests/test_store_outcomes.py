@@ -92,3 +92,40 @@ async def test_a_plain_completion_releases_its_dependents(store: JobStore) -> No
     await store.record("m1", [done(1)])
     (then,) = await store.claim("m1", 5, {"async": 99}, NOW + 2, 30)
     assert then.id == 2
+
+
+async def test_a_retry_of_a_job_cancelled_while_it_ran_ends_cancelled(store: JobStore) -> None:
+    """A cancel of a running job is a flag its owner learns at its next
+    heartbeat; an attempt that fails before then must not retry, or the next
+    claim clears the flag and the job runs on (found by the durable model:
+    cancelled, it completed)."""
+    await store.add([new(1), new(2), new(3)], NOW)
+    blocked = NewJob(4, "j4", "async", (0.0,), NOW, NOW, b"P4", depends_on=(1,))
+    await store.add([blocked], NOW)
+    claims = await store.claim("m1", 5, {"async": 99}, NOW, 30)
+    assert sorted(c.id for c in claims) == [1, 2, 3]
+    assert await store.cancel([1, 3], NOW) == []  # running: flagged for the owner
+    recorded = await store.record(
+        "m1",
+        [
+            Outcome(1, 1, S.RETRY_WAIT, NOW + 1, run_at=NOW + 2, error="E: first"),
+            Outcome(2, 1, S.RETRY_WAIT, NOW + 1, run_at=NOW + 2, error="E: second"),
+            done(3),  # it finished before the cancel reached it: it stands
+        ],
+    )
+    assert recorded.refused == []
+    assert sorted((c.id, c.status, c.error) for c in recorded.changes) == [
+        (1, S.CANCELLED, "cancelled"),
+        (4, S.CANCELLED, "upstream job-1 cancelled"),
+    ]
+    one, two, three = [await store.fetch(i) for i in (1, 2, 3)]
+    assert one is not None and (one.status, one.last_error) == (S.CANCELLED, "cancelled")
+    assert one.finished_at == NOW + 1 and one.owner is None
+    assert two is not None and (two.status, two.last_error) == (S.RETRY_WAIT, "E: second")
+    assert three is not None and three.status is S.COMPLETED
+    # The attempt itself failed: its row says so, as for any retry.
+    (attempt,) = await store.attempts(job_id=1)
+    assert (attempt.status, attempt.error) == (S.RETRY_WAIT, "E: first")
+    # Nothing is left to claim but the uncancelled retry, when it is due.
+    (again,) = await store.claim("m1", 5, {"async": 99}, NOW + 3, 30)
+    assert again.id == 2

@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import Collection, Sequence
 from contextlib import nullcontext
+from dataclasses import replace
 from typing import Any
 
 from jobsched._enums import JobStatus
@@ -148,7 +149,7 @@ def _arrays(outs: list[Outcome], owner: str, now: float, *, full: bool = False) 
 
 def record(conn: Conn, owner: str, outcomes: Sequence[Outcome], *, wait: float = 0.0) -> Recorded:
     """Write a batch of outcomes; call it outside a transaction (it opens one
-    when a failure has dependents to cancel).
+    when a failure has dependents to cancel or a retry may meet a cancel).
 
     :param wait: seconds to keep trying the outcomes whose rows another
         session holds locked (the rest are written at once). One still
@@ -197,12 +198,18 @@ def _record(conn: Conn, owner: str, rows: list[Outcome], recorded: Recorded) -> 
     rows another session held locked (neither written nor refused)."""
     plain = [o for o in rows if o.plain]
     rest = [o for o in rows if not o.plain] if len(plain) < len(rows) else []
-    # A failure's cascade must commit with it, and a batch of both kinds is
-    # written whole: then the batch is a transaction.
+    retries = [o for o in rest if o.status is _RETRY_WAIT]
+    # A failure's cascade must commit with it, a retry's look at the cancel
+    # flag with the retry, and a batch of both kinds is written whole: then
+    # the batch is a transaction.
     ends = [o for o in rest if o.status.is_terminal and o.status is not _COMPLETED]
     now = max(o.finished_at for o in rows)
     result: list[tuple[Any, ...]] = []
-    with conn.transaction() if ends or (plain and rest) else nullcontext():
+    with conn.transaction() if ends or retries or (plain and rest) else nullcontext():
+        replaced: dict[int, Outcome] = {}
+        if retries:
+            rest, replaced = _cancel_wins(conn, rest, retries)
+            rows = [o for o in rows if o.plain] + rest
         if plain:
             result += conn.execute(_COMPLETE, _arrays(plain, owner, now)).fetchall()
         if rest:
@@ -223,12 +230,56 @@ def _record(conn: Conn, owner: str, rows: list[Outcome], recorded: Recorded) -> 
         wake = any(o.status is _RETRY_WAIT for o in done) or any(
             queue != _BLOCKED for job_id, queue in result if job_id is None
         )
+        fixed = [replaced[o.id] for o in done if o.id in replaced]
+        if fixed:
+            # The attempt itself failed: its row says how, as for any retry.
+            conn.execute(
+                "UPDATE jobsched_attempts AS a SET status = 'retry_wait', error = f.error "
+                "FROM unnest(%s::bigint[], %s::int[], %s::text[]) AS f(id, attempt, error) "
+                "WHERE a.job_id = f.id AND a.attempt = f.attempt",
+                ([o.id for o in fixed], [o.attempt for o in fixed], [o.error for o in fixed]),
+            )
         for out in done:
             if out.status.is_terminal and out.status is not _COMPLETED:
+                if out.id in replaced:
+                    # The member recorded a retry: its view follows the cancel.
+                    recorded.changes.append(Change(out.id, _CANCELLED, "cancelled"))
                 recorded.changes.extend(cascade(conn, out.id, out.status, out.finished_at))
         if wake:
             notify(conn)
     return skipped
+
+
+def _cancel_wins(
+    conn: Conn, rest: list[Outcome], retries: list[Outcome]
+) -> tuple[list[Outcome], dict[int, Outcome]]:
+    """Retries of jobs someone asked to cancel while the attempt ran become
+    CANCELLED ends; also the retries replaced, by id.
+
+    The request is a flag on the running row that reaches the owner with its
+    next heartbeat; an attempt that fails before then must not retry, or the
+    next claim clears the flag and the cancel is lost (cancel() said True).
+    A row another session holds locked (a cancel committing, an operator's
+    lock) is skipped here as in the outcome's statement, and record() tries
+    it again: a cancel committing meanwhile is then seen.
+    """
+    flagged = {
+        job_id
+        for (job_id,) in conn.execute(
+            "SELECT id FROM jobsched_jobs WHERE id = ANY(%s) AND status = 'running' "
+            "AND cancel_requested FOR UPDATE SKIP LOCKED",
+            (sorted(o.id for o in retries),),
+        ).fetchall()
+    }
+    if not flagged:
+        return rest, {}
+    replaced = {o.id: o for o in retries if o.id in flagged}
+    return [
+        replace(o, status=_CANCELLED, run_at=None, error="cancelled", traceback=None)
+        if replaced.get(o.id) is o
+        else o
+        for o in rest
+    ], replaced
 
 
 # Everything downstream of a job that did not complete, transitively, through

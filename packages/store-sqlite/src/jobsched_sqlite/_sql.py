@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from jobsched._enums import JobStatus
@@ -156,8 +157,44 @@ RECORD_CHUNK = 500
 _RECORD_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
+def _cancel_wins(
+    conn: sqlite3.Connection, outcomes: Sequence[Outcome]
+) -> tuple[list[Outcome], dict[int, Outcome]]:
+    """Retries of jobs someone asked to cancel while the attempt ran become
+    CANCELLED ends; also the retries replaced, by id (their attempt rows).
+
+    The request is a flag on the running row that reaches the owner with its
+    next heartbeat; an attempt that fails before then must not retry, or the
+    next claim clears the flag and the cancel is lost (cancel() said True).
+    """
+    retries = [o.id for o in outcomes if o.status is _RETRY_WAIT]
+    if not retries:
+        return list(outcomes), {}
+    flagged: set[int] = set()
+    for start in range(0, len(retries), RECORD_CHUNK):
+        part = retries[start : start + RECORD_CHUNK]
+        flagged.update(
+            job_id
+            for (job_id,) in conn.execute(
+                f"SELECT id FROM jobs WHERE id IN ({', '.join('?' * len(part))}) "
+                "AND status = 'running' AND cancel_requested = 1",
+                part,
+            )
+        )
+    if not flagged:
+        return list(outcomes), {}
+    replaced = {o.id: o for o in outcomes if o.status is _RETRY_WAIT and o.id in flagged}
+    return [
+        replace(o, status=_CANCELLED, run_at=None, error="cancelled", traceback=None)
+        if replaced.get(o.id) is o
+        else o
+        for o in outcomes
+    ], replaced
+
+
 def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
     recorded = Recorded()
+    outcomes, retries = _cancel_wins(conn, outcomes)
     accepted: list[Outcome] = []
     ran: dict[int, tuple[float | None, str | None]] = {}
     completed: dict[str, int] = {}  # executor -> jobs this batch completed
@@ -188,8 +225,12 @@ def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) ->
             _release(conn, [out.id for out in done], min(o.finished_at for o in done))
     for out in accepted:
         if out.status.is_terminal and out.status is not _COMPLETED:
+            if out.id in retries:
+                # The member recorded a retry: its view follows the cancel.
+                recorded.changes.append(Change(out.id, _CANCELLED, "cancelled"))
             recorded.changes.extend(_cascade(conn, out.id, out.status, out.finished_at))
-    write_attempts(conn, owner, accepted, ran)
+    # The attempt itself failed: its row says how, as for any retry.
+    write_attempts(conn, owner, [retries.get(o.id, o) for o in accepted], ran)
     return recorded
 
 
