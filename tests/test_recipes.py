@@ -156,29 +156,23 @@ def _request(url: str, method: str = "GET") -> tuple[int, Any]:
 @pytest.fixture
 def django_site(tmp_path: Path) -> Iterator[str]:
     """runserver and `jobsched worker` on one SQLite file; yields the site's base URL."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(RECIPES),
-        "JOBSCHED_STORE": f"sqlite:///{tmp_path / 'jobs.db'}",
-        "DJANGO_SETTINGS_MODULE": "djangosite.settings",
-    }
+    # As docs/recipes.md runs them: from the recipes' folder, the store in
+    # JOBSCHED_STORE, nothing on PYTHONPATH (the worker imports from its
+    # working directory, manage.py from its own).
+    env = {**os.environ, "JOBSCHED_STORE": f"sqlite:///{tmp_path / 'jobs.db'}"}
+    env.pop("PYTHONPATH", None)
+    env.pop("DJANGO_SETTINGS_MODULE", None)
     port = _free_port()
     worker = subprocess.Popen(
         [str(JOBSCHED), "worker", "--import", "shopjobs", "--workers", "2"],
-        cwd=tmp_path,
+        cwd=RECIPES,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
     server = subprocess.Popen(
-        [
-            sys.executable,
-            str(RECIPES / "manage.py"),
-            "runserver",
-            "--noreload",
-            f"127.0.0.1:{port}",
-        ],
-        cwd=tmp_path,
+        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=RECIPES,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
