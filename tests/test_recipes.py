@@ -163,40 +163,44 @@ def django_site(tmp_path: Path) -> Iterator[str]:
     env.pop("PYTHONPATH", None)
     env.pop("DJANGO_SETTINGS_MODULE", None)
     port = _free_port()
-    worker = subprocess.Popen(
-        [str(JOBSCHED), "worker", "--import", "shopjobs", "--workers", "2"],
-        cwd=RECIPES,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    server = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-        cwd=RECIPES,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:  # until the server answers (a slow start on a loaded machine)
-            assert server.poll() is None, server.communicate()[1].decode()
-            try:
-                _request(f"{base}/jobs/job-0")
-                break
-            except (ConnectionError, urllib.error.URLError):
-                assert time.monotonic() < deadline, "runserver did not answer within 60 s"
-                time.sleep(0.1)
-        yield base
-        assert worker.poll() is None, worker.communicate()[1].decode()
-        worker.send_signal(signal.SIGTERM)  # drains and exits 0
-        assert worker.wait(timeout=60) == 0, worker.communicate()[1].decode()
-    finally:
-        for process in (server, worker):
-            if process.poll() is None:
-                process.kill()
-            process.communicate()
+    worker_log, server_log = tmp_path / "worker.log", tmp_path / "server.log"
+    # Logs go to files: runserver logs every request, and a full pipe that
+    # nobody reads would block it.
+    with worker_log.open("w") as worker_err, server_log.open("w") as server_err:
+        worker = subprocess.Popen(
+            [str(JOBSCHED), "worker", "--import", "shopjobs", "--workers", "2"],
+            cwd=RECIPES,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=worker_err,
+        )
+        server = subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+            cwd=RECIPES,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=server_err,
+        )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while True:  # until the server answers (a slow start on a loaded machine)
+                assert server.poll() is None, server_log.read_text()
+                try:
+                    _request(f"{base}/jobs/job-0")
+                    break
+                except (ConnectionError, urllib.error.URLError):
+                    assert time.monotonic() < deadline, "runserver did not answer within 60 s"
+                    time.sleep(0.1)
+            yield base
+            assert worker.poll() is None, worker_log.read_text()
+            worker.send_signal(signal.SIGTERM)  # drains and exits 0
+            assert worker.wait(timeout=60) == 0, worker_log.read_text()
+        finally:
+            for process in (server, worker):
+                if process.poll() is None:
+                    process.kill()
+                process.wait()
 
 
 def _finished(base: str, job_id: str) -> dict[str, Any]:
@@ -210,6 +214,7 @@ def _finished(base: str, job_id: str) -> dict[str, Any]:
         time.sleep(0.05)
 
 
+@pytest.mark.timeout(240)  # two processes to start on a loaded machine
 def test_django_a_view_submits_and_the_job_completes(django_site: str) -> None:
     code, body = _request(f"{django_site}/signup/ann@example.com", method="POST")
     assert code == 202, body
@@ -231,6 +236,7 @@ def test_django_a_view_submits_and_the_job_completes(django_site: str) -> None:
 # ── Testing your app (docs/testing.md) ────────────────────────────────────
 
 
+@pytest.mark.timeout(300)  # a pytest session of its own
 def test_the_example_tests_pass() -> None:
     """examples/recipes/test_shop.py, shown in docs/testing.md, passes as its own session."""
     done = subprocess.run(
