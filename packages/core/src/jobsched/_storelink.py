@@ -12,9 +12,11 @@ heaps directly.
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import partial
 from typing import Protocol
 
 import anyio
@@ -95,6 +97,9 @@ class StoreLink:
         self._flushed: list[tuple[int, anyio.Event]] = []
         self._error: BaseException | None = None
         self._progress = anyio.Event()
+        #: Set (and replaced) by this member's commits and by the store's
+        #: notifications of others' outcomes: what wait() sleeps on.
+        self._settled = anyio.Event()
         self._history_limit = history_limit
         self._finished_since_prune = 0
         self.closing = False
@@ -196,6 +201,15 @@ class StoreLink:
         """The event this member's next commit sets."""
         return self._progress
 
+    def next_settled(self) -> anyio.Event:
+        """The event the next commit here, or the next outcome another member
+        commits that the store notifies of, sets."""
+        return self._settled
+
+    def _wake_settled(self) -> None:
+        settled, self._settled = self._settled, anyio.Event()
+        settled.set()
+
     async def progress(self, event: anyio.Event) -> None:
         """Wait for ``event`` (see :meth:`next_progress`), or a poll interval (others' work)."""
         with anyio.move_on_after(POLL_INTERVAL):
@@ -221,6 +235,11 @@ class StoreLink:
         # Another member's commit: a new job, a cancel, or a new schedule.
         self._schedules_seen = -math.inf
         self._claim_wakeup.set()
+        self._wake_settled()  # a cancel ends jobs too
+
+    def _store_finished(self) -> None:
+        # Another member committed jobs' outcomes: only waiters care.
+        self._wake_settled()
 
     # ── the tasks ─────────────────────────────────────────────────────────
 
@@ -304,6 +323,7 @@ class StoreLink:
         self._release_flushes(done)
         progress, self._progress = self._progress, anyio.Event()
         progress.set()
+        self._wake_settled()
         if changes:
             self._host.changed(changes)
         if adds or outcomes or schedules:
@@ -328,7 +348,11 @@ class StoreLink:
         try:
             async with anyio.create_task_group() as tg:
                 # The store's notifications wake the claimer between polls.
-                tg.start_soon(self.store.watch, self._store_woke, name="jobsched-store-watch")
+                if _watches_finished(self.store):
+                    watch = partial(self.store.watch, finished=self._store_finished)
+                else:  # a store written before the finished callback
+                    watch = self.store.watch  # type: ignore[assignment]
+                tg.start_soon(watch, self._store_woke, name="jobsched-store-watch")
                 await self._claim_all(host)
                 tg.cancel_scope.cancel()
         finally:
@@ -399,3 +423,11 @@ class StoreLink:
                 cancelled = await store.extend(self.owner, held, self._wall() + store.lease)
                 if cancelled:
                     host.cancel_held(cancelled)
+
+
+def _watches_finished(store: JobStore) -> bool:
+    """Whether ``store.watch`` takes the ``finished`` callback (see JobStore.watch)."""
+    try:
+        return "finished" in inspect.signature(store.watch).parameters
+    except (TypeError, ValueError):
+        return False

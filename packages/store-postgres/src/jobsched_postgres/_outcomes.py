@@ -11,7 +11,7 @@ from typing import Any
 from jobsched._enums import JobStatus
 from jobsched._store import Change, Outcome, Recorded
 
-from ._sql import Conn, notify
+from ._sql import FINISHED, Conn, notify
 
 _BLOCKED = 2
 _CANCELLED = JobStatus.CANCELLED
@@ -161,6 +161,8 @@ def record(conn: Conn, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
                 recorded.changes.extend(cascade(conn, out.id, out.status, out.finished_at))
         if wake:
             notify(conn)
+        if any(o.status.is_terminal for o in done):
+            notify(conn, FINISHED)  # wakes wait() in every member, not the claimers
     return recorded
 
 
