@@ -91,6 +91,13 @@ def test_fastapi_a_job_still_pending_after_the_wait_is_504(fastapi_client: TestC
     assert answer.json() == {"detail": f"job {job_id} has not finished after 0.2 s"}
 
 
+@pytest.mark.parametrize("wait", ["-1", "61", "soon"])
+def test_fastapi_a_bad_wait_is_422(fastapi_client: TestClient, wait: str) -> None:
+    answer = fastapi_client.get("/thumbnails/jobs/job-1", params={"wait": wait})
+    assert answer.status_code == 422
+    assert answer.json()["detail"][0]["loc"] == ["query", "wait"]
+
+
 # ── Flask ─────────────────────────────────────────────────────────────────
 
 
@@ -132,6 +139,51 @@ def test_flask_an_unknown_job_is_404(flask_app: Flask) -> None:
     answer = flask_app.test_client().get("/jobs/job-999")
     assert answer.status_code == 404
     assert b"no job job-999" in answer.data
+
+
+def test_flask_the_result_route_returns_the_result(flask_app: Flask) -> None:
+    client = flask_app.test_client()
+    job_id = client.post("/signup/ann@example.com").json["job_id"]
+    answer = client.get(f"/jobs/{job_id}/result")
+    assert (answer.status_code, answer.json) == (200, {"result": "welcome sent to ann@example.com"})
+
+
+@pytest.mark.parametrize(
+    ("path", "code", "says"),
+    [
+        ("/jobs/job-999/result", 404, "no job job-999"),
+        (
+            "/jobs/job-1/result?wait=-1",
+            400,
+            "wait must be a number of seconds from 0 to 60, got &#39;-1&#39;",
+        ),
+        ("/jobs/job-1/result?wait=61", 400, "got &#39;61&#39;"),
+        ("/jobs/job-1/result?wait=nan", 400, "got &#39;nan&#39;"),
+        ("/jobs/job-1/result?wait=soon", 400, "got &#39;soon&#39;"),
+    ],
+)
+def test_flask_the_result_route_refuses(flask_app: Flask, path: str, code: int, says: str) -> None:
+    answer = flask_app.test_client().get(path)
+    assert answer.status_code == code
+    assert says in answer.text
+
+
+def test_flask_the_result_route_of_a_failed_job_is_409(flask_app: Flask) -> None:
+    client = flask_app.test_client()
+    job_id = client.post("/signup/nobody").json["job_id"]
+    answer = client.get(f"/jobs/{job_id}/result")
+    assert answer.status_code == 409
+    assert f"job {job_id} failed: NonRetryableError: not an email address" in answer.text
+
+
+def test_flask_the_result_route_of_a_pending_job_is_504(flask_app: Flask) -> None:
+    from shopjobs import send_welcome
+
+    scheduler: js.BackgroundScheduler = flask_app.extensions["jobsched"]
+    job_id = scheduler.submit(js.FunctionJob(send_welcome, ("late@example.com",)), delay=3600)
+    answer = flask_app.test_client().get(f"/jobs/{job_id}/result?wait=0.2")
+    assert answer.status_code == 504
+    assert f"job {job_id} has not finished after 0.2 s" in answer.text
 
 
 # ── Django ────────────────────────────────────────────────────────────────

@@ -10,26 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Annotated, Any
 
-import anyio
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Query, Request
 from shopjobs import make_thumbnail
 
 import jobsched as js
-
-
-async def wait_finished(s: js.JobScheduler, job_id: str) -> js.Job:
-    """The job once it has finished, as the store has it, wherever it ran.
-
-    Polls the store: once ``s.wait(job_id, timeout=...)`` is released
-    (API.md "Producers, results and deploys"), that call replaces this function.
-    """
-    while True:
-        job = await s.fetch(job_id)
-        if job.status.is_terminal:
-            return job
-        await anyio.sleep(0.05)
 
 
 def create_app(store: str | None = None) -> FastAPI:
@@ -53,18 +39,20 @@ def create_app(store: str | None = None) -> FastAPI:
         return {"job_id": job_id}
 
     @app.get("/thumbnails/jobs/{job_id}")
-    async def thumbnail_result(job_id: str, request: Request, wait: float = 10.0) -> Any:
+    async def thumbnail_result(
+        job_id: str, request: Request, wait: Annotated[float, Query(ge=0, le=60)] = 10.0
+    ) -> Any:
         scheduler: js.JobScheduler = request.app.state.scheduler
         try:
-            with anyio.fail_after(wait):
-                job = await wait_finished(scheduler, job_id)
+            # Returns once the job has finished, wherever it ran.
+            return {"result": await scheduler.result(job_id, timeout=wait)}
+        except js.JobFailedError as exc:
+            job = exc.job  # the finished job, as the store has it
+            raise HTTPException(409, f"job {job_id} {job.status.value}: {job.last_error}")
         except js.UnknownJobError:
             raise HTTPException(404, f"no job {job_id}")
         except TimeoutError:
             raise HTTPException(504, f"job {job_id} has not finished after {wait} s")
-        if job.status is not js.JobStatus.COMPLETED:
-            raise HTTPException(409, f"job {job_id} {job.status.value}: {job.last_error}")
-        return {"result": job.result}
 
     return app
 

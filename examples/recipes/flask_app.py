@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from flask import Flask, abort
+from flask import Flask, abort, request
 from shopjobs import send_welcome
 
 import jobsched as js
@@ -40,5 +40,24 @@ def create_app(store: str | None = None) -> Flask:
         except js.UnknownJobError:
             abort(404, f"no job {job_id}")
         return {"status": job.status.value, "result": job.result, "error": job.last_error}
+
+    @app.get("/jobs/<job_id>/result")
+    def job_result(job_id: str) -> dict[str, Any]:
+        given = request.args.get("wait", "10")
+        try:
+            wait = float(given)
+        except ValueError:
+            wait = float("nan")
+        if not 0 <= wait <= 60:  # NaN too
+            abort(400, f"wait must be a number of seconds from 0 to 60, got {given!r}")
+        try:
+            # Blocks this request's thread until the job has finished, wherever it ran.
+            return {"result": scheduler.result(job_id, timeout=wait)}
+        except js.JobFailedError as exc:
+            abort(409, f"job {job_id} {exc.job.status.value}: {exc.job.last_error}")
+        except js.UnknownJobError:
+            abort(404, f"no job {job_id}")
+        except TimeoutError:
+            abort(504, f"job {job_id} has not finished after {wait} s")
 
     return app
