@@ -53,7 +53,7 @@ def test_what_does_not_pickle_by_reference_is_named() -> None:
     codec = Codec(None)
     for func in [local, lambda x: x]:
         with pytest.raises(TypeError, match="'job-.*' cannot be stored.*module level"):
-            codec.dumps(js.FunctionJob(func, (1,)), repr(js.FunctionJob(add).job_id))
+            codec.dumps(js.FunctionJob(func, (1,)), repr(js.FunctionJob(add, (1, 2)).job_id))
 
 
 def test_the_secret_comes_from_the_argument_or_the_environment(

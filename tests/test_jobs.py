@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any
 
 import pytest
@@ -92,9 +93,9 @@ def test_function_job_infers_executor_and_name() -> None:
     assert js.FunctionJob(_plain_fn, (1,)).executor == "thread"
     assert js.FunctionJob(functools.partial(_coro_fn, 1)).executor == "async"
     assert js.FunctionJob(_AsyncCallable()).executor == "async"
-    assert js.FunctionJob(_plain_fn, executor="process").executor == "process"
-    assert js.FunctionJob(_plain_fn).name == "_plain_fn"
-    assert js.FunctionJob(_plain_fn, name="custom").name == "custom"
+    assert js.FunctionJob(_plain_fn, (1,), executor="process").executor == "process"
+    assert js.FunctionJob(_plain_fn, (1,)).name == "_plain_fn"
+    assert js.FunctionJob(_plain_fn, (1,), name="custom").name == "custom"
     job = js.FunctionJob(_plain_fn, (3,), tenant="t", rate_key="r", priority=3)
     assert (job.tenant, job.rate_key, job.priority, job.run_sync()) == ("t", "r", 3, 3)
 
@@ -113,3 +114,69 @@ def test_function_job_kwargs_are_copied() -> None:
     job = js.FunctionJob(_plain_fn, kwargs=kwargs)
     kwargs["x"] = 2
     assert job.run_sync() == 1
+
+
+def _two(a: int, b: int = 0, *, c: int = 0) -> int:
+    return a + b + c
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "problem"),
+    [
+        ((), None, "missing a required argument: 'a'"),
+        ((1, 2, 3), None, "too many positional arguments"),
+        ((1,), {"d": 1}, "got an unexpected keyword argument 'd'"),
+        ((1,), {"a": 1}, "multiple values for argument 'a'"),
+    ],
+)
+def test_function_job_arguments_must_bind(
+    args: tuple[Any, ...], kwargs: dict[str, Any] | None, problem: str
+) -> None:
+    """Arguments that don't bind are refused at construction, naming function and signature."""
+    with pytest.raises(TypeError) as info:
+        js.FunctionJob(_two, args, kwargs)
+    message = str(info.value)
+    assert f"_two{inspect.signature(_two)}" in message
+    assert problem in message
+
+
+def test_function_job_binding_accepts_good_calls_and_partials() -> None:
+    """Calls that bind are accepted; a partial is checked against what it still takes."""
+    assert js.FunctionJob(_two, (1, 2), {"c": 3}).run_sync() == 6
+    assert js.FunctionJob(_two, kwargs={"a": 1}).run_sync() == 1
+    assert js.FunctionJob(functools.partial(_two, 1), (2,)).run_sync() == 3
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        js.FunctionJob(functools.partial(_two, 1), (2, 3))
+    # An async callable object is checked against its __call__.
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        js.FunctionJob(_AsyncCallable(), (1,))
+
+
+def test_function_job_without_a_signature_is_accepted() -> None:
+    """A callable inspect can't read a signature from (min, a builtin) is accepted unchecked."""
+    with pytest.raises(ValueError, match="no signature"):
+        inspect.signature(min)  # the premise: no signature to check against
+    job = js.FunctionJob(min, (3, 1, 2))
+    assert job.run_sync() == 1
+
+
+def test_function_job_signatures_are_cached(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signature is read once per function, however many jobs are built from it."""
+    calls: list[object] = []
+    real = inspect.signature
+
+    def counting(func: Any) -> inspect.Signature:
+        calls.append(func)
+        return real(func)
+
+    monkeypatch.setattr(inspect, "signature", counting)
+
+    def local(x: int) -> int:
+        return x
+
+    for i in range(3):
+        js.FunctionJob(local, (i,))
+    assert calls == [local]
+    with pytest.raises(TypeError, match="local"):
+        js.FunctionJob(local, (1, 2))  # the cached signature still checks
+    assert calls == [local]

@@ -21,7 +21,7 @@ CONTRACT_NAMES = {
     "SchedulerStoppedError", "ExecutorNotFoundError", "JobScheduler", "Executor",
     "cancel_requested", "CronTrigger", "RateLimit", "FairShareStrategy",
     "JobStore", "open_store", "StoreNotFoundError", "StoreUnavailableError",
-    "BackgroundScheduler",
+    "BackgroundScheduler", "JobFailedError",
 }  # fmt: skip
 
 # Names the contract has grown for work still open, with the issue that builds

@@ -13,6 +13,7 @@ from ._enums import JobPriority as JobPriority
 from ._enums import JobStatus as JobStatus
 from ._exceptions import ExecutorNotFoundError as ExecutorNotFoundError
 from ._exceptions import InvalidTransitionError as InvalidTransitionError
+from ._exceptions import JobFailedError as JobFailedError
 from ._exceptions import NonRetryableError as NonRetryableError
 from ._exceptions import SchedulerError as SchedulerError
 from ._exceptions import SchedulerStoppedError as SchedulerStoppedError
@@ -63,6 +64,7 @@ __all__ = [
     "FunctionJob",
     "InvalidTransitionError",
     "Job",
+    "JobFailedError",
     "JobListener",
     "JobPriority",
     "JobScheduler",

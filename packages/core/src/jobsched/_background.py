@@ -30,7 +30,7 @@ from ._strategies import SchedulingStrategy
 
 if TYPE_CHECKING:
     import random
-    from datetime import tzinfo
+    from datetime import datetime, tzinfo
 
     from ._cron import CronTrigger
     from ._executor import Executor
@@ -167,7 +167,14 @@ class BackgroundScheduler:
 
     # ── jobs ─────────────────────────────────────────────────────────────
 
-    def submit(self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()) -> str:
+    def submit(
+        self,
+        job: Job,
+        *,
+        delay: float = 0.0,
+        depends_on: Iterable[str] = (),
+        at: datetime | None = None,
+    ) -> str:
         """Submit ``job``; returns its id once the scheduler has it.
 
         With a durable store it returns once the job is committed, so any
@@ -175,7 +182,8 @@ class BackgroundScheduler:
         :meth:`JobScheduler.submit`.
         """
         return self._loop.write(
-            "submit()", partial(self._scheduler.submit, job, delay=delay, depends_on=depends_on)
+            "submit()",
+            partial(self._scheduler.submit, job, delay=delay, depends_on=depends_on, at=at),
         )
 
     def get(self, job_id: str) -> Job:
@@ -201,6 +209,29 @@ class BackgroundScheduler:
         :raises UnknownJobError: the store does not hold it.
         """
         return self._loop.wait_for("fetch()", partial(self._scheduler.fetch, job_id))
+
+    def wait(self, job_id: str, timeout: float | None = None) -> Job:
+        """Block until the job is finished; the job as the store has it.
+
+        See :meth:`JobScheduler.wait`.
+
+        :raises TimeoutError: ``timeout`` seconds passed first.
+        :raises UnknownJobError: the store does not hold the job.
+        """
+        return self._loop.wait_for("wait()", partial(self._scheduler.wait, job_id, timeout=timeout))
+
+    def result(self, job_id: str, timeout: float | None = None) -> Any:
+        """Block until the job is finished and return its result.
+
+        See :meth:`JobScheduler.result`.
+
+        :raises JobFailedError: it ended other than COMPLETED (``.job`` is the job).
+        :raises TimeoutError: ``timeout`` seconds passed first.
+        :raises UnknownJobError: the store does not hold the job.
+        """
+        return self._loop.wait_for(
+            "result()", partial(self._scheduler.result, job_id, timeout=timeout)
+        )
 
     def cancel(self, job_id: str) -> bool:
         """Cancel a job; False if it is unknown or already finished.

@@ -23,6 +23,18 @@ class SchedulerStoppedError(SchedulerError):
     """The scheduler is stopping or stopped and accepts no new work."""
 
 
+class JobFailedError(SchedulerError):
+    """``result()`` was asked for a job that ended other than COMPLETED.
+
+    :attr:`job` is the finished job (its status, attempts and last_error).
+    """
+
+    def __init__(self, message: str, job: object) -> None:
+        super().__init__(message)
+        #: The finished job, as the store has it.
+        self.job = job
+
+
 class ExecutorNotFoundError(SchedulerError):
     """A job names an executor that is not installed."""
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
+import reprlib
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
@@ -39,6 +43,10 @@ class FunctionJob(Job, Generic[R]):
 
     ``executor`` defaults to ``"async"`` for a coroutine function and to
     ``"thread"`` otherwise; ``name`` defaults to the function's qualified name.
+
+    ``args`` and ``kwargs`` must bind to the function's signature, else
+    ``TypeError`` here (not a retried failure at run time); a callable
+    without an introspectable signature (some builtins) is not checked.
 
     Typing: ``FunctionJob[R]`` carries the function's result type (awaited
     for a coroutine function) as ``result: R | None``. A tuple ``args`` given
@@ -165,6 +173,7 @@ class FunctionJob(Job, Generic[R]):
             raise TypeError(
                 f"kwargs must be a mapping of keyword arguments (a dict) or None, got {kwargs!r}"
             )
+        _check_call(func, args, kwargs)
         self.executor: str = executor  # type: ignore[misc]
         self.func = func
         self.args = tuple(args)
@@ -186,6 +195,44 @@ class FunctionJob(Job, Generic[R]):
     def run_sync(self) -> Any:
         """Call the plain function (thread and process executors)."""
         return self.func(*self.args, **self.kwargs)
+
+
+# Signatures by function: building one costs more than the rest of a
+# FunctionJob, and a producer builds many jobs of one function. Weak keys, so
+# a cached lambda or a reloaded module's function can still go away.
+_signatures: weakref.WeakKeyDictionary[Callable[..., Any], inspect.Signature | None] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _signature(func: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return _signatures[func]
+    except (KeyError, TypeError):  # TypeError: not weakly referenceable or unhashable
+        pass
+    try:
+        sig: inspect.Signature | None = inspect.signature(func)
+    except (TypeError, ValueError):
+        sig = None  # no signature to check against (some builtins, C callables)
+    with contextlib.suppress(TypeError):
+        _signatures[func] = sig
+    return sig
+
+
+def _check_call(
+    func: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any] | None
+) -> None:
+    sig = _signature(func)
+    if sig is None:
+        return
+    try:
+        sig.bind(*args, **(kwargs or {}))
+    except TypeError as exc:
+        name = _qualname(func)
+        got = f"args={reprlib.repr(tuple(args))}, kwargs={reprlib.repr(dict(kwargs or {}))}"
+        raise TypeError(
+            f"FunctionJob({name}): the arguments don't match {name}{sig}: {exc} (got {got})"
+        ) from None
 
 
 def _qualname(func: Callable[..., Any]) -> str:

@@ -204,6 +204,9 @@ class Outcomes(SchedulerState):
         if not self._unfinished and self._join_waiters:
             self._wake_joiners()
         number = job._jobsched_id
+        if self._outcome_waiters:
+            for event in self._outcome_waiters.pop(number, ()):
+                event.set()
         if self._blocked:
             self._blocked.pop(number, None)
         cascade: list[tuple[Job, str]] | None = None

@@ -18,7 +18,6 @@ import anyio
 
 from ._admission import Admission, check_executor_limits, check_rate_limits, with_capacities
 from ._attempts import Attempt, Deadlines
-from ._cancel import Cancelling
 from ._dispatch import inside_workers_of
 from ._exceptions import (
     SchedulerError,
@@ -32,6 +31,7 @@ from ._log import logger
 from ._queue import queue_for
 from ._ratelimit import RateLimit
 from ._recurring import Schedule
+from ._results import Results
 from ._state import NEW, STARTED, STOPPED, JobListener, SubmitHook
 from ._store import JobStore
 from ._storelink import StoreLink
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
 
 
-class JobScheduler(Cancelling):
+class JobScheduler(Results):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
@@ -156,6 +156,7 @@ class JobScheduler(Cancelling):
         self._stopping = False
         self._idle_workers: deque[anyio.Event] = deque()
         self._join_waiters: list[anyio.Event] = []
+        self._outcome_waiters: dict[int, list[anyio.Event]] = {}
         self._ticker_wakeup: anyio.Event | None = None
         # Attempt timeouts, while the ticker runs to watch them (see Deadlines),
         # and when the sleeping ticker wakes next (math.inf: when woken).

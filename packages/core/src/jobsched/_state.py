@@ -3,15 +3,16 @@
 ``JobScheduler`` is assembled from parts, one module each, stacked so that a
 part may call the parts below it::
 
-    _scheduler.JobScheduler         lifecycle: start, stop, join, get
-      _cancel.Cancelling            cancel: queued, running, held in the store
-        _stored.Stored              on a durable store: claims, the store's view
-          _dispatch.Dispatch        workers: take the next job, run its attempt
-            _timers.Timers          the ticker: due delayed jobs, schedules, timeouts
-              _schedules.Schedules  recurring and cron schedules (in memory or stored)
-                _submission.Submission    submit and its checks, dependencies
-                  _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
-                    _state.SchedulerState the state (declared here) and its primitives
+    _scheduler.JobScheduler           lifecycle: start, stop, join, get
+      _results.Results                one job's outcome: wait, result
+        _cancel.Cancelling            cancel: queued, running, held in the store
+          _stored.Stored              on a durable store: claims, the store's view
+            _dispatch.Dispatch        workers: take the next job, run its attempt
+              _timers.Timers          the ticker: due delayed jobs, schedules, timeouts
+                _schedules.Schedules  recurring and cron schedules (in memory or stored)
+                  _submission.Submission    submit and its checks, dependencies
+                    _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
+                      _state.SchedulerState the state (declared here) and its primitives
 
 Every piece of scheduler state is owned by the event-loop thread, and every
 check-then-act on it runs without an ``await`` in the middle, so no other task
@@ -95,6 +96,9 @@ class SchedulerState:
     #: on the in-memory one).
     _claimed: deque[Job]
     _join_waiters: list[anyio.Event]
+    #: wait(): events per job number, set when that job ends here (and,
+    #: all of them, when the scheduler stops).
+    _outcome_waiters: dict[int, list[anyio.Event]]
     _ticker_wakeup: anyio.Event | None
     _deadlines: Deadlines
     _watching: bool
@@ -141,6 +145,12 @@ class SchedulerState:
         waiters, self._join_waiters = self._join_waiters, []
         for event in waiters:
             event.set()
+        if self._outcome_waiters:
+            # Every job ended, or the scheduler stopped: the waiters look again.
+            outcome_waiters, self._outcome_waiters = self._outcome_waiters, {}
+            for events in outcome_waiters.values():
+                for event in events:
+                    event.set()
 
     def _task_exited(self) -> None:
         self._live_tasks -= 1

@@ -320,15 +320,19 @@ class JobStore(ABC):
     async def prune(self, keep: int) -> int:
         """Delete the oldest finished jobs beyond ``keep``; how many went."""
 
-    async def watch(self, wake: Callable[[], None]) -> None:
+    async def watch(
+        self, wake: Callable[[], None], finished: Callable[[], None] | None = None
+    ) -> None:
         """Call ``wake`` whenever another member committed work this one may
-        claim (a new job, a released dependent, a cancel), until cancelled.
+        claim (a new job, a released dependent, a cancel), until cancelled;
+        and ``finished`` (if given) whenever another member committed the end
+        of a job (what ``wait()`` and ``result()`` wait for).
 
         The scheduler runs it as a task for as long as the store is open and
         polls as well, so a store without notifications keeps the default,
         which returns at once.
         """
-        del wake  # nothing to watch: the claimer's polling is the whole story
+        del wake, finished  # nothing to watch: polling is the whole story
 
     # ── reads and actions for operators (CLI, dashboard) ─────────────────
 

@@ -15,7 +15,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _plugins
 from ._admission import executor_capacity
@@ -33,6 +33,9 @@ from ._log import logger
 from ._state import STOPPED, _describe
 from ._store import Change, Claimed, DueSchedule, NewJob, Outcome
 from ._storelink import POLL_INTERVAL
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 _PENDING = JobStatus.PENDING
 _RUNNING = JobStatus.RUNNING
@@ -234,7 +237,14 @@ class Stored(Dispatch):
         if self._link is not None:
             await self._link.flush()
 
-    async def enqueue(self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()) -> str:
+    async def enqueue(
+        self,
+        job: Job,
+        *,
+        delay: float = 0.0,
+        depends_on: Iterable[str] = (),
+        at: datetime | None = None,
+    ) -> str:
         """Submit ``job`` and return its id once it is committed (same checks as submit).
 
         Unlike ``submit``, it checks that the store holds every dependency
@@ -255,7 +265,7 @@ class Stored(Dispatch):
                         f"{link.store.url} does not hold: submit dependencies first "
                         "(finished jobs are pruned after history_limit)"
                     )
-        job_id = self.submit(job, delay=delay, depends_on=depends_on)
+        job_id = self.submit(job, delay=delay, depends_on=depends_on, at=at)
         await self.flush()
         return job_id
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import math
 import random
 import time
@@ -198,6 +199,9 @@ class StoreLink:
         self._flushed: list[tuple[int, anyio.Event]] = []
         self._error: BaseException | None = None
         self._progress = anyio.Event()
+        #: Set (and replaced) by this member's commits and by the store's
+        #: notifications of others' outcomes: what wait() sleeps on.
+        self._settled = anyio.Event()
         self._history_limit = history_limit
         self._finished_since_prune = 0
         self.closing = False
@@ -333,6 +337,15 @@ class StoreLink:
         """The event this member's next commit sets."""
         return self._progress
 
+    def next_settled(self) -> anyio.Event:
+        """The event the next commit here, or the next outcome another member
+        commits that the store notifies of, sets."""
+        return self._settled
+
+    def _wake_settled(self) -> None:
+        settled, self._settled = self._settled, anyio.Event()
+        settled.set()
+
     async def progress(self, event: anyio.Event) -> None:
         """Wait for ``event`` (see :meth:`next_progress`), or a poll interval (others' work)."""
         with anyio.move_on_after(POLL_INTERVAL):
@@ -359,6 +372,11 @@ class StoreLink:
         # Another member's commit: a new job, a cancel, or a new schedule.
         self._schedules_seen = -math.inf
         self._claim_wakeup.set()
+        self._wake_settled()  # a cancel ends jobs too
+
+    def _store_finished(self) -> None:
+        # Another member committed jobs' outcomes: only waiters care.
+        self._wake_settled()
 
     # ── transient failures ────────────────────────────────────────────────
 
@@ -545,6 +563,7 @@ class StoreLink:
         self._release_flushes(batch.done)
         progress, self._progress = self._progress, anyio.Event()
         progress.set()
+        self._wake_settled()
         if batch.changes:
             self._host.changed(batch.changes)
         if batch.adds or batch.outcomes or batch.schedules:
@@ -583,7 +602,10 @@ class StoreLink:
         while True:
             started = time.monotonic()
             try:
-                await self.store.watch(self._store_woke)
+                if _watches_finished(self.store):
+                    await self.store.watch(self._store_woke, finished=self._store_finished)
+                else:  # a store written before the finished callback
+                    await self.store.watch(self._store_woke)
                 return
             except StoreUnavailableError as exc:
                 if time.monotonic() - started > 10 * STORE_BACKOFF.max_delay:
@@ -709,3 +731,11 @@ class StoreLink:
             failures = 0
             self._renew_first = False
             self._ok("renewing leases")
+
+
+def _watches_finished(store: JobStore) -> bool:
+    """Whether ``store.watch`` takes the ``finished`` callback (see JobStore.watch)."""
+    try:
+        return "finished" in inspect.signature(store.watch).parameters
+    except (TypeError, ValueError):
+        return False

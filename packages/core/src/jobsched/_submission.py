@@ -28,8 +28,7 @@ if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
     # module (datetime) would triple the cost of `import jobsched`.
-
-    pass
+    from datetime import datetime
 
 _PENDING = JobStatus.PENDING
 _COMPLETED = JobStatus.COMPLETED
@@ -39,17 +38,29 @@ _CANCELLED = JobStatus.CANCELLED
 class Submission(Outcomes):
     """Accepts jobs and schedules; refuses bad ones before changing anything."""
 
-    def submit(self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()) -> str:
+    def submit(
+        self,
+        job: Job,
+        *,
+        delay: float = 0.0,
+        depends_on: Iterable[str] = (),
+        at: datetime | None = None,
+    ) -> str:
         """Queue ``job`` and return its id. Works before and after :meth:`start`.
 
         :param delay: seconds before the job may start.
+        :param at: an aware datetime before which the job may not start,
+            instead of ``delay`` (a time in the past runs now).
         :param depends_on: ids of jobs that must complete first. They must
             already be submitted, which makes cycles impossible.
         :raises SchedulerStoppedError: :meth:`stop` has begun.
         :raises SchedulerError: the job was already submitted.
         :raises UnknownJobError: a dependency is unknown.
         :raises ExecutorNotFoundError: the job's executor is not installed.
+        :raises ValueError: ``at`` is naive, or given with a non-zero ``delay``.
         """
+        if at is not None:
+            delay = delay_until(at, delay)
         if self._stopping:
             raise SchedulerStoppedError(
                 f"cannot submit {_describe(job)}: the scheduler is stopping or stopped; "
@@ -150,7 +161,12 @@ class Submission(Outcomes):
         )
 
     def submit_threadsafe(
-        self, job: Job, *, delay: float = 0.0, depends_on: Iterable[str] = ()
+        self,
+        job: Job,
+        *,
+        delay: float = 0.0,
+        depends_on: Iterable[str] = (),
+        at: datetime | None = None,
     ) -> str:
         """Submit from another thread once the scheduler has started; returns the job id.
 
@@ -180,7 +196,7 @@ class Submission(Outcomes):
 
         try:
             return anyio.from_thread.run_sync(
-                lambda: self.submit(job, delay=delay, depends_on=depends_on), token=token
+                lambda: self.submit(job, delay=delay, depends_on=depends_on, at=at), token=token
             )
         except anyio.RunFinishedError:
             raise SchedulerStoppedError(
@@ -264,6 +280,23 @@ class Submission(Outcomes):
         self._blocked[number] = unmet
         for dep in unmet:
             self._dependents.setdefault(dep, []).append(number)
+
+
+def delay_until(at: object, delay: float) -> float:
+    """The delay in seconds that ``at=`` (an aware datetime) stands for; 0 if it is past."""
+    from datetime import datetime
+
+    if not isinstance(at, datetime):
+        raise TypeError(f"at must be an aware datetime.datetime, got {at!r}")
+    if at.tzinfo is None or at.utcoffset() is None:
+        raise ValueError(
+            f"at must be an aware datetime, got the naive {at!r}: give it a timezone, "
+            "e.g. datetime.now(timezone.utc) + timedelta(minutes=5)"
+        )
+    if delay != 0:
+        raise ValueError(f"pass at= or delay=, not both (got at={at!r} and delay={delay!r})")
+    # Both sides on the wall clock: a scheduler's own clock may be virtual.
+    return max(0.0, at.timestamp() - time.time())
 
 
 def _resubmit_message(job: Job) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from jobsched._enums import JobStatus
 from jobsched._store import Change, Outcome, Recorded
 
-from ._sql import Conn, notify
+from ._sql import FINISHED, Conn, notify
 
 logger = logging.getLogger("jobsched")
 
@@ -247,6 +247,8 @@ def _record(conn: Conn, owner: str, rows: list[Outcome], recorded: Recorded) -> 
                 recorded.changes.extend(cascade(conn, out.id, out.status, out.finished_at))
         if wake:
             notify(conn)
+        if any(o.status.is_terminal for o in done):
+            notify(conn, FINISHED)  # wakes wait() in every member, not the claimers
     return skipped
 
 

@@ -30,10 +30,15 @@ DB_NOW = "extract(epoch from now())::float8"
 _CANCELLED = JobStatus.CANCELLED
 
 
-def notify(conn: Conn) -> None:
+#: The payload of a notification that only says jobs ended (for wait()):
+#: the members' claimers ignore it.
+FINISHED = "finished"
+
+
+def notify(conn: Conn, payload: str = "") -> None:
     """Wake every LISTENing member when this transaction commits."""
     # Identical notifications of one transaction are folded into one.
-    conn.execute("SELECT pg_notify(%s, '')", (CHANNEL,))
+    conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
 
 
 def padded(key: tuple[float, ...]) -> tuple[float, ...]:

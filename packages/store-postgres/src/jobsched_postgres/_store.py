@@ -403,8 +403,11 @@ class PostgresStore(Reads):
 
     # ── notifications ─────────────────────────────────────────────────────
 
-    async def watch(self, wake: Callable[[], None]) -> None:
-        """Wake the claimer on every NOTIFY of another member's commit.
+    async def watch(
+        self, wake: Callable[[], None], finished: Callable[[], None] | None = None
+    ) -> None:
+        """Wake the claimer on every NOTIFY of another member's commit, and
+        ``finished`` on every commit of jobs' outcomes.
 
         A connection of its own, outside the pool, in a thread of its own
         that owns it (a cancelled watch abandons the thread, which closes the
@@ -416,7 +419,7 @@ class PostgresStore(Reads):
             stop = threading.Event()
             try:
                 await anyio.to_thread.run_sync(
-                    self._listen, stop, wake, token, abandon_on_cancel=True
+                    self._listen, stop, wake, finished, token, abandon_on_cancel=True
                 )
             except (StoreUnavailableError, psycopg.Error):
                 pass  # unreachable or broken: listen again on a new connection
@@ -424,18 +427,31 @@ class PostgresStore(Reads):
                 stop.set()
             await anyio.sleep(1.0)
 
-    def _listen(self, stop: threading.Event, wake: Callable[[], None], token: Any) -> None:
-        """Pass notifications on to ``wake`` until ``stop``."""
+    def _listen(
+        self,
+        stop: threading.Event,
+        wake: Callable[[], None],
+        finished: Callable[[], None] | None,
+        token: Any,
+    ) -> None:
+        """Pass notifications on to ``wake`` (and ``finished``) until ``stop``."""
         conn = _schema.connect(self._conninfo, self._raw_url)
         try:
             conn.execute(f"LISTEN {_schema.CHANNEL}")
-            woken = True  # anything committed while not listening
+            woken = ended = True  # anything committed while not listening
             while not stop.is_set():
-                if woken:
-                    try:
+                try:
+                    if woken:
                         anyio.from_thread.run_sync(wake, token=token)
-                    except Exception:
-                        return  # the event loop is gone
-                woken = any(True for _ in conn.notifies(timeout=LISTEN_TICK, stop_after=1))
+                    if ended and finished is not None:
+                        anyio.from_thread.run_sync(finished, token=token)
+                except Exception:
+                    return  # the event loop is gone
+                woken = ended = False
+                for note in conn.notifies(timeout=LISTEN_TICK, stop_after=1):
+                    if note.payload == _sql.FINISHED:
+                        ended = True
+                    else:
+                        woken = True
         finally:
             conn.close()

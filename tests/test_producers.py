@@ -1,0 +1,181 @@
+"""Producers, results and deploys (the contract's section): ``at=``, ``wait``/``result``,
+``num_workers=0``, ids you choose, stopping that hands work back, jobs others can load.
+
+Tests that take ``make_scheduler`` run on the memory store, SQLite and
+PostgreSQL, under asyncio and trio (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import anyio
+import pytest
+from sample_jobs import FailTimes, Ok
+
+import jobsched as js
+
+pytestmark = pytest.mark.anyio
+
+S = js.JobStatus
+Make = Callable[..., js.JobScheduler]
+NO_RETRY = js.RetryPolicy(max_retries=0)
+
+
+# ── at= ──────────────────────────────────────────────────────────────────
+
+
+async def test_at_in_the_future_delays_and_in_the_past_runs_now(make_scheduler: Make) -> None:
+    """A job at a future time waits for it; one at a past time runs at once."""
+    async with make_scheduler() as s:
+        later = s.submit(Ok("later"), at=datetime.now(timezone.utc) + timedelta(hours=1))
+        past = await s.enqueue(Ok("past"), at=datetime.now(timezone.utc) - timedelta(days=1))
+        # Another zone names the same instant: only the instant counts.
+        plus2 = timezone(timedelta(hours=2))
+        soon = s.submit(Ok("soon"), at=datetime.now(plus2) + timedelta(hours=2))
+        with anyio.fail_after(30):
+            assert await s.result(past) == "past"
+        queued = s.get(later)
+        assert queued.status is S.PENDING
+        # run_at is on the scheduler's clock: about an hour from now.
+        assert 3500 < queued.run_at - s._clock() <= 3600  # type: ignore[attr-defined, operator]
+        assert s.get(soon).status is S.PENDING
+        assert s.cancel(later) and s.cancel(soon)
+
+
+async def test_at_is_checked(make_scheduler: Make) -> None:
+    """Naive datetimes, at with a delay, and non-datetimes are refused, nothing queued."""
+    async with make_scheduler() as s:
+        with pytest.raises(ValueError, match="aware datetime.*naive.*timezone"):
+            s.submit(Ok(), at=datetime.now())
+        with pytest.raises(ValueError, match="at= or delay=, not both"):
+            s.submit(Ok(), at=datetime.now(timezone.utc), delay=5)
+        with pytest.raises(TypeError, match="at must be an aware datetime"):
+            s.submit(Ok(), at=time.time())  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="naive"):
+            await s.enqueue(Ok(), at=datetime(2030, 1, 1))
+        assert s.jobs() == []
+        # delay=0 with at is fine: 0 is the default.
+        s.submit(Ok(), at=datetime.now(timezone.utc), delay=0)
+
+
+# ── wait() and result() ──────────────────────────────────────────────────
+
+
+async def test_wait_and_result_give_one_jobs_outcome(make_scheduler: Make) -> None:
+    """wait() returns the finished job as the store has it; result() its result."""
+    async with make_scheduler() as s:
+        ok = s.submit(Ok(41, seconds=0.01))
+        with anyio.fail_after(30):
+            job = await s.wait(ok)
+            assert (job.status, job.result, job.attempts) == (S.COMPLETED, 41, 1)
+            assert await s.result(ok) == 41
+            # A job that ended long ago answers at once, timeout 0 too.
+            assert await s.result(ok, timeout=0) == 41
+
+
+async def test_wait_returns_only_one_jobs_end(make_scheduler: Make) -> None:
+    """A short job's wait returns while a job queued after a long delay is still pending."""
+    async with make_scheduler() as s:
+        slow = s.submit(Ok("slow"), delay=3600)
+        fast = s.submit(Ok("fast"))
+        with anyio.fail_after(30):
+            assert await s.result(fast) == "fast"
+        assert s.get(slow).status is S.PENDING
+        s.cancel(slow)
+
+
+async def test_result_of_a_failed_job_raises_job_failed_error(make_scheduler: Make) -> None:
+    """JobFailedError carries the finished job; its message names status and last_error."""
+    async with make_scheduler() as s:
+        failed = s.submit(FailTimes(5, retry=NO_RETRY))
+        with anyio.fail_after(30), pytest.raises(js.JobFailedError) as info:
+            await s.result(failed)
+    error = info.value
+    assert isinstance(error, js.SchedulerError)
+    assert error.job.job_id == failed
+    assert (error.job.status, error.job.attempts) == (S.FAILED, 1)
+    assert "failed" in str(error) and "ConnectionError: attempt 1" in str(error)
+
+
+async def test_wait_for_a_cancelled_job(make_scheduler: Make) -> None:
+    """A cancelled job is finished: wait returns it, result raises naming the status."""
+    async with make_scheduler() as s:
+        queued = s.submit(Ok(), delay=3600)
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+
+                async def cancel_soon() -> None:
+                    await anyio.sleep(0.05)
+                    s.cancel(queued)
+
+                tg.start_soon(cancel_soon)
+                job = await s.wait(queued)
+            assert job.status is S.CANCELLED
+            with pytest.raises(js.JobFailedError, match="cancelled"):
+                await s.result(queued)
+
+
+async def test_wait_times_out_and_refuses_unknown_ids(make_scheduler: Make) -> None:
+    """TimeoutError when the job doesn't end in time; UnknownJobError for an id not held."""
+    async with make_scheduler() as s:
+        later = s.submit(Ok(), delay=3600)
+        with anyio.fail_after(30):
+            with pytest.raises(TimeoutError, match=f"{later}.*did not finish within 0.2 s"):
+                await s.wait(later, timeout=0.2)
+            with pytest.raises(TimeoutError):
+                await s.result(later, timeout=0)
+            with pytest.raises(js.UnknownJobError, match="job-999999"):
+                await s.wait("job-999999")
+            with pytest.raises(js.UnknownJobError):
+                await s.result("not an id")
+            with pytest.raises(ValueError, match="timeout must be"):
+                await s.wait(later, timeout=-1)
+            with pytest.raises(TypeError, match="timeout must be"):
+                await s.wait(later, timeout="1")  # type: ignore[arg-type]
+        assert s.get(later).status is S.PENDING
+        s.cancel(later)
+
+
+@pytest.mark.memory_only("a durable store's jobs run on in other members after a stop")
+async def test_wait_on_the_memory_store_needs_a_running_scheduler(make_scheduler: Make) -> None:
+    """Never started: SchedulerError; stopped under the waiter: SchedulerStoppedError."""
+    s = make_scheduler()
+    queued = s.submit(Ok())
+    with pytest.raises(js.SchedulerError, match="never started"):
+        await s.wait(queued)
+    async with make_scheduler() as s:
+        later = s.submit(Ok(), delay=3600)
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+
+                async def stop_soon() -> None:
+                    await anyio.sleep(0.05)
+                    await s.stop()
+
+                tg.start_soon(stop_soon)
+                with pytest.raises(js.SchedulerStoppedError, match="stopped with it pending"):
+                    await s.wait(later)
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_background_scheduler_blocks_for_one_job(store: str, tmp_path: Any) -> None:
+    """BackgroundScheduler's fetch, wait and result block the calling thread."""
+    url = store if store == "memory" else f"sqlite:///{tmp_path / 'jobs.db'}"
+    with js.BackgroundScheduler(store=url) as s:
+        ok = s.submit(Ok("done", seconds=0.01))
+        failed = s.submit(FailTimes(5, retry=NO_RETRY))
+        later = s.submit(Ok(), at=datetime.now(timezone.utc) + timedelta(hours=1))
+        assert s.result(ok, timeout=30) == "done"
+        assert s.wait(ok).status is S.COMPLETED
+        assert s.fetch(ok).result == "done"
+        with pytest.raises(js.JobFailedError, match="failed after 1 attempt"):
+            s.result(failed, timeout=30)
+        with pytest.raises(TimeoutError):
+            s.wait(later, timeout=0.1)
+        with pytest.raises(js.UnknownJobError):
+            s.wait("job-999999", timeout=5)
+        s.cancel(later)
