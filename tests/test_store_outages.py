@@ -187,6 +187,27 @@ async def test_flush_and_enqueue_raise_after_their_wait(
     assert len(warned) == 1 and len(back) == 1, (warned, back)
 
 
+async def test_flush_before_start_gives_up_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """flush() before start() writes the batch itself, with the same bounded
+    wait; the job stays queued and runs once the store is back."""
+    monkeypatch.setattr(_storelink, "UNAVAILABLE_WAIT", 0.3)
+    store = flaky(tmp_path)
+    log = str(tmp_path / "log")
+    s = js.JobScheduler(store=store)
+    early = s.submit(Note(log, "early"))
+    store.down = True
+    with anyio.fail_after(30), pytest.raises(js.StoreUnavailableError, match="not committed yet"):
+        await s.flush()
+    store.down = False
+    async with s:
+        with anyio.fail_after(60):
+            await s.join()
+        assert (await s.fetch(early)).status is S.COMPLETED
+    assert runs(log) == {early: [("start", 1), ("end", 1)]}
+
+
 async def test_stop_while_the_store_is_away_raises_and_ends(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
