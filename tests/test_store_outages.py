@@ -60,14 +60,16 @@ def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 class FlakyStore(SQLiteStore):
     """A SQLite store whose link calls fail on demand with StoreUnavailableError."""
 
-    def __init__(self, url: str) -> None:
-        super().__init__(url)
+    def __init__(self, url: str, lease: float = 30.0) -> None:
+        super().__init__(url, lease=lease)
         #: The next this many calls fail.
         self.failures = 0
         #: Every call fails while set.
         self.down = False
         #: Calls that failed so far.
         self.failed = 0
+        #: Set by the next claim that succeeds, when the test makes one.
+        self.claimed: anyio.Event | None = None
 
     def _trip(self, what: str) -> None:
         if self.down or self.failures > 0:
@@ -81,7 +83,10 @@ class FlakyStore(SQLiteStore):
 
     async def claim(self, owner: str, *args: Any, **kw: Any) -> list[Claimed]:
         self._trip("claim")
-        return await super().claim(owner, *args, **kw)
+        claims = await super().claim(owner, *args, **kw)
+        if self.claimed is not None:
+            self.claimed.set()
+        return claims
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
         self._trip("record")
@@ -108,8 +113,8 @@ class FlakyStore(SQLiteStore):
         return await super().prune(keep)
 
 
-def flaky(tmp_path: Path) -> FlakyStore:
-    return FlakyStore(f"sqlite:///{tmp_path / 'jobs.db'}")
+def flaky(tmp_path: Path, lease: float = 30.0) -> FlakyStore:
+    return FlakyStore(f"sqlite:///{tmp_path / 'jobs.db'}", lease=lease)
 
 
 def outage_lines(caplog: pytest.LogCaptureFixture) -> tuple[list[str], list[str]]:
@@ -150,6 +155,31 @@ async def test_an_outage_is_ridden_out(tmp_path: Path, caplog: pytest.LogCapture
     assert len(warned) == 1 and len(back) == 1, (warned, back)
     assert "planned outage" in warned[0] and store.url in warned[0]
     assert store.url in back[0]
+
+
+async def test_an_outage_longer_than_the_lease_keeps_the_members_jobs(tmp_path: Path) -> None:
+    """A job that ran through an outage longer than its lease is not taken
+    over by its own member once the store is back: it completes, attempt 1."""
+    store = flaky(tmp_path, lease=1.0)
+    outage_jobs.reset(2)
+    assert outage_jobs.GATE is not None and outage_jobs.ALL_STARTED is not None
+    async with js.JobScheduler(store=store, num_workers=4) as s:
+        held = [s.submit(Held(i)) for i in range(2)]
+        with anyio.fail_after(30):
+            await outage_jobs.ALL_STARTED.wait()
+        store.down = True
+        await anyio.sleep(2.0)  # the outage: twice the lease
+        store.claimed = anyio.Event()
+        store.down = False
+        with anyio.fail_after(30):
+            # Back: the claim after the outage must not take these over as lost.
+            await store.claimed.wait()
+            await s.flush()
+        outage_jobs.GATE.set()
+        with anyio.fail_after(60):
+            await s.join()
+        got = [await s.fetch(i) for i in held]
+    assert [(j.status, j.attempts, j.last_error) for j in got] == [(S.COMPLETED, 1, None)] * 2
 
 
 async def test_flush_and_enqueue_raise_after_their_wait(
