@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -441,3 +442,85 @@ def test_a_full_disk_then_room_again(tmp_path: Path, anyio_backend: str) -> None
     assert "full" in report["warned"][0] or "I/O" in report["warned"][0], report["warned"]
     assert str(db) in report["warned"][0]
     assert report["errors"] == []
+
+
+def test_which_sqlite_errors_are_transient() -> None:
+    """Locked, full, I/O and read-only errors are an outage; a constraint is a bug."""
+    from jobsched_sqlite._errors import is_transient
+
+    for message in ("database is locked", "database or disk is full", "disk I/O error"):
+        assert is_transient(sqlite3.OperationalError(message))  # by message (Python 3.10)
+    assert not is_transient(sqlite3.IntegrityError("UNIQUE constraint failed: jobs.id"))
+    assert not is_transient(RuntimeError("database is locked"))
+    full = sqlite3.OperationalError("whatever the text")
+    full.sqlite_errorcode = 13  # type: ignore[attr-defined]  # SQLITE_FULL
+    assert is_transient(full)
+    ioerr_write = sqlite3.OperationalError("disk I/O error")
+    ioerr_write.sqlite_errorcode = 10 | (3 << 8)  # type: ignore[attr-defined]  # SQLITE_IOERR_WRITE
+    assert is_transient(ioerr_write)
+    constraint = sqlite3.IntegrityError("UNIQUE constraint failed")
+    constraint.sqlite_errorcode = 19 | (8 << 8)  # type: ignore[attr-defined]  # CONSTRAINT_UNIQUE
+    assert not is_transient(constraint)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_transient_error_fails_the_whole_group(tmp_path: Path) -> None:
+    """A write of a group commit that fails for a transient reason fails every
+    write of the group, none committed, as StoreUnavailableError."""
+    store = SQLiteStore(f"sqlite:///{tmp_path / 'jobs.db'}")
+    await store.open()
+    try:
+
+        def ok(conn: sqlite3.Connection) -> None:
+            conn.execute("UPDATE jobsched_meta SET value = 41 WHERE key = 'next_id'")
+
+        def full(conn: sqlite3.Connection) -> None:
+            raise sqlite3.OperationalError("database or disk is full")
+
+        errors: list[BaseException] = []
+
+        async def write(fn: Any) -> None:
+            try:
+                await store._write_async(fn)
+            except js.StoreUnavailableError as exc:
+                errors.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(write, ok)
+            tg.start_soon(write, full)
+        assert len(errors) == 2, errors
+        assert all("database or disk is full" in str(e) for e in errors)
+        assert store.reserve_ids(1) != 41  # the first write was rolled back with the group
+    finally:
+        await store.close()
+
+
+async def test_a_store_bug_still_ends_the_scheduler(tmp_path: Path) -> None:
+    """Any other exception from the store is no outage: the scheduler ends on
+    it, as before, rather than retry a bug for ever."""
+
+    class Broken(FlakyStore):
+        async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+            raise RuntimeError("a bug in the store")
+
+    store = Broken(f"sqlite:///{tmp_path / 'jobs.db'}")
+    log = str(tmp_path / "log")
+    ended: BaseException | None = None
+    with anyio.fail_after(60):
+        try:
+            async with js.JobScheduler(store=store) as s:
+                s.submit(Note(log, "x"))
+                await s.join()
+        except Exception as exc:
+            ended = exc
+    assert ended is not None
+    # Raised where the committer met it and again where the stop's flush did.
+    assert {repr(e) for e in leaves(ended)} == {"RuntimeError('a bug in the store')"}
+
+
+def leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions in ``exc``, exception groups opened."""
+    inner = getattr(exc, "exceptions", None)  # an exception group (Python 3.10: the backport)
+    if inner is None:
+        return [exc]
+    return [leaf for one in inner for leaf in leaves(one)]
