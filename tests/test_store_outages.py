@@ -453,13 +453,13 @@ def test_which_sqlite_errors_are_transient() -> None:
     assert not is_transient(sqlite3.IntegrityError("UNIQUE constraint failed: jobs.id"))
     assert not is_transient(RuntimeError("database is locked"))
     full = sqlite3.OperationalError("whatever the text")
-    full.sqlite_errorcode = 13  # type: ignore[attr-defined]  # SQLITE_FULL
+    full.sqlite_errorcode = 13  # SQLITE_FULL
     assert is_transient(full)
     ioerr_write = sqlite3.OperationalError("disk I/O error")
-    ioerr_write.sqlite_errorcode = 10 | (3 << 8)  # type: ignore[attr-defined]  # SQLITE_IOERR_WRITE
+    ioerr_write.sqlite_errorcode = 10 | (3 << 8)  # SQLITE_IOERR_WRITE
     assert is_transient(ioerr_write)
     constraint = sqlite3.IntegrityError("UNIQUE constraint failed")
-    constraint.sqlite_errorcode = 19 | (8 << 8)  # type: ignore[attr-defined]  # CONSTRAINT_UNIQUE
+    constraint.sqlite_errorcode = 19 | (8 << 8)  # CONSTRAINT_UNIQUE
     assert not is_transient(constraint)
 
 
