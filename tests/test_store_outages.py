@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -60,14 +61,16 @@ def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 class FlakyStore(SQLiteStore):
     """A SQLite store whose link calls fail on demand with StoreUnavailableError."""
 
-    def __init__(self, url: str) -> None:
-        super().__init__(url)
+    def __init__(self, url: str, lease: float = 30.0) -> None:
+        super().__init__(url, lease=lease)
         #: The next this many calls fail.
         self.failures = 0
         #: Every call fails while set.
         self.down = False
         #: Calls that failed so far.
         self.failed = 0
+        #: Set by the next claim that succeeds, when the test makes one.
+        self.claimed: anyio.Event | None = None
 
     def _trip(self, what: str) -> None:
         if self.down or self.failures > 0:
@@ -81,7 +84,10 @@ class FlakyStore(SQLiteStore):
 
     async def claim(self, owner: str, *args: Any, **kw: Any) -> list[Claimed]:
         self._trip("claim")
-        return await super().claim(owner, *args, **kw)
+        claims = await super().claim(owner, *args, **kw)
+        if self.claimed is not None:
+            self.claimed.set()
+        return claims
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
         self._trip("record")
@@ -108,8 +114,8 @@ class FlakyStore(SQLiteStore):
         return await super().prune(keep)
 
 
-def flaky(tmp_path: Path) -> FlakyStore:
-    return FlakyStore(f"sqlite:///{tmp_path / 'jobs.db'}")
+def flaky(tmp_path: Path, lease: float = 30.0) -> FlakyStore:
+    return FlakyStore(f"sqlite:///{tmp_path / 'jobs.db'}", lease=lease)
 
 
 def outage_lines(caplog: pytest.LogCaptureFixture) -> tuple[list[str], list[str]]:
@@ -152,6 +158,31 @@ async def test_an_outage_is_ridden_out(tmp_path: Path, caplog: pytest.LogCapture
     assert store.url in back[0]
 
 
+async def test_an_outage_longer_than_the_lease_keeps_the_members_jobs(tmp_path: Path) -> None:
+    """A job that ran through an outage longer than its lease is not taken
+    over by its own member once the store is back: it completes, attempt 1."""
+    store = flaky(tmp_path, lease=1.0)
+    outage_jobs.reset(2)
+    assert outage_jobs.GATE is not None and outage_jobs.ALL_STARTED is not None
+    async with js.JobScheduler(store=store, num_workers=4) as s:
+        held = [s.submit(Held(i)) for i in range(2)]
+        with anyio.fail_after(30):
+            await outage_jobs.ALL_STARTED.wait()
+        store.down = True
+        await anyio.sleep(2.0)  # the outage: twice the lease
+        store.claimed = anyio.Event()
+        store.down = False
+        with anyio.fail_after(30):
+            # Back: the claim after the outage must not take these over as lost.
+            await store.claimed.wait()
+            await s.flush()
+        outage_jobs.GATE.set()
+        with anyio.fail_after(60):
+            await s.join()
+        got = [await s.fetch(i) for i in held]
+    assert [(j.status, j.attempts, j.last_error) for j in got] == [(S.COMPLETED, 1, None)] * 2
+
+
 async def test_flush_and_enqueue_raise_after_their_wait(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -185,6 +216,27 @@ async def test_flush_and_enqueue_raise_after_their_wait(
     assert runs(log) == {i: [("start", 1), ("end", 1)] for i in (before, during, enqueued)}
     warned, back = outage_lines(caplog)
     assert len(warned) == 1 and len(back) == 1, (warned, back)
+
+
+async def test_flush_before_start_gives_up_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """flush() before start() writes the batch itself, with the same bounded
+    wait; the job stays queued and runs once the store is back."""
+    monkeypatch.setattr(_storelink, "UNAVAILABLE_WAIT", 0.3)
+    store = flaky(tmp_path)
+    log = str(tmp_path / "log")
+    s = js.JobScheduler(store=store)
+    early = s.submit(Note(log, "early"))
+    store.down = True
+    with anyio.fail_after(30), pytest.raises(js.StoreUnavailableError, match="not committed yet"):
+        await s.flush()
+    store.down = False
+    async with s:
+        with anyio.fail_after(60):
+            await s.join()
+        assert (await s.fetch(early)).status is S.COMPLETED
+    assert runs(log) == {early: [("start", 1), ("end", 1)]}
 
 
 async def test_stop_while_the_store_is_away_raises_and_ends(
@@ -390,3 +442,85 @@ def test_a_full_disk_then_room_again(tmp_path: Path, anyio_backend: str) -> None
     assert "full" in report["warned"][0] or "I/O" in report["warned"][0], report["warned"]
     assert str(db) in report["warned"][0]
     assert report["errors"] == []
+
+
+def test_which_sqlite_errors_are_transient() -> None:
+    """Locked, full, I/O and read-only errors are an outage; a constraint is a bug."""
+    from jobsched_sqlite._errors import is_transient
+
+    for message in ("database is locked", "database or disk is full", "disk I/O error"):
+        assert is_transient(sqlite3.OperationalError(message))  # by message (Python 3.10)
+    assert not is_transient(sqlite3.IntegrityError("UNIQUE constraint failed: jobs.id"))
+    assert not is_transient(RuntimeError("database is locked"))
+    full = sqlite3.OperationalError("whatever the text")
+    full.sqlite_errorcode = 13  # SQLITE_FULL
+    assert is_transient(full)
+    ioerr_write = sqlite3.OperationalError("disk I/O error")
+    ioerr_write.sqlite_errorcode = 10 | (3 << 8)  # SQLITE_IOERR_WRITE
+    assert is_transient(ioerr_write)
+    constraint = sqlite3.IntegrityError("UNIQUE constraint failed")
+    constraint.sqlite_errorcode = 19 | (8 << 8)  # CONSTRAINT_UNIQUE
+    assert not is_transient(constraint)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_transient_error_fails_the_whole_group(tmp_path: Path) -> None:
+    """A write of a group commit that fails for a transient reason fails every
+    write of the group, none committed, as StoreUnavailableError."""
+    store = SQLiteStore(f"sqlite:///{tmp_path / 'jobs.db'}")
+    await store.open()
+    try:
+
+        def ok(conn: sqlite3.Connection) -> None:
+            conn.execute("UPDATE jobsched_meta SET value = 41 WHERE key = 'next_id'")
+
+        def full(conn: sqlite3.Connection) -> None:
+            raise sqlite3.OperationalError("database or disk is full")
+
+        errors: list[BaseException] = []
+
+        async def write(fn: Any) -> None:
+            try:
+                await store._write_async(fn)
+            except js.StoreUnavailableError as exc:
+                errors.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(write, ok)
+            tg.start_soon(write, full)
+        assert len(errors) == 2, errors
+        assert all("database or disk is full" in str(e) for e in errors)
+        assert store.reserve_ids(1) != 41  # the first write was rolled back with the group
+    finally:
+        await store.close()
+
+
+async def test_a_store_bug_still_ends_the_scheduler(tmp_path: Path) -> None:
+    """Any other exception from the store is no outage: the scheduler ends on
+    it, as before, rather than retry a bug for ever."""
+
+    class Broken(FlakyStore):
+        async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+            raise RuntimeError("a bug in the store")
+
+    store = Broken(f"sqlite:///{tmp_path / 'jobs.db'}")
+    log = str(tmp_path / "log")
+    ended: BaseException | None = None
+    with anyio.fail_after(60):
+        try:
+            async with js.JobScheduler(store=store) as s:
+                s.submit(Note(log, "x"))
+                await s.join()
+        except Exception as exc:
+            ended = exc
+    assert ended is not None
+    # Raised where the committer met it and again where the stop's flush did.
+    assert {repr(e) for e in leaves(ended)} == {"RuntimeError('a bug in the store')"}
+
+
+def leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions in ``exc``, exception groups opened."""
+    inner = getattr(exc, "exceptions", None)  # an exception group (Python 3.10: the backport)
+    if inner is None:
+        return [exc]
+    return [leaf for one in inner for leaf in leaves(one)]

@@ -307,7 +307,10 @@ class StoreLink:
             if not self._committing:
                 # No committer task (not started yet, or torn down): commit here.
                 await self.store.open()
-                await self._commit_batch(patient=False)
+                try:
+                    await self._commit_batch(patient=False)
+                except StoreUnavailableError as exc:
+                    raise self._unavailable(target) from exc
                 continue
             entry = (target, anyio.Event())
             self._flushed.append(entry)
@@ -427,8 +430,14 @@ class StoreLink:
             self._commit_wakeup.set()
 
     async def _backoff(self, failures: int) -> None:
-        # Cut short by close(): a closing link tries once more, then ends.
-        with anyio.move_on_after(STORE_BACKOFF.delay(failures, self._rng)):
+        delay = STORE_BACKOFF.delay(failures, self._rng)
+        if self.closing:
+            # The committer still writing at stop: a backoff all the same
+            # (the wakeup below is set for good now).
+            await anyio.sleep(delay)
+            return
+        # Cut short by close(): the call is tried once more, then the task ends.
+        with anyio.move_on_after(delay):
             await self._close_wakeup.wait()
 
     # ── the tasks ─────────────────────────────────────────────────────────

@@ -43,7 +43,7 @@ def is_transient(exc: BaseException) -> bool:
     """True if ``exc`` is a SQLite error that may pass (see the module)."""
     if not isinstance(exc, sqlite3.Error):
         return False
-    code = getattr(exc, "sqlite_errorcode", None)
+    code: int | None = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return code & 0xFF in _TRANSIENT_CODES
     message = str(exc).lower()
@@ -52,7 +52,7 @@ def is_transient(exc: BaseException) -> bool:
 
 def unavailable(exc: sqlite3.Error, path: Path) -> StoreUnavailableError:
     """The StoreUnavailableError a transient ``exc`` on the file ``path`` becomes."""
-    code = getattr(exc, "sqlite_errorcode", None)
+    code: int | None = getattr(exc, "sqlite_errorcode", None)
     hint = _HINTS.get(code & 0xFF) if code is not None else None
     return StoreUnavailableError(
         f"the SQLite store {str(path)!r} cannot be written now: {exc}"

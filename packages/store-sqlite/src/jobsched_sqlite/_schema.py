@@ -284,7 +284,7 @@ def _check_writable(conn: sqlite3.Connection, path: Path) -> None:
 
 
 def _is_read_only(exc: sqlite3.Error) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
+    code: int | None = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         return code & 0xFF == 8  # SQLITE_READONLY
     return "readonly" in str(exc)
