@@ -32,7 +32,7 @@ import click
 from .._enums import JobStatus
 from .._jobs import Job
 from .._scheduler import JobScheduler
-from ._main import Count, PairParam, UserError, cli, make_store, store_option
+from ._main import Count, PairParam, Seconds, UserError, cli, make_store, store_option
 
 #: The function an imported module may define to set the worker up.
 HOOK = "jobsched_setup"
@@ -87,7 +87,7 @@ class LimitType(PairParam):
 )
 @click.option(
     "--grace",
-    type=click.FloatRange(min=0),
+    type=Seconds(),
     default=30.0,
     show_default=True,
     metavar="SECONDS",
