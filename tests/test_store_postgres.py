@@ -149,6 +149,52 @@ async def test_an_unknown_user_is_refused_with_the_password_masked(url: str) -> 
     assert "hunter2" not in str(info.value) and "no_such_user_here:***@" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ("postgresql://", "names no host"),
+        ("postgresql:///jobs", "names no host"),
+        ("postgresql://u:hunter2@/jobs", "names no host"),
+        ("postgresql://u:hunter2@127.0.0.1", "names no database"),
+        ("postgresql://127.0.0.1:5432/?password=hunter2", "names no database"),
+    ],
+)
+def test_a_url_without_host_or_database_is_refused(bad: str, says: str) -> None:
+    """libpq's defaults would pick a host and a database the user never named."""
+    with pytest.raises(ValueError, match=says) as info:
+        PostgresStore(bad, secret=SECRET)
+    assert "hunter2" not in str(info.value)
+
+
+def test_a_socket_directory_is_a_host() -> None:
+    assert PostgresStore("postgresql:///jobs?host=/var/run/postgresql", secret=SECRET)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "postgresql://app@127.0.0.1:1/jobs?password=hunter2",
+        "postgresql://app@127.0.0.1:1/jobs?sslmode=disable&password=hunter2",
+        "postgresql://app:hunter2@127.0.0.1:1/jobs?sslpassword=hunter2",
+    ],
+)
+async def test_a_password_given_as_an_option_is_masked_too(bad: str) -> None:
+    store = PostgresStore(bad, secret=SECRET)
+    assert "hunter2" not in store.url
+    with pytest.raises(StoreUnavailableError, match="cannot connect") as info:
+        await store.open()
+    assert "hunter2" not in str(info.value) and "password=***" in str(info.value)
+
+
+async def test_exists_asks_without_creating_the_schema(url: str) -> None:
+    store = PostgresStore(url, secret=SECRET)
+    assert await store.exists() is False
+    assert sql(url, "SELECT to_regclass('jobsched_meta') IS NULL") == [(True,)]
+    await store.open()
+    await store.close()
+    assert await store.exists() is True
+
+
 async def test_a_missing_database_is_named(url: str) -> None:
     del url  # the server is there, the database is not
     store = PostgresStore(url_of("jobsched_no_such_database"), secret=SECRET)
