@@ -6,6 +6,7 @@ time, and a script reads ISO 8601 with the offset, so both know the zone.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Sequence
@@ -76,6 +77,19 @@ def printable(text: str, keep: str = "") -> str:
         return char if char in keep else char.encode("unicode_escape").decode("ascii")
 
     return _CONTROL.sub(escape, text)
+
+
+# What json.dumps(ensure_ascii=False) leaves raw: DEL, the C1 controls and
+# the bidirectional ones (it escapes only those below U+0020).
+_JSON_RAW = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def json_text(value: object) -> str:
+    """``value`` as indented JSON, non-ASCII text kept readable but every
+    control character escaped (``\\u009b``): valid JSON, inert on a terminal."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    # Such characters can only stand inside strings, where \uXXXX means them.
+    return _JSON_RAW.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def one_line(text: str | None, width: int = 60) -> str:

@@ -8,7 +8,6 @@ modules nor the store's secret.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -78,7 +77,7 @@ async def _fetch(store: JobStore, number: int) -> StoredJob:
 
 
 def _print_json(value: object) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+    click.echo(fmt.json_text(value))
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
