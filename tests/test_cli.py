@@ -477,6 +477,25 @@ def test_control_characters_never_reach_the_terminal(store_url: str) -> None:
     assert as_json("show", job_id, "--store", store_url)["name"] == HOSTILE_NAME
 
 
+@pytest.mark.timeout(120)
+def test_the_worker_log_escapes_control_characters(store_url: str, workers: list[Worker]) -> None:
+    """The worker's log line for a failed job (name, error, traceback) is escaped too."""
+    (job_id,) = submit(
+        store_url,
+        js.FunctionJob(
+            boom, (HOSTILE_ERROR,), name=HOSTILE_NAME, retry=js.RetryPolicy(max_retries=0)
+        ),
+    )
+    worker = Worker(store_url, "--workers", "1")
+    workers.append(worker)
+    failed = worker.expect("it ends FAILED")
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0, worker.lines
+    assert job_id in failed and "ValueError: \\x1b[31mred\\x1b[0m\\x9b and\\ttabs" in failed
+    text = "\n".join(worker.lines)
+    assert not any(c in text for c in "\x1b\x07\x9b\u202e"), repr(text)
+
+
 @pytest.mark.postgres
 @pytest.mark.timeout(120)
 def test_a_password_given_as_an_option_reaches_no_output(
