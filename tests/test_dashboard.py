@@ -55,8 +55,8 @@ def stored(job_id: int, status: JobStatus, **fields: Any) -> StoredJob:
 class FakeStore(JobStore):
     """The operator reads over a dict of jobs and a list of attempts; the rest unused."""
 
-    def __init__(self) -> None:
-        super().__init__("fake://store")
+    def __init__(self, url: str = "fake://store") -> None:
+        super().__init__(url)
         self.rows: dict[int, StoredJob] = {}
         self.history: list[Attempt] = []
         self.stored_schedules: list[StoredSchedule] = []
@@ -321,6 +321,29 @@ def test_names_and_errors_are_escaped(store: FakeStore, path: str) -> None:
         html = c.get(path).text
     assert "<script>alert" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://app@db/jobs?password=hunter2",
+        "postgresql://app:hunter2@db/jobs?sslmode=require&sslpassword=hunter2",
+    ],
+)
+def test_no_page_shows_the_store_password(url: str) -> None:
+    """Every page names the store, its password masked in every form."""
+    store = FakeStore(url)
+    store.add_job(stored(1, JobStatus.FAILED, last_error="boom", finished_at=time.time()))
+    with client(store) as c:
+        pages = [c.get(path) for path in ("/", "/live", "/jobs/1", "/jobs/1/live", "/jobs/999")]
+        pages += [
+            c.get("/jobs/999/live"),
+            c.post("/jobs/999/retry", headers={"Authorization": f"Bearer {TOKEN}"}),
+        ]
+    assert [p.status_code for p in pages] == [200, 200, 200, 200, 404, 404, 404]
+    assert "password=***" in pages[0].text and "password=***" in pages[4].text
+    leaks = [p.url for p in pages if "hunter2" in p.text]
+    assert not leaks, leaks
 
 
 # ── actions and the token ──────────────────────────────────────────────────
