@@ -581,28 +581,37 @@ def test_dashboard_not_installed(store_url: str) -> None:
     )
 
 
+_PRINTS = "types.SimpleNamespace(serve=lambda *a, **k: print(*a, k))"
+
+
 def test_dashboard_calls_serve(store_url: str) -> None:
-    """`dashboard` hands the store, address and token to jobsched_dashboard.serve."""
-    fake = "sys.modules['jobsched_dashboard'] = types.SimpleNamespace(serve=print)"
+    """`dashboard` hands the store, address, token and allowed hosts to
+    jobsched_dashboard.serve."""
+    fake = f"sys.modules['jobsched_dashboard'] = {_PRINTS}"
     done = _dashboard(fake, "--store", store_url, "--port", "8123", "--token", "s3cret")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"{store_url} 127.0.0.1 8123 s3cret\n"
-    done = _dashboard(fake, "--store", store_url, "--host", "0.0.0.0")
-    assert done.stdout == f"{store_url} 0.0.0.0 8000 None\n"
+    assert done.stdout == f"{store_url} 127.0.0.1 8123 s3cret {{'allowed_hosts': ()}}\n"
+    done = _dashboard(
+        fake, "--store", store_url, "--host", "0.0.0.0", "--allowed-host", "jobs.example.org"
+    )
+    assert done.stdout == (
+        f"{store_url} 0.0.0.0 8000 None {{'allowed_hosts': ('jobs.example.org',)}}\n"
+    )
 
 
 @pytest.mark.parametrize(
     ("setup", "args", "expected"),
     [
-        ("types.SimpleNamespace(serve=print)", ["--store", "jobs.db"], "malformed store URL"),
-        ("types.SimpleNamespace(serve=print)", ["--token", ""], "--token is empty"),
+        (_PRINTS, ["--store", "jobs.db"], "malformed store URL"),
+        (_PRINTS, ["--token", ""], "--token is empty"),
+        (_PRINTS, ["--allowed-host", " "], "--allowed-host is empty"),
         (
-            "types.SimpleNamespace(serve=lambda *a: int('port?'))",
+            "types.SimpleNamespace(serve=lambda *a, **k: int('port?'))",
             [],
             "invalid literal for int()",
         ),
     ],
-    ids=["bad-url", "empty-token", "serve-refuses"],
+    ids=["bad-url", "empty-token", "empty-allowed-host", "serve-refuses"],
 )
 def test_dashboard_user_errors(store_url: str, setup: str, args: list[str], expected: str) -> None:
     """A bad URL, an empty token, or input serve() refuses (ValueError): one line, exit 1."""
