@@ -1282,3 +1282,25 @@ async def test_watch_listens_again_after_its_connection_is_terminated(url: str) 
     finally:
         await store.close()
         await other.close()
+
+
+async def test_history_limit_bounds_a_small_history_and_is_kept_at_stop(url: str) -> None:
+    """As on SQLite (tests/test_store_sqlite.py): pruned every `limit` outcomes
+    for a small limit, and down to the limit when the scheduler stops."""
+    counts: list[int] = []
+
+    def finished() -> int:
+        (row,) = sql(url, "SELECT count(*) FROM jobsched_jobs WHERE finished_at IS NOT NULL")
+        return int(row[0])  # type: ignore[call-overload]
+
+    store = PostgresStore(url, secret=SECRET)
+    async with js.JobScheduler(store=store, history_limit=5, num_workers=4) as s:
+        for _ in range(4):
+            for _ in range(20):
+                s.submit(js.FunctionJob(len, ("abc",)))
+            with anyio.fail_after(60):
+                await s.join()
+            await s.flush()
+            counts.append(finished())
+    assert max(counts) <= 2 * 5 + 20, counts
+    assert finished() == 5
