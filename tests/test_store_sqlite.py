@@ -1044,3 +1044,26 @@ async def test_history_limit_bounds_a_small_history_and_is_kept_at_stop(
             counts.append(finished())
     assert max(counts) <= 2 * limit + 20, counts
     assert finished() == limit
+
+
+class _PruneFails(SQLiteStore):
+    """Its prune fails as a store that went away does."""
+
+    async def prune(self, keep: int) -> int:
+        raise StoreUnavailableError("planned outage (prune)")
+
+
+async def test_a_prune_at_stop_that_fails_leaves_stop_quiet(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store away at stop: the prune is left to the next scheduler, and
+    stop() neither raises nor waits for it."""
+    store = _PruneFails(url_for(tmp_path / "jobs.db"))
+    async with js.JobScheduler(store=store, history_limit=5) as s:
+        for _ in range(3):  # below the cadence: only the stop prunes
+            s.submit(js.FunctionJob(len, ("abc",)))
+        with anyio.fail_after(60):
+            await s.join()
+    assert "planned outage (prune)" in caplog.text  # the outage was logged, not raised
+    with sqlite3.connect(tmp_path / "jobs.db") as conn:
+        assert conn.execute("SELECT count(*) FROM jobs").fetchone() == (3,)
