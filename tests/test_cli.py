@@ -352,6 +352,26 @@ USER_ERRORS = {
     "limit-zero-count": ([*_WORKER, "--executor-limit", "a=0"], "NAME=N"),
     "no-import": (["worker", "--store", "{url}"], "Missing option '--import'"),
     "import-missing": ([*_WORKER[:-1], "no_such_module"], "cannot import 'no_such_module'"),
+    "limit-huge": (
+        ["jobs", "--store", "{url}", "--limit", "99999999999999999999999"],
+        "'--limit': 99999999999999999999999 is not in the range 1<=x<=9223372036854775807",
+    ),
+    "job-id-huge": (["show", "9999999999999999999", "--store", "{url}"], "is not a job id"),
+    "grace-nan": ([*_WORKER, "--grace", "nan"], "'nan' is not a finite number of seconds"),
+    "grace-inf": ([*_WORKER, "--grace", "inf"], "'inf' is not a finite number of seconds"),
+    "pg-no-host": (["jobs", "--store", "postgresql://"], "'postgresql://' names no host"),
+    "pg-no-database": (
+        ["stats", "--store", "postgresql://u:hunter2@127.0.0.1"],
+        "'postgresql://u:***@127.0.0.1' names no database",
+    ),
+    "keyword-dsn": (
+        ["jobs", "--store", "host=db password=hunter2"],
+        "malformed store URL 'host=db password=***'",
+    ),
+    "query-password": (
+        ["stats", "--store", "postgresql://u@h/db?password=hunter2"],
+        "the PostgreSQL store 'postgresql://u@h/db?password=***' needs a secret",
+    ),
     "unknown-option": (["jobs", "--store", "{url}", "--colour"], "No such option"),
     "unknown-command": (["frobnicate"], "No such command 'frobnicate'"),
 }
@@ -377,6 +397,145 @@ def test_reading_a_missing_file_does_not_create_it(tmp_path: Path) -> None:
     done = jobsched("jobs", "--store", f"sqlite:///{path}")
     assert done.returncode == 1 and "does not exist" in done.stderr
     assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["jobs"],
+        ["jobs", "--json"],
+        ["stats"],
+        ["show", "job-1"],
+        ["cancel", "job-1"],
+        ["retry", "1"],
+    ],
+    ids=lambda c: "-".join(c),
+)
+def test_reading_a_database_without_the_schema_does_not_create_it(
+    store_url: str, command: list[str]
+) -> None:
+    """A database without jobsched's tables (a wrong URL, an empty file) is an
+    error: a read command never creates a store, nor shows "no jobs" for one."""
+    if store_url.startswith("sqlite:"):
+        path = Path(store_url.removeprefix("sqlite:///"))
+        path.touch()
+    done = jobsched(*command, "--store", store_url)
+    assert done.returncode == 1 and done.stdout == "", done.stdout
+    assert done.stderr.startswith("jobsched: error: no jobsched store at "), done.stderr
+    assert "has no jobsched tables" in done.stderr and len(done.stderr.splitlines()) == 1
+    if store_url.startswith("sqlite:"):
+        assert path.stat().st_size == 0
+    else:
+        import psycopg
+
+        with psycopg.connect(store_url) as conn:
+            tables = conn.execute(
+                "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'jobsched%' "
+                "AND schemaname = current_schema()"
+            ).fetchone()
+        assert tables == (0,)
+
+
+HOSTILE_NAME = "\x1b]0;pwned\x07\x1b[2J evil\u202eman"
+HOSTILE_ERROR = "\x1b[31mred\x1b[0m\x9b and\ttabs"
+
+
+def test_control_characters_never_reach_the_terminal(store_url: str) -> None:
+    """A job's name and error (anyone's text) are printed with their control
+    characters escaped (ESC as \\x1b), in tables and in `show`; --json keeps
+    them exact, as valid JSON."""
+
+    async def main() -> str:
+        async with js.JobScheduler(store=store_url) as s:
+            job_id = s.submit(
+                js.FunctionJob(
+                    boom, (HOSTILE_ERROR,), name=HOSTILE_NAME, retry=js.RetryPolicy(max_retries=0)
+                )
+            )
+            with anyio.fail_after(30):
+                await s.join()
+        return job_id
+
+    job_id = anyio.run(main)
+    outputs = [
+        ok("jobs", "--store", store_url),
+        ok("show", job_id, "--store", store_url),
+        ok("stats", "--store", store_url),
+    ]
+    for text in outputs:
+        assert not any(c in text for c in "\x1b\x07\x9b\u202e"), repr(text)
+    table, shown, _ = outputs
+    assert "\\x1b]0;pwned\\x07" in table and "\\x1b[31mred" in table
+    assert f"{job_id}  \\x1b]0;pwned\\x07\\x1b[2J evil\\u202eman\n" in shown
+    assert "last error  ValueError: \\x1b[31mred\\x1b[0m\\x9b and\\ttabs" in shown
+    assert "\n  File " in shown  # the traceback keeps its lines
+    raw = ok("jobs", "--store", store_url, "--json")
+    assert not any(c in raw for c in "\x1b\x07\x9b\u202e"), repr(raw)
+    assert "\\u001b]0;pwned\\u0007" in raw and "\\u009b" in raw and "\\u202e" in raw
+    (row,) = as_json("jobs", "--store", store_url)
+    assert row["name"] == HOSTILE_NAME and row["last_error"] == f"ValueError: {HOSTILE_ERROR}"
+    assert as_json("show", job_id, "--store", store_url)["name"] == HOSTILE_NAME
+
+
+@pytest.mark.timeout(120)
+def test_the_worker_log_escapes_control_characters(store_url: str, workers: list[Worker]) -> None:
+    """The worker's log line for a failed job (name, error, traceback) is escaped too."""
+    (job_id,) = submit(
+        store_url,
+        js.FunctionJob(
+            boom, (HOSTILE_ERROR,), name=HOSTILE_NAME, retry=js.RetryPolicy(max_retries=0)
+        ),
+    )
+    worker = Worker(store_url, "--workers", "1")
+    workers.append(worker)
+    failed = worker.expect("it ends FAILED")
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0, worker.lines
+    assert job_id in failed and "ValueError: \\x1b[31mred\\x1b[0m\\x9b and\\ttabs" in failed
+    text = "\n".join(worker.lines)
+    assert not any(c in text for c in "\x1b\x07\x9b\u202e"), repr(text)
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(120)
+def test_a_password_given_as_an_option_reaches_no_output(
+    pg_session_database: str, monkeypatch: pytest.MonkeyPatch, workers: list[Worker]
+) -> None:
+    """`?password=` in the URL: no command prints it, in its output, its errors
+    or the worker's log (the test server trusts 127.0.0.1, so it connects)."""
+    from pg import SECRET, schema_url
+
+    monkeypatch.setenv("JOBSCHED_SECRET", SECRET)
+    empty = schema_url(pg_session_database) + "&password=hunter2"
+    url = schema_url(pg_session_database) + "&password=hunter2"
+    ids = populate(url)
+    unreachable = "postgresql://postgres@127.0.0.1:1/jobs?password=hunter2"
+    runs = [
+        jobsched("jobs", "--store", url),
+        jobsched("jobs", "--store", url, "--json"),
+        jobsched("show", ids["failed"], "--store", url),
+        jobsched("show", "job-999999", "--store", url),
+        jobsched("cancel", ids["pending"], "--store", url),
+        jobsched("cancel", "job-999999", "--store", url),
+        jobsched("retry", ids["failed"], "--store", url),
+        jobsched("retry", "job-999999", "--store", url),
+        jobsched("stats", "--store", url),
+        jobsched("stats", "--store", empty),
+        jobsched("jobs", "--store", unreachable),
+    ]
+    outputs = [run.stdout + run.stderr for run in runs]
+    assert "no job job-999999 in postgresql://" in outputs[3]
+    assert "password=***" in outputs[3] and "password=***" in outputs[9]
+    assert "cannot connect to the PostgreSQL store" in outputs[10]
+    worker = Worker(url, "--workers", "1")
+    workers.append(worker)
+    started = worker.expect("started on ")
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0, worker.lines
+    assert "password=***" in started
+    outputs += worker.lines
+    leaks = [text for text in outputs if "hunter2" in text]
+    assert not leaks, leaks
 
 
 def test_an_error_in_an_imported_module_names_its_line(store_url: str, tmp_path: Path) -> None:
@@ -422,28 +581,37 @@ def test_dashboard_not_installed(store_url: str) -> None:
     )
 
 
+_PRINTS = "types.SimpleNamespace(serve=lambda *a, **k: print(*a, k))"
+
+
 def test_dashboard_calls_serve(store_url: str) -> None:
-    """`dashboard` hands the store, address and token to jobsched_dashboard.serve."""
-    fake = "sys.modules['jobsched_dashboard'] = types.SimpleNamespace(serve=print)"
+    """`dashboard` hands the store, address, token and allowed hosts to
+    jobsched_dashboard.serve."""
+    fake = f"sys.modules['jobsched_dashboard'] = {_PRINTS}"
     done = _dashboard(fake, "--store", store_url, "--port", "8123", "--token", "s3cret")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"{store_url} 127.0.0.1 8123 s3cret\n"
-    done = _dashboard(fake, "--store", store_url, "--host", "0.0.0.0")
-    assert done.stdout == f"{store_url} 0.0.0.0 8000 None\n"
+    assert done.stdout == f"{store_url} 127.0.0.1 8123 s3cret {{'allowed_hosts': ()}}\n"
+    done = _dashboard(
+        fake, "--store", store_url, "--host", "0.0.0.0", "--allowed-host", "jobs.example.org"
+    )
+    assert done.stdout == (
+        f"{store_url} 0.0.0.0 8000 None {{'allowed_hosts': ('jobs.example.org',)}}\n"
+    )
 
 
 @pytest.mark.parametrize(
     ("setup", "args", "expected"),
     [
-        ("types.SimpleNamespace(serve=print)", ["--store", "jobs.db"], "malformed store URL"),
-        ("types.SimpleNamespace(serve=print)", ["--token", ""], "--token is empty"),
+        (_PRINTS, ["--store", "jobs.db"], "malformed store URL"),
+        (_PRINTS, ["--token", ""], "--token is empty"),
+        (_PRINTS, ["--allowed-host", " "], "--allowed-host is empty"),
         (
-            "types.SimpleNamespace(serve=lambda *a: int('port?'))",
+            "types.SimpleNamespace(serve=lambda *a, **k: int('port?'))",
             [],
             "invalid literal for int()",
         ),
     ],
-    ids=["bad-url", "empty-token", "serve-refuses"],
+    ids=["bad-url", "empty-token", "empty-allowed-host", "serve-refuses"],
 )
 def test_dashboard_user_errors(store_url: str, setup: str, args: list[str], expected: str) -> None:
     """A bad URL, an empty token, or input serve() refuses (ValueError): one line, exit 1."""

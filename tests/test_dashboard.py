@@ -55,8 +55,8 @@ def stored(job_id: int, status: JobStatus, **fields: Any) -> StoredJob:
 class FakeStore(JobStore):
     """The operator reads over a dict of jobs and a list of attempts; the rest unused."""
 
-    def __init__(self) -> None:
-        super().__init__("fake://store")
+    def __init__(self, url: str = "fake://store") -> None:
+        super().__init__(url)
         self.rows: dict[int, StoredJob] = {}
         self.history: list[Attempt] = []
         self.stored_schedules: list[StoredSchedule] = []
@@ -323,6 +323,29 @@ def test_names_and_errors_are_escaped(store: FakeStore, path: str) -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://app@db/jobs?password=hunter2",
+        "postgresql://app:hunter2@db/jobs?sslmode=require&sslpassword=hunter2",
+    ],
+)
+def test_no_page_shows_the_store_password(url: str) -> None:
+    """Every page names the store, its password masked in every form."""
+    store = FakeStore(url)
+    store.add_job(stored(1, JobStatus.FAILED, last_error="boom", finished_at=time.time()))
+    with client(store) as c:
+        pages = [c.get(path) for path in ("/", "/live", "/jobs/1", "/jobs/1/live", "/jobs/999")]
+        pages += [
+            c.get("/jobs/999/live"),
+            c.post("/jobs/999/retry", headers={"Authorization": f"Bearer {TOKEN}"}),
+        ]
+    assert [p.status_code for p in pages] == [200, 200, 200, 200, 404, 404, 404]
+    assert "password=***" in pages[0].text and "password=***" in pages[4].text
+    leaks = [p.url for p in pages if "hunter2" in p.text]
+    assert not leaks, leaks
+
+
 # ── actions and the token ──────────────────────────────────────────────────
 
 
@@ -487,6 +510,150 @@ def test_queue_sorts_waiting_jobs() -> None:
     assert [j.id for j in q.delayed] == [13] and [j.id for j in q.retrying] == [14]
     ((job, ups),) = q.blocked
     assert job.id == 15 and [u.id for u in ups] == [2]
+
+
+# ── the Host header and the body of an action ──────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("host", "served"),
+    [
+        ("127.0.0.1:8000", True),
+        ("localhost:8000", True),
+        ("LOCALHOST", True),
+        ("[::1]:8000", True),
+        ("jobs.example.org", True),
+        ("attacker.example:8000", False),  # DNS rebinding: a name that now points here
+        ("127.0.0.1.attacker.example", False),
+        ("", False),
+    ],
+)
+def test_only_the_hosts_it_serves_are_answered(store: FakeStore, host: str, served: bool) -> None:
+    """Any other Host gets 400 (plain text naming the fix), on every route."""
+    app = create_app(
+        store, token=TOKEN, allowed_hosts=["127.0.0.1", "localhost", "::1", "jobs.example.org"]
+    )
+    with TestClient(app) as c:
+        pages = [c.get(path, headers={"host": host}) for path in ("/", "/live", "/jobs/3")]
+        pages.append(c.post("/jobs/4/cancel", headers={"host": host, **_BEARER}))
+    if served:
+        assert [p.status_code for p in pages] == [200, 200, 200, 200], pages
+    else:
+        assert [p.status_code for p in pages] == [400] * 4
+        assert "--allowed-host NAME" in pages[0].text and "job-" not in pages[0].text
+        assert store.cancelled == []
+
+
+def test_without_allowed_hosts_every_host_is_answered(store: FakeStore) -> None:
+    """create_app(allowed_hosts=None): for an app behind a proxy that checks."""
+    with client(store) as c:
+        assert c.get("/", headers={"host": "anything.example"}).status_code == 200
+    with pytest.raises(ValueError, match="a collection of names"):
+        create_app(store, allowed_hosts="localhost")
+    with pytest.raises(ValueError, match="must hold host names"):
+        create_app(store, allowed_hosts=["localhost", " "])
+
+
+def test_the_hosts_served_follow_the_bind_address() -> None:
+    import socket
+
+    from jobsched_dashboard._app import ANY_IP
+    from jobsched_dashboard._serve import served_hosts
+
+    assert served_hosts("127.0.0.1") == {"127.0.0.1", "localhost", "::1"}
+    assert served_hosts("192.168.1.4", ["Jobs.Example.org"]) == {"192.168.1.4", "jobs.example.org"}
+    wild = served_hosts("0.0.0.0")
+    assert {"localhost", socket.gethostname().lower(), ANY_IP} <= wild
+    app = create_app(FakeStore(), allowed_hosts=wild)
+    with TestClient(app) as c:
+        assert c.get("/", headers={"host": "10.1.2.3:8000"}).status_code == 200
+        assert c.get("/", headers={"host": "[fe80::1]"}).status_code == 200
+        assert c.get("/", headers={"host": "attacker.example"}).status_code == 400
+
+
+_BEARER = {"Authorization": f"Bearer {TOKEN}"}
+_FORM = {"content-type": "application/x-www-form-urlencoded"}
+
+
+async def _post(app: Any, headers: dict[str, str], chunks: list[bytes]) -> tuple[int, int]:
+    """POST /jobs/4/cancel to the ASGI app with a body in ``chunks``; the
+    status, and how many chunks the app read."""
+    read = 0
+    status = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal read
+        if read == len(chunks):
+            return {"type": "http.disconnect"}
+        read += 1
+        return {"type": "http.request", "body": chunks[read - 1], "more_body": read < len(chunks)}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/jobs/4/cancel",
+        "raw_path": b"/jobs/4/cancel",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "client": ("127.0.0.1", 1234),
+        "server": ("127.0.0.1", 8000),
+    }
+    await app(scope, receive, send)
+    return status, read
+
+
+MIB = [b"x" * 65_536] * 16  # a 1 MiB body in 64 KiB chunks
+
+
+@pytest.mark.parametrize(
+    ("headers", "chunks", "expected", "most_read"),
+    [
+        # No token in a header: the form is read, but never past MAX_BODY.
+        ({**_FORM, "content-length": str(2**20)}, MIB, 413, 0),
+        (_FORM, MIB, 413, 1),  # no Content-Length (chunked): read to the cap only
+        ({**_FORM, "content-length": "10"}, MIB, 413, 1),  # a Content-Length that lied
+        ({"content-type": "application/json"}, MIB, 403, 0),  # not a form: not read
+        # A wrong token in the header: refused without reading the body.
+        ({**_FORM, "authorization": "Bearer wrong"}, MIB, 403, 0),
+        # The right token in the header: the body is not read either.
+        ({**_FORM, **{k.lower(): v for k, v in _BEARER.items()}}, MIB, 303, 0),
+        ({**_FORM}, [f"token={TOKEN}".encode()], 303, 1),
+    ],
+    ids=[
+        "declared-large",
+        "chunked",
+        "lying-length",
+        "not-a-form",
+        "wrong-bearer",
+        "right-bearer",
+        "small-form",
+    ],
+)
+@pytest.mark.anyio
+async def test_an_action_reads_no_body_past_the_cap_and_none_after_a_header_token(
+    store: FakeStore,
+    headers: dict[str, str],
+    chunks: list[bytes],
+    expected: int,
+    most_read: int,
+) -> None:
+    """An unauthenticated 300 MiB POST was read whole before its 403."""
+    from jobsched_dashboard._app import MAX_BODY
+
+    assert len(MIB[0]) > MAX_BODY
+    app = create_app(store, token=TOKEN, allowed_hosts=None)
+    status, read = await _post(app, headers, chunks)
+    assert (status, read) == (expected, most_read)
+    assert store.cancelled == ([4] if expected == 303 else [])
 
 
 # ── serve ───────────────────────────────────────────────────────────────────

@@ -149,6 +149,52 @@ async def test_an_unknown_user_is_refused_with_the_password_masked(url: str) -> 
     assert "hunter2" not in str(info.value) and "no_such_user_here:***@" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ("postgresql://", "names no host"),
+        ("postgresql:///jobs", "names no host"),
+        ("postgresql://u:hunter2@/jobs", "names no host"),
+        ("postgresql://u:hunter2@127.0.0.1", "names no database"),
+        ("postgresql://127.0.0.1:5432/?password=hunter2", "names no database"),
+    ],
+)
+def test_a_url_without_host_or_database_is_refused(bad: str, says: str) -> None:
+    """libpq's defaults would pick a host and a database the user never named."""
+    with pytest.raises(ValueError, match=says) as info:
+        PostgresStore(bad, secret=SECRET)
+    assert "hunter2" not in str(info.value)
+
+
+def test_a_socket_directory_is_a_host() -> None:
+    assert PostgresStore("postgresql:///jobs?host=/var/run/postgresql", secret=SECRET)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "postgresql://app@127.0.0.1:1/jobs?password=hunter2",
+        "postgresql://app@127.0.0.1:1/jobs?sslmode=disable&password=hunter2",
+        "postgresql://app:hunter2@127.0.0.1:1/jobs?sslpassword=hunter2",
+    ],
+)
+async def test_a_password_given_as_an_option_is_masked_too(bad: str) -> None:
+    store = PostgresStore(bad, secret=SECRET)
+    assert "hunter2" not in store.url
+    with pytest.raises(StoreUnavailableError, match="cannot connect") as info:
+        await store.open()
+    assert "hunter2" not in str(info.value) and "password=***" in str(info.value)
+
+
+async def test_exists_asks_without_creating_the_schema(url: str) -> None:
+    store = PostgresStore(url, secret=SECRET)
+    assert await store.exists() is False
+    assert sql(url, "SELECT to_regclass('jobsched_meta') IS NULL") == [(True,)]
+    await store.open()
+    await store.close()
+    assert await store.exists() is True
+
+
 async def test_a_missing_database_is_named(url: str) -> None:
     del url  # the server is there, the database is not
     store = PostgresStore(url_of("jobsched_no_such_database"), secret=SECRET)
@@ -1236,3 +1282,25 @@ async def test_watch_listens_again_after_its_connection_is_terminated(url: str) 
     finally:
         await store.close()
         await other.close()
+
+
+async def test_history_limit_bounds_a_small_history_and_is_kept_at_stop(url: str) -> None:
+    """As on SQLite (tests/test_store_sqlite.py): pruned every `limit` outcomes
+    for a small limit, and down to the limit when the scheduler stops."""
+    counts: list[int] = []
+
+    def finished() -> int:
+        (row,) = sql(url, "SELECT count(*) FROM jobsched_jobs WHERE finished_at IS NOT NULL")
+        return int(row[0])  # type: ignore[call-overload]
+
+    store = PostgresStore(url, secret=SECRET)
+    async with js.JobScheduler(store=store, history_limit=5, num_workers=4) as s:
+        for _ in range(4):
+            for _ in range(20):
+                s.submit(js.FunctionJob(len, ("abc",)))
+            with anyio.fail_after(60):
+                await s.join()
+            await s.flush()
+            counts.append(finished())
+    assert max(counts) <= 2 * 5 + 20, counts
+    assert finished() == 5

@@ -987,3 +987,83 @@ async def test_a_closed_store_refuses_writes_too(tmp_path: Path) -> None:
     store = SQLiteStore(url_for(tmp_path / "jobs.db"))
     with pytest.raises(StoreUnavailableError, match="not open"):
         await store.add([new(1)], NOW)
+
+
+# ── what the operator's tools rely on ────────────────────────────────────
+
+
+async def test_exists_asks_without_creating_the_schema(tmp_path: Path) -> None:
+    """exists() reads a file without writing it: the CLI's read commands refuse
+    a file without jobsched's tables instead of creating them."""
+    path = tmp_path / "jobs.db"
+    store = SQLiteStore(url_for(path))
+    assert await store.exists() is False and not path.exists()
+    path.touch()  # an empty file: open() would create the schema in it
+    assert await store.exists() is False and path.stat().st_size == 0
+    await store.open()
+    await store.close()
+    assert await store.exists() is True
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database" * 100)
+    assert await SQLiteStore(url_for(garbage)).exists() is None  # open() says why
+
+
+def test_the_prune_cadence_follows_a_small_history_limit() -> None:
+    from jobsched._storelink import PRUNE_EVERY, prune_every
+
+    assert [prune_every(n) for n in (0, 1, 5, 999)] == [1, 1, 5, 999]
+    assert prune_every(10_000) == PRUNE_EVERY == 1000
+
+
+@pytest.mark.parametrize("limit", [0, 5])
+async def test_history_limit_bounds_a_small_history_and_is_kept_at_stop(
+    tmp_path: Path, limit: int
+) -> None:
+    """At most min(2 x limit, limit + 1000) finished jobs at each prune while
+    it runs, and the limit itself once the scheduler stopped.
+
+    A count read between a commit and its prune may hold one more batch (up
+    to a wave of 20 here); before, nothing was pruned until 1,000 outcomes.
+    """
+    url = url_for(tmp_path / "jobs.db")
+    counts: list[int] = []
+
+    def finished() -> int:
+        with sqlite3.connect(tmp_path / "jobs.db") as conn:
+            return conn.execute(
+                "SELECT count(*) FROM jobs WHERE finished_at IS NOT NULL"
+            ).fetchone()[0]
+
+    async with js.JobScheduler(store=url, history_limit=limit, num_workers=4) as s:
+        for _ in range(6):
+            for _ in range(20):
+                s.submit(js.FunctionJob(len, ("abc",)))
+            with anyio.fail_after(60):
+                await s.join()
+            await s.flush()
+            counts.append(finished())
+    assert max(counts) <= 2 * limit + 20, counts
+    assert finished() == limit
+
+
+class _PruneFails(SQLiteStore):
+    """Its prune fails as a store that went away does."""
+
+    async def prune(self, keep: int) -> int:
+        raise StoreUnavailableError("planned outage (prune)")
+
+
+async def test_a_prune_at_stop_that_fails_leaves_stop_quiet(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store away at stop: the prune is left to the next scheduler, and
+    stop() neither raises nor waits for it."""
+    store = _PruneFails(url_for(tmp_path / "jobs.db"))
+    async with js.JobScheduler(store=store, history_limit=5) as s:
+        for _ in range(3):  # below the cadence: only the stop prunes
+            s.submit(js.FunctionJob(len, ("abc",)))
+        with anyio.fail_after(60):
+            await s.join()
+    assert "planned outage (prune)" in caplog.text  # the outage was logged, not raised
+    with sqlite3.connect(tmp_path / "jobs.db") as conn:
+        assert conn.execute("SELECT count(*) FROM jobs").fetchone() == (3,)

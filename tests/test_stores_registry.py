@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from fake_plugins import entry_point
 
+import jobsched as js
 from jobsched import _plugins, _stores
 from jobsched._exceptions import SchedulerError, StoreNotFoundError
-from jobsched._store import JobStore, mask_password
+from jobsched._store import JobStore, mask_password, passwords_in
 from jobsched_sqlite import SQLiteStore
 
 
@@ -60,6 +61,74 @@ def test_passwords_never_reach_a_message(fake_entry_points: list[EntryPoint]) ->
     assert "hunter2" not in str(bad.value)
     assert mask_password("postgresql://app:hunter2@db/x") == "postgresql://app:***@db/x"
     assert mask_password("postgresql://app@db/x") == "postgresql://app@db/x"
+
+
+@pytest.mark.parametrize(
+    ("url", "masked"),
+    [
+        ("postgresql://u@h/db?password=hunter2", "postgresql://u@h/db?password=***"),
+        (
+            "postgresql://u@h/db?sslmode=require&password=hunter2&application_name=x",
+            "postgresql://u@h/db?sslmode=require&password=***&application_name=x",
+        ),
+        ("postgresql://u@h/db?sslpassword=hunter2", "postgresql://u@h/db?sslpassword=***"),
+        ("postgresql://u@h/db?PASSWORD=hunter2", "postgresql://u@h/db?PASSWORD=***"),
+        ("postgresql://u:hunter2@h/db?password=hunter2", "postgresql://u:***@h/db?password=***"),
+        ("host=h password=hunter2 dbname=db", "host=h password=*** dbname=db"),
+        ("host=h password = 'hun ter2' dbname=db", "host=h password = *** dbname=db"),
+        ("host=h password='hun\\'ter2'", "host=h password=***"),
+    ],
+)
+def test_every_form_of_password_is_masked(url: str, masked: str) -> None:
+    assert mask_password(url) == masked
+    assert "hunter2" not in mask_password(url) and "ter2" not in mask_password(url)
+
+
+def test_the_passwords_in_a_url_as_written_and_decoded() -> None:
+    assert passwords_in("postgresql://u:a%40b@h/db?password=se%63ret") == [
+        "se%63ret",
+        "secret",
+        "a%40b",
+        "a@b",
+    ]
+    assert passwords_in("postgresql://u@h/db") == []
+
+
+def test_a_keyword_dsn_is_malformed_and_its_password_masked() -> None:
+    with pytest.raises(ValueError, match="malformed store URL") as info:
+        _stores.open_store("host=db user=app password=hunter2 dbname=jobs")
+    assert "hunter2" not in str(info.value) and "password=***" in str(info.value)
+
+
+def test_memory_opens_as_the_url_table_lists() -> None:
+    """open_store("memory") is a JobStore a scheduler takes as store="memory"."""
+    import anyio
+
+    store = js.open_store("memory")
+    assert isinstance(store, JobStore) and store.url == "memory"
+
+    async def main() -> js.JobStatus:
+        await store.open()
+        await store.close()
+        async with js.JobScheduler(store=store) as s:
+            assert s._link is None  # in this process, as with store="memory"
+            job_id = s.submit(js.FunctionJob(len, ("abc",)))
+            await s.join()
+            return s.get(job_id).status
+
+    assert anyio.run(main) is js.JobStatus.COMPLETED
+
+
+def test_the_memory_store_holds_nothing_of_its_own() -> None:
+    import anyio
+
+    store = js.open_store("memory")
+    with pytest.raises(NotImplementedError, match="keeps no jobs of its own"):
+        store.reserve_ids(1)
+    with pytest.raises(NotImplementedError, match=r"\(fetch\)"):
+        anyio.run(store.fetch, 1)
+    with pytest.raises(TypeError, match="takes no options, got secret"):
+        js.open_store("memory", secret="s")
 
 
 def test_broken_store_plugins_name_their_distribution(

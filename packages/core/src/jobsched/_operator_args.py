@@ -14,6 +14,10 @@ from collections.abc import Collection
 
 from ._enums import JobStatus
 
+#: The largest id or limit a store takes: its databases' integers are 64-bit
+#: (a larger one failed deep in the driver, "bigint out of range").
+LARGEST = 2**63 - 1
+
 
 def check_jobs_args(
     *, statuses: Collection[JobStatus], limit: int, before: int | None
@@ -24,12 +28,14 @@ def check_jobs_args(
     :raises TypeError: ``statuses`` is one status, is not a collection or
         holds anything but a :class:`JobStatus`; ``limit`` is not an int; ``before`` is
         neither a job id nor None.
-    :raises ValueError: ``limit`` is below 1.
+    :raises ValueError: ``limit`` is below 1 or above 2**63 - 1; an id is out of that range.
     """
     checked = _check_statuses(statuses)
     limit = _check_limit(limit)
     if before is not None and not _is_int(before):
         raise TypeError(f"before must be a job id (an int) or None, got {before!r}")
+    if before is not None:
+        _check_id(before, "before")
     return checked, limit, before
 
 
@@ -40,13 +46,15 @@ def check_attempts_args(
 
     :raises TypeError: ``limit`` is not an int; ``since`` is neither a number
         nor None; ``job_id`` is neither a job id nor None.
-    :raises ValueError: ``limit`` is below 1.
+    :raises ValueError: ``limit`` is below 1 or above 2**63 - 1; an id is out of that range.
     """
     limit = _check_limit(limit)
     if since is not None and (isinstance(since, bool) or not isinstance(since, (int, float))):
         raise TypeError(f"since must be a wall-clock time in seconds or None, got {since!r}")
     if job_id is not None and not _is_int(job_id):
         raise TypeError(f"job_id must be a job id (an int) or None, got {job_id!r}")
+    if job_id is not None:
+        _check_id(job_id, "job_id")
     return since, job_id, limit
 
 
@@ -55,6 +63,7 @@ def check_retry_ids(ids: Collection[int]) -> list[int]:
     list in the caller's order (read once, so an iterator passed anyway works).
 
     :raises TypeError: ``ids`` is one id, or not a collection; one is not an int.
+    :raises ValueError: an id is below 0 or above 2**63 - 1.
     """
     # One id for a collection is the likely slip; a str would be read
     # letter by letter.
@@ -69,6 +78,7 @@ def check_retry_ids(ids: Collection[int]) -> list[int]:
     for job_id in wanted:
         if not _is_int(job_id):
             raise TypeError(f"retry takes job ids (ints), got {job_id!r}")
+        _check_id(job_id, "a job id")
     return wanted
 
 
@@ -82,7 +92,14 @@ def _check_limit(limit: int) -> int:
         raise TypeError(f"limit must be a positive int, got {limit!r}")
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit!r}")
+    if limit > LARGEST:
+        raise ValueError(f"limit must be at most {LARGEST} (2**63 - 1), got {limit!r}")
     return limit
+
+
+def _check_id(job_id: int, what: str) -> None:
+    if not 0 <= job_id <= LARGEST:
+        raise ValueError(f"{what} must be a job id from 0 to {LARGEST}, got {job_id!r}")
 
 
 def _check_statuses(statuses: Collection[JobStatus]) -> tuple[JobStatus, ...]:

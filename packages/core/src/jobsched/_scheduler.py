@@ -35,7 +35,7 @@ from ._results import Results
 from ._state import NEW, STARTED, STOPPED, JobListener, SubmitHook
 from ._store import JobStore
 from ._storelink import StoreLink
-from ._stores import open_store
+from ._stores import MemoryStore, open_store
 from ._strategies import PriorityStrategy, SchedulingStrategy
 
 if TYPE_CHECKING:
@@ -99,9 +99,8 @@ class JobScheduler(Results):
                 raise TypeError(
                     f"executors[{name!r}] must be a jobsched.Executor instance, got {executor!r}"
                 )
-        self._link = (
-            None if store == "memory" else StoreLink(_store_for(store), self, history_limit)
-        )
+        in_memory = store == "memory" or isinstance(store, MemoryStore)
+        self._link = None if in_memory else StoreLink(_store_for(store), self, history_limit)
         if self._link is not None:
             self._check_stored_options(strategy)
         self._held = {}

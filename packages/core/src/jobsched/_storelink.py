@@ -50,7 +50,8 @@ MAX_ID_BLOCK = 65536
 #: Seconds between looks at the store when nothing woke the claimer; other
 #: processes' commits reach an idle member at the latest this late.
 POLL_INTERVAL = 0.5
-#: Finished jobs between two prunes of the store's history.
+#: Finished jobs between two prunes of the store's history, at most: a
+#: smaller ``history_limit`` prunes every ``history_limit`` (see prune_every).
 PRUNE_EVERY = 1000
 #: Seconds between looks for due schedules while every claim finds work: a
 #: look is a round trip, and one per claim cost W10 a third of its speed.
@@ -64,6 +65,13 @@ UNAVAILABLE_WAIT = 30.0
 #: database together do not come back as a herd. A small cap: an outage
 #: ends for this member at most this long after the store is back.
 STORE_BACKOFF = RetryPolicy(max_retries=0, base_delay=0.05, max_delay=2.0)
+
+
+def prune_every(history_limit: int) -> int:
+    """Finished jobs between two prunes: the store keeps at most
+    ``history_limit + prune_every(history_limit)`` finished jobs, which is
+    ``min(2 x limit, limit + PRUNE_EVERY)`` (and one batch's for a limit of 0)."""
+    return max(1, min(history_limit, PRUNE_EVERY))
 
 
 class Host(Protocol):
@@ -465,6 +473,7 @@ class StoreLink:
             while True:
                 if not self._pending():
                     if self.closing:
+                        await self._prune_at_stop()
                         return
                     await self._commit_wakeup.wait()
                     self._commit_wakeup = anyio.Event()
@@ -472,6 +481,14 @@ class StoreLink:
                 await self._commit_batch()
         finally:
             self._committing = False
+
+    async def _prune_at_stop(self) -> None:
+        # A worker that stops before the cadence comes round leaves the
+        # history within the limit too.
+        if self._finished_since_prune and self._error is None:
+            self._finished_since_prune = 0
+            with contextlib.suppress(_Closed):  # the store is away: the next scheduler prunes
+                await self._call("pruning", lambda: self.store.prune(self._history_limit))
 
     def _pending(self) -> bool:
         return bool(
@@ -579,7 +596,7 @@ class StoreLink:
             # New work, dependents released or a schedule due: claim now.
             self._claim_wakeup.set()
         self._finished_since_prune += len(batch.outcomes)
-        if self._finished_since_prune >= PRUNE_EVERY:
+        if self._finished_since_prune >= prune_every(self._history_limit):
             self._finished_since_prune = 0
             with contextlib.suppress(_Closed):  # closing: the next scheduler prunes
                 await self._call("pruning", lambda: store.prune(self._history_limit))

@@ -7,8 +7,9 @@ when a URL needs it.
 
 from __future__ import annotations
 
+import abc
 import re
-from typing import Any
+from typing import Any, NoReturn
 
 from . import _plugins
 from ._exceptions import SchedulerError, StoreNotFoundError
@@ -45,6 +46,40 @@ def scheme_of(url: str) -> str:
     return scheme
 
 
+class MemoryStore(JobStore):
+    """What ``open_store("memory")`` returns: a scheduler given it keeps its
+    jobs in its own process, exactly as with ``store="memory"``.
+
+    It holds nothing itself (each scheduler has its own in-memory queue), so
+    its store methods raise ``NotImplementedError``; open and close do nothing.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("memory")
+
+    async def open(self) -> None:
+        """Nothing to open: the scheduler keeps its jobs itself."""
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+
+def _not_held(name: str) -> Any:
+    def method(self: MemoryStore, *args: object, **kwargs: object) -> NoReturn:
+        raise NotImplementedError(
+            f"the 'memory' store keeps no jobs of its own ({name}): pass it to "
+            "JobScheduler(store=...) and ask the scheduler, or use a durable store"
+        )
+
+    method.__name__ = name
+    return method
+
+
+for _name in sorted(MemoryStore.__abstractmethods__):
+    setattr(MemoryStore, _name, _not_held(_name))
+abc.update_abstractmethods(MemoryStore)
+
+
 def open_store(url: str, **options: Any) -> JobStore:
     """A store for ``url``, not yet opened (the scheduler opens it when it starts).
 
@@ -53,6 +88,12 @@ def open_store(url: str, **options: Any) -> JobStore:
     :raises ValueError: the URL is malformed.
     :raises StoreNotFoundError: no installed store serves its scheme.
     """
+    if url == "memory":
+        if options:
+            raise TypeError(
+                f"the 'memory' store takes no options, got {', '.join(sorted(options))}"
+            )
+        return MemoryStore()
     scheme = scheme_of(url)
     eps = _plugins.registered_in(GROUP).get(scheme)
     if not eps:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import ipaddress
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Collection, Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -24,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jobsched import JobStatus, JobStore, StoreUnavailableError, open_store
 from jobsched._store import StoredJob
@@ -45,6 +47,12 @@ FAILURES_LIMIT = 25
 UPSTREAMS_LIMIT = 100
 #: The page's script refreshes its live part this often (milliseconds).
 REFRESH_MS = 2_000
+#: The most bytes an action's form may have (the page sends about 50): a
+#: larger body is refused with 413 before more of it is read.
+MAX_BODY = 16_384
+#: In ``allowed_hosts``: also serve any IP address (a wildcard bind, whose
+#: addresses are the machine's; DNS rebinding always sends a name).
+ANY_IP = "*ip*"
 
 _SECURITY_HEADERS = {
     # Defence in depth behind autoescaping: no inline script runs, nothing is
@@ -58,20 +66,31 @@ _SECURITY_HEADERS = {
 }
 
 
-def create_app(store_url: str | JobStore, *, token: str | None = None) -> Starlette:
+def create_app(
+    store_url: str | JobStore,
+    *,
+    token: str | None = None,
+    allowed_hosts: Collection[str] | None = None,
+) -> Starlette:
     """The dashboard as an ASGI app; it opens the store at startup and closes it at shutdown.
 
     :param store_url: a store URL (``sqlite:///jobs.db``), or a :class:`JobStore`
         not yet opened.
     :param token: the secret that cancel and retry need (a form field ``token``
         or an ``Authorization: Bearer`` header); None disables the actions.
-    :raises ValueError: the URL is malformed, or ``token`` is empty.
+    :param allowed_hosts: the names (``Host`` header, without the port) it
+        answers to; any other gets 400, so a web page cannot read it through
+        DNS rebinding. None: any (behind a proxy that checks). :func:`serve`
+        passes the address it binds and ``--allowed-host``.
+    :raises ValueError: the URL is malformed, ``token`` is empty, or
+        ``allowed_hosts`` is a string or holds an empty name.
     :raises StoreNotFoundError: no installed store serves the URL's scheme.
     """
     if token is not None and not token.strip():
         raise ValueError(
             "the dashboard token is empty; pass a real secret, or none to disable actions"
         )
+    hosts = _check_hosts(allowed_hosts)
     store = open_store(store_url) if isinstance(store_url, str) else store_url
     if not isinstance(store, JobStore):
         raise TypeError(f"store_url must be a store URL or a jobsched.JobStore, got {store!r}")
@@ -113,7 +132,60 @@ def create_app(store_url: str | JobStore, *, token: str | None = None) -> Starle
         },
     )
     app.state.store = store
+    if hosts is not None:
+        app.add_middleware(_HostCheck, hosts=hosts)
     return app
+
+
+def _check_hosts(hosts: Collection[str] | None) -> frozenset[str] | None:
+    if hosts is None:
+        return None
+    if isinstance(hosts, str):
+        raise ValueError(f"allowed_hosts must be a collection of names, got {hosts!r}")
+    names = [str(h).strip().lower().strip("[]") for h in hosts]
+    if not names or not all(names):
+        raise ValueError(f"allowed_hosts must hold host names, got {list(hosts)!r}")
+    return frozenset(names)
+
+
+def host_of(header: str) -> str:
+    """The name in a ``Host`` header: without its port, lower-case, an IPv6
+    address without its brackets."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class _HostCheck:
+    """Answer only requests whose ``Host`` is one of ``hosts`` (400 otherwise)."""
+
+    def __init__(self, app: ASGIApp, hosts: frozenset[str]) -> None:
+        self.app = app
+        self.hosts = hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            raw = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            name = host_of(raw)
+            if name not in self.hosts and not (ANY_IP in self.hosts and _is_ip(name)):
+                served = ", ".join(sorted(h for h in self.hosts if h != ANY_IP))
+                text = (
+                    f"this dashboard does not serve the host {raw!r} (it serves {served}); "
+                    "to serve that name, restart it with --allowed-host NAME\n"
+                )
+                response = Response(text, status_code=400, media_type="text/plain")
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class _Dashboard:
@@ -254,7 +326,18 @@ class _Dashboard:
                 f"this dashboard was started without a token, so it cannot {action} jobs; "
                 "restart it with --token or JOBSCHED_DASHBOARD_TOKEN set",
             )
-        given = _bearer(request.headers) or _form_field(request, await request.body(), "token")
+        # The header first: a request that carries it is answered without
+        # reading its body, and a form's body is read only up to MAX_BODY.
+        given = _bearer(request.headers)
+        if given is None:
+            body = await _form_body(request)
+            if body is None:
+                return self.error(
+                    413,
+                    "Request too large",
+                    f"an action's form is at most {MAX_BODY} bytes; not {action}",
+                )
+            given = _form_field(body, "token")
         if given is None:
             return self.error(
                 403,
@@ -307,13 +390,29 @@ def _bearer(headers: Mapping[str, str]) -> str | None:
     return value.strip() or None
 
 
-def _form_field(request: Request, body: bytes, name: str) -> str | None:
+async def _form_body(request: Request) -> bytes | None:
+    """A urlencoded form's body (empty for any other kind, which is not read);
+    None when it is larger than :data:`MAX_BODY`, read no further."""
     # A urlencoded form is all the page sends: parse it with the standard
     # library instead of pulling in python-multipart for Starlette's parser.
     if request.headers.get("content-type", "").split(";")[0].strip() != (
         "application/x-www-form-urlencoded"
     ):
+        return b""
+    declared = request.headers.get("content-length", "0")
+    if not declared.isdigit() or int(declared) > MAX_BODY:
         return None
+    body = b""
+    # Closed when left early, not when the garbage collector finds it.
+    async with contextlib.aclosing(request.stream()) as chunks:
+        async for chunk in chunks:
+            body += chunk
+            if len(body) > MAX_BODY:  # a Content-Length that lied, or none (chunked)
+                return None
+    return body
+
+
+def _form_field(body: bytes, name: str) -> str | None:
     values = parse_qs(body.decode("utf-8", "replace")).get(name)
     return values[0] if values and values[0] else None
 

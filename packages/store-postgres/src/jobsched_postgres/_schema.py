@@ -9,7 +9,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from jobsched._exceptions import StoreUnavailableError
-from jobsched._store import mask_password
+from jobsched._store import mask_password, passwords_in
 
 #: The schema this code writes. A database with a newer one was written by a
 #: newer jobsched, and this one refuses it rather than guess.
@@ -209,15 +209,26 @@ def conninfo_from_url(url: str) -> str:
         raise ValueError(
             f"malformed PostgreSQL store URL {masked!r}: the port {port!r} is not a number"
         )
+    # Left out, libpq falls back to its defaults (PGHOST, a local socket, a
+    # database named after the user): a store created somewhere unintended.
+    if not (params.get("host") or params.get("hostaddr")):
+        raise ValueError(
+            f"the PostgreSQL store URL {masked!r} names no host: use "
+            "postgresql://user@host:5432/database (or ?host=/path/to/socket/dir)"
+        )
+    if not params.get("dbname"):
+        raise ValueError(
+            f"the PostgreSQL store URL {masked!r} names no database: use "
+            "postgresql://user@host:5432/database"
+        )
     return conninfo
 
 
 def _masked(exc: BaseException, url: str) -> str:
     """An error's message with the URL's password removed, wherever it appears."""
-    text = " ".join(str(exc).split())
-    match = re.search(r"//[^:/@]*:([^@/]*)@", url)
-    if match and match.group(1):
-        text = text.replace(match.group(1), "***")
+    text = mask_password(" ".join(str(exc).split()))
+    for password in passwords_in(url):
+        text = text.replace(password, "***")
     return text
 
 
@@ -256,6 +267,20 @@ def connect(conninfo: str, url: str, **kwargs: Any) -> psycopg.Connection[Any]:
             f"{_masked(exc, url)}; check that the server runs, and the host, port, user, "
             "password and database in the URL"
         ) from None
+
+
+def has_schema(conn: psycopg.Connection[Any], url: str) -> bool:
+    """Whether the database (on the connection's search_path) holds jobsched's tables.
+
+    :raises StoreUnavailableError: the server refuses the query.
+    """
+    try:
+        row = conn.execute("SELECT to_regclass('jobsched_meta') IS NOT NULL").fetchone()
+    except psycopg.Error as exc:
+        raise StoreUnavailableError(
+            f"cannot read the PostgreSQL store {mask_password(url)!r}: {_masked(exc, url)}"
+        ) from None
+    return bool(row is not None and row[0])
 
 
 def prepare(conn: psycopg.Connection[Any], url: str) -> None:

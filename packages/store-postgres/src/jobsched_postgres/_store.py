@@ -147,6 +147,16 @@ class PostgresStore(Reads):
         if self._pool is None:
             await anyio.to_thread.run_sync(self._start, limiter=self._limiter)
 
+    async def exists(self) -> bool | None:
+        return await anyio.to_thread.run_sync(self._exists, limiter=self._limiter)
+
+    def _exists(self) -> bool:
+        conn = _schema.connect(self._conninfo, self._raw_url)
+        try:
+            return _schema.has_schema(conn, self._raw_url)
+        finally:
+            conn.close()
+
     async def close(self) -> None:
         self._closed = True
         pool, self._pool = self._pool, None

@@ -216,6 +216,22 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def exists(path: Path) -> bool | None:
+    """Whether ``path`` holds a database with tables (connect() would not
+    create a schema there); None when it cannot be read, for connect() to say why."""
+    if not path.is_file():
+        return False
+    try:
+        # Read-only, so a file that is not there is never made.
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
 def _prepare(conn: sqlite3.Connection, path: Path) -> None:
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

@@ -75,6 +75,9 @@ class SQLiteStore(JobStore):
         if self._conn is None:
             self._conn = await anyio.to_thread.run_sync(_schema.connect, self.path)
 
+    async def exists(self) -> bool | None:
+        return await anyio.to_thread.run_sync(_schema.exists, self.path)
+
     async def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:

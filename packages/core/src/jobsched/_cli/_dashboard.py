@@ -27,12 +27,24 @@ INSTALL = 'pip install "jobsched-core[dashboard]"'
     show_envvar=True,
     help="The token the page's actions (cancel, retry) need; without one they are refused.",
 )
-def dashboard(store_url: str | None, host: str, port: int, token: str | None) -> None:
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests for NAME (the Host a browser or proxy sends), besides the "
+    "address bound; repeat for several. Other names get 400 (DNS rebinding).",
+)
+def dashboard(
+    store_url: str | None, host: str, port: int, token: str | None, allowed_hosts: tuple[str, ...]
+) -> None:
     """Serve the web dashboard (the [dashboard] extra)."""
     url = store_url or ""
     make_store(url)  # not opened: a missing, bad or unknown URL fails here, in one line
     if token is not None and not token.strip():
         raise UserError("--token is empty: give a token, or leave --token out to refuse actions")
+    if any(not name.strip() for name in allowed_hosts):
+        raise UserError("--allowed-host is empty: give a host name, e.g. jobs.example.org")
     try:
         # Imported here: the dashboard and its web stack are optional.
         module = importlib.import_module("jobsched_dashboard")
@@ -43,6 +55,6 @@ def dashboard(store_url: str | None, host: str, port: int, token: str | None) ->
             f"the dashboard cannot load ({type(exc).__name__}: {exc}); to fix: {INSTALL}"
         ) from None
     try:
-        module.serve(url, host, port, token)
+        module.serve(url, host, port, token, allowed_hosts=allowed_hosts)
     except ValueError as exc:  # what serve() documents for bad input
         raise UserError(str(exc)) from None

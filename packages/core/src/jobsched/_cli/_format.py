@@ -6,6 +6,8 @@ time, and a script reads ISO 8601 with the offset, so both know the zone.
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -57,17 +59,52 @@ def run_time(started: float | None, finished: float | None, now: float) -> float
     return (finished if finished is not None else now) - started
 
 
+# C0 and C1 controls and DEL, and the bidirectional overrides and isolates
+# that reorder what follows them on screen ("Trojan Source").
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with its control characters written as Python escapes
+    (``\\x1b``, ``\\u202e``), except those in ``keep`` (``"\\n"`` for a traceback).
+
+    A job's name and error are anyone's text: printed raw, ``ESC[2J`` clears
+    the operator's terminal and ``ESC]0;...BEL`` retitles it.
+    """
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        return char if char in keep else char.encode("unicode_escape").decode("ascii")
+
+    return _CONTROL.sub(escape, text)
+
+
+# What json.dumps(ensure_ascii=False) leaves raw: DEL, the C1 controls and
+# the bidirectional ones (it escapes only those below U+0020).
+_JSON_RAW = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def json_text(value: object) -> str:
+    """``value`` as indented JSON, non-ASCII text kept readable but every
+    control character escaped (``\\u009b``): valid JSON, inert on a terminal."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    # Such characters can only stand inside strings, where \uXXXX means them.
+    return _JSON_RAW.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def one_line(text: str | None, width: int = 60) -> str:
-    """``text`` on one line, cut to ``width`` characters (``...`` where cut)."""
+    """``text`` on one line, control characters escaped, cut to ``width``
+    characters (``...`` where cut)."""
     if not text:
         return "-"
-    flat = " ".join(text.split())
+    flat = printable(" ".join(text.split()))
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
     """Columns padded to their widest cell, two spaces apart; ``right``: the
-    indexes of right-aligned (numeric) columns."""
+    indexes of right-aligned (numeric) columns. Control characters are escaped."""
+    rows = [[printable(cell) for cell in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]

@@ -8,6 +8,7 @@ print with the usage text and exit status 2.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -36,12 +37,30 @@ STORE_ENV = "JOBSCHED_STORE"
 
 
 class Count(click.IntRange):
-    """A whole number >= 1, named as such in errors (IntRange says "integer range")."""
+    """A whole number >= 1 (and <= ``max``), named as such in errors (IntRange
+    says "integer range")."""
 
     name = "integer"
 
+    def __init__(self, max: int | None = None) -> None:
+        super().__init__(min=1, max=max)
+
+
+class Seconds(click.FloatRange):
+    """A finite number of seconds >= 0: ``nan`` passes FloatRange's bounds
+    (every comparison with it is false), and ``inf`` or ``nan`` as a grace
+    meant a worker that never stopped on SIGTERM."""
+
+    name = "seconds"
+
     def __init__(self) -> None:
-        super().__init__(min=1)
+        super().__init__(min=0)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds (e.g. 30)", param, ctx)
+        return seconds
 
 
 class UserError(click.ClickException):
@@ -98,6 +117,12 @@ async def opened(url: str | None) -> AsyncIterator[JobStore]:
             f"no store at {store.url}: {str(path)!r} does not exist (a worker or a "
             "scheduler creates it)"
         )
+    # Nor may a database without jobsched's tables get them from a read.
+    if await store.exists() is False:
+        raise UserError(
+            f"no jobsched store at {store.url}: the database has no jobsched tables (a "
+            "worker or a scheduler creates them; check the URL)"
+        )
     await store.open()
     try:
         yield store
@@ -145,7 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"jobsched: error: {' '.join(message.split())}", err=True)
+    from ._format import printable
+
+    click.echo(f"jobsched: error: {printable(' '.join(message.split()))}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

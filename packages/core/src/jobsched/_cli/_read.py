@@ -8,7 +8,6 @@ modules nor the store's secret.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -17,6 +16,7 @@ import anyio
 import click
 
 from .._enums import JobStatus
+from .._operator_args import LARGEST
 from .._store import JobStore, StoredJob
 from . import _format as fmt
 from ._main import Count, IntParam, StatusParam, UserError, cli, opened, store_option
@@ -33,7 +33,8 @@ class JobIdType(IntParam):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         text = str(value)
         digits = text[4:] if text.startswith("job-") else text
-        if digits.isascii() and digits.isdigit() and digits[0] != "0" and len(digits) < 20:
+        well_formed = digits.isascii() and digits.isdigit() and digits[0] != "0"
+        if well_formed and len(digits) < 20 and int(digits) <= LARGEST:
             return int(digits)
         self.fail(
             f"{text!r} is not a job id: expected job-<n>, as 'jobsched jobs' shows", param, ctx
@@ -76,7 +77,7 @@ async def _fetch(store: JobStore, number: int) -> StoredJob:
 
 
 def _print_json(value: object) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+    click.echo(fmt.json_text(value))
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
@@ -95,7 +96,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON, 
 )
 @click.option(
     "--limit",
-    type=Count(),
+    type=Count(max=LARGEST),
     default=50,
     show_default=True,
     metavar="N",
@@ -166,8 +167,8 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
             ("depends on", ", ".join(fmt.job_id(n) for n in stored.depends_on) or "-"),
             ("last error", stored.last_error or "-"),
         ]
-        lines = [f"{fmt.job_id(stored.id)}  {stored.name}"]
-        lines += [f"  {key:<11} {value}" for key, value in fields]
+        lines = [f"{fmt.job_id(stored.id)}  {fmt.printable(stored.name)}"]
+        lines += [f"  {key:<11} {fmt.printable(value)}" for key, value in fields]
         if attempts:
             rows = [
                 [
@@ -183,7 +184,8 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
             headers = ["ATTEMPT", "ENDED", "STARTED", "RAN", "OWNER", "ERROR"]
             lines += ["", fmt.table(headers, rows, right=[0])]
         if stored.last_traceback:
-            lines += ["", "last traceback:", stored.last_traceback.rstrip()]
+            tb = fmt.printable(stored.last_traceback.rstrip(), keep="\n")
+            lines += ["", "last traceback:", tb]
         click.echo("\n".join(lines))
 
     _run(store_url, action)
@@ -208,8 +210,8 @@ def cancel(job: int, store_url: str | None) -> None:
         after = await _fetch(store, job)
         if after.status is JobStatus.RUNNING:
             click.echo(
-                f"{name} is running on {after.owner}: asked it to stop (its worker cancels it "
-                "within a second)"
+                f"{name} is running on {fmt.printable(after.owner or '-')}: asked it to stop "
+                "(its worker cancels it within a second)"
             )
         elif after.status is JobStatus.CANCELLED:
             click.echo(f"{name} cancelled")

@@ -32,7 +32,8 @@ import click
 from .._enums import JobStatus
 from .._jobs import Job
 from .._scheduler import JobScheduler
-from ._main import Count, PairParam, UserError, cli, make_store, store_option
+from ._format import printable
+from ._main import Count, PairParam, Seconds, UserError, cli, make_store, store_option
 
 #: The function an imported module may define to set the worker up.
 HOOK = "jobsched_setup"
@@ -87,7 +88,7 @@ class LimitType(PairParam):
 )
 @click.option(
     "--grace",
-    type=click.FloatRange(min=0),
+    type=Seconds(),
     default=30.0,
     show_default=True,
     metavar="SECONDS",
@@ -102,9 +103,9 @@ def worker(
     grace: float,
 ) -> None:
     """Run jobs from the store until SIGTERM or SIGINT."""
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    handler = logging.StreamHandler()
+    handler.setFormatter(_Printable("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     store = make_store(store_url or "")
     # As `python -m` does: the jobs of a project run from its directory load.
     if os.getcwd() not in sys.path and "" not in sys.path:
@@ -117,6 +118,14 @@ def worker(
     except (ValueError, TypeError) as exc:
         raise UserError(str(exc)) from None
     anyio.run(_serve, scheduler, store.url, modules, [h for h in hooks if h is not None], grace)
+
+
+class _Printable(logging.Formatter):
+    """Log lines with control characters escaped: a job's name or error, in
+    a failure's line or its traceback, must not drive the operator's terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record), keep="\n")
 
 
 def _import(name: str) -> ModuleType:
