@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
-from durable_jobs import Note, runs
+from durable_jobs import Note, runs, square
 
 import jobsched as js
 from jobsched import _storelink
@@ -126,9 +126,15 @@ async def fetch(url: str, secret: Any, job_id: str) -> js.Job:
 
 async def test_a_row_that_loads_as_a_str_fails_alone(url: str, tmp_path: Path) -> None:
     """A verified payload that is a str: that job FAILED saying so; the others run."""
-    (bad,) = await plant(url, b"k", [Codec(b"k").dumps("not a job", "x")])
+    # A FunctionJob beside it: its executor is the instance's, not the class's.
+    function_job = js.FunctionJob(square, (3,))
+    bad, fine = await plant(
+        url, b"k", [Codec(b"k").dumps("not a job", "x"), job_bytes(function_job, b"k")]
+    )
     log = tmp_path / "log"
     await run_all(url, b"k", log)
+    done = await fetch(url, b"k", fine)
+    assert (done.status, done.result) == (S.COMPLETED, 9)
     job = await fetch(url, b"k", bad)
     assert (job.status, job.attempts) == (S.FAILED, 1)
     assert job.last_error is not None

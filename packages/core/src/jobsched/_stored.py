@@ -84,7 +84,7 @@ def _load_job(codec: Any, payload: bytes) -> tuple[Any, str]:
     except Exception as exc:  # a codec bug must still cost one job only
         return None, f"cannot load the job ({type(exc).__name__}: {exc})"
     cls = type(job)
-    if not isinstance(job, Job) or not isinstance(getattr(cls, "executor", None), str):
+    if not isinstance(job, Job) or not isinstance(getattr(job, "executor", None), str):
         return None, (
             f"the stored job is not a jobsched Job: it loads as a "
             f"{cls.__module__}.{cls.__qualname__} (a class renamed or reused for "
