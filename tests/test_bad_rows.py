@@ -10,6 +10,7 @@ process wrote.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -24,12 +25,13 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
-from durable_jobs import Note, runs, square
+from durable_jobs import Note, make_note, runs, square
 
 import jobsched as js
 from jobsched import _storelink
 from jobsched._codec import Codec, key_id
 from jobsched._jobform import stored_form
+from jobsched._recurring import StoredSchedule
 from jobsched._store import NewJob
 
 pytestmark = pytest.mark.anyio
@@ -417,3 +419,31 @@ class Member:
         self._stop.set()
         with anyio.fail_after(60):
             await self._stopped.wait()
+
+
+async def test_a_schedule_signed_by_a_key_a_member_lacks_is_left_alone(
+    url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A member with another secret neither fires nor removes a stored
+    schedule: it logs an ERROR once, and a member with the key fires it."""
+    log = str(tmp_path / "log")
+    # The row schedule_recurring(..., id="beat") writes on a member with "one".
+    schedule = StoredSchedule(functools.partial(make_note, log), 3600.0, None, False)
+    raw = js.open_store(url, secret="one")
+    await raw.open()
+    await raw.put_schedules([("beat", Codec(b"one").dumps(schedule, "schedule"), time.time())])
+    await raw.close()
+    caplog.set_level(logging.ERROR, logger="jobsched")
+    left_alone = "stored schedule 'beat' is left alone"
+    async with js.JobScheduler(store=js.open_store(url, secret="two", lease=1.0)) as s:
+        with anyio.fail_after(30):
+            while not any(left_alone in r.getMessage() for r in caplog.records):  # noqa: ASYNC110 - a log line is the only sign
+                await anyio.sleep(0.01)
+        store = s._link.store  # type: ignore[union-attr]
+        assert [sched.id for sched in await store.schedules()] == ["beat"]
+    assert sum(left_alone in r.getMessage() for r in caplog.records) == 1
+    assert runs(log) == {}
+    async with js.JobScheduler(store=js.open_store(url, secret="one", lease=1.0)) as s:
+        with anyio.fail_after(30):
+            while not runs(log):  # noqa: ASYNC110 - the job runs in the store's claims
+                await anyio.sleep(0.02)

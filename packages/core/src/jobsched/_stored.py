@@ -223,7 +223,17 @@ class Stored(Dispatch):
         for schedule in due:
             try:
                 stored = link.codec.loads(schedule.payload)
-            except Exception:
+            except Exception as exc:
+                from ._codec import UnknownKey
+
+                if isinstance(exc, UnknownKey):
+                    # Another key's schedule (a rotation under way, or this
+                    # member misconfigured): not ours to remove. Its lease
+                    # runs out and a member that holds the key fires it.
+                    if schedule.id not in link.unkeyed_schedules:
+                        link.unkeyed_schedules.add(schedule.id)
+                        logger.error("stored schedule %r is left alone: %s", schedule.id, exc)
+                    continue
                 logger.exception(
                     "stored schedule %r cannot be loaded here; it is removed", schedule.id
                 )

@@ -217,6 +217,8 @@ class StoreLink:
         self._keys_seen = -math.inf
         #: Key ids this member logged that it lacks: each is logged once.
         self._keys_reported: set[bytes] = set()
+        #: Stored schedules signed by a key this member lacks, logged once each.
+        self.unkeyed_schedules: set[str] = set()
         self._host = host
         self._tasks_left = 3
         #: Passed to every claim: the scheduler's ``rate_limits`` (None:
