@@ -248,8 +248,8 @@ async def alter_result(url: str, number: int) -> None:
 
     from jobsched_postgres import _schema
 
-    with psycopg.connect(_schema.conninfo_from_url(url), autocommit=True) as conn:
-        conn.execute(
+    with psycopg.connect(_schema.conninfo_from_url(url), autocommit=True) as pg:
+        pg.execute(
             "UPDATE jobsched_jobs SET result = overlay(result placing "
             "decode(lpad(to_hex(get_byte(result, length(result) - 1) # 1), 2, '0'), 'hex') "
             "from length(result)) WHERE id = %s",
@@ -260,11 +260,19 @@ async def alter_result(url: str, number: int) -> None:
 # ── keys ────────────────────────────────────────────────────────────────
 
 
+def stats_text(url: str, secret: str) -> str:
+    return _stats(url, secret)
+
+
 def stats_json(url: str, secret: str) -> dict[str, Any]:
+    return json.loads(_stats(url, secret, "--json"))  # type: ignore[no-any-return]
+
+
+def _stats(url: str, secret: str, *flags: str) -> str:
     env = {k: v for k, v in os.environ.items() if k != "JOBSCHED_STORE"}
     env["JOBSCHED_SECRET"] = secret
     done = subprocess.run(
-        [str(Path(sys.prefix) / "bin" / "jobsched"), "stats", "--json", "--store", url],
+        [str(Path(sys.prefix) / "bin" / "jobsched"), "stats", *flags, "--store", url],
         capture_output=True,
         text=True,
         timeout=60,
@@ -272,7 +280,7 @@ def stats_json(url: str, secret: str) -> dict[str, Any]:
         env=env,
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
+    return done.stdout
 
 
 async def test_a_member_never_claims_a_row_signed_by_a_key_it_lacks(
@@ -301,6 +309,9 @@ async def test_a_member_never_claims_a_row_signed_by_a_key_it_lacks(
     assert not log.exists()
     stats = stats_json(url, "two")
     assert stats["waiting_for_unknown_key"] == {key_id(b"one").hex(): 1}
+    table = stats_text(url, "two")
+    assert "1 job(s) wait for a key this command does not hold" in table
+    assert table.splitlines()[-1].split() == [key_id(b"one").hex(), "1"]
     assert stats_json(url, "three,one")["waiting_for_unknown_key"] == {}
     # A member that holds the key (among others) runs it.
     async with js.JobScheduler(store=js.open_store(url, secret=["three", "one"])) as s:

@@ -152,7 +152,7 @@ def test_a_verified_payload_that_does_not_load_names_what_is_missing(tmp_path: P
     (tmp_path / "codec_gone_mod.py").write_text("class Report:\n    pass\n")
     sys.path.insert(0, str(tmp_path))
     try:
-        import codec_gone_mod
+        import codec_gone_mod  # type: ignore[import-not-found]
 
         codec = Codec(b"k")
         blob = codec.dumps(codec_gone_mod.Report(), "job")
