@@ -458,3 +458,48 @@ async def test_a_schedule_signed_by_a_key_a_member_lacks_is_left_alone(
         with anyio.fail_after(30):
             while not runs(log):  # noqa: ASYNC110 - the job runs in the store's claims
                 await anyio.sleep(0.02)
+
+
+async def test_rows_in_the_format_before_key_ids_still_run(url: str, tmp_path: Path) -> None:
+    """A row already on disk in the legacy format (b"S" + MAC, no key id) is
+    claimed by any member and verified against every key it holds."""
+    import hashlib
+    import hmac
+    import pickle
+
+    log = tmp_path / "log"
+    data = pickle.dumps(stored_form(Note(str(log), "legacy")), protocol=pickle.HIGHEST_PROTOCOL)
+    legacy = b"S" + hmac.new(b"old", data, hashlib.sha256).digest() + data
+    (job_id,) = await plant(url, ["new", "old"], [legacy])
+    await run_all(url, ["new", "old"], log, good=1)
+    job = await fetch(url, ["new", "old"], job_id)
+    assert (job.status, job.result) == (S.COMPLETED, "legacy")
+
+
+async def test_a_member_without_a_secret_leaves_signed_rows_alone(url: str, tmp_path: Path) -> None:
+    """SQLite without a secret: it runs unsigned rows and never claims signed ones."""
+    if not url.startswith("sqlite"):
+        pytest.skip("the PostgreSQL store requires a secret")
+    log = tmp_path / "log"
+    (signed,) = await plant(url, "k", [job_bytes(Note(str(log), "signed"), b"k")])
+    store = js.open_store(url)
+    looks = Looks(store)
+    done = anyio.Event()
+    finished: list[str] = []
+
+    def listener(job: js.Job, old: S, new: S) -> None:
+        if new.is_terminal:
+            finished.append(job.job_id)
+            if len(finished) == 2:
+                done.set()
+
+    async with js.JobScheduler(store=store) as s:
+        s.add_listener(listener)
+        own = [await s.enqueue(Note(str(log), i)) for i in range(2)]
+        with anyio.fail_after(30):
+            await done.wait()
+        await looks.more(2)  # idle passes after the row was there: each claims first
+        assert [(await s.fetch(i)).status for i in own] == [S.COMPLETED, S.COMPLETED]
+        assert await store.waiting_for_keys() == {key_id(b"k"): 1}
+        row = await store.fetch(int(signed.removeprefix("job-")))
+        assert row is not None and (row.status, row.attempts) == (S.PENDING, 0)
