@@ -27,7 +27,7 @@ import hashlib
 import hmac
 import os
 import pickle
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 _MAC_SIZE = hashlib.sha256().digest_size
@@ -75,7 +75,7 @@ def key_name(kid: bytes) -> str:
     return kid.hex()
 
 
-def secrets_from(secret: Secret | Iterable[Secret] | None) -> tuple[bytes, ...]:
+def secrets_from(secret: Secret | Sequence[Secret] | None) -> tuple[bytes, ...]:
     """The keys as bytes, the signing one first: the argument (one key or a
     list), else ``JOBSCHED_SECRET`` (keys separated by commas), else none.
 
@@ -120,7 +120,7 @@ def secrets_from(secret: Secret | Iterable[Secret] | None) -> tuple[bytes, ...]:
     return tuple(keys)
 
 
-def secret_from(secret: Secret | Iterable[Secret] | None) -> bytes | None:
+def secret_from(secret: Secret | Sequence[Secret] | None) -> bytes | None:
     """The signing key as bytes (see :func:`secrets_from`), or None."""
     keys = secrets_from(secret)
     return keys[0] if keys else None
