@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import pickle
+import sys
+from pathlib import Path
 
 import pytest
 from sample_jobs import Ok
 
 import jobsched as js
-from jobsched._codec import BadSignature, Codec, secret_from
+from jobsched._codec import (
+    KEY_ID_SIZE,
+    BadSignature,
+    Codec,
+    UnknownKey,
+    Unloadable,
+    key_id,
+    secret_from,
+    secrets_from,
+)
 
 
 def add(a: int, b: int) -> int:
@@ -27,7 +40,7 @@ def test_another_secret_is_refused_without_unpickling(monkeypatch: pytest.Monkey
     blob = Codec(b"right").dumps(Ok(1), "job")
     loaded: list[bytes] = []
     monkeypatch.setattr(pickle, "loads", lambda data: loaded.append(data))
-    with pytest.raises(BadSignature, match="another secret"):
+    with pytest.raises(UnknownKey, match="key id .* which this member does not hold"):
         Codec(b"wrong").loads(blob)
     tampered = blob[:-1] + bytes([blob[-1] ^ 1])
     with pytest.raises(BadSignature, match="altered"):
@@ -85,3 +98,97 @@ def test_the_name_in_the_error_is_made_only_on_an_error() -> None:
     with pytest.raises(TypeError, match="the job 'x' cannot be stored"):
         codec.dumps(lambda: 1, what)
     assert made == ["made"]
+
+
+def legacy_dumps(obj: object, secret: bytes) -> bytes:
+    """A payload as jobsched wrote it before key ids: b"S" + MAC + pickle."""
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    return b"S" + hmac.new(secret, data, hashlib.sha256).digest() + data
+
+
+def test_a_payload_names_the_key_that_signed_it_never_the_key() -> None:
+    """The header is b"K" + the signing key's 8-byte id; the id is a one-way hash."""
+    blob = Codec([b"new", b"old"]).dumps(1, "result")
+    assert blob[:1] == b"K" and blob[1 : 1 + KEY_ID_SIZE] == key_id(b"new")
+    assert len(key_id(b"new")) == 8 and key_id(b"new") != key_id(b"old")
+    assert b"new" not in key_id(b"new") and key_id(b"new") != hashlib.sha256(b"new").digest()[:8]
+    assert key_id(b"new") == key_id(b"new")  # stable: every member derives the same id
+
+
+def test_with_a_list_the_first_key_signs_and_every_one_verifies() -> None:
+    old, rotating, new = Codec(b"A"), Codec([b"B", b"A"]), Codec(b"B")
+    from_old = old.dumps("a", "result")
+    from_rotating = rotating.dumps("b", "result")
+    assert rotating.loads(from_old) == "a"  # the fallback verifies
+    assert new.loads(from_rotating) == "b"  # signed with B, the first
+    with pytest.raises(UnknownKey) as caught:
+        old.loads(from_rotating)
+    assert caught.value.key_id == key_id(b"B")
+    assert rotating.key_ids == (key_id(b"B"), key_id(b"A"))
+
+
+def test_a_payload_altered_under_a_key_held_is_tampering() -> None:
+    codec = Codec([b"B", b"A"])
+    blob = codec.dumps({"x": 1}, "result")
+    tampered = blob[:-1] + bytes([blob[-1] ^ 1])
+    with pytest.raises(BadSignature, match="does not verify under key id .*altered") as caught:
+        codec.loads(tampered)
+    assert not isinstance(caught.value, UnknownKey)
+
+
+def test_the_legacy_format_is_verified_against_every_key_held() -> None:
+    """Rows written before key ids (b"S" + MAC) still load, under any key held."""
+    blob = legacy_dumps({"old": True}, b"A")
+    assert Codec(b"A").loads(blob) == {"old": True}
+    assert Codec([b"B", b"A"]).loads(blob) == {"old": True}
+    with pytest.raises(BadSignature, match="another secret, or altered"):
+        Codec(b"B").loads(blob)
+    with pytest.raises(BadSignature, match="without a secret"):
+        Codec(None).loads(blob)
+
+
+def test_a_verified_payload_that_does_not_load_names_what_is_missing(tmp_path: Path) -> None:
+    """A module gone or a class renamed: Unloadable, naming the module and attribute."""
+    (tmp_path / "codec_gone_mod.py").write_text("class Report:\n    pass\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import codec_gone_mod  # type: ignore[import-not-found]
+
+        codec = Codec(b"k")
+        blob = codec.dumps(codec_gone_mod.Report(), "job")
+        del codec_gone_mod.Report
+        with pytest.raises(Unloadable, match="module 'codec_gone_mod' has no attribute 'Report'"):
+            codec.loads(blob)
+        del sys.modules["codec_gone_mod"]
+        (tmp_path / "codec_gone_mod.py").unlink()
+        with pytest.raises(Unloadable, match="module 'codec_gone_mod' cannot be imported here"):
+            codec.loads(blob)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("codec_gone_mod", None)
+
+
+def test_several_keys_come_from_a_list_or_commas_in_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("JOBSCHED_SECRET", "new,old")
+    assert secrets_from(None) == (b"new", b"old")
+    assert secret_from(None) == b"new"
+    assert secrets_from(["a", b"b", "a"]) == (b"a", b"b")  # a repeat is held once
+    assert secrets_from("one,two") == (b"one,two",)  # an argument is one key: commas are its own
+    monkeypatch.setenv("JOBSCHED_SECRET", "new, old")
+    with pytest.raises(ValueError, match="spaces around it.*commas alone"):
+        secrets_from(None)
+    monkeypatch.setenv("JOBSCHED_SECRET", "new,,old")
+    with pytest.raises(ValueError, match="JOBSCHED_SECRET holds an empty key"):
+        secrets_from(None)
+    monkeypatch.delenv("JOBSCHED_SECRET")
+    assert secrets_from(None) == ()
+    with pytest.raises(ValueError, match="at least one key"):
+        secrets_from([])
+    with pytest.raises(ValueError, match="empty"):
+        secrets_from(["a", ""])
+    with pytest.raises(TypeError, match="str or bytes"):
+        secrets_from(["a", 3])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="or a list of them"):
+        secrets_from({"a"})  # type: ignore[arg-type]

@@ -378,22 +378,6 @@ async def test_a_job_that_cannot_be_stored_is_refused_before_anything_is_accepte
         await s.join()  # nothing was written
 
 
-async def test_a_row_signed_with_another_secret_is_never_run(db: str, tmp_path: Path) -> None:
-    log = tmp_path / "log"
-    async with js.JobScheduler(store=js.open_store(db, secret="one")) as s:
-        job_id = await s.enqueue(Note(str(log), 1), delay=0.2)
-    async with js.JobScheduler(store=js.open_store(db, secret="two")) as s:
-        with anyio.fail_after(30):
-            await s.join()
-    raw = js.open_store(db, secret="two")
-    await raw.open()
-    stored = await raw.fetch(int(job_id.split("-")[1]))
-    await raw.close()
-    assert stored is not None and stored.status is S.FAILED
-    assert stored.last_error is not None and "signature does not verify" in stored.last_error
-    assert not log.exists()
-
-
 def test_bad_store_arguments_are_refused_at_construction(tmp_path: Path) -> None:
     with pytest.raises(js.StoreNotFoundError, match="redis"):
         js.JobScheduler(store="redis://localhost/0")

@@ -509,11 +509,12 @@ async def test_the_claim_reads_the_ready_index_at_100k_rows(store: PostgresStore
         "FROM generate_series(1, 100000) i",
     )
     sql(url, "ANALYZE jobsched_jobs")
+    from jobsched._codec import key_id
     from jobsched_postgres._sql import CLAIM
 
     params = {
         "names": ["async", "process"], "rooms": [8, 8], "limit": 8, "owner": "m",
-        "lease": 1.0, "now": 0.0,
+        "lease": 1.0, "now": 0.0, "keys": [key_id(SECRET.encode())],
     }  # fmt: skip
     with psycopg.connect(url) as conn:  # a transaction, rolled back: the plan only
         plan = "\n".join(
@@ -898,6 +899,7 @@ async def test_a_fair_share_claim_reads_the_tenant_index_at_100k_rows(
     )
     sql(url, "INSERT INTO jobsched_tenants (tenant) SELECT 't' || i FROM generate_series(0, 49) i")
     sql(url, "ANALYZE jobsched_jobs")
+    from jobsched._codec import key_id
     from jobsched_postgres._sql import _CANDIDATES
 
     query = _CANDIDATES.format(
@@ -905,6 +907,7 @@ async def test_a_fair_share_claim_reads_the_tenant_index_at_100k_rows(
     )
     params = {
         "names": ["async"], "rooms": [8], "limit": 8, "empty": [], "skip": [],
+        "keys": [key_id(SECRET.encode())],
         "tenants": [f"t{i}" for i in range(50)],
     }  # fmt: skip
     with psycopg.connect(url) as conn:

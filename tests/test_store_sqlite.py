@@ -461,9 +461,9 @@ async def test_a_member_looks_for_lost_attempts_at_most_once_a_second(
     looks: list[float] = []
     real = _claim._take_over_lost
 
-    def counted(conn, owner, limit, now, until):  # type: ignore[no-untyped-def]
+    def counted(conn, owner, limit, now, until, *keyed):  # type: ignore[no-untyped-def]
         looks.append(now)
-        return real(conn, owner, limit, now, until)
+        return real(conn, owner, limit, now, until, *keyed)
 
     monkeypatch.setattr(_claim, "_take_over_lost", counted)
     await store.add([new(1), new(2)], NOW)

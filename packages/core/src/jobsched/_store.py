@@ -181,11 +181,18 @@ class JobStore(ABC):
     per batch.
     """
 
-    def __init__(self, url: str, *, secret: str | bytes | None = None, lease: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        secret: str | bytes | Sequence[str | bytes] | None = None,
+        lease: float = 30.0,
+    ) -> None:
         """Keep the options every store takes.
 
-        :param secret: signs payloads (HMAC-SHA256); default: the
-            ``JOBSCHED_SECRET`` environment variable.
+        :param secret: signs payloads (HMAC-SHA256); a list of keys rotates
+            them: the first signs, every one verifies. Default: the
+            ``JOBSCHED_SECRET`` environment variable (keys separated by commas).
         :param lease: seconds a claimed attempt stays owned without a heartbeat.
         """
         if isinstance(lease, bool) or not isinstance(lease, (int, float)):
@@ -193,10 +200,16 @@ class JobStore(ABC):
         if not (lease > 0 and math.isfinite(lease)):
             raise ValueError(f"lease must be a positive, finite number of seconds, got {lease!r}")
         #: The URL it was opened from, with any password masked.
-        from ._codec import secret_from  # hashlib and hmac: only for a durable store
+        from ._codec import key_id, secrets_from  # hashlib and hmac: only for a durable store
 
         self.url: str = mask_password(url)
-        self.secret: bytes | None = secret_from(secret)
+        #: The keys held, the signing one first (empty: payloads are unsigned).
+        self.secrets: tuple[bytes, ...] = secrets_from(secret)
+        #: The key that signs, or None.
+        self.secret: bytes | None = self.secrets[0] if self.secrets else None
+        #: The ids of the keys held: a claim hands out only rows signed with
+        #: one of them (or unsigned, or in the legacy format without an id).
+        self.key_ids: tuple[bytes, ...] = tuple(dict.fromkeys(key_id(k) for k in self.secrets))
         self.lease: float = float(lease)
 
     @abstractmethod
@@ -320,6 +333,16 @@ class JobStore(ABC):
     @abstractmethod
     async def fetch(self, job_id: int) -> StoredJob | None:
         """The stored job, or None."""
+
+    async def waiting_for_keys(self) -> dict[bytes, int]:
+        """Jobs waiting (pending or retry-waiting) that no claim of this store
+        object hands out, because a key it does not hold signed them: that
+        key's id -> how many.
+
+        The default has none: a store that does not filter its claims by
+        :attr:`key_ids` hands such rows out, and the scheduler fails them.
+        """
+        return {}
 
     @abstractmethod
     async def unfinished(self) -> int:

@@ -28,7 +28,7 @@ from ._exceptions import (
     UnknownJobError,
 )
 from ._fairshare import FairShareStrategy
-from ._jobs import Job, id_number
+from ._jobs import AsyncJob, Job, id_number
 from ._log import logger
 from ._state import STOPPED, _describe
 from ._store import Change, Claimed, DueSchedule, NewJob, Outcome
@@ -45,6 +45,52 @@ _FAILED = JobStatus.FAILED
 _CANCELLED = JobStatus.CANCELLED
 
 WORKER_LOST = "worker lost"
+
+
+class UnloadableJob(AsyncJob):
+    """What ``fetch`` gives for a stored job whose payload (or result) does
+    not verify or load here: the row's name, executor, status, attempts,
+    times and ``last_error``, without the payload's fields. ``load_error``
+    says what was wrong. It cannot run."""
+
+    def __init__(self, name: str, executor: str, load_error: str) -> None:
+        super().__init__(name)
+        #: The executor the row names (the class's own is unknown here).
+        self.executor = executor  # type: ignore[misc]
+        #: Why the payload did not load.
+        self.load_error = load_error
+
+    async def run(self) -> Any:
+        raise SchedulerError(
+            f"{self.name!r} is a placeholder for a stored job that cannot be loaded "
+            f"({self.load_error}); it cannot run"
+        )
+
+
+def _load_job(codec: Any, payload: bytes) -> tuple[Any, str]:
+    """A stored payload as a Job, or (None, what was found instead).
+
+    Never raises: a row that does not verify, does not unpickle here, or is
+    no Job must fail its one job (or show in ``fetch``), never the scheduler.
+    """
+    from ._codec import BadSignature, Unloadable
+
+    try:
+        job = codec.loads(payload)
+    except BadSignature as exc:
+        return None, f"the stored job cannot be loaded: {exc}"
+    except Unloadable as exc:
+        return None, f"cannot load the job: {exc}; is its module importable here?"
+    except Exception as exc:  # a codec bug must still cost one job only
+        return None, f"cannot load the job ({type(exc).__name__}: {exc})"
+    cls = type(job)
+    if not isinstance(job, Job) or not isinstance(getattr(job, "executor", None), str):
+        return None, (
+            f"the stored job is not a jobsched Job: it loads as a "
+            f"{cls.__module__}.{cls.__qualname__} (a class renamed or reused for "
+            "something else since it was submitted?)"
+        )
+    return job, ""
 
 
 class Stored(Dispatch):
@@ -92,17 +138,8 @@ class Stored(Dispatch):
             # of a claim's cost).
             local = job is not None and not job.status._terminal  # type: ignore[attr-defined]
             if not local:
-                try:
-                    stored = link.codec.loads(claim.payload)
-                except Exception as exc:
-                    from ._codec import BadSignature
-
-                    reason = (
-                        f"the stored job cannot be loaded: {exc}"
-                        if isinstance(exc, BadSignature)
-                        else f"the stored job cannot be loaded ({type(exc).__name__}: {exc}); "
-                        "is its module importable here?"
-                    )
+                stored, reason = _load_job(link.codec, claim.payload)
+                if stored is None:
                     self._refuse(number, claim.attempt, reason)
                     continue
                 stored._jobsched_id = number  # a stored form carries no id: the row has it
@@ -186,7 +223,17 @@ class Stored(Dispatch):
         for schedule in due:
             try:
                 stored = link.codec.loads(schedule.payload)
-            except Exception:
+            except Exception as exc:
+                from ._codec import UnknownKey
+
+                if isinstance(exc, UnknownKey):
+                    # Another key's schedule (a rotation under way, or this
+                    # member misconfigured): not ours to remove. Its lease
+                    # runs out and a member that holds the key fires it.
+                    if schedule.id not in link.unkeyed_schedules:
+                        link.unkeyed_schedules.add(schedule.id)
+                        logger.error("stored schedule %r is left alone: %s", schedule.id, exc)
+                    continue
                 logger.exception(
                     "stored schedule %r cannot be loaded here; it is removed", schedule.id
                 )
@@ -284,12 +331,25 @@ class Stored(Dispatch):
                 f"no job {job_id!r} in the store {link.store.url}: never submitted there, "
                 "or pruned (history_limit)"
             )
-        job: Any = link.codec.loads(stored.payload)
+        job: Any
+        job, problem = _load_job(link.codec, stored.payload)
+        result = None
+        if job is not None and stored.result is not None:
+            from ._codec import BadSignature, Unloadable
+
+            try:
+                result = link.codec.loads(stored.result)
+            except (BadSignature, Unloadable) as exc:
+                job, problem = None, f"the stored result cannot be loaded: {exc}"
+        if job is None:
+            # Never raise for a row the store holds: what the row says, without
+            # what only the payload knows.
+            job = UnloadableJob(stored.name, stored.executor, problem)
         job._jobsched_id = stored.id
         offset = time.time() - self._clock()
         job.status = stored.status
         job.attempts = stored.attempts
-        job.result = None if stored.result is None else link.codec.loads(stored.result)
+        job.result = result
         job.last_error = stored.last_error
         job.last_traceback = stored.last_traceback
         job.submitted_at = stored.submitted_at - offset

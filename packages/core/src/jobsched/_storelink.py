@@ -32,7 +32,7 @@ from typing import Protocol, TypeVar
 
 import anyio
 
-from ._codec import Codec
+from ._codec import Codec, key_name
 from ._exceptions import StoreUnavailableError
 from ._log import logger
 from ._members import new_owner
@@ -65,6 +65,9 @@ UNAVAILABLE_WAIT = 30.0
 #: database together do not come back as a herd. A small cap: an outage
 #: ends for this member at most this long after the store is back.
 STORE_BACKOFF = RetryPolicy(max_retries=0, base_delay=0.05, max_delay=2.0)
+#: Seconds between an idle member's looks for jobs signed by a key it lacks
+#: (a scan of the waiting rows' first bytes), which its claims never see.
+KEYS_EVERY = 10.0
 
 
 def prune_every(history_limit: int) -> int:
@@ -184,7 +187,7 @@ class StoreLink:
         wall: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
-        self.codec = Codec(store.secret)
+        self.codec = Codec(store.secrets)
         #: This member's name in the store's ``owner`` column: unique per run.
         self.owner = new_owner()
         self._wall = wall
@@ -219,6 +222,11 @@ class StoreLink:
         #: When the claimer last looked for due schedules (monotonic); reset
         #: by a schedule put here or a wake from the store.
         self._schedules_seen = -math.inf
+        self._keys_seen = -math.inf
+        #: Key ids this member logged that it lacks: each is logged once.
+        self._keys_reported: set[bytes] = set()
+        #: Stored schedules signed by a key this member lacks, logged once each.
+        self.unkeyed_schedules: set[str] = set()
         self._host = host
         self._tasks_left = 3
         #: Passed to every claim: the scheduler's ``rate_limits`` (None:
@@ -701,6 +709,9 @@ class StoreLink:
                 )
                 if fires:
                     await host.fire_schedules(fires)
+            if idle and clock - self._keys_seen >= KEYS_EVERY:
+                self._keys_seen = clock
+                await self._report_unknown_keys()
             if claims:
                 continue
             wait = POLL_INTERVAL
@@ -711,6 +722,28 @@ class StoreLink:
                     wait = min(wait, max(0.0, due - self._wall()))
             with anyio.move_on_after(wait):
                 await self._claim_wakeup.wait()
+
+    async def _report_unknown_keys(self) -> None:
+        """Log an ERROR, once per key id, for jobs this member never claims
+        because a key it does not hold signed them."""
+        # Retried as every store call is: an outage must not end the claimer.
+        waiting = await self._call(
+            "looking for jobs signed by unknown keys", self.store.waiting_for_keys
+        )
+        for kid, count in waiting.items():
+            if kid not in self._keys_reported:
+                self._keys_reported.add(kid)
+                held = ", ".join(key_name(k) for k in self.codec.key_ids) or "none"
+                logger.error(
+                    "%d job(s) in the store %s are signed with key id %s, which this member "
+                    "does not hold (its key ids: %s): they wait for a member that holds it; "
+                    "add that key to secret=[...] or JOBSCHED_SECRET (the first key signs, "
+                    "every one verifies)",
+                    count,
+                    self.store.url,
+                    key_name(kid),
+                    held,
+                )
 
     async def heartbeat(self, host: Host) -> None:
         """Extend the leases of held jobs; pass on cancels requested elsewhere."""

@@ -12,7 +12,7 @@ share", the same as the SQLite store's (``jobsched_sqlite._claim``).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jobsched._ratelimit import has_token, refill, token_due
@@ -40,11 +40,12 @@ def claim(
     lease: float,
     rates: Mapping[str, RateLimit],
     tenants: Mapping[str | None, int] | None,
+    keys: Sequence[bytes] = (),
 ) -> tuple[list[Claimed], float | None]:
     """The claimed jobs in the order chosen; and when the next token is due
     in a bucket this claim left empty (None: none is)."""
     buckets = _Buckets(conn, rates, now)
-    picker = _Picker(conn, dict(rooms), buckets)
+    picker = _Picker(conn, dict(rooms), buckets, keys)
     if tenants is None:
         picker.read(None, limit)
         chosen = picker.take(None, limit)
@@ -142,8 +143,15 @@ class _Picker:
     most once.
     """
 
-    def __init__(self, conn: _sql.Conn, rooms: dict[str, int], buckets: _Buckets) -> None:
+    def __init__(
+        self,
+        conn: _sql.Conn,
+        rooms: dict[str, int],
+        buckets: _Buckets,
+        keys: Sequence[bytes] = (),
+    ) -> None:
         self._conn = conn
+        self._keys = keys
         self._rooms = {name: room for name, room in rooms.items() if room > 0}
         self._buckets = buckets
         self._by_tenant = False
@@ -161,7 +169,9 @@ class _Picker:
         if not rooms:
             return
         self._by_tenant = tenants is not None
-        rows = _sql.candidates(self._conn, want, rooms, self._buckets.empty(), self._read, tenants)
+        rows = _sql.candidates(
+            self._conn, want, rooms, self._buckets.empty(), self._read, tenants, self._keys
+        )
         counts: dict[tuple[str | None, str], int] = {}
         for row in rows:
             tenant = row[3] if self._by_tenant else None

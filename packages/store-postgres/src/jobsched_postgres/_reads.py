@@ -6,6 +6,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
+from jobsched._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
 from jobsched._enums import JobStatus
 from jobsched._operator_args import check_attempts_args, check_jobs_args, check_retry_ids
 from jobsched._store import Attempt, JobStore, StoredJob, StoredSchedule
@@ -82,6 +83,20 @@ class Reads(JobStore):
             ).fetchall()
         )
         return {(JobStatus(status), executor): int(n) for status, executor, n in rows}
+
+    async def waiting_for_keys(self) -> dict[bytes, int]:
+        keys = list(self.key_ids)
+        rows = await self._run(
+            lambda conn: conn.execute(
+                f"SELECT substring(payload from {KEY_ID_START} for {KEY_ID_SIZE}), COUNT(*) "
+                "FROM jobsched_jobs WHERE status IN ('pending', 'retry_wait') "
+                f"AND substring(payload from 1 for 1) = '\\x{KEYED.hex()}'::bytea "
+                f"AND NOT (substring(payload from {KEY_ID_START} for {KEY_ID_SIZE}) "
+                "= ANY(%s::bytea[])) GROUP BY 1",
+                (keys,),
+            ).fetchall()
+        )
+        return {bytes(kid): int(n) for kid, n in rows}
 
     async def attempts(
         self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000

@@ -12,6 +12,7 @@ from typing import Any
 
 import psycopg
 
+from jobsched._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
 from jobsched._enums import JobStatus
 from jobsched._store import KEY_WIDTH, Change, Claimed, NewJob
 
@@ -145,6 +146,14 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
 
 # ── claim ────────────────────────────────────────────────────────────────
 
+# A row a member may claim: signed with a key id it holds (%(keys)s), or
+# without one (the legacy format, which every member tries). A member never
+# claims a row signed by a key it lacks: the row waits for one that holds it.
+KEY_FILTER = (
+    f"(substring(payload from 1 for 1) <> '\\x{KEYED.hex()}'::bytea "
+    f"OR substring(payload from {KEY_ID_START} for {KEY_ID_SIZE}) = ANY(%(keys)s::bytea[]))"
+)
+
 # Takes the picked rows: RUNNING under the owner, attempt counted, started.
 # A running attempt is its job's row (ran_by, started_at); a row in
 # jobsched_attempts is written when it ends, unless it completed (record).
@@ -184,7 +193,9 @@ picked AS (
     SELECT j.id FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room)
     CROSS JOIN LATERAL (
         SELECT id, k0, k1, k2 FROM jobsched_jobs
-        WHERE queue = 0 AND executor = e.name
+        WHERE queue = 0 AND executor = e.name AND """
+    + KEY_FILTER
+    + """
         ORDER BY k0, k1, k2, id
         LIMIT LEAST(e.room, %(limit)s)
         FOR UPDATE SKIP LOCKED
@@ -200,19 +211,23 @@ picked AS (
 # The same rows as CLAIM, with what a rate limit or fair share picks by,
 # for the caller to choose from; rate keys with an empty bucket left out.
 # {tenants} and {tenant}: fair share's per-tenant rows (each tenant's best).
-_CANDIDATES = """
+_CANDIDATES = (
+    """
 SELECT j.id, e.name, j.rate_key, j.tenant, j.k0, j.k1, j.k2
 FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room) {tenants}
 CROSS JOIN LATERAL (
     SELECT id, rate_key, tenant, k0, k1, k2 FROM jobsched_jobs
     WHERE queue = 0 AND executor = e.name {tenant}
         AND (rate_key IS NULL OR NOT (rate_key = ANY(%(empty)s::text[])))
-        AND NOT (id = ANY(%(skip)s::bigint[]))
+        AND NOT (id = ANY(%(skip)s::bigint[])) AND """
+    + KEY_FILTER.replace("{", "{{").replace("}", "}}")
+    + """
     ORDER BY k0, k1, k2, id
     LIMIT LEAST(e.room, %(limit)s)
     FOR UPDATE SKIP LOCKED
 ) AS j
 """
+)
 
 TAKE_IDS = (
     "WITH picked AS (SELECT unnest(%(ids)s::bigint[]) AS id),"
@@ -227,7 +242,13 @@ def promote(conn: Conn, now: float) -> None:
 
 
 def take_over(
-    conn: Conn, owner: str, limit: int, names: list[str], dead: list[str], lease: float
+    conn: Conn,
+    owner: str,
+    limit: int,
+    names: list[str],
+    dead: list[str],
+    lease: float,
+    keys: Sequence[bytes] = (),
 ) -> list[Claimed]:
     """Attempts whose lease ran out on the server's clock (or whose owner is a
     dead local process), now ``owner``'s (ran_by still names the member that
@@ -242,10 +263,11 @@ def take_over(
     rows = conn.execute(
         f"UPDATE jobsched_jobs SET owner = %s, lease_until = {DB_NOW} + %s WHERE id IN ("
         "SELECT id FROM jobsched_jobs WHERE status = 'running' AND executor = ANY(%s) "
-        f"AND ((lease_until < {DB_NOW} AND owner <> %s) OR owner = ANY(%s)) "
-        "ORDER BY lease_until LIMIT %s "
+        f"AND ((lease_until < {DB_NOW} AND owner <> %s) OR owner = ANY(%s)) AND "
+        + KEY_FILTER.replace("%(keys)s", "%s")
+        + " ORDER BY lease_until LIMIT %s "
         "FOR UPDATE SKIP LOCKED) RETURNING id, attempts, payload, cancel_requested",
-        (owner, lease, names, owner, dead, limit),
+        (owner, lease, names, owner, dead, list(keys), limit),
     ).fetchall()
     return [
         Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel))
@@ -254,7 +276,13 @@ def take_over(
 
 
 def claim_by_key(
-    conn: Conn, owner: str, limit: int, rooms: dict[str, int], now: float, lease: float
+    conn: Conn,
+    owner: str,
+    limit: int,
+    rooms: dict[str, int],
+    now: float,
+    lease: float,
+    keys: Sequence[bytes] = (),
 ) -> list[Claimed]:
     """Up to ``limit`` ready jobs in key order (due waiting ones included),
     each statement committed on its own."""
@@ -269,6 +297,7 @@ def claim_by_key(
                 "owner": owner,
                 "lease": lease,
                 "now": now,
+                "keys": list(keys),
             },
         ).fetchall()
         *taken, (_, promoted, *_) = rows
@@ -295,6 +324,7 @@ def candidates(
     empty: list[str],
     skip: list[int],
     tenants: Sequence[str | None] | None = None,
+    keys: Sequence[bytes] = (),
 ) -> list[tuple[Any, ...]]:
     """Ready rows a rate-limited or fair-share claim chooses from, locked, best first.
 
@@ -310,6 +340,7 @@ def candidates(
         "limit": limit,
         "empty": empty,
         "skip": skip,
+        "keys": list(keys),
     }
     if tenants is None:
         rows = conn.execute(_CANDIDATES.format(tenants="", tenant=""), params).fetchall()

@@ -69,7 +69,13 @@ class PostgresStore(Reads):
     :raises ValueError: the URL is malformed, or there is no secret.
     """
 
-    def __init__(self, url: str, *, secret: str | bytes | None = None, lease: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        secret: str | bytes | Sequence[str | bytes] | None = None,
+        lease: float = 30.0,
+    ) -> None:
         self._conninfo = _schema.with_keepalives(_schema.conninfo_from_url(url))
         super().__init__(url, secret=secret, lease=lease)
         if self.secret is None:
@@ -267,7 +273,7 @@ class PostgresStore(Reads):
             claimed: list[Claimed] = []
             dead = self._dead_local_owners(conn, now)
             if self._looks.due(owner, now, lease) or dead:
-                claimed = _sql.take_over(conn, owner, limit, names, dead, lease)
+                claimed = _sql.take_over(conn, owner, limit, names, dead, lease, self.key_ids)
             left = limit - len(claimed)
             due = None
             if left > 0 and rooms:
@@ -276,11 +282,11 @@ class PostgresStore(Reads):
                     with conn.transaction():
                         _sql.promote(conn, now)
                         more, due = _limits.claim(
-                            conn, owner, left, rooms, now, lease, rates or {}, tenants
+                            conn, owner, left, rooms, now, lease, rates or {}, tenants, self.key_ids
                         )
                     claimed += more
                 else:
-                    claimed += _sql.claim_by_key(conn, owner, left, rooms, now, lease)
+                    claimed += _sql.claim_by_key(conn, owner, left, rooms, now, lease, self.key_ids)
             return claimed, due
 
         claimed, self._token_due = await self._run(claim, transaction=False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 
+from jobsched._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
 from jobsched._members import dead_local
 from jobsched._ratelimit import RateLimit, has_token, refill, token_due, whole_tokens
 from jobsched._rotation import take_turns
@@ -34,6 +35,18 @@ RUNNING = "status != 'completed'"
 PARK_BATCH = 5000
 
 
+def key_filter(keys: Sequence[bytes]) -> tuple[str, tuple[bytes, ...]]:
+    """The claim's condition (``AND ...``) and its parameters: a row signed
+    with a key id the member holds, or without one (unsigned, or the legacy
+    format, which every member tries), never one signed by a key it lacks."""
+    unkeyed = f"substr(payload, 1, 1) != X'{KEYED.hex()}'"
+    if not keys:
+        return f"AND {unkeyed}", ()
+    marks = ", ".join("?" * len(keys))
+    held = f"substr(payload, {KEY_ID_START}, {KEY_ID_SIZE}) IN ({marks})"
+    return f"AND ({unkeyed} OR {held})", tuple(keys)
+
+
 def claim(
     conn: sqlite3.Connection,
     owner: str,
@@ -44,26 +57,29 @@ def claim(
     rates: Mapping[str, RateLimit] | None = None,
     tenants: Mapping[str | None, int] | None = None,
     take_over: bool = True,
+    keys: Sequence[bytes] = (),
 ) -> tuple[list[Claimed], float | None]:
     """The claimed jobs, best first; and when the next token is due in a
     bucket this claim left empty (None: none is).
 
     :param take_over: look for attempts whose owner is gone, and take them first.
+    :param keys: the ids of the keys the member holds (see :func:`key_filter`).
     """
+    keyed = key_filter(keys)
     # Due waiting jobs join the ready queue first, so the claim orders them
     # against everything else by key.
     conn.execute("UPDATE jobs SET queue = 0 WHERE queue = 1 AND run_at <= ?", (now,))
-    claimed = _take_over_lost(conn, owner, limit, now, until) if take_over else []
+    claimed = _take_over_lost(conn, owner, limit, now, until, keyed) if take_over else []
     want = limit - len(claimed)
     open_rooms = {name: room for name, room in rooms.items() if room > 0}
     if want <= 0 or not open_rooms:
         return claimed, None
-    picker = _Picker(conn, open_rooms, rates or {}, now)
+    picker = _Picker(conn, open_rooms, rates or {}, now, keyed)
     _unpark(conn, picker, want)
     due: float | None = None
     if not rates and tenants is None and min(open_rooms.values()) >= want:
         # Nothing to count per job: one statement over the ready index.
-        started = _claim_in_key_order(conn, owner, want, tuple(open_rooms), now, until)
+        started = _claim_in_key_order(conn, owner, want, tuple(open_rooms), now, until, keyed)
     else:
         if tenants is None:
             ids = picker.take("", (), want)
@@ -100,7 +116,12 @@ def _unpark(conn: sqlite3.Connection, picker: _Picker, want: int) -> None:
 
 
 def _take_over_lost(
-    conn: sqlite3.Connection, owner: str, limit: int, now: float, until: float
+    conn: sqlite3.Connection,
+    owner: str,
+    limit: int,
+    now: float,
+    until: float,
+    keyed: tuple[str, tuple[bytes, ...]] = ("", ()),
 ) -> list[Claimed]:
     # Attempts whose owner is gone: its lease ran out, or it was a process
     # on this machine that no longer exists (a restart after a crash need not
@@ -117,9 +138,9 @@ def _take_over_lost(
         for job_id, attempt, payload, cancel in conn.execute(
             "UPDATE jobs SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM jobs "
             f"WHERE status = 'running' AND {RUNNING} AND (lease_until < ? OR owner IN ({marks})) "
-            "LIMIT ?) "
+            f"{keyed[0]} LIMIT ?) "
             "RETURNING id, attempts, payload, cancel_requested",
-            (owner, until, now, *dead, limit),
+            (owner, until, now, *dead, *keyed[1], limit),
         ).fetchall()
     ]
 
@@ -131,15 +152,16 @@ def _claim_in_key_order(
     executors: tuple[str, ...],
     now: float,
     until: float,
+    keyed: tuple[str, tuple[bytes, ...]],
 ) -> list[Claimed]:
     marks = ", ".join("?" * len(executors))
     rows = conn.execute(
         "UPDATE jobs SET status = 'running', queue = NULL, owner = ?, ran_by = ?, "
         "lease_until = ?, attempts = attempts + 1, started_at = ?, cancel_requested = 0 "
         f"WHERE id IN (SELECT id FROM jobs WHERE queue = 0 AND executor IN ({marks}) "
-        f"{_ORDER} LIMIT ?) "
+        f"{keyed[0]} {_ORDER} LIMIT ?) "
         "RETURNING k0, k1, k2, id, attempts, payload",
-        (owner, owner, until, now, *executors, want),
+        (owner, owner, until, now, *executors, *keyed[1], want),
     ).fetchall()
     # RETURNING gives no order: restore the key's.
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
@@ -178,8 +200,10 @@ class _Picker:
         rooms: dict[str, int],
         rates: Mapping[str, RateLimit],
         now: float,
+        keyed: tuple[str, tuple[bytes, ...]] = ("", ()),
     ) -> None:
         self._conn = conn
+        self._keyed = keyed
         self._rooms = rooms
         self._rates = rates
         self._now = now
@@ -209,6 +233,9 @@ class _Picker:
                 f"AND executor IN ({', '.join('?' * len(executors))})"
             )
             args: list[object] = [*params, *executors]
+            if self._keyed[0]:
+                sql += f" {self._keyed[0]}"
+                args += self._keyed[1]
             if empty:
                 sql += f" AND (rate_key IS NULL OR rate_key NOT IN ({', '.join('?' * len(empty))}))"
                 args += empty

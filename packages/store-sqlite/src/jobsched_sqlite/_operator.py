@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Collection
 from typing import Any
 
+from jobsched._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
 from jobsched._enums import JobStatus
 from jobsched._store import Attempt, StoredJob, StoredSchedule
 
@@ -87,6 +88,21 @@ def jobs(
     ):
         upstreams.setdefault(downstream, []).append(upstream)
     return [stored_job(r, tuple(upstreams.get(r[0], ()))) for r in rows]
+
+
+def waiting_for_keys(conn: sqlite3.Connection, keys: Collection[bytes]) -> dict[bytes, int]:
+    """Waiting jobs signed with a key id not in ``keys`` -> how many, by key id."""
+    marks = ", ".join("?" * len(keys))
+    # From jobs_status (status != 'completed'), which holds every waiting row:
+    # the scan reads only the unfinished jobs' payloads' first bytes.
+    rows = conn.execute(
+        f"SELECT substr(payload, {KEY_ID_START}, {KEY_ID_SIZE}), COUNT(*) FROM jobs "
+        "WHERE status IN ('pending', 'retry_wait') AND status != 'completed' "
+        f"AND substr(payload, 1, 1) = X'{KEYED.hex()}' "
+        f"AND substr(payload, {KEY_ID_START}, {KEY_ID_SIZE}) NOT IN ({marks}) GROUP BY 1",
+        tuple(keys),
+    )
+    return {bytes(kid): n for kid, n in rows}
 
 
 def counts(conn: sqlite3.Connection) -> dict[tuple[JobStatus, str], int]:

@@ -57,7 +57,13 @@ class SQLiteStore(JobStore):
     :param lease: seconds a claimed attempt stays owned without a heartbeat.
     """
 
-    def __init__(self, url: str, *, secret: str | bytes | None = None, lease: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        secret: str | bytes | Sequence[str | bytes] | None = None,
+        lease: float = 30.0,
+    ) -> None:
         #: The database file.
         self.path: Path = _schema.path_from_url(url)
         super().__init__(url, secret=secret, lease=lease)
@@ -170,7 +176,16 @@ class SQLiteStore(JobStore):
         take_over = self._looks.due(owner, now, lease)
         claims, self._token_due = await self._write_async(
             lambda conn: claim(
-                conn, owner, limit, executors, now, now + lease, rates, tenants, take_over
+                conn,
+                owner,
+                limit,
+                executors,
+                now,
+                now + lease,
+                rates,
+                tenants,
+                take_over,
+                self.key_ids,
             )
         )
         return claims
@@ -321,6 +336,9 @@ class SQLiteStore(JobStore):
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
         return await self._read_async(_operator.counts)
+
+    async def waiting_for_keys(self) -> dict[bytes, int]:
+        return await self._read_async(lambda conn: _operator.waiting_for_keys(conn, self.key_ids))
 
     async def attempts(
         self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000

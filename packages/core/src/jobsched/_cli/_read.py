@@ -249,11 +249,14 @@ def retry(job: int, store_url: str | None) -> None:
 @store_option
 @json_option
 def stats(store_url: str | None, as_json: bool) -> None:
-    """Count jobs by status and executor; list schedules."""
+    """Count jobs by status and executor; list schedules and jobs waiting for a key."""
 
     async def action(store: JobStore) -> None:
         counts = await store.counts()
         schedules = await store.schedules()
+        # Keys this command was not given (JOBSCHED_SECRET): their jobs wait
+        # for a member that holds them, which no member may.
+        unknown = {key.hex(): n for key, n in sorted((await store.waiting_for_keys()).items())}
         executors = sorted({executor for _, executor in counts})
         by_status = {s.value: 0 for s in JobStatus}
         by_executor: dict[str, dict[str, int]] = {e: {} for e in executors}
@@ -271,6 +274,7 @@ def stats(store_url: str | None, as_json: bool) -> None:
                         {"id": s.id, "next_fire": fmt.iso_time(s.next_fire), "owner": s.owner}
                         for s in schedules
                     ],
+                    "waiting_for_unknown_key": unknown,
                 }
             )
             return
@@ -292,6 +296,15 @@ def stats(store_url: str | None, as_json: bool) -> None:
             ]
         else:
             lines += ["", "no stored schedules"]
+        if unknown:
+            lines += [
+                "",
+                f"{sum(unknown.values())} job(s) wait for a key this command does not hold "
+                "(JOBSCHED_SECRET); a member started with that key runs them:",
+                fmt.table(
+                    ["KEY ID", "JOBS"], [[kid, str(n)] for kid, n in unknown.items()], range(1, 2)
+                ),
+            ]
         click.echo("\n".join(lines))
 
     _run(store_url, action)
