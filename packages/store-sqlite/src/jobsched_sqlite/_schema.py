@@ -225,7 +225,8 @@ def exists(path: Path) -> bool | None:
         # Read-only, so a file that is not there is never made.
         conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
         try:
-            return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+            tables: int = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            return tables > 0
         finally:
             conn.close()
     except sqlite3.Error:
