@@ -36,10 +36,10 @@ from jobsched._store import (
     StoredSchedule,
 )
 
-from . import _operator, _schema
+from . import _operator, _schema, _sql
 from ._claim import RUNNING, claim
 from ._groupcommit import GroupCommit
-from ._sql import AlreadyFired, add, cancel_queued, cancel_released, prune, record
+from ._sql import AlreadyFired, add, cancel_queued, prune, record
 
 T = TypeVar("T")
 
@@ -180,7 +180,7 @@ class SQLiteStore(JobStore):
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
         def release(conn: sqlite3.Connection) -> None:
-            cancel_released(conn, owner, ids, time.time())
+            _sql.cancel_released(conn, owner, ids, time.time())
             # The attempt never started: its number is reused (a running
             # attempt has no row of its own to remove).
             conn.executemany(
