@@ -129,3 +129,27 @@ async def test_a_retry_of_a_job_cancelled_while_it_ran_ends_cancelled(store: Job
     # Nothing is left to claim but the uncancelled retry, when it is due.
     (again,) = await store.claim("m1", 5, {"async": 99}, NOW + 3, 30)
     assert again.id == 2
+
+
+async def test_a_job_handed_back_with_a_cancel_request_ends_cancelled(store: JobStore) -> None:
+    """A member that stops hands back the jobs it claimed and never started
+    (and those it cut short); one someone asked to cancel meanwhile ends
+    CANCELLED, its attempt not counted, instead of being claimed again (the
+    claim clears the request)."""
+    await store.add([new(1), new(2)], NOW)
+    blocked = NewJob(3, "j3", "async", (0.0,), NOW, NOW, b"P3", depends_on=(1,))
+    await store.add([blocked], NOW)
+    claims = await store.claim("m1", 5, {"async": 99}, NOW, 30)
+    assert sorted(c.id for c in claims) == [1, 2]
+    assert await store.cancel([1], NOW) == []  # running: flagged for the owner
+    await store.release("m1", [1, 2])
+    one, two, three = [await store.fetch(i) for i in (1, 2, 3)]
+    assert one is not None
+    assert (one.status, one.attempts, one.last_error) == (S.CANCELLED, 0, "cancelled")
+    assert one.owner is None and one.finished_at is not None
+    assert two is not None and (two.status, two.attempts) == (S.PENDING, 0)
+    assert three is not None
+    assert (three.status, three.last_error) == (S.CANCELLED, "upstream job-1 cancelled")
+    assert await store.attempts(job_id=1) == []
+    (again,) = await store.claim("m2", 5, {"async": 99}, NOW + 1, 30)
+    assert again.id == 2

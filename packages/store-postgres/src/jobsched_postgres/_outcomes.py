@@ -345,6 +345,30 @@ def finish(conn: Conn, job_id: int, status: JobStatus, now: float, error: str | 
     )
 
 
+def cancel_released(conn: Conn, owner: str, ids: Collection[int], now: float) -> None:
+    """Of jobs a member hands back unfinished, end those someone asked to
+    cancel CANCELLED (their attempt not counted, as for any hand-back): a
+    released row with a cancel request would be claimed again, and the claim
+    clears the request."""
+    rows = conn.execute(
+        "UPDATE jobsched_jobs SET status = 'cancelled', queue = NULL, finished_at = %s, "
+        "owner = NULL, lease_until = NULL, attempts = attempts - 1, last_error = 'cancelled' "
+        "WHERE id = ANY(%s) AND owner = %s AND status = 'running' AND cancel_requested "
+        "RETURNING id, attempts + 1",
+        (now, sorted(ids), owner),
+    ).fetchall()
+    if not rows:
+        return
+    conn.execute(
+        "DELETE FROM jobsched_attempts a USING unnest(%s::bigint[], %s::int[]) "
+        "AS r(id, attempt) WHERE a.job_id = r.id AND a.attempt = r.attempt",
+        ([r[0] for r in rows], [r[1] for r in rows]),
+    )
+    for job_id, _ in sorted(rows):
+        cascade(conn, job_id, _CANCELLED, now)
+    notify(conn)
+
+
 def cancel(conn: Conn, ids: Collection[int], now: float) -> list[Change]:
     """Cancel queued jobs (and what depends on them); flag running ones for their owner."""
     changes: list[Change] = []

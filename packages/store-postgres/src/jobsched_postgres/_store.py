@@ -336,6 +336,7 @@ class PostgresStore(Reads):
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
         def release(conn: _sql.Conn) -> None:
+            _outcomes.cancel_released(conn, owner, ids, time.time())
             rows = conn.execute(
                 "UPDATE jobsched_jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
                 "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "

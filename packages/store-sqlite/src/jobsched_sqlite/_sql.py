@@ -401,6 +401,23 @@ def prune(conn: sqlite3.Connection, keep: int, batch: int) -> int:
     return len(gone)
 
 
+def cancel_released(conn: sqlite3.Connection, owner: str, ids: Collection[int], now: float) -> None:
+    """Of jobs a member hands back unfinished, end those someone asked to
+    cancel CANCELLED (their attempt not counted, as for any hand-back): a
+    released row with a cancel request would be claimed again, and the claim
+    clears the request."""
+    for job_id in ids:
+        row = conn.execute(
+            "UPDATE jobs SET status = 'cancelled', queue = NULL, finished_at = ?, "
+            "owner = NULL, lease_until = NULL, attempts = attempts - 1, last_error = 'cancelled' "
+            "WHERE id = ? AND owner = ? AND status = 'running' AND cancel_requested = 1 "
+            "RETURNING id",
+            (now, job_id, owner),
+        ).fetchone()
+        if row is not None:
+            _cascade(conn, job_id, _CANCELLED, now)
+
+
 def cancel_queued(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[Change]:
     """Cancel queued jobs (and what depends on them); flag running ones for their owner."""
     changes: list[Change] = []

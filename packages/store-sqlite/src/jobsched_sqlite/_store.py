@@ -36,7 +36,7 @@ from jobsched._store import (
     StoredSchedule,
 )
 
-from . import _operator, _schema
+from . import _operator, _schema, _sql
 from ._claim import RUNNING, claim
 from ._errors import is_transient, unavailable
 from ._groupcommit import GroupCommit, rollback
@@ -212,6 +212,7 @@ class SQLiteStore(JobStore):
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
         def release(conn: sqlite3.Connection) -> None:
+            _sql.cancel_released(conn, owner, ids, time.time())
             # The attempt never started: its number is reused (a running
             # attempt has no row of its own to remove).
             conn.executemany(
