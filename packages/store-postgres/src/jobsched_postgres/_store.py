@@ -56,6 +56,10 @@ CHECK_IDLE = 1.0
 #: Seconds the LISTEN thread waits for a notification before looking
 #: whether it should stop.
 LISTEN_TICK = 0.25
+#: Seconds the pool's background reconnection backs off (1, 2, 4 s...)
+#: before it gives up and the next call starts again at 1 s: its backoff
+#: has no cap, and after a minute's outage it would wait another minute.
+RECONNECT_TIMEOUT = 10.0
 #: A transaction that lost a deadlock is run again this many times.
 RETRIES = 5
 
@@ -114,11 +118,11 @@ class PostgresStore(Reads):
                 # timeout) is replaced when taken, not failed on; one that
                 # broke in use is discarded when it comes back (the pool's
                 # own check of its state) and the pool reconnects in the
-                # background, with backoff, for as long as it must.
+                # background, with backoff (see RECONNECT_TIMEOUT).
                 check=self._check,
                 reset=self._returned,
                 timeout=_schema.CONNECT_TIMEOUT,
-                reconnect_timeout=math.inf,
+                reconnect_timeout=RECONNECT_TIMEOUT,
                 open=False,
                 name="jobsched",
             )
