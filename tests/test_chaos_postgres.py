@@ -182,7 +182,7 @@ def test_every_member_connection_terminated_by_the_server(chaos: Chaos) -> None:
         wait_for(f"1/{share} of the jobs ran", lambda s=share: ran(chaos) >= JOBS // s, timeout=120)
         ended = chaos.sql(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            f"WHERE application_name = '{APP}'"
+            f"WHERE application_name = '{APP}' AND datname = current_database()"
         )
         assert ended, "no member connection to end"
     chaos.check_and_stop(ids)
