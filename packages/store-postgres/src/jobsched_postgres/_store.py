@@ -56,6 +56,10 @@ CHECK_IDLE = 1.0
 #: Seconds the LISTEN thread waits for a notification before looking
 #: whether it should stop.
 LISTEN_TICK = 0.25
+#: Seconds the pool's background reconnection backs off (1, 2, 4 s...)
+#: before it gives up and the next call starts again at 1 s: its backoff
+#: has no cap, and after a minute's outage it would wait another minute.
+RECONNECT_TIMEOUT = 10.0
 #: A transaction that lost a deadlock is run again this many times.
 RETRIES = 5
 
@@ -120,11 +124,11 @@ class PostgresStore(Reads):
                 # timeout) is replaced when taken, not failed on; one that
                 # broke in use is discarded when it comes back (the pool's
                 # own check of its state) and the pool reconnects in the
-                # background, with backoff, for as long as it must.
+                # background, with backoff (see RECONNECT_TIMEOUT).
                 check=self._check,
                 reset=self._returned,
                 timeout=_schema.CONNECT_TIMEOUT,
-                reconnect_timeout=math.inf,
+                reconnect_timeout=RECONNECT_TIMEOUT,
                 open=False,
                 name="jobsched",
             )
@@ -169,15 +173,28 @@ class PostgresStore(Reads):
         if pool is not None:
             await anyio.to_thread.run_sync(pool.close)
 
-    def _tx(self, fn: Callable[[_sql.Conn], T], *, transaction: bool = True) -> T:
+    def _tx(
+        self, fn: Callable[[_sql.Conn], T], *, transaction: bool = True, again: bool = False
+    ) -> T:
         """Run ``fn`` in one transaction (on the calling thread); without
-        ``transaction``, each of its statements commits on its own."""
+        ``transaction``, each of its statements commits on its own.
+
+        :param again: ``fn`` may run twice (a read, a lease renewal): when
+            the connection it got turns out dead (the server ended it since
+            its last use, too recently to be checked), it runs on another,
+            up to a pool's worth of times, before the store counts as
+            unavailable. A write is not run again here: whether it
+            committed is unknown, and the caller's retry is fenced.
+        """
         pool = self._pool
         if pool is None:
             raise StoreUnavailableError(f"the store {self.url!r} is not open; open() it first")
-        for attempt in range(RETRIES):
+        conflicts = dead = 0
+        while True:
+            used: psycopg.Connection[Any] | None = None
             try:
                 with pool.connection() as conn:
+                    used = conn
                     if not transaction:
                         return fn(conn)
                     with conn.transaction():
@@ -185,11 +202,14 @@ class PostgresStore(Reads):
             except (errors.DeadlockDetected, errors.SerializationFailure):
                 # Two members locked rows in different orders: one of them
                 # is rolled back by the server; run it again.
-                if attempt == RETRIES - 1:
+                conflicts += 1
+                if conflicts == RETRIES:
                     raise
             except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+                if again and used is not None and used.broken and dead < POOL_SIZE:
+                    dead += 1  # the pool discarded it; the next may be alive
+                    continue
                 raise StoreUnavailableError(self._unavailable(exc)) from exc
-        raise AssertionError("unreachable")
 
     def _unavailable(self, exc: Exception) -> str:
         """What a transient failure means, for the log and the CLI."""
@@ -222,9 +242,11 @@ class PostgresStore(Reads):
             )
         return f"{where} failed: {said}"
 
-    async def _run(self, fn: Callable[[_sql.Conn], T], *, transaction: bool = True) -> T:
+    async def _run(
+        self, fn: Callable[[_sql.Conn], T], *, transaction: bool = True, again: bool = False
+    ) -> T:
         return await anyio.to_thread.run_sync(
-            partial(self._tx, fn, transaction=transaction), limiter=self._limiter
+            partial(self._tx, fn, transaction=transaction, again=again), limiter=self._limiter
         )
 
     # ── the interface ─────────────────────────────────────────────────────
@@ -332,7 +354,7 @@ class PostgresStore(Reads):
             ).fetchall()
             return sorted(i for i, flagged in rows if flagged)
 
-        return await self._run(extend)
+        return await self._run(extend, again=True)
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
         def release(conn: _sql.Conn) -> None:
@@ -367,7 +389,7 @@ class PostgresStore(Reads):
             due = [t for t in (row[0] if row else None, self._token_due) if t is not None]
             return float(min(due)) if due else None
 
-        return await self._run(next_due)
+        return await self._run(next_due, again=True)
 
     async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
         await self._run(lambda conn: _schedules.put(conn, schedules))
@@ -389,7 +411,9 @@ class PostgresStore(Reads):
             return False
 
     async def fetch(self, job_id: int) -> StoredJob | None:
-        found = await self._run(lambda conn: self._jobs(conn, "WHERE id = %s", (job_id,)))
+        found = await self._run(
+            lambda conn: self._jobs(conn, "WHERE id = %s", (job_id,)), again=True
+        )
         return found[0] if found else None
 
     async def unfinished(self) -> int:
@@ -404,7 +428,7 @@ class PostgresStore(Reads):
             ).fetchone()
             return int(row[0]) if row is not None else 0
 
-        return await self._run(count)
+        return await self._run(count, again=True)
 
     async def prune(self, keep: int) -> int:
         def prune(conn: _sql.Conn) -> int:
