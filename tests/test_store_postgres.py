@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import psycopg
 import pytest
-from pg import SECRET, require_server, schema_url, url_of
+from pg import SECRET, age, require_server, schema_url, url_of
 from psycopg_pool import ConnectionPool
 
 import jobsched as js
@@ -78,17 +78,6 @@ def sql(url: str, statement: str) -> list[tuple[object, ...]]:
     with psycopg.connect(url, autocommit=True) as conn:
         cur = conn.execute(statement)
         return cur.fetchall() if cur.description else []
-
-
-def age(url: str, seconds: float) -> None:
-    """Let ``seconds`` pass on the server's clock, for every stored lease:
-    leases are the server's (the members' ``now`` is never compared with them)."""
-    for table in ("jobsched_jobs", "jobsched_schedules"):
-        sql(
-            url,
-            f"UPDATE {table} SET lease_until = lease_until - {seconds} "
-            "WHERE lease_until IS NOT NULL",
-        )
 
 
 # ── opening, and bad input ───────────────────────────────────────────────
