@@ -355,8 +355,10 @@ def test_the_exception_object_crosses_threads() -> None:
 
 def test_constructor_errors_are_the_schedulers() -> None:
     """Bad JobScheduler arguments raise at construction, as they do for JobScheduler."""
-    with pytest.raises(ValueError, match="num_workers must be an integer >= 1, got 0"):
+    with pytest.raises(ValueError, match="num_workers=0 makes a producer.*memory store"):
         js.BackgroundScheduler(num_workers=0)
+    with pytest.raises(ValueError, match="num_workers must be an integer >= 1.*got -1"):
+        js.BackgroundScheduler(num_workers=-1)
     with pytest.raises(ValueError, match="backend must be 'asyncio' or 'trio', got 'curio'"):
         js.BackgroundScheduler(backend="curio")
     with pytest.raises(ValueError, match="malformed store URL"):

@@ -24,6 +24,34 @@ S = js.JobStatus
 Make = Callable[..., js.JobScheduler]
 NO_RETRY = js.RetryPolicy(max_retries=0)
 
+#: Both backends on the real clock: the durable stores work in threads, which
+#: trio's mock clock would jump over.
+REAL_CLOCK_BACKENDS = pytest.mark.parametrize(
+    "anyio_backend",
+    [
+        pytest.param(("asyncio", {}), id="asyncio"),
+        pytest.param(("trio", {}), id="trio"),
+    ],
+)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def shared_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
+    """One durable store that several schedulers open: a file, or a PostgreSQL schema."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'jobs.db'}"
+    from pg import require_server, schema_url
+
+    require_server()
+    return schema_url(request.getfixturevalue("pg_session_database"))
+
+
+def member(url: str, **kwargs: Any) -> js.JobScheduler:
+    """A scheduler on the shared store (its own connection, as another process's)."""
+    from pg import SECRET
+
+    return js.JobScheduler(store=js.open_store(url, secret=SECRET), **kwargs)
+
 
 # ── at= ──────────────────────────────────────────────────────────────────
 
@@ -179,3 +207,120 @@ def test_background_scheduler_blocks_for_one_job(store: str, tmp_path: Any) -> N
         with pytest.raises(js.UnknownJobError):
             s.wait("job-999999", timeout=5)
         s.cancel(later)
+
+
+# ── num_workers=0: producers ─────────────────────────────────────────────
+
+
+class Elsewhere(js.AsyncJob):
+    """A job for an executor only the workers have (the producer has none)."""
+
+    executor = "elsewhere"
+
+    async def run(self) -> None:
+        return None
+
+
+def test_a_producer_needs_a_durable_store() -> None:
+    """num_workers=0 on the memory store raises ValueError; negative counts too."""
+    with pytest.raises(ValueError, match="num_workers=0 makes a producer.*durable store"):
+        js.JobScheduler(num_workers=0)
+    with pytest.raises(ValueError, match="num_workers=0 makes a producer"):
+        js.BackgroundScheduler(num_workers=0, store="memory")
+    with pytest.raises(ValueError, match="got -1"):
+        js.JobScheduler(num_workers=-1, store="sqlite:///unused.db")
+
+
+@REAL_CLOCK_BACKENDS
+async def test_a_producer_never_runs_jobs_and_workers_do(shared_url: str) -> None:
+    """The producer's jobs run on the worker; wait() in the producer sees them end."""
+    async with member(shared_url, num_workers=0) as producer:
+        ids = [await producer.enqueue(Ok(i)) for i in range(5)]
+        failed = await producer.enqueue(FailTimes(9, retry=NO_RETRY))
+        # Alone, the producer claims nothing: the job is still waiting after
+        # many of a worker's claim rounds.
+        with pytest.raises(TimeoutError):
+            await producer.wait(ids[0], timeout=1.0)
+        assert (await producer.fetch(ids[0])).status is S.PENDING
+        assert producer.peak_running == 0
+        ran: set[str] = set()
+        async with member(shared_url) as worker:
+            worker.add_listener(lambda job, old, new: ran.add(job.job_id))
+            with anyio.fail_after(60):
+                assert [await producer.result(i) for i in ids] == list(range(5))
+                with pytest.raises(js.JobFailedError, match="failed"):
+                    await producer.result(failed)
+        assert producer.peak_running == 0
+        assert ran == {*ids, failed}
+        # The producer's own view never saw them run.
+        assert all(producer.get(i).status is S.PENDING for i in ids)
+
+
+@REAL_CLOCK_BACKENDS
+async def test_a_producer_needs_no_executor_and_fires_no_schedule(
+    shared_url: str, tmp_path: Any
+) -> None:
+    """A producer submits jobs for executors it lacks, and its stored schedules
+    fire only once a worker runs."""
+    from functools import partial
+
+    from durable_jobs import make_note
+
+    async with member(shared_url, num_workers=0) as producer:
+        job_id = await producer.enqueue(Elsewhere("for the workers"))
+        producer.schedule_recurring(partial(make_note, str(tmp_path / "log")), 0.05, id="beat")
+        await producer.flush()
+        with pytest.raises(TimeoutError):
+            await producer.wait(job_id, timeout=1.0)
+        store = producer._link.store  # type: ignore[union-attr]
+        assert [row.name for row in await store.jobs()] == ["for the workers"]
+        worker = member(shared_url, executors={"elsewhere": _Null()})
+        fired = anyio.Event()
+        worker.add_listener(lambda job, old, new: job.name == "scheduled beat" and fired.set())
+        async with worker:
+            with anyio.fail_after(60):
+                assert (await producer.wait(job_id)).status is S.COMPLETED
+                await fired.wait()  # the schedule fired, in the worker
+            worker.cancel_recurring("beat")
+
+
+class _Null(js.Executor):
+    name = "elsewhere"
+
+    async def run(self, job: js.Job) -> None:
+        return None
+
+
+@pytest.mark.postgres
+@REAL_CLOCK_BACKENDS
+async def test_wait_on_postgres_is_woken_by_the_stores_notifications(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With polling turned off, a producer's wait() still returns when a worker
+    commits the outcome: the store's NOTIFY wakes it."""
+    from pg import require_server, schema_url
+
+    from jobsched import _results
+
+    require_server()
+    url = schema_url(request.getfixturevalue("pg_session_database"))
+    async with member(url, num_workers=0) as producer:
+        ids = [await producer.enqueue(Ok(i), delay=0.3) for i in range(3)]
+        failed = await producer.enqueue(FailTimes(9, retry=NO_RETRY), delay=0.3)
+        monkeypatch.setattr(_results, "POLL_INTERVAL", 3600.0)
+        async with member(url):
+            with anyio.fail_after(60):
+                assert [await producer.result(i) for i in ids] == [0, 1, 2]
+                assert (await producer.wait(failed)).status is S.FAILED
+
+
+def test_a_background_producer_and_a_background_worker(tmp_path: Any) -> None:
+    """BackgroundScheduler(num_workers=0) enqueues; another one on the store runs the jobs."""
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    with js.BackgroundScheduler(num_workers=0, store=url) as producer:
+        job_id = producer.submit(Ok("from the producer"))
+        with pytest.raises(TimeoutError):
+            producer.wait(job_id, timeout=1.0)
+        with js.BackgroundScheduler(store=url):
+            assert producer.result(job_id, timeout=60) == "from the producer"
+        assert producer.get(job_id).status is S.PENDING  # its own view: it never ran it

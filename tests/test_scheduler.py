@@ -712,8 +712,10 @@ async def test_submit_threadsafe_from_threads(make_scheduler: Make) -> None:
 
 async def test_constructor_validation() -> None:
     """Bad constructor arguments raise errors that name the value."""
-    with pytest.raises(ValueError, match="num_workers must be an integer >= 1, got 0"):
+    with pytest.raises(ValueError, match="num_workers=0 makes a producer.*memory store"):
         js.JobScheduler(num_workers=0)
+    with pytest.raises(ValueError, match="num_workers must be an integer >= 1.*got -1"):
+        js.JobScheduler(num_workers=-1)
     with pytest.raises(ValueError, match="history_limit"):
         js.JobScheduler(history_limit=-1)
     with pytest.raises(TypeError, match="strategy must be"):

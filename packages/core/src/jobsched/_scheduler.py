@@ -52,7 +52,10 @@ class JobScheduler(Results):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
-    :param num_workers: the most attempts in flight at once.
+    :param num_workers: the most attempts in flight at once. 0 (on a durable
+        store only) makes a producer: it submits, enqueues, registers
+        schedules, fetches, waits and cancels, and never claims or runs a job
+        or fires a stored schedule; workers elsewhere do.
     :param executors: name -> :class:`Executor`, overriding or adding to the
         installed plugins. The scheduler shuts every executor it used down
         when it stops.
@@ -88,8 +91,17 @@ class JobScheduler(Results):
         executor_limits: Mapping[str, int] | None = None,
         store: str | JobStore = "memory",
     ) -> None:
-        if not isinstance(num_workers, int) or num_workers < 1:
-            raise ValueError(f"num_workers must be an integer >= 1, got {num_workers!r}")
+        if not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError(
+                f"num_workers must be an integer >= 1 (or 0 for a producer on a durable "
+                f"store), got {num_workers!r}"
+            )
+        if num_workers == 0 and store == "memory":
+            raise ValueError(
+                "num_workers=0 makes a producer, which only submits to a durable store for "
+                "workers elsewhere to run; on the memory store nothing would ever run its "
+                "jobs: give it workers, or a store such as store='sqlite:///jobs.db'"
+            )
         if not isinstance(history_limit, int) or history_limit < 0:
             raise ValueError(f"history_limit must be an integer >= 0, got {history_limit!r}")
         if strategy is not None and not isinstance(strategy, SchedulingStrategy):
@@ -104,6 +116,7 @@ class JobScheduler(Results):
         )
         if self._link is not None:
             self._check_stored_options(strategy)
+            self._link.producer = num_workers == 0
         self._held = {}
         self._released = []
         self._claimed = deque()

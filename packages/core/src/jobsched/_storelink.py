@@ -115,6 +115,9 @@ class StoreLink:
         #: none), and a fair share's weights (None: key order).
         self.rates: Mapping[str, RateLimit] | None = None
         self.tenants: Mapping[str | None, int] | None = None
+        #: A producer (``num_workers=0``) never claims jobs or schedule fires:
+        #: its claimer only watches the store (for wait()).
+        self.producer = False
         #: Set when the committer, claimer and heartbeat have all returned.
         self.stopped = anyio.Event()
 
@@ -353,7 +356,12 @@ class StoreLink:
                 else:  # a store written before the finished callback
                     watch = self.store.watch  # type: ignore[assignment]
                 tg.start_soon(watch, self._store_woke, name="jobsched-store-watch")
-                await self._claim_all(host)
+                if self.producer:
+                    while not self.closing:
+                        await self._claim_wakeup.wait()
+                        self._claim_wakeup = anyio.Event()
+                else:
+                    await self._claim_all(host)
                 tg.cancel_scope.cancel()
         finally:
             self._task_done()

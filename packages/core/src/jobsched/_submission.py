@@ -244,7 +244,8 @@ class Submission(Outcomes):
                     "dependencies first (finished jobs are forgotten after history_limit)"
                 )
         name = job.executor
-        if name not in self._executors:
+        # A producer runs nothing, so it needs no executor: the workers load theirs.
+        if name not in self._executors and self._num_workers:
             executor = _plugins.create(name)
             self._executor_loaded(name, executor)
             self._executors[name] = executor
