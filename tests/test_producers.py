@@ -324,3 +324,83 @@ def test_a_background_producer_and_a_background_worker(tmp_path: Any) -> None:
         with js.BackgroundScheduler(store=url):
             assert producer.result(job_id, timeout=60) == "from the producer"
         assert producer.get(job_id).status is S.PENDING  # its own view: it never ran it
+
+
+# ── ids you choose ───────────────────────────────────────────────────────
+
+
+async def test_an_id_of_your_own_makes_submit_idempotent(make_scheduler: Make) -> None:
+    """The same id twice adds one job; the first stands, unfinished or finished."""
+    async with make_scheduler() as s:
+        assert s.submit(Ok("first", seconds=0.05), job_id="order-42") == "order-42"
+        assert s.submit(Ok("second"), job_id="order-42") == "order-42"
+        assert await s.enqueue(Ok("third"), job_id="order-42") == "order-42"
+        with anyio.fail_after(30):
+            assert await s.result("order-42") == "first"
+        # Finished and kept: still nothing added.
+        assert await s.enqueue(Ok("fourth"), job_id="order-42") == "order-42"
+        assert await s.result("order-42") == "first"
+        assert [j.job_id for j in s.jobs()] == ["order-42"]
+        job = await s.fetch("order-42")
+        assert (job.job_id, job.result, job.attempts) == ("order-42", "first", 1)
+        assert s.get("order-42").job_id == "order-42"
+        # The id works wherever an id does: dependencies, cancel.
+        after = s.submit(Ok("after"), depends_on=["order-42"], job_id="after-42")
+        queued = s.submit(Ok(), delay=3600, job_id="queued é/42 ✓")
+        with anyio.fail_after(30):
+            assert await s.result(after) == "after"
+        assert s.cancel(queued)
+        assert (await s.wait(queued)).status is S.CANCELLED
+        assert s.submit(Ok(), job_id=queued) == queued  # cancelled and kept: not again
+        assert (await s.fetch(queued)).status is S.CANCELLED
+
+
+async def test_an_id_of_your_own_is_checked(make_scheduler: Make) -> None:
+    """Empty, too long, job- prefixed or non-str ids are refused; nothing is queued."""
+    async with make_scheduler() as s:
+        with pytest.raises(ValueError, match="must not be empty"):
+            s.submit(Ok(), job_id="")
+        with pytest.raises(ValueError, match="at most 200 characters, got 201"):
+            s.submit(Ok(), job_id="x" * 201)
+        with pytest.raises(ValueError, match="starts with 'job-'.*another prefix"):
+            await s.enqueue(Ok(), job_id="job-7")
+        with pytest.raises(TypeError, match="job_id must be a str or None, got 42"):
+            s.submit(Ok(), job_id=42)  # type: ignore[arg-type]
+        assert s.jobs() == []
+        assert s.submit(Ok(), job_id="x" * 200) == "x" * 200
+
+
+@REAL_CLOCK_BACKENDS
+async def test_one_job_per_id_across_members_submitting_at_once(shared_url: str) -> None:
+    """Two members enqueue the same ids concurrently: the store holds one job per id,
+    and each runs once."""
+    ids = [f"request-{i}" for i in range(40)]
+    async with member(shared_url, num_workers=0) as a, member(shared_url, num_workers=0) as b:
+
+        async def enqueue_all(s: js.JobScheduler, tag: str) -> None:
+            for job_id in ids:
+                assert await s.enqueue(Ok(tag), job_id=job_id) == job_id
+
+        async def submit_all(s: js.JobScheduler, tag: str) -> None:
+            for job_id in ids:  # submits that share group commits
+                assert s.submit(Ok(tag), job_id=job_id) == job_id
+            await s.flush()
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(enqueue_all, a, "a")
+                tg.start_soon(submit_all, b, "b")
+                tg.start_soon(enqueue_all, b, "b2")
+        store = a._link.store  # type: ignore[union-attr]
+        rows = await store.jobs(limit=1000)
+        assert len(rows) == len(ids)
+        started: list[str] = []
+        worker = member(shared_url)
+        worker.add_listener(lambda job, old, new: new is S.RUNNING and started.append(job.job_id))
+        async with worker:
+            with anyio.fail_after(60):
+                results = {job_id: await a.result(job_id) for job_id in ids}
+        assert sorted(started) == sorted(ids)
+        assert set(results.values()) <= {"a", "b", "b2"}
+        # Each member's own view holds only the jobs the store took from it.
+        assert len(a.jobs()) + len(b.jobs()) == len(ids)

@@ -174,6 +174,7 @@ class BackgroundScheduler:
         delay: float = 0.0,
         depends_on: Iterable[str] = (),
         at: datetime | None = None,
+        job_id: str | None = None,
     ) -> str:
         """Submit ``job``; returns its id once the scheduler has it.
 
@@ -183,7 +184,14 @@ class BackgroundScheduler:
         """
         return self._loop.write(
             "submit()",
-            partial(self._scheduler.submit, job, delay=delay, depends_on=depends_on, at=at),
+            partial(
+                self._scheduler.submit,
+                job,
+                delay=delay,
+                depends_on=depends_on,
+                at=at,
+                job_id=job_id,
+            ),
         )
 
     def get(self, job_id: str) -> Job:

@@ -53,6 +53,9 @@ class Host(Protocol):
     def changed(self, changes: Sequence[Change]) -> None:
         """Statuses the store set (cascaded cancels, cancels of queued jobs)."""
 
+    def existed(self, ids: Sequence[int]) -> None:
+        """Jobs with ids of their own that the store already held: not added."""
+
     def held(self) -> Collection[int]:
         """Ids of the jobs this member holds (claimed or running)."""
 
@@ -304,11 +307,13 @@ class StoreLink:
         # Shielded: a batch taken off the lists is written whole, so a
         # cancelled committer never leaves a batch half known (flush() after
         # a teardown writes what is left).
+        existed: list[int] = []
         with anyio.CancelScope(shield=True):
             try:
                 changes: list[Change] = []
                 if adds:
                     changes += await store.add(adds, now)
+                    existed = [job.id for job in adds if job.existed]
                 if outcomes:
                     changes += (await store.record(self.owner, outcomes)).changes
                 if cancels:
@@ -322,6 +327,8 @@ class StoreLink:
                 self._error = exc
                 self._release_flushes(math.inf)
                 raise
+        if existed:
+            self._host.existed(existed)  # before the flushes return: submit's view is right
         self._committed = done
         self._release_flushes(done)
         progress, self._progress = self._progress, anyio.Event()

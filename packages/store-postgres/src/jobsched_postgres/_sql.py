@@ -34,6 +34,16 @@ def notify(conn: Conn, payload: str = "") -> None:
     conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
 
 
+def _add_new(conn: Conn, row: tuple[Any, ...]) -> bool:
+    """Insert a job with an id of the submitter's own unless a job has that id."""
+    inserted = conn.execute(
+        f"INSERT INTO jobsched_jobs ({_ADD_COLUMNS}) VALUES ({', '.join(['%s'] * 18)}) "
+        "ON CONFLICT (id) DO NOTHING RETURNING id",
+        row,
+    ).fetchone()
+    return inserted is not None
+
+
 def padded(key: tuple[float, ...]) -> tuple[float, ...]:
     if len(key) > KEY_WIDTH:
         raise ValueError(f"a stored sort key has at most {KEY_WIDTH} fields, got {key!r}")
@@ -75,6 +85,7 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
     edges: list[tuple[int, int]] = []
     tenants: set[str] = set()
     for job in jobs:
+        job.existed = False  # set anew if a retried transaction runs this again
         unmet = 0
         failed: tuple[int, str] | None = None
         for upstream in job.depends_on:
@@ -95,15 +106,31 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
             edges.extend((u, job.id) for u in job.depends_on if status_of.get(u) != "completed")
         else:
             queue, status = (_READY if job.run_at <= now else _WAITING), "pending"
-        status_of[job.id] = status  # a later job of this batch may depend on it
-        if job.tenant is not None:
-            tenants.add(job.tenant)
         k0, k1, k2 = padded(job.key)
-        rows.append((
+        row = (
             job.id, job.name, job.executor, status, queue, k0, k1, k2, job.run_at,
             job.submitted_at, unmet, job.tenant, job.rate_key, job.payload,
             job.schedule, job.fire_time, finished, error,
-        ))  # fmt: skip
+        )  # fmt: skip
+        if job.own_id and not _add_new(conn, row):
+            # An id of the submitter's own that the store holds (committed by
+            # another member first, whose insert this one waited for): that
+            # job stands, and a later job of this batch depends on it.
+            job.existed = True
+            if failed is not None:
+                changes.pop()
+            elif unmet:
+                del edges[len(edges) - unmet :]
+            existing = conn.execute(
+                "SELECT status FROM jobsched_jobs WHERE id = %s FOR SHARE", (job.id,)
+            ).fetchone()
+            status_of[job.id] = existing[0] if existing is not None else "is not in the store"
+            continue
+        status_of[job.id] = status  # a later job of this batch may depend on it
+        if job.tenant is not None:
+            tenants.add(job.tenant)
+        if not job.own_id:
+            rows.append(row)
     with conn.cursor() as cur:
         if len(rows) >= COPY_FROM:
             with cur.copy(
