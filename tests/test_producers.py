@@ -404,3 +404,141 @@ async def test_one_job_per_id_across_members_submitting_at_once(shared_url: str)
         assert set(results.values()) <= {"a", "b", "b2"}
         # Each member's own view holds only the jobs the store took from it.
         assert len(a.jobs()) + len(b.jobs()) == len(ids)
+
+
+# ── stopping never cancels durable work ─────────────────────────────────
+
+
+def durable_url(tmp_path: Any) -> str:
+    return f"sqlite:///{tmp_path / 'jobs.db'}"
+
+
+@REAL_CLOCK_BACKENDS
+async def test_stop_lets_jobs_finish_within_grace_and_hands_back_the_rest(
+    shared_url: str,
+) -> None:
+    """A job that ends within the grace completes; one still running after it goes
+    back to the store, PENDING with its attempt uncounted, and runs again elsewhere."""
+    first = member(shared_url, num_workers=2)
+    started = anyio.Event()
+    first.add_listener(
+        lambda job, old, new: new is S.RUNNING and job.name == "long" and started.set()
+    )
+    async with first:
+        short = first.submit(Ok("short", seconds=0.3))
+        long = first.submit(Ok("long", seconds=3600, name="long", timeout=None))
+        with anyio.fail_after(30):
+            await started.wait()
+        with anyio.fail_after(60):
+            await first.stop(grace=1.0)
+    assert first.get(short).status is S.COMPLETED
+    async with member(shared_url, num_workers=0) as look:
+        stored = await look.fetch(long)
+        assert (stored.status, stored.attempts, stored.last_error) == (S.PENDING, 0, None)
+        assert (await look.fetch(short)).result == "short"
+
+
+@REAL_CLOCK_BACKENDS
+async def test_leaving_async_with_on_an_error_hands_back_never_cancels(shared_url: str) -> None:
+    """The body raises: the running job is handed back at once, not CANCELLED; a
+    failure while stopping keeps its retry in the store."""
+    started = anyio.Event()
+    s = member(shared_url)
+    s.add_listener(lambda job, old, new: new is S.RUNNING and started.set())
+    with pytest.raises(RuntimeError, match="the request failed"):  # noqa: PT012
+        async with s:
+            job_id = s.submit(Ok("long", seconds=3600, timeout=None))
+            with anyio.fail_after(30):
+                await started.wait()
+            raise RuntimeError("the request failed")
+    async with member(shared_url, num_workers=0) as look:
+        stored = await look.fetch(job_id)
+    assert (stored.status, stored.attempts) == (S.PENDING, 0)
+
+
+@pytest.mark.parametrize("how", ["grace", "cancel_running", "error"])
+def test_background_shutdown_hands_back_on_a_durable_store(tmp_path: Any, how: str) -> None:
+    """shutdown(grace=...), shutdown(cancel_running=True) and leaving the `with` on
+    an error give the running job back to the store; nothing ends CANCELLED."""
+    url = durable_url(tmp_path)
+    bg = js.BackgroundScheduler(store=url)
+
+    def start_long() -> str:
+        job_id = bg.submit(Ok("long", seconds=3600, timeout=None))
+        deadline = time.monotonic() + 60
+        while bg.get(job_id).status is not S.RUNNING and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return job_id
+
+    if how == "error":
+        with pytest.raises(KeyError), bg:  # noqa: PT012 - the body is the subject
+            job_id = start_long()
+            raise KeyError("the body failed")
+    else:
+        bg.start()
+        job_id = start_long()
+        if how == "grace":
+            bg.shutdown(grace=0.2)
+        else:
+            bg.shutdown(cancel_running=True)
+    with js.BackgroundScheduler(store=url, num_workers=0) as look:
+        stored = look.fetch(job_id)
+    assert (stored.status, stored.attempts) == (S.PENDING, 0)
+
+
+def test_stop_and_shutdown_check_grace(tmp_path: Any) -> None:
+    """A negative, NaN or non-number grace is refused by name."""
+
+    async def main() -> None:
+        s = js.JobScheduler(store=durable_url(tmp_path))
+        with pytest.raises(ValueError, match="grace must be a number of seconds >= 0, got -1"):
+            await s.stop(grace=-1)
+        with pytest.raises(TypeError, match="grace must be a number of seconds or None"):
+            await s.stop(grace="soon")  # type: ignore[arg-type]
+        await s.stop()
+
+    anyio.run(main)
+    with js.BackgroundScheduler() as bg, pytest.raises(ValueError, match="got nan"):
+        bg.shutdown(grace=float("nan"))
+
+
+EXIT_SCRIPT = """
+import sys
+import jobsched as js
+from jobsched import _scheduler
+from sample_jobs import Ok
+
+_scheduler.DEFAULT_GRACE = 0.5  # the default grace, shortened for the test
+bg = js.BackgroundScheduler(store=sys.argv[1])
+bg.start()
+job_id = bg.submit(Ok("long", seconds=3600, timeout=None))
+while bg.get(job_id).status is not js.JobStatus.RUNNING:
+    pass
+print(job_id)
+# No shutdown(): the exit hook stops the scheduler.
+"""
+
+
+def test_the_exit_hook_hands_running_jobs_back(tmp_path: Any) -> None:
+    """A script that exits with a durable job running, never calling shutdown(),
+    leaves it PENDING in the store with its attempt uncounted."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    url = durable_url(tmp_path)
+    tests = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": f"{tests}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_SCRIPT, url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    job_id = done.stdout.strip()
+    with js.BackgroundScheduler(store=url, num_workers=0) as look:
+        stored = look.fetch(job_id)
+    assert (stored.status, stored.attempts) == (S.PENDING, 0)

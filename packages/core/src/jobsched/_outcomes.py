@@ -78,7 +78,13 @@ class Outcomes(SchedulerState):
         job.last_traceback = None if exc is None else _format(exc)
         retry = job.retry
         attempts = job.attempts
-        if retryable and attempts <= retry.max_retries and not self._stopping:
+        # A stopping scheduler retries on a durable store (the store keeps the
+        # retry for any member); in memory the retry would be lost with it.
+        if (
+            retryable
+            and attempts <= retry.max_retries
+            and (not self._stopping or self._link is not None)
+        ):
             now = self._clock()
             wait = retry.delay(attempts, self._rng)
             if not 0 <= wait < math.inf:  # NaN too: it would park the job for ever
