@@ -542,3 +542,52 @@ def test_the_exit_hook_hands_running_jobs_back(tmp_path: Any) -> None:
     with js.BackgroundScheduler(store=url, num_workers=0) as look:
         stored = look.fetch(job_id)
     assert (stored.status, stored.attempts) == (S.PENDING, 0)
+
+
+# ── jobs other processes can load ────────────────────────────────────────
+
+
+class MainJob(js.AsyncJob):
+    async def run(self) -> str:
+        return "ran"
+
+
+def main_function(x: int) -> int:
+    return x
+
+
+@pytest.fixture
+def in_main(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MainJob and main_function as a script's own: defined in __main__."""
+    import sys
+
+    main = sys.modules["__main__"]
+    for thing in (MainJob, main_function):
+        monkeypatch.setattr(thing, "__module__", "__main__")
+        monkeypatch.setattr(main, thing.__name__, thing, raising=False)
+
+
+@REAL_CLOCK_BACKENDS
+@pytest.mark.usefixtures("in_main")
+async def test_main_jobs_are_refused_on_postgres_and_kept_on_sqlite(shared_url: str) -> None:
+    """A job class or function from __main__ can't be loaded by other members:
+    PostgreSQL refuses it at submit, naming it and the fix; SQLite keeps it."""
+    async with member(shared_url) as s:
+        jobs = [
+            MainJob("main"),
+            js.FunctionJob(main_function, (1,)),
+            js.FunctionJob(max, ([MainJob("as an argument")],), {"key": id}),
+        ]
+        if "postgresql" not in shared_url:
+            ids = [await s.enqueue(job) for job in jobs]
+            with anyio.fail_after(30):
+                assert await s.result(ids[1]) == 1
+            return
+        for job, name in zip(jobs, ["MainJob", "main_function", "MainJob"], strict=True):
+            with pytest.raises(TypeError, match=rf"refers to {name} defined in __main__.*module"):
+                s.submit(job)
+        with pytest.raises(TypeError, match="move it into a module"):
+            await s.enqueue(MainJob("again"))
+        assert s.jobs() == []
+        # A job that only mentions the name is fine.
+        assert await s.result(await s.enqueue(Ok("__main__"))) == "__main__"

@@ -22,7 +22,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ._enums import JobStatus
 
@@ -186,6 +186,12 @@ class JobStore(ABC):
     group commit every few milliseconds) so a database pays one round trip
     per batch.
     """
+
+    #: True for a store that processes on other machines share (PostgreSQL):
+    #: what a job refers to must import in each of them, so a job defined in
+    #: the submitting script (``__main__``) is refused at submit. A store of
+    #: one machine (SQLite) takes it: a restart of the script loads it again.
+    fleet: ClassVar[bool] = False
 
     def __init__(self, url: str, *, secret: str | bytes | None = None, lease: float = 30.0) -> None:
         """Keep the options every store takes.

@@ -145,6 +145,10 @@ class Submission(Outcomes):
             number = job._jobsched_id
         try:
             payload = link.codec.dumps(stored_form(job), lambda: _describe(job))
+            # A cheap look first: the name is in the pickle of anything from
+            # __main__ (and rarely otherwise).
+            if b"__main__" in payload and link.store.fleet:
+                _refuse_main(job, link.store.url)
         except TypeError:
             job._jobsched_id = 0
             raise
@@ -305,6 +309,33 @@ class Submission(Outcomes):
         self._blocked[number] = unmet
         for dep in unmet:
             self._dependents.setdefault(dep, []).append(number)
+
+
+def _refuse_main(job: Job, url: str) -> None:
+    """TypeError if what ``job`` pickles refers to a class or function of ``__main__``."""
+    import io
+    import pickle
+
+    found: list[str] = []
+
+    class Finder(pickle.Pickler):
+        def reducer_override(self, obj: object) -> object:
+            # Called for classes and functions too (saved by reference).
+            if getattr(obj, "__module__", None) == "__main__" and (
+                isinstance(obj, type) or callable(obj)
+            ):
+                found.append(getattr(obj, "__qualname__", repr(obj)))
+            return NotImplemented
+
+    Finder(io.BytesIO(), protocol=pickle.HIGHEST_PROTOCOL).dump(stored_form(job))
+    if found:
+        names = ", ".join(dict.fromkeys(found))
+        raise TypeError(
+            f"{_describe(job)} cannot be stored in {url}: it refers to {names} defined in "
+            "__main__ (the script that submits it), which the other members cannot import "
+            "(their __main__ is another program): move it into a module (e.g. tasks.py) "
+            "and import it from there"
+        )
 
 
 def delay_until(at: object, delay: float) -> float:

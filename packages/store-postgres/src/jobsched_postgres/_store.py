@@ -68,6 +68,9 @@ class PostgresStore(Reads):
     :raises ValueError: the URL is malformed, or there is no secret.
     """
 
+    #: Members on other machines load its jobs: none from ``__main__``.
+    fleet = True
+
     def __init__(self, url: str, *, secret: str | bytes | None = None, lease: float = 30.0) -> None:
         self._conninfo = _schema.conninfo_from_url(url)
         super().__init__(url, secret=secret, lease=lease)
