@@ -306,8 +306,8 @@ def check_own_id(job_id: object) -> str:
 def own_number(job_id: str) -> int:
     """The number a store knows an id of the caller's own by: negative (numbered
     ids are positive), from a hash of the id, so every member computes the
-    same one and the store's primary key makes the id unique. Two ids share a
-    number with a chance of about n² / 2⁶⁴ among n ids."""
+    same one and the store's primary key makes the id unique. Two ids held at
+    once share a number with a chance of about n² / 2⁶⁴ among n of them."""
     from hashlib import blake2b
 
     digest = blake2b(job_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
