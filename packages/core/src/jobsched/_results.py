@@ -61,12 +61,12 @@ class Results(Cancelling):
 
     async def _wait_here(self, job_id: str) -> Job:
         job = self.get(job_id)  # type: ignore[attr-defined]
-        if self._state == NEW and not job.status._terminal:  # type: ignore[attr-defined]
+        if self._state == NEW and not job.status._terminal:
             raise SchedulerError(
                 "wait() waits for the workers to run the job, but this scheduler was never "
                 "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
             )
-        while not job.status._terminal:  # type: ignore[attr-defined]
+        while not job.status._terminal:
             if self._state == STOPPED:
                 raise SchedulerStoppedError(
                     f"{_describe(job)} will never finish: the scheduler stopped with it "
@@ -115,7 +115,7 @@ class Results(Cancelling):
                 "or pruned (history_limit)"
             )
         if row.status.is_terminal:
-            return await self.fetch(job_id)  # type: ignore[no-any-return]
+            return await self.fetch(job_id)
         return None
 
 

@@ -6,7 +6,7 @@ import math
 import time
 from _thread import get_ident  # threading's, without importing threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import _plugins
 from ._admission import Admission, executor_capacity
@@ -319,7 +319,7 @@ def _refuse_main(job: Job, url: str) -> None:
     found: list[str] = []
 
     class Finder(pickle.Pickler):
-        def reducer_override(self, obj: object) -> object:
+        def reducer_override(self, obj: object) -> Any:
             # Called for classes and functions too (saved by reference).
             if getattr(obj, "__module__", None) == "__main__" and (
                 isinstance(obj, type) or callable(obj)
