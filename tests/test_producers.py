@@ -7,9 +7,11 @@ PostgreSQL, under asyncio and trio (tests/conftest.py).
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -591,3 +593,76 @@ async def test_main_jobs_are_refused_on_postgres_and_kept_on_sqlite(shared_url: 
         assert s.jobs() == []
         # A job that only mentions the name is fine.
         assert await s.result(await s.enqueue(Ok("__main__"))) == "__main__"
+
+
+# ── a real deploy ────────────────────────────────────────────────────────
+
+TESTS = Path(__file__).resolve().parent
+SCRIPT = str(Path(sys.prefix) / "bin" / "jobsched")
+WORKER_OPTIONS = ["--workers", "8", "--grace", "0.5"]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("anyio_backend", [pytest.param(("asyncio", {}), id="asyncio")])
+async def test_a_deploy_loses_nothing_and_cancels_nothing(
+    request: pytest.FixtureRequest,
+) -> None:
+    """A producer that runs jobs too and two `jobsched worker` processes share
+    PostgreSQL; 200 jobs of 0.2 s (and some of 3 s, longer than the grace). Mid-run
+    one worker gets SIGTERM and the producer stops: every job completes, once
+    (attempts 1: nothing counted as failed or lost), and none ends CANCELLED."""
+    import os
+    import signal
+    import subprocess
+
+    from pg import SECRET, require_server, schema_url
+
+    require_server()
+    url = schema_url(request.getfixturevalue("pg_session_database"))
+    tests, script = TESTS, SCRIPT
+    env = {k: v for k, v in os.environ.items() if k != "JOBSCHED_STORE"}
+    env.update(PYTHONPATH=str(tests), JOBSCHED_SECRET=SECRET)
+
+    def worker() -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [script, "worker", "--store", url, "--import", "sample_jobs", *WORKER_OPTIONS],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tests,
+            env=env,
+        )
+
+    producer = member(url, num_workers=4)
+    ids: list[str] = []
+    workers = [worker(), worker()]
+    try:
+        async with producer:
+            for i in range(200):
+                long = i % 40 == 0  # 5 jobs that outlast the grace: handed back
+                job = Ok(i, seconds=3.0 if long else 0.2, timeout=None)
+                ids.append(producer.submit(job, job_id=f"deploy-{i}"))
+            await producer.flush()
+            # Mid-run: some jobs done, many running or queued.
+            with anyio.fail_after(120):
+                await producer.wait(ids[30])
+            workers[0].send_signal(signal.SIGTERM)
+            await producer.stop(grace=0.1)
+        _, err = workers[0].communicate(timeout=60)
+        assert workers[0].returncode == 0, err
+        assert "handed back to the store" in err or "none cut short" in err, err
+        async with member(url, num_workers=0) as look:
+            with anyio.fail_after(300):
+                jobs = [await look.wait(i) for i in ids]
+        assert [j.status for j in jobs] == [S.COMPLETED] * len(ids)
+        assert [j.result for j in jobs] == list(range(200))
+        assert {j.attempts for j in jobs} == {1}
+    finally:
+        for process in workers:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.communicate(timeout=60)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.communicate()
