@@ -666,3 +666,32 @@ async def test_a_deploy_loses_nothing_and_cancels_nothing(
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.communicate()
+
+
+def test_the_cli_finds_a_job_by_the_id_given_at_submit(tmp_path: Any) -> None:
+    """`jobsched show` and `cancel` take an id of your own, and the number it is listed by."""
+    import subprocess
+
+    from pg import SECRET
+
+    url = durable_url(tmp_path)
+    with js.BackgroundScheduler(store=js.open_store(url, secret=SECRET), num_workers=0) as s:
+        s.submit(Ok("later"), job_id="receipt-42", delay=3600)
+    env = {"PYTHONPATH": str(TESTS), "JOBSCHED_SECRET": SECRET, "PATH": ""}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [SCRIPT, *args, "--store", url], capture_output=True, text=True, env=env, timeout=60
+        )
+
+    shown = cli("show", "receipt-42")
+    assert shown.returncode == 0, shown.stderr
+    assert "pending" in shown.stdout
+    # The listing shows the job by its number: that works too.
+    from jobsched._jobs import own_number
+
+    assert cli("show", f"job-{own_number('receipt-42')}").returncode == 0
+    cancelled = cli("cancel", "receipt-42")
+    assert cancelled.returncode == 0, cancelled.stderr
+    with js.BackgroundScheduler(store=js.open_store(url, secret=SECRET), num_workers=0) as s:
+        assert s.fetch("receipt-42").status is S.CANCELLED
