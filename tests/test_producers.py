@@ -695,3 +695,18 @@ def test_the_cli_finds_a_job_by_the_id_given_at_submit(tmp_path: Any) -> None:
     assert cancelled.returncode == 0, cancelled.stderr
     with js.BackgroundScheduler(store=js.open_store(url, secret=SECRET), num_workers=0) as s:
         assert s.fetch("receipt-42").status is S.CANCELLED
+
+
+@REAL_CLOCK_BACKENDS
+async def test_a_dependent_of_an_id_the_store_holds_sees_that_job(shared_url: str) -> None:
+    """A member that resubmits a finished id and a job depending on it in one batch:
+    the id adds nothing, and the dependent runs (its upstream completed)."""
+    async with member(shared_url) as first:
+        assert await first.result(await first.enqueue(Ok("up"), job_id="up")) == "up"
+    async with member(shared_url) as second:
+        assert second.submit(Ok("not again"), job_id="up") == "up"
+        down = second.submit(Ok("down"), depends_on=["up"])
+        await second.flush()
+        with anyio.fail_after(60):
+            assert await second.result(down) == "down"
+            assert await second.result("up") == "up"
