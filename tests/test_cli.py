@@ -328,7 +328,7 @@ USER_ERRORS = {
     "show-unknown": (["show", "job-999999", "--store", "{url}"], "no job job-999999 in "),
     "cancel-unknown": (["cancel", "job-999999", "--store", "{url}"], "no job job-999999 in "),
     "retry-unknown": (["retry", "job-999999", "--store", "{url}"], "no job job-999999 in "),
-    "bad-job-id": (["show", "jbo-3", "--store", "{url}"], "'jbo-3' is not a job id"),
+    "bad-job-id": (["show", "job-3x", "--store", "{url}"], "'job-3x' is not a job id"),
     "not-a-database": (["jobs", "--store", "{garbage}"], "cannot open the SQLite store"),
     "no-such-folder": (["jobs", "--store", "{missing_dir}"], "does not exist"),
     "worker-no-such-folder": (

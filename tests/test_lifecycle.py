@@ -25,7 +25,9 @@ def test_start_stop_by_hand_on_asyncio(store_url: str) -> None:
         await asyncio.wait_for(s.stop(cancel_running=True), 10)
         await s.stop()  # idempotent
         assert s.get(job_id).result == 7
-        assert gate.status is js.JobStatus.CANCELLED
+        # Cut short: cancelled in memory, handed back to a durable store.
+        cut = js.JobStatus.CANCELLED if store_url == "memory" else js.JobStatus.PENDING
+        assert gate.status is cut
         return s
 
     asyncio.run(main())

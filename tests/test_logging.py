@@ -152,9 +152,12 @@ async def test_shutdown_cancellation_says_why(
         with anyio.fail_after(10):
             await gate.started.wait()
             await s.stop(cancel_running=True)
-    assert [(r["level"], r["message"]) for r in _about(caplog, job_id)] == [
-        ("INFO", f"{job_id} ('gate') cancelled: scheduler shut down")
-    ]
+    said = (
+        f"{job_id} ('gate') stopped: handed back to the store, to run again"
+        if s._link is not None
+        else f"{job_id} ('gate') cancelled: scheduler shut down"
+    )
+    assert [(r["level"], r["message"]) for r in _about(caplog, job_id)] == [("INFO", said)]
 
 
 async def test_the_success_path_logs_nothing(

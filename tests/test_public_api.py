@@ -71,10 +71,21 @@ def test_scheduler_signature() -> None:
     for method in [
         "submit", "submit_threadsafe", "schedule_recurring", "cancel_recurring", "cancel",
         "get", "jobs", "join", "add_listener", "start", "stop", "schedule_cron",
+        "wait", "result", "enqueue", "fetch",
     ]:  # fmt: skip
         assert callable(getattr(js.JobScheduler, method)), method
     stop = inspect.signature(js.JobScheduler.stop).parameters["cancel_running"]
     assert stop.default is False and stop.kind is inspect.Parameter.KEYWORD_ONLY
+    grace = inspect.signature(js.JobScheduler.stop).parameters["grace"]
+    assert grace.kind is inspect.Parameter.KEYWORD_ONLY
+    for method in ["submit", "enqueue"]:
+        params = inspect.signature(getattr(js.JobScheduler, method)).parameters
+        for name in ["at", "job_id"]:
+            assert params[name].default is None, (method, name)
+            assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
+    for method in ["wait", "result"]:
+        timeout = inspect.signature(getattr(js.JobScheduler, method)).parameters["timeout"]
+        assert timeout.default is None and timeout.kind is inspect.Parameter.KEYWORD_ONLY
 
 
 def test_job_signature() -> None:

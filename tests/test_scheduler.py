@@ -585,8 +585,9 @@ async def test_stop_lets_running_jobs_finish(make_scheduler: Make) -> None:
         await s.join()
 
 
-async def test_stop_cancel_running(make_scheduler: Make) -> None:
-    """stop(cancel_running=True) cancels running attempts."""
+async def test_stop_cancel_running(make_scheduler: Make, durable: bool) -> None:
+    """stop(cancel_running=True) cancels running attempts in memory; a durable
+    store gets them back instead, PENDING with the attempt not counted."""
     s = make_scheduler()
     gate = Gate()
     async with s:
@@ -594,12 +595,16 @@ async def test_stop_cancel_running(make_scheduler: Make) -> None:
         with anyio.fail_after(10):
             await gate.started.wait()
             await s.stop(cancel_running=True)
-    assert gate.status is S.CANCELLED
-    assert gate.last_error == "scheduler shut down"
+    if durable:
+        assert (gate.status, gate.attempts) == (S.PENDING, 0)
+    else:
+        assert gate.status is S.CANCELLED
+        assert gate.last_error == "scheduler shut down"
 
 
-async def test_body_error_cancels_running_jobs(make_scheduler: Make) -> None:
-    """If the `async with` body raises, running jobs are cancelled and the error propagates."""
+async def test_body_error_cancels_running_jobs(make_scheduler: Make, durable: bool) -> None:
+    """If the `async with` body raises, running jobs are cut short at once (in
+    memory CANCELLED, on a durable store handed back) and the error propagates."""
     gate = Gate()
     with pytest.raises(RuntimeError, match="body failed"):  # noqa: PT012 - the body is the subject
         async with make_scheduler() as s:
@@ -607,11 +612,15 @@ async def test_body_error_cancels_running_jobs(make_scheduler: Make) -> None:
             with anyio.fail_after(10):
                 await gate.started.wait()
             raise RuntimeError("body failed")
-    assert gate.status is S.CANCELLED
+    if durable:
+        assert (gate.status, gate.attempts) == (S.PENDING, 0)
+    else:
+        assert gate.status is S.CANCELLED
 
 
-async def test_no_retry_during_stop(make_scheduler: Make) -> None:
-    """A job that fails while the scheduler stops is FAILED, not left waiting to retry."""
+async def test_no_retry_during_stop(make_scheduler: Make, durable: bool) -> None:
+    """A job that fails while the scheduler stops is FAILED in memory, not left
+    waiting to retry; a durable store keeps its retry for any member."""
     gate = Gate()
     s = make_scheduler()
     async with s:
@@ -622,7 +631,7 @@ async def test_no_retry_during_stop(make_scheduler: Make) -> None:
             tg.start_soon(s.stop)
             await anyio.sleep(0.01)
             gate.release.set()
-    assert s.get(job_id).status is S.FAILED
+    assert s.get(job_id).status is (S.RETRY_WAIT if durable else S.FAILED)
 
 
 async def test_submit_errors_lose_nothing(make_scheduler: Make) -> None:
@@ -712,8 +721,10 @@ async def test_submit_threadsafe_from_threads(make_scheduler: Make) -> None:
 
 async def test_constructor_validation() -> None:
     """Bad constructor arguments raise errors that name the value."""
-    with pytest.raises(ValueError, match="num_workers must be an integer >= 1, got 0"):
+    with pytest.raises(ValueError, match="num_workers=0 makes a producer.*memory store"):
         js.JobScheduler(num_workers=0)
+    with pytest.raises(ValueError, match="num_workers must be an integer >= 1.*got -1"):
+        js.JobScheduler(num_workers=-1)
     with pytest.raises(ValueError, match="history_limit"):
         js.JobScheduler(history_limit=-1)
     with pytest.raises(TypeError, match="strategy must be"):
@@ -791,8 +802,9 @@ async def test_listeners_see_the_attempt_being_started(make_scheduler: Make) -> 
     assert [t for _, t in seen] == sorted(t for _, t in seen)  # type: ignore[type-var]
 
 
-async def test_timeout_still_fires_while_stopping(make_scheduler: Make) -> None:
-    """A running attempt's timeout holds during a graceful stop() (after the ticker exits)."""
+async def test_timeout_still_fires_while_stopping(make_scheduler: Make, durable: bool) -> None:
+    """A running attempt's timeout holds during a graceful stop() (after the ticker
+    exits); a durable store keeps the retry, the memory store ends it TIMED_OUT."""
     s = make_scheduler()
     gate = Gate(timeout=0.2)
     async with s:
@@ -800,7 +812,8 @@ async def test_timeout_still_fires_while_stopping(make_scheduler: Make) -> None:
         with anyio.fail_after(10):
             await gate.started.wait()
             await s.stop()  # graceful: waits for the attempt, which must time out
-    assert gate.status is S.TIMED_OUT
+    assert gate.status is (S.RETRY_WAIT if durable else S.TIMED_OUT)
+    assert gate.last_error == "timed out after 0.2s"
     assert gate.cancelled_seen
 
 

@@ -116,7 +116,7 @@ async def test_refused_jobs_are_not_shown_to_hooks(make_scheduler: Make) -> None
     s = make_scheduler()
     s.add_submit_hook(calls.append)
     with pytest.raises(js.UnknownJobError):
-        s.submit(Ok(), depends_on=["no-such-job"])
+        s.submit(Ok(), depends_on=["job-nope"])  # no job can have this id
     assert calls == []
 
 

@@ -126,22 +126,29 @@ class BackgroundScheduler:
         """
         self._loop.start()
 
-    def shutdown(self, wait: bool = True, *, cancel_running: bool = False) -> None:
+    def shutdown(
+        self, wait: bool = True, *, cancel_running: bool = False, grace: float | None = None
+    ) -> None:
         """Stop the scheduler and its thread.
 
-        The scheduler stops taking work; running attempts finish (or, with
-        ``cancel_running``, are cancelled and end CANCELLED); queued jobs stay
-        PENDING (with a durable store they run when a scheduler next runs on
-        it); every executor it used is shut down.
+        The scheduler stops taking work; queued jobs stay PENDING (with a
+        durable store they run when a scheduler next runs on it); every
+        executor it used is shut down. Running attempts are treated as
+        :meth:`JobScheduler.stop` does: on a durable store they get
+        ``grace`` seconds (30 by default) to finish and are then handed back
+        to the store, never cancelled; on the memory store they are waited
+        for, or cancelled past an explicit ``grace``.
 
         :param wait: wait until the scheduler and its thread have stopped;
             False returns at once and lets it stop in the background.
-        :param cancel_running: cancel the running attempts instead of waiting
-            for them. A later call with it set cancels those of a shutdown
-            already under way.
+        :param cancel_running: a grace of 0: cut the running attempts short
+            now (durable: handed back; memory: CANCELLED). A later call with
+            it set cuts those of a shutdown already under way.
+        :param grace: seconds running attempts get to finish.
 
         Calling it again is harmless. The context manager calls
-        ``shutdown(cancel_running=<the body raised>)``.
+        ``shutdown(cancel_running=<the body raised>)``; the interpreter's
+        exit hook calls it with the default grace on a durable store.
 
         :raises SchedulerError: never started; or, with ``wait``, called from
             one of its own jobs (or on its thread), which the shutdown would
@@ -149,7 +156,7 @@ class BackgroundScheduler:
         :raises Exception: what stopping the scheduler raised (a store that
             failed to close), once.
         """
-        self._loop.shutdown(wait, cancel_running)
+        self._loop.shutdown(wait, cancel_running, grace)
 
     def __enter__(self) -> BackgroundScheduler:
         self.start()
@@ -162,7 +169,7 @@ class BackgroundScheduler:
         tb: TracebackType | None,
     ) -> None:
         # As `async with JobScheduler()`: if the body failed, don't wait for
-        # running jobs.
+        # running jobs (a durable store gets them back).
         self.shutdown(cancel_running=exc_type is not None)
 
     # ── jobs ─────────────────────────────────────────────────────────────
@@ -174,6 +181,7 @@ class BackgroundScheduler:
         delay: float = 0.0,
         depends_on: Iterable[str] = (),
         at: datetime | None = None,
+        job_id: str | None = None,
     ) -> str:
         """Submit ``job``; returns its id once the scheduler has it.
 
@@ -183,7 +191,14 @@ class BackgroundScheduler:
         """
         return self._loop.write(
             "submit()",
-            partial(self._scheduler.submit, job, delay=delay, depends_on=depends_on, at=at),
+            partial(
+                self._scheduler.submit,
+                job,
+                delay=delay,
+                depends_on=depends_on,
+                at=at,
+                job_id=job_id,
+            ),
         )
 
     def get(self, job_id: str) -> Job:

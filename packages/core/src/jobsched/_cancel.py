@@ -62,11 +62,11 @@ class Cancelling(Stored):
             attempt.cancel("cancelled")
 
     def _hand_back_running(self) -> int:
-        """Cut every running attempt short, for ``jobsched worker``'s drain; how many.
+        """Cut every running attempt short, for a stop past its grace; how many.
 
         On a durable store each such job goes back to the store, to run again
-        in any member (its interrupted attempt not counted), instead of ending
-        CANCELLED as with ``stop(cancel_running=True)``; call :meth:`stop` too.
+        in any member (its interrupted attempt not counted); in memory it
+        ends CANCELLED.
         """
         attempts = [a for a in self._attempts.values() if not a.scope.cancel_called]
         for attempt in attempts:

@@ -15,6 +15,7 @@ from ._attempts import SHUTDOWN_SCOPE, Attempt
 from ._enums import JobStatus
 from ._jobs import Job
 from ._log import logger
+from ._outcomes import HANDED_BACK
 from ._resume import Abandoned, Resume
 from ._state import _describe
 from ._timers import Timers
@@ -132,7 +133,7 @@ class Dispatch(Timers):
                 if _worker_cancelled(exc, scope):
                     # The worker is being torn down (a trio checkpoint that
                     # raised before suspending): the job did not fail.
-                    self._settle(job, _shut_down(), None, None)
+                    self._settle(job, _shut_down(self._link is not None), None, None)
                     raise
                 # The job's error, or its own SystemExit and the like: the
                 # attempt fails, the scheduler goes on.
@@ -201,7 +202,8 @@ class Dispatch(Timers):
                 # Our scope's cancellation (cancel() or the timeout), which the
                 # scope absorbs, or the worker being torn down.
                 if not scope.cancel_called:
-                    attempt.reason = attempt.reason or "scheduler shut down"
+                    # On a durable store the job goes back to it, never cancelled.
+                    attempt.reason = attempt.reason or _shutdown_reason(self._link is not None)
                     attempt.scope = SHUTDOWN_SCOPE
                 if not attempt.abandoned:
                     self._end_attempt(job, attempt, None, None)
@@ -304,7 +306,12 @@ def _worker_cancelled(exc: BaseException, scope: anyio.CancelScope) -> bool:
     return scope.cancel_called or anyio.current_effective_deadline() == -math.inf
 
 
-def _shut_down() -> Attempt:
+def _shut_down(durable: bool) -> Attempt:
     attempt = Attempt(SHUTDOWN_SCOPE, None, None)  # type: ignore[arg-type]
-    attempt.reason = "scheduler shut down"
+    attempt.reason = _shutdown_reason(durable)
     return attempt
+
+
+def _shutdown_reason(durable: bool) -> str:
+    """Why an attempt the teardown cut short ends: back to a durable store, or CANCELLED."""
+    return HANDED_BACK if durable else "scheduler shut down"

@@ -137,7 +137,9 @@ class Job(ABC):
 
     @deadline.setter
     def deadline(self, deadline: float | None) -> None:
-        self._options = _pack_options(deadline, self.tenant, self.rate_key, self.headers)
+        self._options = _pack_options(
+            deadline, self.tenant, self.rate_key, self.headers, self._own_id
+        )
 
     @property
     def tenant(self) -> str | None:
@@ -147,7 +149,9 @@ class Job(ABC):
 
     @tenant.setter
     def tenant(self, tenant: str | None) -> None:
-        self._options = _pack_options(self.deadline, tenant, self.rate_key, self.headers)
+        self._options = _pack_options(
+            self.deadline, tenant, self.rate_key, self.headers, self._own_id
+        )
 
     @property
     def rate_key(self) -> str | None:
@@ -157,7 +161,9 @@ class Job(ABC):
 
     @rate_key.setter
     def rate_key(self, rate_key: str | None) -> None:
-        self._options = _pack_options(self.deadline, self.tenant, rate_key, self.headers)
+        self._options = _pack_options(
+            self.deadline, self.tenant, rate_key, self.headers, self._own_id
+        )
 
     @property
     def headers(self) -> dict[str, str] | None:
@@ -180,14 +186,35 @@ class Job(ABC):
             and all(type(k) is str and type(v) is str for k, v in headers.items())
         ):
             raise TypeError(f"headers must be a dict of str to str or None, got {headers!r}")
-        self._options = _pack_options(self.deadline, self.tenant, self.rate_key, headers)
+        self._options = _pack_options(
+            self.deadline, self.tenant, self.rate_key, headers, self._own_id
+        )
+
+    @property
+    def _own_id(self) -> str | None:
+        """The id given at submit (``job_id=``), or None (a numbered ``job-<n>``)."""
+        options = self._options
+        # Options stored before own ids were a 4-tuple.
+        return options[4] if type(options) is tuple and len(options) > 4 else None
+
+    def _set_own_id(self, job_id: str) -> None:
+        """Give the job an id of its own (checked by the caller, see check_own_id)."""
+        self._options = _pack_options(
+            self.deadline, self.tenant, self.rate_key, self.headers, job_id
+        )
+        self._jobsched_id = own_number(job_id)
 
     @property
     def job_id(self) -> str:
-        """The job's unique id, ``"job-<n>"``: what submit() returns and get() takes."""
+        """The job's unique id, ``"job-<n>"`` or the one given at submit: what
+        submit() returns and get() takes."""
         number = self._jobsched_id
         if not number:
             number = self._jobsched_id = next_number()
+        elif number < 0:
+            own = self._own_id
+            if own is not None:
+                return own
         return f"job-{number}"
 
     def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
@@ -212,8 +239,11 @@ def _pack_options(
     tenant: str | None,
     rate_key: str | None,
     headers: dict[str, str] | None = None,
+    own_id: str | None = None,
 ) -> Any:
-    """What Job._options holds for these four (see Job.deadline)."""
+    """What Job._options holds for these (see Job.deadline)."""
+    if own_id is not None:
+        return (deadline, tenant, rate_key, headers, own_id)  # a job's own: never shared
     if tenant is None and rate_key is None and headers is None and type(deadline) is not tuple:
         return deadline
     options = (deadline, tenant, rate_key, headers)
@@ -235,14 +265,53 @@ def _pack_options(
 
 
 def id_number(job_id: object) -> int:
-    """The number inside a job id ``"job-<n>"``; 0 (no job's) for anything else."""
-    if isinstance(job_id, str) and job_id.startswith("job-"):
-        digits = job_id[4:]
-        # Only the exact form job_id gives: int() would also take "+7", " 7",
-        # "0_7" or other scripts' digits, which would alias another job's id.
-        if 0 < len(digits) < 20 and digits.isascii() and digits.isdigit() and digits[0] != "0":
-            return int(digits)
+    """The number inside a job id ``"job-<n>"``, or the number an id of the
+    caller's own (``submit(job_id=...)``) is known by; 0 (no job's) for
+    anything else."""
+    if isinstance(job_id, str):
+        if job_id.startswith("job-"):
+            digits = job_id[4:]
+            # Only the exact form job_id gives: int() would also take "+7", " 7",
+            # "0_7" or other scripts' digits, which would alias another job's id.
+            if 0 < len(digits) < 20 and digits.isascii() and digits.isdigit() and digits[0] != "0":
+                return int(digits)
+        elif 0 < len(job_id) <= MAX_OWN_ID:
+            return own_number(job_id)
     return 0
+
+
+#: The longest id of your own that submit(job_id=...) takes.
+MAX_OWN_ID = 200
+
+
+def check_own_id(job_id: object) -> str:
+    """``job_id`` if it can be an id of the caller's own, else TypeError or ValueError."""
+    if not isinstance(job_id, str):
+        raise TypeError(f"job_id must be a str or None, got {job_id!r}")
+    if not job_id:
+        raise ValueError("job_id must not be empty: pass a non-empty str, or None to number it")
+    if len(job_id) > MAX_OWN_ID:
+        raise ValueError(
+            f"job_id must be at most {MAX_OWN_ID} characters, got {len(job_id)}: "
+            f"{job_id[:40]!r}...; hash a longer key (hashlib.sha256(key).hexdigest())"
+        )
+    if job_id.startswith("job-"):
+        raise ValueError(
+            f"job_id {job_id!r} starts with 'job-', which jobsched's own ids use; "
+            "choose another prefix (e.g. 'order-42')"
+        )
+    return job_id
+
+
+def own_number(job_id: str) -> int:
+    """The number a store knows an id of the caller's own by: negative (numbered
+    ids are positive), from a hash of the id, so every member computes the
+    same one and the store's primary key makes the id unique. Two ids held at
+    once share a number with a chance of about n² / 2⁶⁴ among n of them."""
+    from hashlib import blake2b
+
+    digest = blake2b(job_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return -(int.from_bytes(digest, "big") >> 1) - 1
 
 
 def _check_label(name: str, value: object) -> None:

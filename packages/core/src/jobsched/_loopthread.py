@@ -34,7 +34,7 @@ from ._dispatch import inside_workers_of
 from ._exceptions import SchedulerError, SchedulerStoppedError, StoreUnavailableError
 from ._exithook import register, unregister
 from ._log import logger
-from ._scheduler import JobScheduler
+from ._scheduler import DEFAULT_GRACE, JobScheduler, check_grace
 
 T = TypeVar("T")
 
@@ -80,6 +80,8 @@ class LoopThread:
         # Set on the loop: stop the scheduler, and (maybe later) cancel what runs.
         self._stop_requested: anyio.Event | None = None
         self._cancel_requested: anyio.Event | None = None
+        #: shutdown()'s grace, for the scheduler's stop().
+        self._grace: float | None = None
         # What ended the loop's thread with an error, once; shutdown() raises it.
         self._error: BaseException | None = None
         self._error_reported = False
@@ -132,9 +134,10 @@ class LoopThread:
             if self._state == _STARTING:  # not if its thread already ended
                 self._state = _RUNNING
 
-    def shutdown(self, wait: bool, cancel_running: bool) -> None:
+    def shutdown(self, wait: bool, cancel_running: bool, grace: float | None = None) -> None:
         """Stop the scheduler and its thread (see ``BackgroundScheduler.shutdown``)."""
         self._check_process("shutdown()")
+        check_grace(grace)
         if self._state in (_NEW, _STARTING):
             raise SchedulerError(
                 "shutdown() on a BackgroundScheduler that was never started: there is "
@@ -146,6 +149,8 @@ class LoopThread:
             state = self._state
             if state == _RUNNING:
                 self._state = _STOPPING
+        if state == _RUNNING:
+            self._grace = grace
         if state == _RUNNING or (state == _STOPPING and cancel_running):
             self._request_stop(cancel_running)
         if wait:
@@ -367,25 +372,32 @@ class LoopThread:
 
         async with anyio.create_task_group() as group:
             group.start_soon(cancel_when_asked)
-            await scheduler.stop(cancel_running=cancel.is_set())
+            await scheduler.stop(cancel_running=cancel.is_set(), grace=self._grace)
             group.cancel_scope.cancel()
 
     def stop_at_exit(self) -> None:
-        """The exit hook's part: stop, cancelling what runs, for at most EXIT_TIMEOUT seconds."""
+        """The exit hook's part: stop as ``shutdown()`` does, and wait a bounded time.
+
+        On a durable store running jobs get the default grace and are then
+        handed back (never cancelled: they run again elsewhere); in memory
+        they are cancelled at once, as nothing could run them after the exit.
+        """
         thread = self._thread
         if self._pid != os.getpid() or thread is None:
             return  # not started (or not in this process)
+        durable = self._scheduler._link is not None
         try:
-            self.shutdown(wait=False, cancel_running=True)
+            self.shutdown(wait=False, cancel_running=not durable)
         except Exception:
             logger.exception("jobsched's background scheduler failed to shut down at exit")
             return
-        thread.join(EXIT_TIMEOUT)
+        limit = EXIT_TIMEOUT + (DEFAULT_GRACE if durable else 0.0)
+        thread.join(limit)
         if thread.is_alive():
             logger.warning(
                 "jobsched's background scheduler did not stop within %ss at exit (a job "
                 "ignores its cancellation); the interpreter exits without waiting for it",
-                EXIT_TIMEOUT,
+                limit,
             )
 
 

@@ -52,7 +52,10 @@ class JobScheduler(Results):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
-    :param num_workers: the most attempts in flight at once.
+    :param num_workers: the most attempts in flight at once. 0 (on a durable
+        store only) makes a producer: it submits, enqueues, registers
+        schedules, fetches, waits and cancels, and never claims or runs a job
+        or fires a stored schedule; workers elsewhere do.
     :param executors: name -> :class:`Executor`, overriding or adding to the
         installed plugins. The scheduler shuts every executor it used down
         when it stops.
@@ -88,8 +91,17 @@ class JobScheduler(Results):
         executor_limits: Mapping[str, int] | None = None,
         store: str | JobStore = "memory",
     ) -> None:
-        if not isinstance(num_workers, int) or num_workers < 1:
-            raise ValueError(f"num_workers must be an integer >= 1, got {num_workers!r}")
+        if not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError(
+                f"num_workers must be an integer >= 1 (or 0 for a producer on a durable "
+                f"store), got {num_workers!r}"
+            )
+        if num_workers == 0 and store == "memory":
+            raise ValueError(
+                "num_workers=0 makes a producer, which only submits to a durable store for "
+                "workers elsewhere to run; on the memory store nothing would ever run its "
+                "jobs: give it workers, or a store such as store='sqlite:///jobs.db'"
+            )
         if not isinstance(history_limit, int) or history_limit < 0:
             raise ValueError(f"history_limit must be an integer >= 0, got {history_limit!r}")
         if strategy is not None and not isinstance(strategy, SchedulingStrategy):
@@ -103,6 +115,7 @@ class JobScheduler(Results):
         self._link = None if in_memory else StoreLink(_store_for(store), self, history_limit)
         if self._link is not None:
             self._check_stored_options(strategy)
+            self._link.producer = num_workers == 0
         self._held = {}
         self._released = []
         self._claimed = deque()
@@ -273,11 +286,23 @@ class JobScheduler(Results):
         self._standalone.add_done_callback(_log_crash)
         await started.wait()
 
-    async def stop(self, *, cancel_running: bool = False) -> None:
-        """Stop: reject new work, let running attempts finish (or cancel them), stop workers.
+    async def stop(self, *, cancel_running: bool = False, grace: float | None = None) -> None:
+        """Stop: reject new work, let running attempts finish, stop workers.
 
         Queued jobs stay PENDING. Every executor the scheduler used is shut
         down. Calling it again waits for the first call to finish.
+
+        On a durable store stopping never cancels a job: running attempts
+        get ``grace`` seconds (30 by default) to finish, and every job still
+        running then goes back to the store, PENDING again with that attempt
+        not counted, to run on another member or after a restart.
+        ``cancel_running=True`` means a grace of 0. Only :meth:`cancel`
+        makes a durable job CANCELLED.
+
+        On the memory store running attempts are waited for (``grace=None``,
+        the default there) or, past an explicit ``grace`` or with
+        ``cancel_running``, cancelled: a job in memory can't outlive its
+        scheduler.
 
         :raises SchedulerError: called from inside one of this scheduler's
             running jobs, whose attempt would have to end before stop() can.
@@ -289,6 +314,11 @@ class JobScheduler(Results):
                 "return. Stop from the code that owns the scheduler (a job can set an "
                 "anyio.Event that code awaits before calling stop())"
             )
+        check_grace(grace)
+        if cancel_running:
+            grace = 0.0
+        elif grace is None and self._link is not None:
+            grace = DEFAULT_GRACE
         if self._state == NEW:
             self._stopping = True
             self._state = STOPPED
@@ -300,11 +330,11 @@ class JobScheduler(Results):
                 finally:
                     await self._link.store.close()
             return
-        if cancel_running:
-            for attempt in list(self._attempts.values()):
-                attempt.cancel("scheduler shut down")
         if self._stopping:
-            # Another stop() is under way: wait until it has finished.
+            # Another stop() is under way: cut its grace short if asked, and
+            # wait until it has finished.
+            if cancel_running:
+                self._hand_back_running()
             while self._state != STOPPED:
                 event = anyio.Event()
                 self._join_waiters.append(event)
@@ -313,7 +343,21 @@ class JobScheduler(Results):
         self._stopping = True
         self._wake_all()
         assert self._done is not None
+        cut = 0
         try:
+            if grace is not None:
+                with anyio.move_on_after(grace):
+                    await self._done.wait()
+                if not self._done.is_set():
+                    # Durable: back to the store; in memory: CANCELLED.
+                    cut = self._hand_back_running()
+                    if cut:
+                        logger.info(
+                            "stopping: %d running job(s) %s after a grace of %ss",
+                            cut,
+                            "handed back to the store" if self._link else "cancelled",
+                            f"{grace:g}",
+                        )
             await self._done.wait()
             await self._close_store()
             if self._standalone is not None:
@@ -321,7 +365,7 @@ class JobScheduler(Results):
                 await task
         finally:
             try:
-                await self._shutdown_executors(cancel_running)
+                await self._shutdown_executors(cancel_running or cut > 0)
             finally:
                 self._state = STOPPED
                 self._wake_joiners()
@@ -349,7 +393,8 @@ class JobScheduler(Results):
         assert task_group is not None
         try:
             # If the body failed or was cancelled, don't wait for running
-            # jobs: cancel them, and shield the clean-up from that cancellation.
+            # jobs: cut them short at once (on a durable store handed back,
+            # not cancelled), and shield the clean-up from that cancellation.
             with anyio.CancelScope(shield=exc_type is not None):
                 await self.stop(cancel_running=exc_type is not None)
         except BaseException as stop_error:
@@ -397,6 +442,22 @@ class JobScheduler(Results):
                 await executor.shutdown(cancel_running=cancel_running)
             except Exception:
                 logger.exception("executor %r failed to shut down", name)
+
+
+#: Seconds stop() gives running attempts on a durable store before it hands
+#: them back (``stop(grace=...)``, ``jobsched worker --grace``).
+DEFAULT_GRACE = 30.0
+
+
+def check_grace(grace: object) -> None:
+    """stop()'s and shutdown()'s check of ``grace``."""
+    if grace is None:
+        return
+    try:
+        if not grace >= 0:  # type: ignore[operator]  # NaN too; math.inf waits as long as it takes
+            raise ValueError(f"grace must be a number of seconds >= 0, got {grace!r}")
+    except TypeError:
+        raise TypeError(f"grace must be a number of seconds or None, got {grace!r}") from None
 
 
 def _store_for(store: object) -> JobStore:

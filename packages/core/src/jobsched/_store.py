@@ -22,7 +22,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ._enums import JobStatus
 
@@ -54,6 +54,12 @@ class NewJob:
     #: (schedule, fire time), whichever member fires it.
     schedule: str | None = None
     fire_time: float | None = None
+    #: An id of the submitter's own (``submit(job_id=...)``, a negative
+    #: ``id``): the store adds the job only if it holds no job with that id
+    #: (its primary key decides, also between members), and else sets
+    #: ``existed`` and writes nothing for it.
+    own_id: bool = False
+    existed: bool = False
 
 
 @dataclass(slots=True)
@@ -180,6 +186,12 @@ class JobStore(ABC):
     group commit every few milliseconds) so a database pays one round trip
     per batch.
     """
+
+    #: True for a store that processes on other machines share (PostgreSQL):
+    #: what a job refers to must import in each of them, so a job defined in
+    #: the submitting script (``__main__``) is refused at submit. A store of
+    #: one machine (SQLite) takes it: a restart of the script loads it again.
+    fleet: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -213,6 +213,18 @@ class Stored(Dispatch):
             if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
                 self._finish_one(job, change.status, change.error)
 
+    def existed(self, ids: Sequence[int]) -> None:
+        """Jobs submitted here with an id of their own that the store already
+        held: the store's job stands, and this process forgets its copy."""
+        jobs = self._jobs
+        for number in ids:
+            job = jobs.get(number)
+            if job is not None and not job.status._terminal and number not in self._held:  # type: ignore[attr-defined]
+                del jobs[number]
+                self._unfinished -= 1
+        if not self._unfinished and self._join_waiters:
+            self._wake_joiners()
+
     def held(self) -> Collection[int]:
         return list(self._held)
 
@@ -291,6 +303,7 @@ class Stored(Dispatch):
         delay: float = 0.0,
         depends_on: Iterable[str] = (),
         at: datetime | None = None,
+        job_id: str | None = None,
     ) -> str:
         """Submit ``job`` and return its id once it is committed (same checks as submit).
 
@@ -312,7 +325,7 @@ class Stored(Dispatch):
                         f"{link.store.url} does not hold: submit dependencies first "
                         "(finished jobs are pruned after history_limit)"
                     )
-        job_id = self.submit(job, delay=delay, depends_on=depends_on, at=at)
+        job_id = self.submit(job, delay=delay, depends_on=depends_on, at=at, job_id=job_id)
         await self.flush()
         return job_id
 

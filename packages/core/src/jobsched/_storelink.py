@@ -89,6 +89,9 @@ class Host(Protocol):
     def changed(self, changes: Sequence[Change]) -> None:
         """Statuses the store set (cascaded cancels, cancels of queued jobs)."""
 
+    def existed(self, ids: Sequence[int]) -> None:
+        """Jobs with ids of their own that the store already held: not added."""
+
     def held(self) -> Collection[int]:
         """Ids of the jobs this member holds (claimed or running)."""
 
@@ -233,6 +236,9 @@ class StoreLink:
         #: none), and a fair share's weights (None: key order).
         self.rates: Mapping[str, RateLimit] | None = None
         self.tenants: Mapping[str | None, int] | None = None
+        #: A producer (``num_workers=0``) never claims jobs or schedule fires:
+        #: its claimer only watches the store (for wait()).
+        self.producer = False
         #: Set when the committer, claimer and heartbeat have all returned.
         self.stopped = anyio.Event()
         self._close_wakeup = anyio.Event()
@@ -593,6 +599,9 @@ class StoreLink:
             self._release_flushes(math.inf)
             raise
         self._batch = None
+        existed = [job.id for job in batch.adds if job.existed]
+        if existed:
+            self._host.existed(existed)  # before the flushes return: submit's view is right
         self._committed = batch.done
         self._release_flushes(batch.done)
         progress, self._progress = self._progress, anyio.Event()
@@ -624,8 +633,14 @@ class StoreLink:
             async with anyio.create_task_group() as tg:
                 # The store's notifications wake the claimer between polls.
                 tg.start_soon(self._watch, name="jobsched-store-watch")
-                with contextlib.suppress(_Closed):
-                    await self._claim_all(host)
+                if self.producer:
+                    # Claims nothing: the watch alone runs, for wait() and join().
+                    while not self.closing:
+                        await self._claim_wakeup.wait()
+                        self._claim_wakeup = anyio.Event()
+                else:
+                    with contextlib.suppress(_Closed):
+                        await self._claim_all(host)
                 tg.cancel_scope.cancel()
         finally:
             self._task_done()

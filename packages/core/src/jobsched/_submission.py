@@ -6,7 +6,7 @@ import math
 import time
 from _thread import get_ident  # threading's, without importing threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import _plugins
 from ._admission import Admission, executor_capacity
@@ -18,7 +18,7 @@ from ._exceptions import (
 )
 from ._executor import Executor
 from ._jobform import stored_form
-from ._jobs import Job, id_number, next_number
+from ._jobs import Job, check_own_id, id_number, next_number, own_number
 from ._log import logger
 from ._outcomes import Outcomes
 from ._state import _describe
@@ -45,12 +45,20 @@ class Submission(Outcomes):
         delay: float = 0.0,
         depends_on: Iterable[str] = (),
         at: datetime | None = None,
+        job_id: str | None = None,
     ) -> str:
         """Queue ``job`` and return its id. Works before and after :meth:`start`.
 
         :param delay: seconds before the job may start.
         :param at: an aware datetime before which the job may not start,
             instead of ``delay`` (a time in the past runs now).
+        :param job_id: an id of your own instead of a numbered ``job-<n>``:
+            a non-empty str of at most 200 characters not starting with
+            ``job-``. Idempotent: if the store already holds a job with this
+            id (unfinished, or finished and kept under ``history_limit``),
+            nothing is added and that job stands; the id is returned either
+            way. On a durable store the store decides, so exactly one job
+            has the id whichever members submit it at once.
         :param depends_on: ids of jobs that must complete first. They must
             already be submitted, which makes cycles impossible.
         :raises SchedulerStoppedError: :meth:`stop` has begun.
@@ -61,16 +69,22 @@ class Submission(Outcomes):
         """
         if at is not None:
             delay = delay_until(at, delay)
+        if job_id is not None:
+            check_own_id(job_id)
         if self._stopping:
             raise SchedulerStoppedError(
                 f"cannot submit {_describe(job)}: the scheduler is stopping or stopped; "
                 "submit before stop(), or create a new JobScheduler"
             )
         deps = self._check_submit(job, delay, depends_on)
+        if job_id is not None and own_number(job_id) in self._jobs:
+            return job_id  # held here already: that job stands
         if self._submit_hooks:
             self._run_submit_hooks(job)
         if self._link is not None:
-            return self._submit_stored(job, delay, deps)
+            return self._submit_stored(job, delay, deps, job_id)
+        if job_id is not None:
+            job._set_own_id(job_id)
         now = self._clock()
         seq = job.seq = next_number()
         number = job._jobsched_id
@@ -100,7 +114,7 @@ class Submission(Outcomes):
                 f"{type(self._strategy).__name__} failed on it ({type(exc).__name__}: {exc}); "
                 "check the fields it orders by (priority, deadline, tenant)"
             ) from exc
-        return f"job-{number}"
+        return f"job-{number}" if job_id is None else job_id
 
     def _run_submit_hooks(self, job: Job) -> None:
         for hook in self._submit_hooks:
@@ -109,21 +123,32 @@ class Submission(Outcomes):
             except Exception:  # a bad hook must not refuse the job
                 logger.exception("submit hook %r failed on %s", hook, _describe(job))
 
-    def _submit_stored(self, job: Job, delay: float, deps: list[int]) -> str:
+    def _submit_stored(
+        self, job: Job, delay: float, deps: list[int], job_id: str | None = None
+    ) -> str:
         """submit() on a durable store: write the job in the next group commit."""
         assert self._link is not None
-        row = self._stored_row(job, delay, deps)
+        row = self._stored_row(job, delay, deps, job_id)
         self._link.add(row)
-        return f"job-{row.id}"
+        return f"job-{row.id}" if job_id is None else job_id
 
-    def _stored_row(self, job: Job, delay: float, deps: list[int]) -> NewJob:
+    def _stored_row(
+        self, job: Job, delay: float, deps: list[int], job_id: str | None = None
+    ) -> NewJob:
         """The store's row for a checked job, which this process now knows."""
         link = self._link
         assert link is not None
-        number = link.next_id()
-        job._jobsched_id = number
+        if job_id is None:
+            number = job._jobsched_id = link.next_id()
+        else:
+            job._set_own_id(job_id)  # before the pickle: the payload carries the id
+            number = job._jobsched_id
         try:
             payload = link.codec.dumps(stored_form(job), lambda: _describe(job))
+            # A cheap look first: the name is in the pickle of anything from
+            # __main__ (and rarely otherwise).
+            if b"__main__" in payload and link.store.fleet:
+                _refuse_main(job, link.store.url)
         except TypeError:
             job._jobsched_id = 0
             raise
@@ -158,6 +183,7 @@ class Submission(Outcomes):
             tenant=job.tenant,
             rate_key=job.rate_key,
             depends_on=tuple(deps),
+            own_id=job_id is not None,
         )
 
     def submit_threadsafe(
@@ -167,6 +193,7 @@ class Submission(Outcomes):
         delay: float = 0.0,
         depends_on: Iterable[str] = (),
         at: datetime | None = None,
+        job_id: str | None = None,
     ) -> str:
         """Submit from another thread once the scheduler has started; returns the job id.
 
@@ -196,7 +223,8 @@ class Submission(Outcomes):
 
         try:
             return anyio.from_thread.run_sync(
-                lambda: self.submit(job, delay=delay, depends_on=depends_on, at=at), token=token
+                lambda: self.submit(job, delay=delay, depends_on=depends_on, at=at, job_id=job_id),
+                token=token,
             )
         except anyio.RunFinishedError:
             raise SchedulerStoppedError(
@@ -244,7 +272,8 @@ class Submission(Outcomes):
                     "dependencies first (finished jobs are forgotten after history_limit)"
                 )
         name = job.executor
-        if name not in self._executors:
+        # A producer runs nothing, so it needs no executor: the workers load theirs.
+        if name not in self._executors and self._num_workers:
             executor = _plugins.create(name)
             self._executor_loaded(name, executor)
             self._executors[name] = executor
@@ -280,6 +309,33 @@ class Submission(Outcomes):
         self._blocked[number] = unmet
         for dep in unmet:
             self._dependents.setdefault(dep, []).append(number)
+
+
+def _refuse_main(job: Job, url: str) -> None:
+    """TypeError if what ``job`` pickles refers to a class or function of ``__main__``."""
+    import io
+    import pickle
+
+    found: list[str] = []
+
+    class Finder(pickle.Pickler):
+        def reducer_override(self, obj: object) -> Any:
+            # Called for classes and functions too (saved by reference).
+            if getattr(obj, "__module__", None) == "__main__" and (
+                isinstance(obj, type) or callable(obj)
+            ):
+                found.append(getattr(obj, "__qualname__", repr(obj)))
+            return NotImplemented
+
+    Finder(io.BytesIO(), protocol=pickle.HIGHEST_PROTOCOL).dump(stored_form(job))
+    if found:
+        names = ", ".join(dict.fromkeys(found))
+        raise TypeError(
+            f"{_describe(job)} cannot be stored in {url}: it refers to {names} defined in "
+            "__main__ (the script that submits it), which the other members cannot import "
+            "(their __main__ is another program): move it into a module (e.g. tasks.py) "
+            "and import it from there"
+        )
 
 
 def delay_until(at: object, delay: float) -> float:

@@ -73,6 +73,9 @@ class PostgresStore(Reads):
     :raises ValueError: the URL is malformed, or there is no secret.
     """
 
+    #: Members on other machines load its jobs: none from ``__main__``.
+    fleet = True
+
     def __init__(
         self,
         url: str,

@@ -42,6 +42,10 @@ _INSERT = (
 )
 
 
+#: A job with an id of the submitter's own: added only if no job has that id.
+_INSERT_NEW = _INSERT.replace("INSERT INTO", "INSERT OR IGNORE INTO", 1)
+
+
 #: The usual job (no dependencies, tenant, rate key or schedule): the other
 #: columns keep their defaults. Binding a parameter costs about as much as
 #: writing its column, and this is most of a submit's SQL.
@@ -55,12 +59,13 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
     changes: list[Change] = []
     # Jobs without dependencies go in by the batch (one executemany); a job
     # with some is looked at alone, after the jobs before it went in, as its
-    # upstreams may be among them.
+    # upstreams may be among them; so is one with an id of its own, which
+    # goes in only if no job has that id.
     plain: list[tuple[Any, ...]] = []
     rows: list[tuple[Any, ...]] = []
     for job in jobs:
         k0, k1, k2 = _padded(job.key)
-        if not job.depends_on:
+        if not job.depends_on and not job.own_id:
             ready = _READY if job.run_at <= now else _WAITING
             if job.tenant is None and job.rate_key is None and job.schedule is None:
                 plain.append(
@@ -106,14 +111,20 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
         else:
             queue = _READY if job.run_at <= now else _WAITING
             status, finished = "pending", None
-        conn.execute(
-            _INSERT,
+        inserted = conn.execute(
+            _INSERT_NEW if job.own_id else _INSERT,
             (
                 job.id, job.name, job.executor, status, queue, k0, k1, k2, job.run_at,
                 job.submitted_at, unmet, job.tenant, job.rate_key, job.payload,
                 job.schedule, job.fire_time, finished, error,
             ),
-        )  # fmt: skip
+        ).rowcount  # fmt: skip
+        job.existed = not inserted  # set anew if a retried transaction runs this again
+        if not inserted:
+            # An id of the submitter's own that the store holds: that job stands.
+            if failed is not None:
+                changes.pop()
+            continue
         if unmet and failed is None:
             # An edge per upstream still to complete: a completion deletes
             # its edges, so one to a completed upstream would never go.

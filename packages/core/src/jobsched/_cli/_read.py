@@ -17,6 +17,7 @@ import click
 
 from .._enums import JobStatus
 from .._operator_args import LARGEST
+from .._jobs import check_own_id, own_number
 from .._store import JobStore, StoredJob
 from . import _format as fmt
 from ._main import Count, IntParam, StatusParam, UserError, cli, opened, store_option
@@ -26,7 +27,9 @@ RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
 
 
 class JobIdType(IntParam):
-    """``job-12`` (as the scheduler prints ids) or ``12``: the job's number."""
+    """``job-12`` (as the scheduler prints ids) or ``12``: the job's number; or an
+    id given at submit (``order-42``), or the number such a job is listed by
+    (``job--5356850041204204794``)."""
 
     name = "JOB_ID"
 
@@ -36,8 +39,17 @@ class JobIdType(IntParam):
         well_formed = digits.isascii() and digits.isdigit() and digits[0] != "0"
         if well_formed and len(digits) < 20 and int(digits) <= LARGEST:
             return int(digits)
+        if digits.startswith("-") and digits[1:].isascii() and digits[1:].isdigit():
+            return -int(digits[1:])  # an own id's number, as listed
+        try:
+            return own_number(check_own_id(text))
+        except (TypeError, ValueError):
+            pass
         self.fail(
-            f"{text!r} is not a job id: expected job-<n>, as 'jobsched jobs' shows", param, ctx
+            f"{text!r} is not a job id: expected job-<n>, as 'jobsched jobs' shows, or an "
+            "id given at submit",
+            param,
+            ctx,
         )
 
 

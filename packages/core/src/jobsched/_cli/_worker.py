@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+import math
 import os
 import signal
 import sys
@@ -220,7 +221,8 @@ async def _drain(scheduler: JobScheduler, signals: Any, grace: float) -> int:
     hurry = anyio.Event()
 
     async def stop() -> None:
-        await scheduler.stop()
+        # The grace is kept here, to count what it cuts short.
+        await scheduler.stop(grace=math.inf)
         stopped.set()
 
     async def second_signal() -> None:
