@@ -16,8 +16,8 @@ import anyio
 import click
 
 from .._enums import JobStatus
-from .._operator_args import LARGEST
 from .._jobs import check_own_id, own_number
+from .._operator_args import LARGEST
 from .._store import JobStore, StoredJob
 from . import _format as fmt
 from ._main import Count, IntParam, StatusParam, UserError, cli, opened, store_option
