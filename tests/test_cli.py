@@ -356,7 +356,7 @@ USER_ERRORS = {
         ["jobs", "--store", "{url}", "--limit", "99999999999999999999999"],
         "'--limit': 99999999999999999999999 is not in the range 1<=x<=9223372036854775807",
     ),
-    "job-id-huge": (["show", "9999999999999999999", "--store", "{url}"], "is not a job id"),
+    "job-id-huge": (["show", "job-9999999999999999999", "--store", "{url}"], "is not a job id"),
     "grace-nan": ([*_WORKER, "--grace", "nan"], "'nan' is not a finite number of seconds"),
     "grace-inf": ([*_WORKER, "--grace", "inf"], "'inf' is not a finite number of seconds"),
     "pg-no-host": (["jobs", "--store", "postgresql://"], "'postgresql://' names no host"),

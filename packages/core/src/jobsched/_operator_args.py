@@ -98,8 +98,11 @@ def _check_limit(limit: int) -> int:
 
 
 def _check_id(job_id: int, what: str) -> None:
-    if not 0 <= job_id <= LARGEST:
-        raise ValueError(f"{what} must be a job id from 0 to {LARGEST}, got {job_id!r}")
+    # Negative numbers are the ids given at submit (job_id=...), hashed.
+    if not -LARGEST <= job_id <= LARGEST:
+        raise ValueError(
+            f"{what} must be a job's number, from -{LARGEST} to {LARGEST}, got {job_id!r}"
+        )
 
 
 def _check_statuses(statuses: Collection[JobStatus]) -> tuple[JobStatus, ...]:
