@@ -31,6 +31,7 @@ from outage_jobs import Held
 
 import jobsched as js
 from jobsched import _storelink
+from jobsched._jobs import id_number
 from jobsched._store import Change, Claimed, DueSchedule, NewJob, Outcome, Recorded
 from jobsched_sqlite import SQLiteStore, _schema
 
@@ -181,6 +182,80 @@ async def test_an_outage_longer_than_the_lease_keeps_the_members_jobs(tmp_path: 
             await s.join()
         got = [await s.fetch(i) for i in held]
     assert [(j.status, j.attempts, j.last_error) for j in got] == [(S.COMPLETED, 1, None)] * 2
+
+
+class StalledRecords(FlakyStore):
+    """Outcomes that do not get written (``mode``: the call hangs, or fails
+    as unavailable) until ``resume`` is set; every other call works. Each
+    lease renewal is kept, and announced on ``renewed``."""
+
+    def __init__(self, url: str, mode: str, lease: float) -> None:
+        super().__init__(url, lease=lease)
+        self.mode = mode
+        self.stalled = anyio.Event()  # set when the first outcome is held up
+        self.resume = anyio.Event()
+        self.renewals: list[tuple[set[int], float]] = []
+        self.renewed = anyio.Event()
+
+    async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+        self.stalled.set()
+        if not self.resume.is_set():
+            if self.mode == "fail":
+                raise js.StoreUnavailableError("planned outage (record)")
+            await self.resume.wait()
+        return await super().record(owner, outcomes)
+
+    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
+        cancelled = await super().extend(owner, ids, until)
+        self.renewals.append((set(ids), until))
+        self.renewed.set()
+        return cancelled
+
+
+@pytest.mark.parametrize("mode", ["hang", "fail"])
+async def test_a_finished_jobs_lease_is_kept_until_its_outcome_is_committed(
+    tmp_path: Path, mode: str
+) -> None:
+    """A job whose outcome waits in the batch is still RUNNING in the store
+    under this member: its lease is renewed until the outcome is written, so
+    a commit that stalls past the lease does not let another member take the
+    finished job over as lost and run it again."""
+    path = tmp_path / "jobs.db"
+    store = StalledRecords(f"sqlite:///{path}", mode, lease=1.0)
+    log = str(tmp_path / "log")
+    outage_jobs.reset(1)
+    assert outage_jobs.GATE is not None and outage_jobs.ALL_STARTED is not None
+    other = SQLiteStore(f"sqlite:///{path}")
+    async with js.JobScheduler(store=store, num_workers=4) as s:
+        try:
+            s.submit(Held(0))  # keeps the heartbeat beating whatever it holds
+            with anyio.fail_after(30):
+                await outage_jobs.ALL_STARTED.wait()
+            note = s.submit(Note(log, "done"))
+            with anyio.fail_after(30):
+                await store.stalled.wait()
+            # The second renewal from now began after the outcome was held up.
+            for _ in range(2):
+                store.renewed = anyio.Event()
+                with anyio.fail_after(30):
+                    await store.renewed.wait()
+            ids, until = store.renewals[-1]
+            assert id_number(note) in ids, store.renewals
+            await other.open()
+            try:
+                # Another member looking for lost attempts just before that lease ends.
+                assert await other.claim("other", 9, {"async": 9}, until - 0.01, 1.0) == []
+            finally:
+                await other.close()
+        finally:
+            # A failed check must not leave stop() waiting for the outcome.
+            store.resume.set()
+            outage_jobs.GATE.set()
+        with anyio.fail_after(30):
+            await s.join()
+        got = await s.fetch(note)
+    assert (got.status, got.attempts, got.last_error) == (S.COMPLETED, 1, None)
+    assert runs(log) == {note: [("start", 1), ("end", 1)]}
 
 
 async def test_flush_and_enqueue_raise_after_their_wait(

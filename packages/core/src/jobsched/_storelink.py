@@ -752,8 +752,25 @@ class StoreLink:
         finally:
             self._task_done()
 
-    async def _extend(self, host: Host) -> None:
+    def _holding(self, host: Host) -> Collection[int]:
+        """The jobs whose leases this member keeps: those the host holds, and
+        those whose outcomes wait in the batch. The host lets go of a job
+        when its outcome is made, but the row stays RUNNING under this member
+        until that outcome is committed; a commit that stalls past the lease
+        (an outage, a slow database) must not let another member take the
+        finished job over as lost and run it again."""
         held = host.held()
+        batch = self._batch
+        if not self._outcomes and (batch is None or not batch.outcomes):
+            return held
+        waiting = {outcome.id for outcome in self._outcomes}
+        if batch is not None:
+            waiting.update(outcome.id for outcome in batch.outcomes)
+        waiting.update(held)
+        return waiting
+
+    async def _extend(self, host: Host) -> None:
+        held = self._holding(host)
         if held:
             store = self.store
             cancelled = await store.extend(self.owner, held, self._wall() + store.lease)
@@ -776,7 +793,7 @@ class StoreLink:
                     await self._beat_wakeup.wait()
             if self.closing:
                 return
-            if not host.held():
+            if not self._holding(host):
                 failures = 0
                 self._outage.drop("renewing leases")
                 continue
