@@ -90,7 +90,9 @@ class Host(Protocol):
         """Statuses the store set (cascaded cancels, cancels of queued jobs)."""
 
     def held(self) -> Collection[int]:
-        """Ids of the jobs this member holds (claimed or running)."""
+        """Ids of the jobs this member holds (claimed or running). The link
+        renews the leases of these and of the jobs whose outcomes it has yet
+        to commit."""
 
     def cancel_held(self, ids: Collection[int]) -> None:
         """Someone asked to cancel these jobs, which this member holds."""
