@@ -31,6 +31,7 @@ from outage_jobs import Held
 
 import jobsched as js
 from jobsched import _storelink
+from jobsched._jobs import id_number
 from jobsched._store import Change, Claimed, DueSchedule, NewJob, Outcome, Recorded
 from jobsched_sqlite import SQLiteStore, _schema
 
@@ -71,11 +72,14 @@ class FlakyStore(SQLiteStore):
         self.failed = 0
         #: Set by the next claim that succeeds, when the test makes one.
         self.claimed: anyio.Event | None = None
+        #: Set by the next call that fails.
+        self.tripped = anyio.Event()
 
     def _trip(self, what: str) -> None:
         if self.down or self.failures > 0:
             self.failures = max(0, self.failures - 1)
             self.failed += 1
+            self.tripped.set()
             raise js.StoreUnavailableError(f"planned outage ({what})")
 
     async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
@@ -112,6 +116,18 @@ class FlakyStore(SQLiteStore):
     async def prune(self, keep: int) -> int:
         self._trip("prune")
         return await super().prune(keep)
+
+    async def unfinished(self) -> int:
+        self._trip("unfinished")
+        return await super().unfinished()
+
+    async def fetch(self, job_id: int) -> Any:
+        self._trip("fetch")
+        return await super().fetch(job_id)
+
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        self._trip("release")
+        await super().release(owner, ids)
 
 
 def flaky(tmp_path: Path, lease: float = 30.0) -> FlakyStore:
@@ -181,6 +197,260 @@ async def test_an_outage_longer_than_the_lease_keeps_the_members_jobs(tmp_path: 
             await s.join()
         got = [await s.fetch(i) for i in held]
     assert [(j.status, j.attempts, j.last_error) for j in got] == [(S.COMPLETED, 1, None)] * 2
+
+
+class StalledRecords(FlakyStore):
+    """Outcomes that do not get written (``mode``: the call hangs, or fails
+    as unavailable) until ``resume`` is set; every other call works. Each
+    lease renewal is kept, and announced on ``renewed``."""
+
+    def __init__(self, url: str, mode: str, lease: float) -> None:
+        super().__init__(url, lease=lease)
+        self.mode = mode
+        self.stalled = anyio.Event()  # set when the first outcome is held up
+        self.resume = anyio.Event()
+        self.renewals: list[tuple[set[int], float]] = []
+        self.renewed = anyio.Event()
+
+    async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+        self.stalled.set()
+        if not self.resume.is_set():
+            if self.mode == "fail":
+                raise js.StoreUnavailableError("planned outage (record)")
+            await self.resume.wait()
+        return await super().record(owner, outcomes)
+
+    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
+        cancelled = await super().extend(owner, ids, until)
+        self.renewals.append((set(ids), until))
+        self.renewed.set()
+        return cancelled
+
+
+@pytest.mark.parametrize("mode", ["hang", "fail"])
+async def test_a_finished_jobs_lease_is_kept_until_its_outcome_is_committed(
+    tmp_path: Path, mode: str
+) -> None:
+    """A job whose outcome waits in the batch is still RUNNING in the store
+    under this member: its lease is renewed until the outcome is written, so
+    a commit that stalls past the lease does not let another member take the
+    finished job over as lost and run it again."""
+    path = tmp_path / "jobs.db"
+    store = StalledRecords(f"sqlite:///{path}", mode, lease=1.0)
+    log = str(tmp_path / "log")
+    outage_jobs.reset(1)
+    assert outage_jobs.GATE is not None and outage_jobs.ALL_STARTED is not None
+    other = SQLiteStore(f"sqlite:///{path}")
+    async with js.JobScheduler(store=store, num_workers=4) as s:
+        try:
+            s.submit(Held(0))  # keeps the heartbeat beating whatever it holds
+            with anyio.fail_after(30):
+                await outage_jobs.ALL_STARTED.wait()
+            note = s.submit(Note(log, "done"))
+            with anyio.fail_after(30):
+                await store.stalled.wait()
+            # The second renewal from now began after the outcome was held up.
+            for _ in range(2):
+                store.renewed = anyio.Event()
+                with anyio.fail_after(30):
+                    await store.renewed.wait()
+            ids, until = store.renewals[-1]
+            assert id_number(note) in ids, store.renewals
+            await other.open()
+            try:
+                # Another member looking for lost attempts just before that lease ends.
+                assert await other.claim("other", 9, {"async": 9}, until - 0.01, 1.0) == []
+            finally:
+                await other.close()
+        finally:
+            # A failed check must not leave stop() waiting for the outcome.
+            store.resume.set()
+            outage_jobs.GATE.set()
+        with anyio.fail_after(30):
+            await s.join()
+        got = await s.fetch(note)
+    assert (got.status, got.attempts, got.last_error) == (S.COMPLETED, 1, None)
+    assert runs(log) == {note: [("start", 1), ("end", 1)]}
+
+
+async def failed_more(store: FlakyStore, calls: int) -> None:
+    """Until ``calls`` more of the store's calls have failed."""
+    target = store.failed + calls
+    with anyio.fail_after(30):
+        while store.failed < target:
+            store.tripped = anyio.Event()
+            await store.tripped.wait()
+
+
+async def test_join_and_wait_ride_an_outage(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """join() and wait() wait for jobs anyway: their reads are retried while
+    the store is away (the same outage, logged once), and they return once
+    the store is back and the jobs have run."""
+    caplog.set_level(logging.INFO, logger="jobsched")
+    store = flaky(tmp_path)
+    log = str(tmp_path / "log")
+    outage_jobs.reset(2)
+    assert outage_jobs.GATE is not None and outage_jobs.ALL_STARTED is not None
+    async with js.JobScheduler(store=store, num_workers=4) as s:
+        held = [s.submit(Held(i)) for i in range(2)]
+        notes = [s.submit(Note(log, i), delay=0.05) for i in range(2)]
+        with anyio.fail_after(30):
+            await outage_jobs.ALL_STARTED.wait()
+            await s.flush()  # nothing for join's or wait's flush to wait for
+        store.down = True
+        waited: list[js.Job] = []
+
+        async def wait_for_one() -> None:
+            waited.append(await s.wait(held[0]))
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(s.join)
+                tg.start_soon(wait_for_one)
+                await failed_more(store, 20)  # join and wait are retrying, not raised
+                outage_jobs.GATE.set()  # outcomes made while the store is away
+                await failed_more(store, 5)
+                store.down = False
+        finally:  # a failed check must not leave stop() waiting
+            outage_jobs.GATE.set()
+            store.down = False
+        got = [await s.fetch(i) for i in held + notes]
+    assert [(j.status, j.attempts) for j in waited + got] == [(S.COMPLETED, 1)] * 5
+    assert runs(log) == {i: [("start", 1), ("end", 1)] for i in notes}
+    warned, back = outage_lines(caplog)
+    assert len(warned) == 1 and len(back) == 1, (warned, back)
+
+
+async def test_a_stop_under_a_riding_join_or_wait_ends_them(tmp_path: Path) -> None:
+    """stop() while join() and wait() ride an outage: they raise
+    SchedulerStoppedError (the job runs when a scheduler on the store runs)."""
+    store = flaky(tmp_path)
+    log = str(tmp_path / "log")
+    ended: list[str] = []
+
+    async def expect_stopped(call: Any, *args: Any) -> None:
+        with pytest.raises(js.SchedulerStoppedError):
+            await call(*args)
+        ended.append(call.__name__)
+
+    s = js.JobScheduler(store=store)
+    try:
+        async with s:
+            later = await s.enqueue(Note(log, "later"), delay=3600)
+            store.down = True
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(expect_stopped, s.join)
+                    tg.start_soon(expect_stopped, s.wait, later)
+                    await failed_more(store, 10)
+                    await s.stop()
+    finally:
+        store.down = False
+    assert sorted(ended) == ["join", "wait"]
+    (row,) = await reopened_jobs(tmp_path)
+    assert (f"job-{row.id}", row.status) == (later, S.PENDING)
+
+
+async def test_a_wait_with_a_timeout_ends_in_an_outage_that_outlasts_it(tmp_path: Path) -> None:
+    """wait(timeout=...) rides an outage no longer than its timeout: past it,
+    TimeoutError, caused by the StoreUnavailableError; the job runs on."""
+    store = flaky(tmp_path)
+    log = str(tmp_path / "log")
+    async with js.JobScheduler(store=store) as s:
+        note = await s.enqueue(Note(log, "n"), delay=3600)
+        store.down = True
+        with anyio.fail_after(30), pytest.raises(TimeoutError, match="within 0.3 s") as timed:
+            await s.wait(note, timeout=0.3)
+        assert isinstance(timed.value.__cause__, js.StoreUnavailableError)
+        assert "planned outage" in str(timed.value.__cause__)
+        store.down = False
+
+
+async def test_fetch_in_an_outage_raises_at_once(tmp_path: Path) -> None:
+    """fetch() is a one-off read: in an outage it raises StoreUnavailableError,
+    and the caller decides whether to try again."""
+    store = flaky(tmp_path)
+    log = str(tmp_path / "log")
+    async with js.JobScheduler(store=store) as s:
+        note = await s.enqueue(Note(log, "n"), delay=3600)
+        store.down = True
+        with anyio.fail_after(30), pytest.raises(js.StoreUnavailableError, match="planned outage"):
+            await s.fetch(note)
+        store.down = False
+        assert (await s.fetch(note)).status is S.PENDING
+
+
+class ReleaseFails(FlakyStore):
+    """Its hand-backs of unstarted jobs fail ``release_failures`` times."""
+
+    release_failures = 0
+    releases = 0
+
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        self.releases += 1
+        if self.release_failures:
+            self.release_failures -= 1
+            raise js.StoreUnavailableError("planned outage (release)")
+        await super().release(owner, ids)
+
+
+async def handed_back_at_stop(store: ReleaseFails) -> str:
+    """A running job cut short as `jobsched worker`'s drain does, then stop():
+    the job is handed back to the store there. Its id."""
+    outage_jobs.reset(1)
+    assert outage_jobs.ALL_STARTED is not None
+    async with js.JobScheduler(store=store, num_workers=1) as s:
+        held = s.submit(Held(0))
+        with anyio.fail_after(30):
+            await outage_jobs.ALL_STARTED.wait()
+        assert s._hand_back_running() == 1
+    return held
+
+
+async def test_stop_hands_back_unstarted_jobs_through_an_outage(tmp_path: Path) -> None:
+    """stop()'s hand-back of claimed jobs it will not run is retried while the
+    store is away: the job waits in the store again, its attempt uncounted."""
+    store = ReleaseFails(f"sqlite:///{tmp_path / 'jobs.db'}")
+    store.release_failures = 3
+    with anyio.fail_after(60):
+        held = await handed_back_at_stop(store)
+    assert store.releases == 4
+    (row,) = await reopened_jobs(tmp_path)
+    assert (f"job-{row.id}", row.status, row.attempts, row.owner) == (held, S.PENDING, 0, None)
+
+
+async def test_stop_gives_up_handing_back_after_the_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store away for all of UNAVAILABLE_WAIT: stop() raises, saying the
+    claimed jobs were not handed back and what becomes of them."""
+    monkeypatch.setattr(_storelink, "UNAVAILABLE_WAIT", 0.3)
+    store = ReleaseFails(f"sqlite:///{tmp_path / 'jobs.db'}")
+    store.release_failures = 10**9
+    stopped = pytest.RaisesGroup(
+        pytest.RaisesExc(
+            js.StoreUnavailableError,
+            match="1 claimed job.s. were not handed back.*until their lease runs out",
+        ),
+        allow_unwrapped=True,
+        flatten_subgroups=True,
+    )
+    with anyio.fail_after(60), stopped:
+        await handed_back_at_stop(store)
+    assert store.releases > 1  # retried before giving up
+    (row,) = await reopened_jobs(tmp_path)
+    assert (row.status, row.attempts) == (S.RUNNING, 1)
+
+
+async def reopened_jobs(tmp_path: Path) -> list[Any]:
+    reopened = SQLiteStore(f"sqlite:///{tmp_path / 'jobs.db'}")
+    await reopened.open()
+    try:
+        return list(await reopened.jobs())
+    finally:
+        await reopened.close()
 
 
 async def test_flush_and_enqueue_raise_after_their_wait(

@@ -450,6 +450,34 @@ async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
     assert job is not None and job.last_error == "worker lost"
 
 
+async def test_a_member_never_takes_over_its_own_running_job(store: SQLiteStore) -> None:
+    """Regression (issue 20, ``retry_wait -> completed``): a member whose
+    heartbeat could not renew a lease in time (a commit that stalled, an
+    outage) took its own still-running attempt as lost and settled it
+    RETRY_WAIT under the running worker, whose completion then was an illegal
+    transition. Its own expired lease is left to its next heartbeat (or to
+    another member, if it is gone)."""
+    await store.add([new(1)], NOW)
+    (c,) = await store.claim("m", 1, {"async": 99}, NOW, lease=10)
+    assert await store.claim("m", 5, {"async": 99}, NOW + 11, 10) == []
+    assert await store.extend("m", [1], NOW + 41) == []  # the lease is back
+    assert await store.claim("other", 5, {"async": 99}, NOW + 12, 10) == []
+    assert (await store.record("m", [done(1, c.attempt)])).refused == []
+    job = await store.fetch(1)
+    assert job is not None and job.status is js.JobStatus.COMPLETED and job.attempts == 1
+
+
+async def test_another_member_still_takes_over_an_expired_lease_beside_its_own(
+    store: SQLiteStore,
+) -> None:
+    """Skipping its own rows leaves a member's takeover of others' intact."""
+    await store.add([new(1), new(2)], NOW)
+    await store.claim("m", 1, {"async": 99}, NOW, lease=10)
+    await store.claim("gone", 1, {"async": 99}, NOW, lease=10)
+    taken = await store.claim("m", 5, {"async": 99}, NOW + 11, 10)
+    assert [(t.id, t.lost) for t in taken] == [(2, True)]
+
+
 async def test_a_member_looks_for_lost_attempts_at_most_once_a_second(
     store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import anyio
 
 from ._cancel import Cancelling
 from ._enums import JobStatus
-from ._exceptions import JobFailedError, SchedulerError, SchedulerStoppedError, UnknownJobError
+from ._exceptions import (
+    JobFailedError,
+    SchedulerError,
+    SchedulerStoppedError,
+    StoreUnavailableError,
+    UnknownJobError,
+)
 from ._jobs import Job, id_number
 from ._state import NEW, STOPPED, _describe
 from ._storelink import POLL_INTERVAL
@@ -33,6 +40,9 @@ class Results(Cancelling):
         :raises TimeoutError: ``timeout`` seconds passed first.
         :raises UnknownJobError: the store does not hold the job.
         :raises SchedulerStoppedError: the scheduler stopped before the job ended.
+
+        On a durable store it rides an outage (the job cannot end in the store
+        meanwhile): ``timeout`` bounds that wait too.
         """
         _check_timeout(timeout)
         try:
@@ -40,11 +50,12 @@ class Results(Cancelling):
                 with anyio.fail_after(timeout):
                     return await self._wait_here(job_id)
             return await self._wait_stored(job_id, timeout)
-        except TimeoutError:
+        except TimeoutError as exc:
+            # The cause, when the store was unavailable all the while.
             raise TimeoutError(
                 f"job {job_id!r} did not finish within {timeout} s; it goes on running "
                 "(wait again, or cancel() it)"
-            ) from None
+            ) from exc.__cause__
 
     async def result(self, job_id: str, *, timeout: float | None = None) -> Any:  # noqa: ASYNC109
         """Wait for the job (see :meth:`wait`) and return its result.
@@ -83,24 +94,44 @@ class Results(Cancelling):
         number = id_number(job_id)
         # The first look is not cut short by the timeout (it takes round
         # trips): wait(timeout=0) still answers for a job that has ended.
-        await link.flush()  # a job this process submitted is in the store
-        # Taken before each read: an outcome committed while the read is on
-        # its way wakes the next wait instead of being missed.
-        settled = link.next_settled()
-        job = await self._look(job_id, number)
+        # Only an outage longer than the timeout ends it.
+        patience = math.inf if seconds is None else seconds
+        try:
+            await link.flush(patience)  # a job this process submitted is in the store
+            # Taken before each read: an outcome committed while the read is on
+            # its way wakes the next wait instead of being missed.
+            settled = link.next_settled()
+            job = await self._look(job_id, number, patience)
+        except StoreUnavailableError as exc:
+            self._stopped_under(exc)
+            raise TimeoutError from exc
         if job is not None:
             return job
-        with anyio.fail_after(seconds):
-            while True:
-                with anyio.move_on_after(POLL_INTERVAL):
-                    await settled.wait()
-                settled = link.next_settled()
-                job = await self._look(job_id, number)
-                if job is not None:
-                    return job
+        try:
+            with anyio.fail_after(seconds):
+                while True:
+                    with anyio.move_on_after(POLL_INTERVAL):
+                        await settled.wait()
+                    settled = link.next_settled()
+                    job = await self._look(job_id, number)
+                    if job is not None:
+                        return job
+        except StoreUnavailableError as exc:
+            self._stopped_under(exc)
+            raise
 
-    async def _look(self, job_id: str, number: int) -> Job | None:
-        """The job if the store holds it finished, None if it holds it unfinished."""
+    def _stopped_under(self, exc: StoreUnavailableError) -> None:
+        """A wait's read gave up because stop() closed the link under it:
+        it is the stop that answers."""
+        if self._stopping:  # type: ignore[attr-defined]
+            raise SchedulerStoppedError(
+                "cannot wait for the job: this scheduler is stopping, and the store is "
+                "unavailable; the job runs on when a scheduler on the store runs"
+            ) from exc
+
+    async def _look(self, job_id: str, number: int, patience: float = math.inf) -> Job | None:
+        """The job if the store holds it finished, None if it holds it unfinished
+        (read through an outage of up to ``patience`` seconds)."""
         link = self._link
         assert link is not None
         if self._state == STOPPED:
@@ -108,14 +139,18 @@ class Results(Cancelling):
                 f"cannot wait for {job_id!r}: this scheduler stopped and closed its store; "
                 "wait from a running scheduler (the job runs on when one runs)"
             )
-        row = await link.store.fetch(number) if number else None
+        row = None
+        if number:
+            row = await link.read(
+                "waiting for a job", lambda: link.store.fetch(number), patience=patience
+            )
         if row is None:
             raise UnknownJobError(
                 f"no job {job_id!r} in the store {link.store.url}: never submitted there, "
                 "or pruned (history_limit)"
             )
         if row.status.is_terminal:
-            return await self.fetch(job_id)
+            return self._job_from_row(row)  # type: ignore[attr-defined,no-any-return]
         return None
 
 

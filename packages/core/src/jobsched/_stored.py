@@ -333,6 +333,9 @@ class Stored(Dispatch):
         """The job as the store has it, whichever process ran it.
 
         :raises UnknownJobError: the store does not hold it.
+        :raises StoreUnavailableError: the store is unavailable (a one-off
+            read: the caller decides whether to try again; what this process
+            submitted is waited for as ``flush()`` does).
         """
         link = self._link
         if link is None:
@@ -344,6 +347,12 @@ class Stored(Dispatch):
                 f"no job {job_id!r} in the store {link.store.url}: never submitted there, "
                 "or pruned (history_limit)"
             )
+        return self._job_from_row(stored)
+
+    def _job_from_row(self, stored: Any) -> Job:
+        """A stored row as a Job of this process's view (times monotonic)."""
+        link = self._link
+        assert link is not None
         job: Any
         job, problem = _load_job(link.codec, stored.payload)
         result = None
@@ -392,7 +401,9 @@ class Stored(Dispatch):
         # jobs other members submitted or ran, which this view does not see.
         asked = -math.inf
         try:
-            await link.flush()
+            # Through an outage: join waits for the jobs anyway, and they go
+            # on once the store is back.
+            await link.flush(math.inf)
             while True:
                 # Taken before the count: a commit that lands while the count
                 # is on its way is not missed (waiting for the commit after
@@ -401,7 +412,7 @@ class Stored(Dispatch):
                 now = time.monotonic()
                 if self._unfinished <= 0 or now - asked >= POLL_INTERVAL:
                     asked = now
-                    if not await link.store.unfinished():
+                    if not await link.read("counting unfinished jobs", link.store.unfinished):
                         return
                 if self._stopping:
                     raise stopping
@@ -444,7 +455,19 @@ class Stored(Dispatch):
         try:
             await link.flush()
             if unstarted:
-                await link.store.release(link.owner, unstarted)
+                try:
+                    await link.read(
+                        "handing back unstarted jobs",
+                        lambda: link.store.release(link.owner, unstarted),
+                        patience=None,  # stop() waits as long as for its flush
+                    )
+                except StoreUnavailableError as exc:
+                    raise StoreUnavailableError(
+                        f"{len(unstarted)} claimed job(s) were not handed back at stop: "
+                        f"{exc}. They stay RUNNING under this member until their lease "
+                        "runs out; then another member takes them over (an attempt counted, "
+                        "'worker lost') and runs them again"
+                    ) from exc
         finally:
             link.close()
             await link.stopped.wait()

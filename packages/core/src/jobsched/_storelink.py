@@ -93,7 +93,9 @@ class Host(Protocol):
         """Jobs with ids of their own that the store already held: not added."""
 
     def held(self) -> Collection[int]:
-        """Ids of the jobs this member holds (claimed or running)."""
+        """Ids of the jobs this member holds (claimed or running). The link
+        renews the leases of these and of the jobs whose outcomes it has yet
+        to commit."""
 
     def cancel_held(self, ids: Collection[int]) -> None:
         """Someone asked to cancel these jobs, which this member holds."""
@@ -314,16 +316,23 @@ class StoreLink:
         self._appended += 1
         self._commit_wakeup.set()
 
-    async def flush(self) -> None:
+    async def flush(self, patience: float | None = None) -> None:
         """Return once everything appended so far is committed.
 
+        :param patience: seconds of unavailability to wait before raising
+            (None: :data:`UNAVAILABLE_WAIT`; ``math.inf``: ride the outage,
+            as ``join()`` does). Once the link closes, at most
+            :data:`UNAVAILABLE_WAIT`: the committer gives up then.
         :raises StoreUnavailableError: the store stayed unavailable for
-            :data:`UNAVAILABLE_WAIT` seconds of this wait. The writes stay
-            queued and are written when it is back.
+            that long during this wait. The writes stay queued and are
+            written when it is back.
         """
         target = self._appended
         started = time.monotonic()
         while self._committed < target:
+            limit = UNAVAILABLE_WAIT if patience is None else patience
+            if self.closing:
+                limit = min(limit, UNAVAILABLE_WAIT)
             if self._error is not None:
                 raise self._error
             if not self._committing:
@@ -337,22 +346,25 @@ class StoreLink:
             entry = (target, anyio.Event())
             self._flushed.append(entry)
             self._commit_wakeup.set()
-            # Woken by the commit; else looks again once the store could
-            # have been away for the whole wait.
+            # Woken by the commit (or close(): the limit changes); else
+            # looks again once the store could have been away for the whole wait.
+            # (A poll interval at least: a short limit must not spin.)
             down = self._outage.down_for(started)
-            with anyio.move_on_after(max(0.0, UNAVAILABLE_WAIT - down)):
+            with anyio.move_on_after(max(POLL_INTERVAL, limit - down)):
                 await entry[1].wait()
             if not entry[1].is_set():
                 self._flushed.remove(entry)
-                if self._outage.down_for(started) >= UNAVAILABLE_WAIT:
-                    raise self._unavailable(target)
+                outage = self._outage
+                if outage.since is not None and outage.down_for(started) >= limit:
+                    raise self._unavailable(target, limit)
         if self._error is not None:
             raise self._error
 
-    def _unavailable(self, target: int) -> StoreUnavailableError:
+    def _unavailable(self, target: int, waited: float | None = None) -> StoreUnavailableError:
         outage = self._outage
+        waited = UNAVAILABLE_WAIT if waited is None else waited
         return StoreUnavailableError(
-            f"the store {outage.url} has been unavailable for {UNAVAILABLE_WAIT:g} s "
+            f"the store {outage.url} has been unavailable for {waited:g} s "
             f"({outage.error}); {target - self._committed} write(s) are not committed "
             "yet. They stay queued and are written when the store is back: flush() "
             "again to wait for them"
@@ -379,6 +391,10 @@ class StoreLink:
     def close(self) -> None:
         """Let the tasks end: the committer once it has written everything."""
         self.closing = True
+        # Flushes that ride an outage wait from now on for a bounded time.
+        flushed, self._flushed = self._flushed, []
+        for _, event in flushed:
+            event.set()
         self._commit_wakeup.set()
         self._claim_wakeup.set()
         self._beat_wakeup.set()
@@ -438,6 +454,31 @@ class StoreLink:
                 continue
             self._ok(what)
             return result
+
+    async def read(
+        self, what: str, call: Callable[[], Awaitable[T]], patience: float | None = math.inf
+    ) -> T:
+        """``call()`` for a caller that waits anyway (``join()``, ``wait()``,
+        stop's hand-back): retried through an outage, logged as one with the
+        link's own calls.
+
+        :param patience: seconds of failing calls before giving up (None:
+            :data:`UNAVAILABLE_WAIT`); once the link closes, at the next failure.
+        :raises StoreUnavailableError: given up.
+        """
+
+        def give_up(failing: float) -> bool:
+            # Closing: the store is about to close under the caller anyway.
+            limit = UNAVAILABLE_WAIT if patience is None else patience
+            return self.closing or failing >= limit
+
+        try:
+            return await self._call(what, call, give_up=give_up)
+        except BaseException:
+            # Given up, or the caller cancelled (a wait's timeout): the call
+            # is not failing any more, so the outage can end without it.
+            self._outage.drop(what)
+            raise
 
     def _failed(self, what: str, exc: StoreUnavailableError) -> None:
         if self._outage.since is None:
@@ -767,8 +808,25 @@ class StoreLink:
         finally:
             self._task_done()
 
-    async def _extend(self, host: Host) -> None:
+    def _holding(self, host: Host) -> Collection[int]:
+        """The jobs whose leases this member keeps: those the host holds, and
+        those whose outcomes wait in the batch. The host lets go of a job
+        when its outcome is made, but the row stays RUNNING under this member
+        until that outcome is committed; a commit that stalls past the lease
+        (an outage, a slow database) must not let another member take the
+        finished job over as lost and run it again."""
         held = host.held()
+        batch = self._batch
+        if not self._outcomes and (batch is None or not batch.outcomes):
+            return held
+        waiting = {outcome.id for outcome in self._outcomes}
+        if batch is not None:
+            waiting.update(outcome.id for outcome in batch.outcomes)
+        waiting.update(held)
+        return waiting
+
+    async def _extend(self, host: Host) -> None:
+        held = self._holding(host)
         if held:
             store = self.store
             cancelled = await store.extend(self.owner, held, self._wall() + store.lease)
@@ -791,7 +849,7 @@ class StoreLink:
                     await self._beat_wakeup.wait()
             if self.closing:
                 return
-            if not host.held():
+            if not self._holding(host):
                 failures = 0
                 self._outage.drop("renewing leases")
                 continue

@@ -125,7 +125,11 @@ def _take_over_lost(
 ) -> list[Claimed]:
     # Attempts whose owner is gone: its lease ran out, or it was a process
     # on this machine that no longer exists (a restart after a crash need not
-    # wait out the lease).
+    # wait out the lease). Never ``owner``'s own: a member whose heartbeat
+    # missed its lease (a stalled commit, an outage) still runs that attempt,
+    # and taking it as lost settled it RETRY_WAIT under the running worker
+    # (whose outcome then met ``retry_wait -> completed``). Its next
+    # heartbeat renews the lease; another member takes it if it is gone.
     dead = dead_local(
         running
         for (running,) in conn.execute(
@@ -137,10 +141,11 @@ def _take_over_lost(
         Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel))
         for job_id, attempt, payload, cancel in conn.execute(
             "UPDATE jobs SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM jobs "
-            f"WHERE status = 'running' AND {RUNNING} AND (lease_until < ? OR owner IN ({marks})) "
+            f"WHERE status = 'running' AND {RUNNING} "
+            f"AND ((lease_until < ? AND owner IS NOT ?) OR owner IN ({marks})) "
             f"{keyed[0]} LIMIT ?) "
             "RETURNING id, attempts, payload, cancel_requested",
-            (owner, until, now, *dead, *keyed[1], limit),
+            (owner, until, now, owner, *dead, *keyed[1], limit),
         ).fetchall()
     ]
 
