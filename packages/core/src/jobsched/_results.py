@@ -123,7 +123,7 @@ class Results(Cancelling):
     def _stopped_under(self, exc: StoreUnavailableError) -> None:
         """A wait's read gave up because stop() closed the link under it:
         it is the stop that answers."""
-        if self._stopping:  # type: ignore[attr-defined]
+        if self._stopping:
             raise SchedulerStoppedError(
                 "cannot wait for the job: this scheduler is stopping, and the store is "
                 "unavailable; the job runs on when a scheduler on the store runs"
@@ -150,7 +150,7 @@ class Results(Cancelling):
                 "or pruned (history_limit)"
             )
         if row.status.is_terminal:
-            return self._job_from_row(row)  # type: ignore[attr-defined,no-any-return]
+            return self._job_from_row(row)
         return None
 
 
