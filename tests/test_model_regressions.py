@@ -73,6 +73,34 @@ async def test_rate_limited_held_job_does_not_hand_its_slot_to_a_worse_job() -> 
     assert started == ["first", "high", "low", "limited"]
 
 
+class _LingersPastItsTimeout(js.AsyncJob):
+    """Times out at 0.5 s, then takes 0.5 s more to clean up (shielded)."""
+
+    async def run(self) -> None:
+        try:
+            await anyio.sleep(10)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(0.5)
+
+
+async def test_stop_cancel_running_cancels_an_attempt_its_timeout_already_cut() -> None:
+    """In memory, ``stop(cancel_running=True)`` ends every running job CANCELLED, one
+    whose timeout fired at that moment and is still cleaning up too.
+
+    Found by the memory model's thorough profile: once stop() handed running
+    attempts back through the worker drain's path, one its timeout had already
+    cut short was skipped, and ended TIMED_OUT with a retry left that no
+    scheduler would ever make.
+    """
+    job = _LingersPastItsTimeout("lingers", timeout=0.5, retry=js.RetryPolicy(max_retries=1))
+    async with js.JobScheduler(clock=anyio.current_time) as scheduler:
+        scheduler.submit(job)
+        await anyio.sleep(0.5)  # the timeout fires now
+        await scheduler.stop(cancel_running=True)
+    assert (job.status, job.last_error) == (js.JobStatus.CANCELLED, "scheduler shut down")
+
+
 # ── The durable model (tests/test_model_durable.py) ──────────────────────
 #
 # Real processes and real time: the programs are as hypothesis shrank them

@@ -68,7 +68,14 @@ class Cancelling(Stored):
         in any member (its interrupted attempt not counted); in memory it
         ends CANCELLED.
         """
-        attempts = [a for a in self._attempts.values() if not a.scope.cancel_called]
+        if self._link is None:
+            # Every one, an attempt its timeout already cut short too: in
+            # memory the job dies with the scheduler, CANCELLED, as it always
+            # did, and never waits for a retry no scheduler will make.
+            attempts = list(self._attempts.values())
+        else:
+            # One cut short already ends as that says (a timeout is retried).
+            attempts = [a for a in self._attempts.values() if not a.scope.cancel_called]
         for attempt in attempts:
             attempt.cancel(HANDED_BACK if self._link is not None else "scheduler shut down")
         return len(attempts)
