@@ -327,9 +327,10 @@ async def test_submit_threadsafe_raises_what_submit_raises(make_scheduler: Make)
 
     cases: list[tuple[Callable[[], str], type[Exception], str]] = [
         (
-            # Not an id at all (on a durable store an id the process doesn't
-            # know may be another process's job: the store decides).
-            lambda: s.submit_threadsafe(Ok(), depends_on=["no-such-job"]),
+            # Not an id at all: "job-" and no number (any other text is an id
+            # of your own, which on a durable store may be another process's
+            # job: the store decides).
+            lambda: s.submit_threadsafe(Ok(), depends_on=["job-nope"]),
             js.UnknownJobError,
             "depends on unknown job",
         ),
