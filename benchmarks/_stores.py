@@ -294,13 +294,15 @@ async def _jobsched_fill(path: Path, size: int) -> None:
     await scheduler.start()
     # No timeout: a fill outlasts the default 30 s, and a timed-out blocker's
     # worker would run queued jobs until its retry.
-    scheduler.submit(_Blocker("blocker", timeout=None))
+    blocker = scheduler.submit(_Blocker("blocker", timeout=None))
     await blocking.wait()
     for start in range(0, size, FILL_CHUNK):
         for _ in range(min(FILL_CHUNK, size - start)):
             scheduler.submit(Noop("noop"))
         await scheduler.flush()
-    await scheduler.stop(cancel_running=True)
+    # Cancelled, not stopped past: a stop hands a durable job back, queued.
+    scheduler.cancel(blocker)
+    await scheduler.stop()
 
 
 async def _warm_up() -> None:
