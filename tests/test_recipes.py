@@ -110,7 +110,8 @@ class Worker:
 @pytest.fixture
 def worker(store: str, tmp_path: Path) -> Iterator[Worker | None]:
     """`jobsched worker` beside the app on SQLite; None on the memory store,
-    where the app runs its jobs itself."""
+    where the app runs its jobs itself. Only the tests that run a job ask
+    for it: a producer answers the others alone."""
     if store == "memory":
         yield None
         return
@@ -137,9 +138,7 @@ def ran_in_the_worker(worker: Worker | None, ended: str) -> None:
 
 
 @pytest.fixture(params=["asyncio", "trio"])
-def fastapi_client(
-    request: pytest.FixtureRequest, store: str, worker: Worker | None
-) -> Iterator[TestClient]:
+def fastapi_client(request: pytest.FixtureRequest, store: str) -> Iterator[TestClient]:
     import fastapi_app
 
     with TestClient(fastapi_app.create_app(store), backend=request.param) as client:
@@ -228,7 +227,7 @@ def test_fastapi_a_bad_wait_is_422(fastapi_client: TestClient, wait: str) -> Non
 
 
 @pytest.fixture
-def flask_app(store: str, worker: Worker | None) -> Iterator[Flask]:
+def flask_app(store: str) -> Iterator[Flask]:
     import flask_app
 
     app = flask_app.create_app(store)
