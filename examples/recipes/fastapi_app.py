@@ -41,14 +41,15 @@ def create_app(store: str | None = None) -> FastAPI:
     async def request_thumbnail(
         image: str,
         request: Request,
-        idempotency_key: Annotated[str | None, Header(min_length=1, max_length=100)] = None,
+        # A UUID, say: a few URL-safe characters, as the id goes in the result's URL.
+        idempotency_key: Annotated[str | None, Header(pattern=r"^[\w.-]{1,100}$")] = None,
     ) -> dict[str, str]:
         scheduler: js.JobScheduler = request.app.state.scheduler
         job = js.FunctionJob(make_thumbnail, (image,))
         # The same key again (a client's retry, or the same request sent to
         # two servers) makes no second job: the store keeps the first, and
-        # its id is the answer. The prefix keeps ids of your own apart from
-        # the store's "job-<n>".
+        # its id is the answer. The prefix keeps the id clear of the store's
+        # own "job-<n>" (refused as an id of yours) and of other routes' keys.
         job_id = f"thumbnail-{idempotency_key}" if idempotency_key else None
         # Returns once the job is committed: a crash after this loses nothing.
         return {"job_id": await scheduler.enqueue(job, job_id=job_id)}
