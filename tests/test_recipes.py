@@ -481,23 +481,24 @@ def test_a_deploy_hands_the_running_job_to_the_next_worker(tmp_path: Path) -> No
         # The web server stopped (its producer with it); the job runs on.
         log = old.stop()  # SIGTERM mid-job: the grace runs out, the job goes back
         assert "jobs ended here: none; 1 cut short and handed back to the store" in log, log
-        new = deploy_worker("new")
-        try:
-            with TestClient(fastapi_app.create_app(url)) as client:  # the new web server
-                scheduler = client.app.state.scheduler  # type: ignore[attr-defined]
-                assert client.portal is not None
-                back = client.portal.call(scheduler.fetch, job_id)
-                assert (back.status, back.attempts) == (js.JobStatus.PENDING, 0)  # not used up
-                _wait_for(folder / f"started-{new.pid}", new.log)  # it runs again, from its start
+        with TestClient(fastapi_app.create_app(url)) as client:  # the new web server
+            scheduler = client.app.state.scheduler  # type: ignore[attr-defined]
+            assert client.portal is not None
+            # Before the new worker starts, which would claim it at once.
+            back = client.portal.call(scheduler.fetch, job_id)
+            assert (back.status, back.attempts) == (js.JobStatus.PENDING, 0)  # none used up
+            new = deploy_worker("new")
+            try:
+                _wait_for(folder / f"started-{new.pid}", new.log)  # again, from its start
                 (folder / "finish").touch()
                 answer = client.get(f"/thumbnails/jobs/{job_id}", params={"wait": 60})
-            assert (answer.status_code, answer.json()) == (
-                200,
-                {"result": f"rendered by pid {new.pid}"},
-            )
-            ran_in_the_worker(new, "1 completed")
-        finally:
-            new.kill()
+                assert (answer.status_code, answer.json()) == (
+                    200,
+                    {"result": f"rendered by pid {new.pid}"},
+                )
+                ran_in_the_worker(new, "1 completed")
+            finally:
+                new.kill()
     finally:
         old.kill()
 
