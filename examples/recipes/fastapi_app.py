@@ -1,9 +1,9 @@
 """FastAPI: a producer in the app's lifespan, a route that enqueues, one that awaits the result.
 
-Run it with ``uvicorn fastapi_app:app`` next to ``jobsched worker --import
-shopjobs``, which runs the jobs (the store from ``JOBSCHED_STORE``,
-``sqlite:///jobs.db`` by default, for both). Each uvicorn worker process has
-its own producer on the same SQLite file.
+Run it with ``uvicorn fastapi_app:app`` (the store from ``JOBSCHED_STORE``,
+``sqlite:///jobs.db`` by default) next to ``jobsched worker --import shopjobs
+--store sqlite:///jobs.db``, which runs the jobs. Each uvicorn worker process
+has its own producer on the same SQLite file.
 """
 
 from __future__ import annotations

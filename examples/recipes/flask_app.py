@@ -1,10 +1,10 @@
-"""Flask: a BackgroundScheduler per process, a view that submits, one that reports.
+"""Flask: a producer per process, a view that submits, one that reports.
 
 Needs ``pip install flask "jobsched-core[sqlite,thread]"``: the web process
-only submits, and ``jobsched worker --import shopjobs`` (from the same
-install) runs ``send_welcome``, a plain function, on the thread executor. Run
-them with ``flask --app flask_app run`` (the store from ``JOBSCHED_STORE``,
-``sqlite:///jobs.db`` by default, for both).
+only submits, and ``jobsched worker --import shopjobs --store
+sqlite:///jobs.db`` (from the same install) runs ``send_welcome``, a plain
+function, on the thread executor. Run the app with ``flask --app flask_app
+run`` (the store from ``JOBSCHED_STORE``, ``sqlite:///jobs.db`` by default).
 """
 
 from __future__ import annotations
