@@ -1,10 +1,12 @@
 """The framework recipes (docs/recipes.md, examples/recipes/) do what the docs say.
 
 FastAPI and Flask run in this process through their test clients, on the
-memory store and on a SQLite file; the Django site runs as a real
-``manage.py runserver`` next to a real ``jobsched worker``, both on one
-SQLite file. The example tests of docs/testing.md ("Testing your app") run
-as their own pytest session.
+memory store (where the app runs its jobs itself) and on a SQLite file, where
+the app only enqueues and a real ``jobsched worker`` process beside it must
+be the one that ran every job; the Django site runs as a real ``manage.py
+runserver`` next to a real ``jobsched worker``. A deploy (the app stopped,
+the worker sent SIGTERM mid-job) loses nothing. The example tests of
+docs/testing.md ("Testing your app") run as their own pytest session.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from fastapi.testclient import TestClient
@@ -32,6 +34,7 @@ import jobsched as js
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "examples" / "recipes"
 JOBSCHED = Path(sys.prefix) / "bin" / "jobsched"
+TESTS = Path(__file__).resolve().parent
 
 
 @pytest.fixture(autouse=True)
@@ -45,6 +48,92 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return "memory" if request.param == "memory" else f"sqlite:///{tmp_path / 'jobs.db'}"
 
 
+class Worker:
+    """A real `jobsched worker --import shopjobs` on ``url``, as docs/recipes.md runs it.
+
+    From the recipes' folder, the store in JOBSCHED_STORE, nothing on
+    PYTHONPATH (it imports from its working directory) but ``path``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        log: Path,
+        *,
+        grace: float = 30.0,
+        imports: Sequence[str] = (),
+        path: Path | None = None,
+    ) -> None:
+        env = {**os.environ, "JOBSCHED_STORE": url}
+        env.pop("PYTHONPATH", None)
+        if path is not None:
+            env["PYTHONPATH"] = str(path)
+        args = [str(JOBSCHED), "worker", "--import", "shopjobs", "--workers", "2"]
+        for module in imports:
+            args += ["--import", module]
+        self.log = log
+        # The log goes to a file: a full pipe that nobody reads would block it.
+        with log.open("w") as err:
+            self.process = subprocess.Popen(
+                [*args, "--grace", f"{grace:g}"],
+                cwd=RECIPES,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def started(self) -> None:
+        """Wait for its "started" line: a SIGTERM before it would kill it undrained."""
+        deadline = time.monotonic() + 60
+        while "INFO jobsched.worker: started on" not in self.log.read_text():
+            assert self.process.poll() is None, self.log.read_text()
+            assert time.monotonic() < deadline, "the worker did not start within 60 s"
+            time.sleep(0.05)
+
+    def stop(self) -> str:
+        """SIGTERM, as a deploy sends it; it must drain and exit 0. Its log."""
+        self.started()
+        self.process.send_signal(signal.SIGTERM)
+        assert self.process.wait(timeout=60) == 0, self.log.read_text()
+        return self.log.read_text()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
+@pytest.fixture
+def worker(store: str, tmp_path: Path) -> Iterator[Worker | None]:
+    """`jobsched worker` beside the app on SQLite; None on the memory store,
+    where the app runs its jobs itself. Only the tests that run a job ask
+    for it: a producer answers the others alone."""
+    if store == "memory":
+        yield None
+        return
+    worker = Worker(store, tmp_path / "worker.log")
+    try:
+        yield worker
+        if worker.process.poll() is None:  # not checked by the test: nothing ran
+            assert "jobs ended here: none;" in worker.stop()
+    finally:
+        worker.kill()
+
+
+def ran_in_the_worker(worker: Worker | None, ended: str) -> None:
+    """On SQLite the jobs ended in `jobsched worker`, not in the app (a producer).
+
+    ``ended`` as its stop line counts them: "1 completed, 1 failed".
+    """
+    if worker is not None:
+        log = worker.stop()
+        assert f"jobs ended here: {ended}; none cut short" in log, log
+
+
 # ── FastAPI ───────────────────────────────────────────────────────────────
 
 
@@ -56,21 +145,57 @@ def fastapi_client(request: pytest.FixtureRequest, store: str) -> Iterator[TestC
         yield client
 
 
-def test_fastapi_enqueues_and_the_route_returns_the_result(fastapi_client: TestClient) -> None:
+def test_fastapi_enqueues_and_the_route_returns_the_result(
+    fastapi_client: TestClient, worker: Worker | None
+) -> None:
     response = fastapi_client.post("/thumbnails/cat.png")
     assert response.status_code == 202
     job_id = response.json()["job_id"]
+    assert job_id.startswith("job-")
     answer = fastapi_client.get(f"/thumbnails/jobs/{job_id}")
     assert (answer.status_code, answer.json()) == (200, {"result": "thumbnail of cat.png"})
+    ran_in_the_worker(worker, "1 completed")
 
 
-def test_fastapi_a_failed_job_is_409_naming_its_error(fastapi_client: TestClient) -> None:
+def test_fastapi_a_failed_job_is_409_naming_its_error(
+    fastapi_client: TestClient, worker: Worker | None
+) -> None:
     job_id = fastapi_client.post("/thumbnails/cat.gif").json()["job_id"]
     answer = fastapi_client.get(f"/thumbnails/jobs/{job_id}")
     assert answer.status_code == 409
     assert answer.json() == {
         "detail": f"job {job_id} failed: NonRetryableError: not a PNG: 'cat.gif'"
     }
+    ran_in_the_worker(worker, "1 failed")
+
+
+def test_fastapi_the_same_idempotency_key_makes_one_job(
+    fastapi_client: TestClient, worker: Worker | None
+) -> None:
+    key = {"Idempotency-Key": "order-42"}
+    first = fastapi_client.post("/thumbnails/cat.png", headers=key)
+    again = fastapi_client.post("/thumbnails/cat.png", headers=key)  # a client's retry
+    assert (first.status_code, first.json()) == (202, {"job_id": "thumbnail-order-42"})
+    assert (again.status_code, again.json()) == (202, {"job_id": "thumbnail-order-42"})
+    other = fastapi_client.post("/thumbnails/cat.png", headers={"Idempotency-Key": "order-43"})
+    assert other.json() == {"job_id": "thumbnail-order-43"}
+    for job_id in ("thumbnail-order-42", "thumbnail-order-43"):
+        answer = fastapi_client.get(f"/thumbnails/jobs/{job_id}")
+        assert (answer.status_code, answer.json()) == (200, {"result": "thumbnail of cat.png"})
+    scheduler: js.JobScheduler = fastapi_client.app.state.scheduler  # type: ignore[attr-defined]
+    if worker is None:
+        assert sorted(job.job_id for job in scheduler.jobs()) == [
+            "thumbnail-order-42",
+            "thumbnail-order-43",
+        ]
+    ran_in_the_worker(worker, "2 completed")  # three requests, two jobs
+
+
+@pytest.mark.parametrize("key", ["", "k" * 101, "a/b", "a b"])
+def test_fastapi_a_bad_idempotency_key_is_422(fastapi_client: TestClient, key: str) -> None:
+    answer = fastapi_client.post("/thumbnails/cat.png", headers={"Idempotency-Key": key})
+    assert answer.status_code == 422
+    assert answer.json()["detail"][0]["loc"] == ["header", "idempotency-key"]
 
 
 @pytest.mark.parametrize("job_id", ["job-999", "not-an-id"])
@@ -110,7 +235,7 @@ def flask_app(store: str) -> Iterator[Flask]:
     app.extensions["jobsched"].shutdown()
 
 
-def test_flask_submits_a_thread_job_and_reports_it(flask_app: Flask) -> None:
+def test_flask_submits_a_thread_job_and_reports_it(flask_app: Flask, worker: Worker | None) -> None:
     client = flask_app.test_client()
     response = client.post("/signup/ann@example.com")
     assert response.status_code == 202
@@ -122,9 +247,10 @@ def test_flask_submits_a_thread_job_and_reports_it(flask_app: Flask) -> None:
         "result": "welcome sent to ann@example.com",
         "error": None,
     }
+    ran_in_the_worker(worker, "1 completed")
 
 
-def test_flask_a_failed_job_reports_its_error(flask_app: Flask) -> None:
+def test_flask_a_failed_job_reports_its_error(flask_app: Flask, worker: Worker | None) -> None:
     client = flask_app.test_client()
     job_id = client.post("/signup/nobody").json["job_id"]
     assert flask_app.extensions["jobsched"].join(timeout=30)
@@ -133,6 +259,7 @@ def test_flask_a_failed_job_reports_its_error(flask_app: Flask) -> None:
         "result": None,
         "error": "NonRetryableError: not an email address: 'nobody'",
     }
+    ran_in_the_worker(worker, "1 failed")
 
 
 def test_flask_an_unknown_job_is_404(flask_app: Flask) -> None:
@@ -141,11 +268,12 @@ def test_flask_an_unknown_job_is_404(flask_app: Flask) -> None:
     assert b"no job job-999" in answer.data
 
 
-def test_flask_the_result_route_returns_the_result(flask_app: Flask) -> None:
+def test_flask_the_result_route_returns_the_result(flask_app: Flask, worker: Worker | None) -> None:
     client = flask_app.test_client()
     job_id = client.post("/signup/ann@example.com").json["job_id"]
     answer = client.get(f"/jobs/{job_id}/result")
     assert (answer.status_code, answer.json) == (200, {"result": "welcome sent to ann@example.com"})
+    ran_in_the_worker(worker, "1 completed")
 
 
 @pytest.mark.parametrize(
@@ -168,12 +296,15 @@ def test_flask_the_result_route_refuses(flask_app: Flask, path: str, code: int, 
     assert says in answer.text
 
 
-def test_flask_the_result_route_of_a_failed_job_is_409(flask_app: Flask) -> None:
+def test_flask_the_result_route_of_a_failed_job_is_409(
+    flask_app: Flask, worker: Worker | None
+) -> None:
     client = flask_app.test_client()
     job_id = client.post("/signup/nobody").json["job_id"]
     answer = client.get(f"/jobs/{job_id}/result")
     assert answer.status_code == 409
     assert f"job {job_id} failed: NonRetryableError: not an email address" in answer.text
+    ran_in_the_worker(worker, "1 failed")
 
 
 def test_flask_the_result_route_of_a_pending_job_is_504(flask_app: Flask) -> None:
@@ -205,27 +336,26 @@ def _request(url: str, method: str = "GET") -> tuple[int, Any]:
         return error.code, json.loads(body) if body.startswith(b"{") else body
 
 
+class Site(NamedTuple):
+    base: str  # the site's base URL
+    worker: Worker
+
+
 @pytest.fixture
-def django_site(tmp_path: Path) -> Iterator[str]:
-    """runserver and `jobsched worker` on one SQLite file; yields the site's base URL."""
+def django_site(tmp_path: Path) -> Iterator[Site]:
+    """runserver and `jobsched worker` on one SQLite file."""
     # As docs/recipes.md runs them: from the recipes' folder, the store in
-    # JOBSCHED_STORE, nothing on PYTHONPATH (the worker imports from its
-    # working directory, manage.py from its own).
-    env = {**os.environ, "JOBSCHED_STORE": f"sqlite:///{tmp_path / 'jobs.db'}"}
+    # JOBSCHED_STORE, nothing on PYTHONPATH (manage.py imports from its own).
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    env = {**os.environ, "JOBSCHED_STORE": url}
     env.pop("PYTHONPATH", None)
     env.pop("DJANGO_SETTINGS_MODULE", None)
     port = _free_port()
-    worker_log, server_log = tmp_path / "worker.log", tmp_path / "server.log"
-    # Logs go to files: runserver logs every request, and a full pipe that
-    # nobody reads would block it.
-    with worker_log.open("w") as worker_err, server_log.open("w") as server_err:
-        worker = subprocess.Popen(
-            [str(JOBSCHED), "worker", "--import", "shopjobs", "--workers", "2"],
-            cwd=RECIPES,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=worker_err,
-        )
+    server_log = tmp_path / "server.log"
+    worker = Worker(url, tmp_path / "worker.log")
+    # Its log goes to a file: runserver logs every request, and a full pipe
+    # that nobody reads would block it.
+    with server_log.open("w") as server_err:
         server = subprocess.Popen(
             [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
             cwd=RECIPES,
@@ -233,26 +363,23 @@ def django_site(tmp_path: Path) -> Iterator[str]:
             stdout=subprocess.DEVNULL,
             stderr=server_err,
         )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 60
-            while True:  # until the server answers (a slow start on a loaded machine)
-                assert server.poll() is None, server_log.read_text()
-                try:
-                    _request(f"{base}/jobs/job-0")
-                    break
-                except (ConnectionError, urllib.error.URLError):
-                    assert time.monotonic() < deadline, "runserver did not answer within 60 s"
-                    time.sleep(0.1)
-            yield base
-            assert worker.poll() is None, worker_log.read_text()
-            worker.send_signal(signal.SIGTERM)  # drains and exits 0
-            assert worker.wait(timeout=60) == 0, worker_log.read_text()
-        finally:
-            for process in (server, worker):
-                if process.poll() is None:
-                    process.kill()
-                process.wait()
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:  # until the server answers (a slow start on a loaded machine)
+            assert server.poll() is None, server_log.read_text()
+            try:
+                _request(f"{base}/jobs/job-0")
+                break
+            except (ConnectionError, urllib.error.URLError):
+                assert time.monotonic() < deadline, "runserver did not answer within 60 s"
+                time.sleep(0.1)
+        yield Site(base, worker)
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait()
+        worker.kill()
 
 
 def _finished(base: str, job_id: str) -> dict[str, Any]:
@@ -267,22 +394,113 @@ def _finished(base: str, job_id: str) -> dict[str, Any]:
 
 
 @pytest.mark.timeout(240)  # two processes to start on a loaded machine
-def test_django_a_view_submits_and_the_job_completes(django_site: str) -> None:
-    code, body = _request(f"{django_site}/signup/ann@example.com", method="POST")
+def test_django_a_view_submits_and_the_job_completes(django_site: Site) -> None:
+    base = django_site.base
+    code, body = _request(f"{base}/signup/ann@example.com", method="POST")
     assert code == 202, body
-    assert _finished(django_site, body["job_id"]) == {
+    assert _finished(base, body["job_id"]) == {
         "status": "completed",
         "result": "welcome sent to ann@example.com",
         "error": None,
     }
-    code, body = _request(f"{django_site}/signup/nobody", method="POST")
-    assert _finished(django_site, body["job_id"]) == {
+    code, body = _request(f"{base}/signup/nobody", method="POST")
+    assert _finished(base, body["job_id"]) == {
         "status": "failed",
         "result": None,
         "error": "NonRetryableError: not an email address: 'nobody'",
     }
-    assert _request(f"{django_site}/jobs/job-999") == (404, {"error": "no job job-999"})
-    assert _request(f"{django_site}/signup/ann@example.com")[0] == 405  # GET: POST only
+    assert _request(f"{base}/jobs/job-999") == (404, {"error": "no job job-999"})
+    assert _request(f"{base}/signup/ann@example.com")[0] == 405  # GET: POST only
+    ran_in_the_worker(django_site.worker, "1 completed, 1 failed")  # the site only submits
+
+
+@pytest.mark.timeout(120)
+def test_django_on_the_memory_store_the_site_runs_its_jobs(tmp_path: Path) -> None:
+    """With no worker to run them (a test settings' store), the views' scheduler does."""
+    script = (
+        "import django\n"
+        "django.setup()\n"
+        "from django.test import Client\n"
+        "from djangosite import views\n"
+        "answer = Client().post('/signup/ann@example.com')\n"
+        "assert answer.status_code == 202, answer\n"
+        "print(views.scheduler().result(answer.json()['job_id'], timeout=30))\n"
+        "views.scheduler().shutdown()\n"
+    )
+    env = {
+        **os.environ,
+        "JOBSCHED_STORE": "memory",
+        "DJANGO_SETTINGS_MODULE": "djangosite.settings",
+    }
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=RECIPES,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (0, "welcome sent to ann@example.com\n"), done.stderr
+
+
+# ── Deploys ───────────────────────────────────────────────────────────────
+
+
+def _wait_for(path: Path, log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert time.monotonic() < deadline, f"no {path.name} after 60 s:\n{log.read_text()}"
+        time.sleep(0.02)
+
+
+@pytest.mark.timeout(240)  # three worker processes to start on a loaded machine
+def test_a_deploy_hands_the_running_job_to_the_next_worker(tmp_path: Path) -> None:
+    """The web tier and then the worker restarted mid-job: the job is handed
+    back, not cancelled, and completes on the new worker."""
+    import fastapi_app
+    from recipe_deploy_jobs import render
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    folder = tmp_path / "render"
+    folder.mkdir()
+
+    def deploy_worker(name: str) -> Worker:
+        return Worker(
+            url, tmp_path / f"{name}.log", grace=0.2, imports=["recipe_deploy_jobs"], path=TESTS
+        )
+
+    old = deploy_worker("old")
+    try:
+        with TestClient(fastapi_app.create_app(url)) as client:
+            scheduler: js.JobScheduler = client.app.state.scheduler  # type: ignore[attr-defined]
+            assert client.portal is not None
+            job = js.FunctionJob(render, (str(folder),))
+            job_id = client.portal.call(scheduler.enqueue, job)
+            _wait_for(folder / f"started-{old.pid}", old.log)
+        # The web server stopped (its producer with it); the job runs on.
+        log = old.stop()  # SIGTERM mid-job: the grace runs out, the job goes back
+        assert "jobs ended here: none; 1 cut short and handed back to the store" in log, log
+        with TestClient(fastapi_app.create_app(url)) as client:  # the new web server
+            scheduler = client.app.state.scheduler  # type: ignore[attr-defined]
+            assert client.portal is not None
+            # Before the new worker starts, which would claim it at once.
+            back = client.portal.call(scheduler.fetch, job_id)
+            assert (back.status, back.attempts) == (js.JobStatus.PENDING, 0)  # none used up
+            new = deploy_worker("new")
+            try:
+                _wait_for(folder / f"started-{new.pid}", new.log)  # again, from its start
+                (folder / "finish").touch()
+                answer = client.get(f"/thumbnails/jobs/{job_id}", params={"wait": 60})
+                assert (answer.status_code, answer.json()) == (
+                    200,
+                    {"result": f"rendered by pid {new.pid}"},
+                )
+                ran_in_the_worker(new, "1 completed")
+            finally:
+                new.kill()
+    finally:
+        old.kill()
 
 
 # ── Testing your app (docs/testing.md) ────────────────────────────────────

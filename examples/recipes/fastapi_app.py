@@ -1,8 +1,9 @@
-"""FastAPI: a scheduler in the app's lifespan, a route that enqueues, one that awaits the result.
+"""FastAPI: a producer in the app's lifespan, a route that enqueues, one that awaits the result.
 
 Run it with ``uvicorn fastapi_app:app`` (the store from ``JOBSCHED_STORE``,
-``sqlite:///jobs.db`` by default). Each uvicorn worker process has its own
-scheduler on the same SQLite file.
+``sqlite:///jobs.db`` by default) next to ``jobsched worker --import shopjobs
+--store sqlite:///jobs.db``, which runs the jobs. Each uvicorn worker process
+has its own producer on the same SQLite file.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, Header, HTTPException, Query, Request
 from shopjobs import make_thumbnail
 
 import jobsched as js
@@ -24,19 +25,34 @@ def create_app(store: str | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # Started with the app and stopped with it, on the app's event loop.
-        async with js.JobScheduler(store=store, num_workers=4) as scheduler:
+        # Started with the app and stopped with it, on the app's event loop. On
+        # a durable store a producer (num_workers=0): `jobsched worker` runs
+        # the jobs, so a deploy of the web servers never cuts one short. The
+        # memory store (the app's tests) has no other process, so there the
+        # app runs its jobs itself.
+        workers = 4 if store == "memory" else 0
+        async with js.JobScheduler(store=store, num_workers=workers) as scheduler:
             app.state.scheduler = scheduler
             yield
 
     app = FastAPI(lifespan=lifespan)
 
     @app.post("/thumbnails/{image}", status_code=202)
-    async def request_thumbnail(image: str, request: Request) -> dict[str, str]:
+    async def request_thumbnail(
+        image: str,
+        request: Request,
+        # A UUID, say: a few URL-safe characters, as the id goes in the result's URL.
+        idempotency_key: Annotated[str | None, Header(pattern=r"^[\w.-]{1,100}$")] = None,
+    ) -> dict[str, str]:
         scheduler: js.JobScheduler = request.app.state.scheduler
+        job = js.FunctionJob(make_thumbnail, (image,))
+        # The same key again (a client's retry, or the same request sent to
+        # two servers) makes no second job: the store keeps the first, and
+        # its id is the answer. The prefix keeps the id clear of the store's
+        # own "job-<n>" (refused as an id of yours) and of other routes' keys.
+        job_id = f"thumbnail-{idempotency_key}" if idempotency_key else None
         # Returns once the job is committed: a crash after this loses nothing.
-        job_id = await scheduler.enqueue(js.FunctionJob(make_thumbnail, (image,)))
-        return {"job_id": job_id}
+        return {"job_id": await scheduler.enqueue(job, job_id=job_id)}
 
     @app.get("/thumbnails/jobs/{job_id}")
     async def thumbnail_result(

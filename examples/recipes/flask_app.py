@@ -1,9 +1,10 @@
-"""Flask: a BackgroundScheduler per process, a view that submits, one that reports.
+"""Flask: a producer per process, a view that submits, one that reports.
 
-Needs ``pip install flask "jobsched-core[sqlite,thread]"``: ``send_welcome`` is
-a plain function, so it runs on the thread executor. Run it with ``flask
---app flask_app run`` (the store from ``JOBSCHED_STORE``, ``sqlite:///jobs.db``
-by default).
+Needs ``pip install flask "jobsched-core[sqlite,thread]"``: the web process
+only submits, and ``jobsched worker --import shopjobs --store
+sqlite:///jobs.db`` (from the same install) runs ``send_welcome``, a plain
+function, on the thread executor. Run the app with ``flask --app flask_app
+run`` (the store from ``JOBSCHED_STORE``, ``sqlite:///jobs.db`` by default).
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ import jobsched as js
 def create_app(store: str | None = None) -> Flask:
     """The app, its jobs in ``store`` (a store URL; "memory" in tests)."""
     app = Flask(__name__)
+    store = store or os.environ.get("JOBSCHED_STORE", "sqlite:///jobs.db")
+    # On a durable store a producer (num_workers=0): `jobsched worker` runs
+    # the jobs, so a deploy of the web servers never cuts one short. The
+    # memory store (the app's tests) has no other process, so there the app
+    # runs its jobs itself.
+    scheduler = js.BackgroundScheduler(store=store, num_workers=4 if store == "memory" else 0)
     # Started here, in the process that serves requests: a scheduler started
     # before a fork (gunicorn --preload) has no thread in the children.
-    scheduler = js.BackgroundScheduler(
-        store=store or os.environ.get("JOBSCHED_STORE", "sqlite:///jobs.db")
-    )
     scheduler.start()
     app.extensions["jobsched"] = scheduler
 

@@ -25,7 +25,11 @@ def scheduler() -> js.BackgroundScheduler:
     global _scheduler
     with _lock:  # two first requests at once must not start two
         if _scheduler is None:
-            _scheduler = js.BackgroundScheduler(store=settings.JOBSCHED_STORE)
+            # A producer on a durable store: `jobsched worker` runs the
+            # jobs. The memory store (tests) has no worker but this process.
+            store = settings.JOBSCHED_STORE
+            workers = 4 if store == "memory" else 0
+            _scheduler = js.BackgroundScheduler(store=store, num_workers=workers)
             _scheduler.start()
         return _scheduler
 
