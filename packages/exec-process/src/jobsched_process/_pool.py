@@ -99,6 +99,16 @@ class WorkerProcess:
             os.close(alive_r)
         return cls(process, parent_sock, alive_w, sys_path)
 
+    async def wait_ready(self) -> None:
+        """Wait for the worker's first message: it has started and waits for jobs.
+
+        :raises EOFError: the process died first (``OSError`` if the socket broke).
+        """
+        await anyio.wait_readable(self.sock)
+        kind, size = _wire.read_header(self.sock)
+        if kind != _wire.READY or size:
+            raise OSError(f"worker process {self.pid} sent {kind!r} before it was ready")
+
     def alive(self) -> bool:
         return not self._exited()
 

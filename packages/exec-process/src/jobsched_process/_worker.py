@@ -7,8 +7,8 @@ its module-level code once, in the parent. Nothing is lost by it, because
 everything travels with cloudpickle, which ships what ``__main__`` defines
 (and job classes defined inside functions, and lambdas) by value.
 
-It speaks to the parent over a socket pair, one message each way per job
-(:mod:`._wire`).
+It speaks to the parent over a socket pair: one message once it is ready,
+then one message each way per job (:mod:`._wire`).
 Every way a job can end is turned into a reply here, so the only way a
 worker stops replying is by dying, which the parent sees as end-of-file.
 """
@@ -59,7 +59,14 @@ def main(sock_fd: int, alive_fd: int) -> None:
     threading.Thread(
         target=_exit_with_parent, args=(alive_fd,), name="jobsched-parent-watch", daemon=True
     ).start()
+    # Every job's class unpickles from jobsched (this package's own import
+    # has loaded it already; said here so that it stays so).
+    import jobsched  # noqa: F401
+
     sock = socket.socket(fileno=sock_fd)
+    # Everything a start costs is paid by now, so the parent starts the
+    # job's clock only from here.
+    _wire.send(sock, _wire.READY, _wire.Chunks())
     while True:
         try:
             kind, size = _wire.read_header(sock)
