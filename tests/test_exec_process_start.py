@@ -114,7 +114,7 @@ async def test_a_cold_pools_start_counts_neither_in_the_timeout_nor_in_started_a
 async def test_a_replacement_workers_start_does_not_count_against_the_next_job(
     gate: Gate, tmp_path: Path
 ) -> None:
-    """After a timeout kills a worker, the next job's timeout and started_at skip its successor's start."""
+    """After a timeout kills a worker, its successor's start is not the next job's time."""
     executor = ProcessExecutor(max_processes=1)
     assert await executor.run(proc_jobs.Square(2)) == 4  # a warm worker, started ungated
     gate.close()
