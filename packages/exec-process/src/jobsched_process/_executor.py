@@ -198,8 +198,11 @@ class ProcessExecutor(jobsched.Executor):
 
     async def _start_worker(self, job: jobsched.Job) -> WorkerProcess:
         """Start a worker and wait until it is ready for a job."""
+        # A job class unpickles from jobsched: the worker imports it as part of
+        # its start. A plain FunctionJob's call needs no jobsched.
+        preload = () if type(job) is jobsched.FunctionJob else ("jobsched",)
         # In a thread: forking a big parent takes a while.
-        worker = await anyio.to_thread.run_sync(WorkerProcess.start)
+        worker = await anyio.to_thread.run_sync(WorkerProcess.start, preload)
         self._workers.add(worker)
         try:
             await worker.wait_ready()
@@ -270,8 +273,13 @@ def _describe(job: jobsched.Job) -> str:
 
 
 async def _pickle_job(job: jobsched.Job) -> _wire.Chunks:
+    # A plain FunctionJob travels as its call, which the worker loads without
+    # importing jobsched (a subclass may run something else: it goes whole).
+    sent: Any = (
+        _worker.Call(job.func, job.args, job.kwargs) if type(job) is jobsched.FunctionJob else job
+    )
     try:
-        return await _transfer.dumps(job)
+        return await _transfer.dumps(sent)
     except Exception as exc:
         raise jobsched.NonRetryableError(
             f"{_describe(job)} cannot be sent to a worker process: "

@@ -69,8 +69,11 @@ class WorkerProcess:
         self.stopped_by_shutdown = False
 
     @classmethod
-    def start(cls) -> WorkerProcess:
-        """Start a worker (blocking: it forks and execs a fresh interpreter)."""
+    def start(cls, preload: tuple[str, ...] = ()) -> WorkerProcess:
+        """Start a worker (blocking: it forks and execs a fresh interpreter).
+
+        :param preload: modules the worker imports before it says it is ready.
+        """
         parent_sock, child_sock = socket.socketpair()
         alive_r, alive_w = os.pipe()
         sys_path = list(sys.path)
@@ -82,6 +85,7 @@ class WorkerProcess:
                     _worker.ENTRY,
                     str(child_sock.fileno()),
                     str(alive_r),
+                    ",".join(preload),
                     *sys_path,
                 ],
                 pass_fds=(child_sock.fileno(), alive_r),
