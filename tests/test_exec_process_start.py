@@ -11,16 +11,20 @@ which the scheduler's default clock shares.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import proc_jobs
+import proc_plain
 import pytest
 from test_exec_process import NO_RETRY, WATCHDOG, process_job, wait_until, worker_children
 
 import jobsched as js
-from jobsched_process import ProcessExecutor, WorkerDiedError
+from jobsched_process import ProcessExecutor, WorkerDiedError, _worker
 
 pytestmark = pytest.mark.anyio
 
@@ -187,3 +191,56 @@ async def test_a_start_refused_by_shutdown_cancel_running(gate: Gate) -> None:
     assert isinstance(error, js.NonRetryableError)
     assert "shut down with cancel_running=True" in str(error)
     assert worker_children() == []
+
+
+# ── What a start costs ───────────────────────────────────────────────────
+
+
+async def test_a_worker_running_only_functions_never_imports_jobsched() -> None:
+    """A plain FunctionJob travels as its call: its worker loads neither jobsched nor anyio."""
+    job = process_job(proc_plain.loaded, "jobsched", "anyio", "jobsched_process._executor")
+    async with js.JobScheduler(executors={"process": ProcessExecutor(max_processes=1)}) as s:
+        s.submit(job)
+        with anyio.fail_after(WATCHDOG):
+            await s.join()
+    assert job.status is js.JobStatus.COMPLETED, job.last_error
+    assert job.result == [False, False, False]
+
+
+class Doubled(js.FunctionJob):
+    """A FunctionJob subclass with a run_sync of its own: it must travel whole."""
+
+    def run_sync(self) -> Any:
+        return 2 * super().run_sync()
+
+
+async def test_a_function_job_subclass_runs_its_own_run_sync() -> None:
+    job = Doubled(abs, (-21,), executor="process")
+    async with js.JobScheduler(executors={"process": ProcessExecutor(max_processes=1)}) as s:
+        s.submit(job)
+        with anyio.fail_after(WATCHDOG):
+            await s.join()
+    assert job.result == 42
+
+
+def test_importing_the_package_loads_no_parent_side() -> None:
+    """What each worker imports first: the package, without anyio or jobsched."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, jobsched_process._worker; print(sorted({'anyio', 'jobsched'} & "
+            "set(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_preload_that_fails_is_left_to_the_jobs_own_load() -> None:
+    """A module that cannot be imported does not stop the start, nor the modules after it."""
+    sys.modules.pop("colorsys", None)
+    _worker._preload("no_such_module_for_jobsched_tests,colorsys")
+    assert "colorsys" in sys.modules
