@@ -118,3 +118,42 @@ async def test_outside_a_scheduler_it_does_nothing() -> None:
     job = a_job()
     assert await executor.run(job) == "done"
     assert job.started_at is None
+
+
+async def test_a_set_up_that_ends_while_the_scheduler_stops_still_times_out() -> None:
+    """With the ticker gone (stop() under way), the timeout goes on the attempt's own scope."""
+    executor = SettingUp(False, work=anyio.sleep_forever)
+    job = a_job(timeout=TIMEOUT)
+    s = js.JobScheduler(executors={"setting-up": executor})
+    async with s:
+        s.submit(job)
+        with anyio.fail_after(WATCHDOG):
+            await executor.entered.wait()
+        with anyio.fail_after(WATCHDOG):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(s.stop)
+                while s._watching:  # noqa: ASYNC110 - the ticker's exit sets no event
+                    await anyio.sleep(0.005)
+                executor.release.set()
+    assert job.status is js.JobStatus.TIMED_OUT
+
+
+# The SQLite store works in threads, which trio's mock clock would jump over.
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_on_a_durable_store_too(tmp_path: Any) -> None:
+    executor = SettingUp(False)
+    job = a_job(timeout=TIMEOUT)
+    async with js.JobScheduler(
+        store=f"sqlite:///{tmp_path / 'jobs.db'}", executors={"setting-up": executor}
+    ) as s:
+        s.submit(job)
+        with anyio.fail_after(WATCHDOG):
+            await executor.entered.wait()
+        await anyio.sleep(TIMEOUT * 3)
+        released = time.monotonic()
+        executor.release.set()
+        with anyio.fail_after(WATCHDOG):
+            await s.join()
+        done = s.get(job.job_id)
+    assert done.status is js.JobStatus.COMPLETED, done.last_error
+    assert done.started_at is not None and done.started_at >= released

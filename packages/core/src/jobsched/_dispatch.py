@@ -212,7 +212,9 @@ class Dispatch(Timers):
             error = exc
         if attempt.abandoned:
             return _RETIRE
-        if on_scope:
+        if on_scope or scope.deadline != math.inf:
+            # Also a deadline set on the scope during the attempt (by
+            # _setup_ends, or by the ticker exiting): the scope outlives it.
             scope.deadline = math.inf
         # From started_at as it is now: an executor's set-up may have moved it.
         if (
@@ -301,12 +303,14 @@ class Dispatch(Timers):
         """The set-up is over: the attempt starts now, and its timeout counts from here."""
         number = job._jobsched_id
         self._setting_up.discard(number)
-        if job.status is not _RUNNING:
-            return  # recorded already (abandoned): its record stays as it is
+        attempt = self._attempts.get(number)
+        if job.status is not _RUNNING or (attempt is not None and attempt.scope.cancel_called):
+            # Recorded already (abandoned), or cancelled or timed out during
+            # the set-up (its grace runs): it never started its work.
+            return
         job.started_at = now = self._clock()
         timeout = job.timeout
-        attempt = self._attempts.get(number)
-        if timeout is None or attempt is None or attempt.scope.cancel_called:
+        if timeout is None or attempt is None:
             return  # not suspended yet: _continue_attempt sets the deadline from started_at
         deadline = now + timeout
         if self._watching:
