@@ -9,7 +9,7 @@ import tracemalloc
 from typing import Any
 
 import jobsched as js
-from benchmarks import _stall
+from benchmarks import _cold, _stall
 from benchmarks._work import count_primes, percentile, sleep_1ms
 from benchmarks._workloads import (
     CHAIN_LENGTH,
@@ -131,6 +131,7 @@ async def w6(size: int) -> dict[str, float]:
 
 WORKLOADS = {"W1": w1, "W2": w2, "W2p": w2p, "W2mem": w2mem, "W3": w3, "W4": w4, "W5": w5, "W6": w6}
 WORKLOADS["W4stall"] = _stall.jobsched
+WORKLOADS["W4cold"] = _cold.jobsched
 
 
 def run(workload: str, size: int) -> dict[str, float]:

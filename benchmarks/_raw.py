@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from heapq import heappop, heappush
 from typing import Any
 
-from benchmarks import _stall
+from benchmarks import _cold, _stall
 from benchmarks._work import count_primes, noop, percentile, sleep_1ms
 from benchmarks._workloads import (
     CHAIN_LENGTH,
@@ -196,6 +196,7 @@ async def w6(size: int) -> dict[str, float]:
 
 WORKLOADS = {"W1": w1, "W2": w2, "W2p": w2p, "W2mem": w2mem, "W3": w3, "W4": w4, "W5": w5, "W6": w6}
 WORKLOADS["W4stall"] = _stall.raw
+WORKLOADS["W4cold"] = _cold.raw
 
 
 def run(workload: str, size: int) -> dict[str, float]:

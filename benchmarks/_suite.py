@@ -44,6 +44,7 @@ RESULTS = Path(__file__).parent / "results"
 NOT_APPLICABLE = {
     ("apscheduler4", "W6"): "n/a (no job dependencies)",
     ("apscheduler4", "W4stall"): "not measured (a row for jobsched's process executor)",
+    ("apscheduler4", "W4cold"): "not measured (a row for jobsched's process executor)",
     ("apscheduler4", "W2p"): "n/a (no priorities)",
     ("apscheduler4", "W13"): "n/a (no Dask executor)",
     ("apscheduler4", "W1otel"): "n/a (a row for jobsched-otel)",

@@ -105,6 +105,15 @@ WORKLOADS: dict[str, Workload] = {
             (20,),
             _JOBS_PER_S,
         ),
+        # benchmarks/_cold.py
+        Workload(
+            "W4cold",
+            "small process jobs (primes below 20,000) on a cold pool of 2 workers, "
+            "the pool's start counted",
+            (64,),
+            (16,),
+            _JOBS_PER_S,
+        ),
         # benchmarks/_stall.py
         Workload(
             "W4stall",

@@ -193,3 +193,11 @@ def test_the_page_count_names_each_btree_and_the_store_writes_more_than_raw() ->
     # Deterministic counts, not timings: the store keeps more indexes than raw.
     assert 0 < totals["raw"] < totals["store"]
     assert "jobs_status" in done.stdout and "per prune" in done.stdout
+
+
+@pytest.mark.parametrize("system", ["raw", "jobsched"])
+def test_w4cold_runs_on_a_cold_pool(system: str) -> None:
+    """W4cold's row (a cold process pool) runs for both systems and reports a throughput."""
+    done = _module("benchmarks._child", system, "W4cold", "4")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["jobs_per_s"] > 0

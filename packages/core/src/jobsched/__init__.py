@@ -9,6 +9,7 @@ separate distributions); the core never imports one.
 
 from typing import TYPE_CHECKING
 
+from ._dispatch import setting_up as setting_up
 from ._enums import JobPriority as JobPriority
 from ._enums import JobStatus as JobStatus
 from ._exceptions import ExecutorNotFoundError as ExecutorNotFoundError
@@ -85,6 +86,7 @@ __all__ = [
     "UnknownJobError",
     "cancel_requested",
     "open_store",
+    "setting_up",
 ]
 
 

@@ -87,6 +87,13 @@ class Deadlines:
         attempt.seq = seq = next(self._seq)
         heappush(self._heap, (deadline, seq, attempt))
 
+    def unwatch(self, attempt: Attempt) -> None:
+        """Stop watching ``attempt``'s deadline, for now (it may be watched again)."""
+        if attempt.deadline is not None:
+            attempt.deadline = None
+            attempt.seq = 0  # no entry has it: the one in the heap is stale
+            self._stale += 1
+
     def grace(self, attempt: Attempt, now: float) -> float:
         """``attempt`` was just cancelled: watch for it outliving the grace; when that is."""
         deadline = now + _resume.CANCEL_GRACE

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 import types
-from collections.abc import Coroutine, Generator
+from collections.abc import Coroutine, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -166,9 +167,10 @@ class Dispatch(Timers):
             worker replaced.
         """
         timeout = job.timeout
+        number = job._jobsched_id
         attempt = Attempt(scope, job, self._start_grace)
         on_scope = False  # the timeout is the scope's own deadline (ticker gone)
-        if timeout is not None:
+        if timeout is not None and not (self._setting_up and number in self._setting_up):
             assert job.started_at is not None
             deadline = job.started_at + timeout
             if self._watching:
@@ -178,7 +180,6 @@ class Dispatch(Timers):
             else:
                 scope.deadline = anyio.current_time() + (deadline - self._clock())
                 on_scope = True
-        number = job._jobsched_id
         self._attempts[number] = attempt
         if self._early_cancels and number in self._early_cancels:
             self._early_cancels.discard(number)
@@ -213,9 +214,16 @@ class Dispatch(Timers):
             error = exc
         if attempt.abandoned:
             return _RETIRE
-        if on_scope:
+        if on_scope or scope.deadline != math.inf:
+            # Also a deadline set on the scope during the attempt (by
+            # _setup_ends, or by the ticker exiting): the scope outlives it.
             scope.deadline = math.inf
-        if timeout is not None and not scope.cancel_called and self._clock() >= deadline:
+        # From started_at as it is now: an executor's set-up may have moved it.
+        if (
+            timeout is not None
+            and not scope.cancel_called
+            and self._clock() >= job.started_at + timeout  # type: ignore[operator]
+        ):
             self._overran(job, attempt)
             return _KEEP
         self._end_attempt(job, attempt, result, error)
@@ -283,6 +291,37 @@ class Dispatch(Timers):
             self._live_tasks += 1
             self._start_workers(group, 1, "jobsched-worker")
 
+    def _setup_begins(self, job: Job) -> None:
+        """``job``'s executor waits for a set-up: its timeout stops counting."""
+        number = job._jobsched_id
+        self._setting_up.add(number)
+        attempt = self._attempts.get(number)
+        if attempt is None or attempt.scope.cancel_called:
+            return  # not suspended yet (no deadline yet), or being cancelled (a grace runs)
+        self._deadlines.unwatch(attempt)
+        attempt.scope.deadline = math.inf
+
+    def _setup_ends(self, job: Job) -> None:
+        """The set-up is over: the attempt starts now, and its timeout counts from here."""
+        number = job._jobsched_id
+        self._setting_up.discard(number)
+        attempt = self._attempts.get(number)
+        if job.status is not _RUNNING or (attempt is not None and attempt.scope.cancel_called):
+            # Recorded already (abandoned), or cancelled or timed out during
+            # the set-up (its grace runs): it never started its work.
+            return
+        job.started_at = now = self._clock()
+        timeout = job.timeout
+        if timeout is None or attempt is None:
+            return  # not suspended yet: _continue_attempt sets the deadline from started_at
+        deadline = now + timeout
+        if self._watching:
+            self._deadlines.watch(attempt, deadline)
+            if deadline < self._ticker_sleeps_until:
+                self._wake_ticker()
+        else:
+            attempt.scope.deadline = anyio.current_time() + timeout
+
     def _start_workers(self, group: TaskGroup, count: int, name: str) -> None:
         """Start ``count`` workers in ``group``, marked as this scheduler's."""
         # A task copies the context it is started in: the workers' (and so
@@ -315,3 +354,30 @@ def _shut_down(durable: bool) -> Attempt:
 def _shutdown_reason(durable: bool) -> str:
     """Why an attempt the teardown cut short ends: back to a durable store, or CANCELLED."""
     return HANDED_BACK if durable else "scheduler shut down"
+
+
+@contextlib.contextmanager
+def setting_up(job: Job) -> Iterator[None]:
+    """For executors: around what an attempt waits for before its work can start.
+
+    An executor wraps in it a wait that is not the job's work, such as a
+    worker process starting. Meanwhile the job's timeout does not run, and
+    when the block exits, ``job.started_at`` is set to that moment and the
+    timeout counts from there. Cancelling still reaches the attempt. Outside
+    an attempt run by a :class:`~jobsched.JobScheduler` it does nothing.
+    """
+    schedulers = inside_workers_of.get()
+    # The innermost scheduler is the one whose worker runs this attempt.
+    dispatch = schedulers[-1] if schedulers else None
+    if (
+        not isinstance(dispatch, Dispatch)
+        or dispatch._jobs.get(job._jobsched_id) is not job
+        or job.status is not _RUNNING
+    ):
+        yield
+        return
+    dispatch._setup_begins(job)
+    try:
+        yield
+    finally:
+        dispatch._setup_ends(job)

@@ -155,6 +155,7 @@ class JobScheduler(Results):
         self._dependents: dict[int, list[int]] = {}  # job -> jobs waiting on it
         self._attempts: dict[int, Attempt] = {}  # suspended attempts, by job
         self._early_cancels: set[int] = set()  # running, cancelled before suspending
+        self._setting_up: set[int] = set()  # running, their executor's set-up not over
         self._finished: deque[int] = deque()  # terminal jobs, oldest first
         self._recurring: dict[str, Schedule] = {}
         self._listeners: list[JobListener] = []

@@ -81,6 +81,7 @@ class SchedulerState:
     _dependents: dict[int, list[int]]  # job -> jobs waiting on it
     _attempts: dict[int, Attempt]  # suspended attempts, by job
     _early_cancels: set[int]  # running, cancelled before suspending
+    _setting_up: set[int]  # running, their executor's set-up not over
     _finished: deque[int]  # terminal jobs, oldest first
     _recurring: dict[str, Schedule]
     _listeners: list[JobListener]

@@ -13,7 +13,28 @@ entry-point group. The pieces, parent side to child side:
 - ``_errors``: :class:`WorkerDiedError` and rebuilding a worker's exception.
 """
 
-from ._errors import WorkerDiedError as WorkerDiedError
-from ._executor import ProcessExecutor as ProcessExecutor
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._errors import WorkerDiedError as WorkerDiedError
+    from ._executor import ProcessExecutor as ProcessExecutor
 
 __all__ = ["ProcessExecutor", "WorkerDiedError"]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use, not with the package: each worker process imports
+    # this package for its loop (_worker), and a worker that imported the
+    # parent's side too (anyio, all of jobsched) took several times longer
+    # to start.
+    if name == "ProcessExecutor":
+        from ._executor import ProcessExecutor
+
+        return ProcessExecutor
+    if name == "WorkerDiedError":
+        from ._errors import WorkerDiedError
+
+        return WorkerDiedError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

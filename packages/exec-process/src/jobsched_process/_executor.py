@@ -59,8 +59,11 @@ class ProcessExecutor(jobsched.Executor):
     its pipe and fails that attempt with :class:`WorkerDiedError`, which says
     how it died; retries apply.
 
-    Workers start lazily, one per concurrent attempt up to ``max_processes``,
-    and are reused across jobs. :meth:`shutdown` stops them all; the
+    Workers start lazily, one per concurrent attempt up to ``max_processes``
+    (in parallel), and are reused across jobs. A start is not counted in
+    the attempt: the job's timeout and its ``started_at`` count from the
+    moment its worker is ready (see :func:`jobsched.setting_up`), on a cold
+    pool and for the replacement of a killed worker alike. :meth:`shutdown` stops them all; the
     executor starts afresh if used again.
 
     :param max_processes: the most worker processes (and attempts running at
@@ -142,7 +145,7 @@ class ProcessExecutor(jobsched.Executor):
         try:
             async with slots:
                 self._check_not_cancelled(job)
-                worker = await self._checkout()
+                worker = await self._checkout(job)
                 if self._cancelling:
                     self._idle.append(worker)  # shutdown() stops it
                     self._check_not_cancelled(job)
@@ -177,7 +180,7 @@ class ProcessExecutor(jobsched.Executor):
                 "cancel_running=True"
             ) from None
 
-    async def _checkout(self) -> WorkerProcess:
+    async def _checkout(self, job: jobsched.Job) -> WorkerProcess:
         """An idle worker, or a new one: the caller holds a slot, so there is room."""
         while self._idle:
             worker = self._idle.pop()
@@ -187,9 +190,35 @@ class ProcessExecutor(jobsched.Executor):
             self._workers.discard(worker)
             with anyio.CancelScope(shield=True):
                 await worker.end(self._grace, polite=True)
+        # A start is not the job's work: its timeout and its started_at count
+        # from the moment the worker is ready, on a cold pool as for a
+        # replacement of a killed worker.
+        with jobsched.setting_up(job):
+            return await self._start_worker(job)
+
+    async def _start_worker(self, job: jobsched.Job) -> WorkerProcess:
+        """Start a worker and wait until it is ready for a job."""
+        # A job class unpickles from jobsched: the worker imports it as part of
+        # its start. A plain FunctionJob's call needs no jobsched.
+        preload = () if type(job) is jobsched.FunctionJob else ("jobsched",)
         # In a thread: forking a big parent takes a while.
-        worker = await anyio.to_thread.run_sync(WorkerProcess.start)
+        worker = await anyio.to_thread.run_sync(WorkerProcess.start, preload)
         self._workers.add(worker)
+        try:
+            await worker.wait_ready()
+        except BaseException as exc:
+            died = isinstance(exc, (EOFError, OSError))
+            with anyio.CancelScope(shield=True):
+                self._workers.discard(worker)
+                exitcode = await worker.end(self._grace, polite=died)
+            if not died:
+                raise  # cancelled meanwhile: the half-started worker is gone
+            if worker.stopped_by_shutdown:
+                self._check_not_cancelled(job)
+            raise WorkerDiedError(
+                f"the worker process (pid {worker.pid}) started for {_describe(job)} died "
+                f"before it was ready: {describe_exit(exitcode)}; the job did not start"
+            ) from None
         return worker
 
     async def _wait_drained(self) -> None:
@@ -244,8 +273,13 @@ def _describe(job: jobsched.Job) -> str:
 
 
 async def _pickle_job(job: jobsched.Job) -> _wire.Chunks:
+    # A plain FunctionJob travels as its call, which the worker loads without
+    # importing jobsched (a subclass may run something else: it goes whole).
+    sent: Any = (
+        _worker.Call(job.func, job.args, job.kwargs) if type(job) is jobsched.FunctionJob else job
+    )
     try:
-        return await _transfer.dumps(job)
+        return await _transfer.dumps(sent)
     except Exception as exc:
         raise jobsched.NonRetryableError(
             f"{_describe(job)} cannot be sent to a worker process: "

@@ -69,8 +69,11 @@ class WorkerProcess:
         self.stopped_by_shutdown = False
 
     @classmethod
-    def start(cls) -> WorkerProcess:
-        """Start a worker (blocking: it forks and execs a fresh interpreter)."""
+    def start(cls, preload: tuple[str, ...] = ()) -> WorkerProcess:
+        """Start a worker (blocking: it forks and execs a fresh interpreter).
+
+        :param preload: modules the worker imports before it says it is ready.
+        """
         parent_sock, child_sock = socket.socketpair()
         alive_r, alive_w = os.pipe()
         sys_path = list(sys.path)
@@ -82,6 +85,7 @@ class WorkerProcess:
                     _worker.ENTRY,
                     str(child_sock.fileno()),
                     str(alive_r),
+                    ",".join(preload),
                     *sys_path,
                 ],
                 pass_fds=(child_sock.fileno(), alive_r),
@@ -98,6 +102,16 @@ class WorkerProcess:
             child_sock.close()
             os.close(alive_r)
         return cls(process, parent_sock, alive_w, sys_path)
+
+    async def wait_ready(self) -> None:
+        """Wait for the worker's first message: it has started and waits for jobs.
+
+        :raises EOFError: the process died first (``OSError`` if the socket broke).
+        """
+        await anyio.wait_readable(self.sock)
+        kind, size = _wire.read_header(self.sock)
+        if kind != _wire.READY or size:
+            raise OSError(f"worker process {self.pid} sent {kind!r} before it was ready")
 
     def alive(self) -> bool:
         return not self._exited()

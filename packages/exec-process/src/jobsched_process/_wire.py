@@ -26,6 +26,7 @@ import cloudpickle  # type: ignore[import-untyped]
 __all__ = [
     "JOB",
     "PATH",
+    "READY",
     "REPLY",
     "BodyReader",
     "Chunks",
@@ -35,8 +36,9 @@ __all__ = [
     "send",
 ]
 
-#: Message kinds: a job to run, a new ``sys.path``, a worker's reply.
-JOB, PATH, REPLY = b"J", b"P", b"R"
+#: Message kinds: a job to run, a new ``sys.path``, a worker's reply, and
+#: the worker's first message, once it is ready for jobs (an empty body).
+JOB, PATH, REPLY, READY = b"J", b"P", b"R", b"Y"
 
 _HEADER = struct.Struct("!cQ")
 #: A body up to this size is read whole and unpickled from memory: fewer

@@ -7,14 +7,16 @@ its module-level code once, in the parent. Nothing is lost by it, because
 everything travels with cloudpickle, which ships what ``__main__`` defines
 (and job classes defined inside functions, and lambdas) by value.
 
-It speaks to the parent over a socket pair, one message each way per job
-(:mod:`._wire`).
+It speaks to the parent over a socket pair: one message once it is ready,
+then one message each way per job (:mod:`._wire`).
 Every way a job can end is turned into a reply here, so the only way a
 worker stops replying is by dying, which the parent sees as end-of-file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import signal
 import socket
@@ -34,21 +36,44 @@ from . import _wire
 # (BAD_RESULT, result type name, "Type: message"): the result could not be pickled
 OK, RAISED, BAD_JOB, BAD_RESULT = range(4)
 
-#: What the parent runs, ``python -c ENTRY SOCKET_FD ALIVE_FD *SYS_PATH``. The
-#: parent's ``sys.path`` comes first, so this module imports wherever the
-#: parent found it.
+#: What the parent runs, ``python -c ENTRY SOCKET_FD ALIVE_FD PRELOAD *SYS_PATH``.
+#: The parent's ``sys.path`` comes first, so this module imports wherever
+#: the parent found it.
 ENTRY = (
-    "import sys; sys.path[:] = sys.argv[3:]; "
-    "from jobsched_process._worker import main; main(int(sys.argv[1]), int(sys.argv[2]))"
+    "import sys; sys.path[:] = sys.argv[4:]; from jobsched_process._worker import main; "
+    "main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])"
 )
 
 
-def main(sock_fd: int, alive_fd: int) -> None:
+class Call:
+    """What a plain ``FunctionJob`` runs, sent instead of the job itself.
+
+    It unpickles without jobsched, so a worker that only ever runs functions
+    never imports it: most of what a start used to cost.
+    """
+
+    __slots__ = ("args", "func", "kwargs")
+
+    def __init__(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.func = func
+        self.args = args
+        self.kwargs = kwargs
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Call, (self.func, self.args, self.kwargs))
+
+    def run_sync(self) -> Any:
+        return self.func(*self.args, **self.kwargs)
+
+
+def main(sock_fd: int, alive_fd: int, preload: str = "") -> None:
     """Serve jobs until the parent closes its end of the socket (or dies).
 
     :param sock_fd: this worker's end of the socket pair to the parent.
     :param alive_fd: the read end of a pipe whose write end only the parent
         holds: it reads end-of-file when the parent is gone.
+    :param preload: comma-separated modules to import before saying it is
+        ready (``jobsched``, which a job class unpickles from).
     """
     # The group the parent ends this worker and its jobs' processes by. Set
     # before the exec on Python 3.11+ (then this changes nothing).
@@ -59,7 +84,11 @@ def main(sock_fd: int, alive_fd: int) -> None:
     threading.Thread(
         target=_exit_with_parent, args=(alive_fd,), name="jobsched-parent-watch", daemon=True
     ).start()
+    _preload(preload)
     sock = socket.socket(fileno=sock_fd)
+    # Everything a start costs is paid by now, so the parent starts the
+    # job's clock only from here.
+    _wire.send(sock, _wire.READY, _wire.Chunks())
     while True:
         try:
             kind, size = _wire.read_header(sock)
@@ -72,6 +101,14 @@ def main(sock_fd: int, alive_fd: int) -> None:
             _wire.send(sock, _wire.REPLY, reply)
         except (EOFError, OSError):  # the parent closed the socket, or went away
             return
+
+
+def _preload(modules: str) -> None:
+    """Import ``modules`` as part of the start, so the first job does not pay for them."""
+    for name in filter(None, modules.split(",")):
+        # A failure is the job's own load's to report, in its attempt.
+        with contextlib.suppress(BaseException):
+            importlib.import_module(name)
 
 
 def _exit_with_parent(alive_fd: int) -> None:
