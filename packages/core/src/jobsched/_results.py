@@ -10,8 +10,7 @@ from ._cancel import Cancelling
 from ._enums import JobStatus
 from ._exceptions import JobFailedError, SchedulerError, SchedulerStoppedError, UnknownJobError
 from ._jobs import Job, id_number
-from ._state import NEW, STOPPED, _describe
-from ._storelink import POLL_INTERVAL
+from ._state import NEW, POLL_INTERVAL, STOPPED, _describe
 
 _COMPLETED = JobStatus.COMPLETED
 

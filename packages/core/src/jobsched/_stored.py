@@ -30,9 +30,8 @@ from ._exceptions import (
 from ._fairshare import FairShareStrategy
 from ._jobs import AsyncJob, Job, id_number
 from ._log import logger
-from ._state import STOPPED, _describe
+from ._state import POLL_INTERVAL, STOPPED, _describe
 from ._store import Change, Claimed, DueSchedule, NewJob, Outcome
-from ._storelink import POLL_INTERVAL
 
 if TYPE_CHECKING:
     from datetime import datetime
