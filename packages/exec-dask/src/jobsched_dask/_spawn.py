@@ -59,4 +59,4 @@ def install() -> None:
     with _lock:
         current = multiprocessing.spawn.get_preparation_data
         if not getattr(current, "_jobsched_without_main", False):
-            multiprocessing.spawn.get_preparation_data = without_main(current)
+            multiprocessing.spawn.get_preparation_data = without_main(current)  # type: ignore[assignment]
