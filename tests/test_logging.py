@@ -172,4 +172,6 @@ async def test_the_success_path_logs_nothing(
         with anyio.fail_after(10):
             await s.join()
     assert all(j.status is S.COMPLETED for j in s.jobs())
-    assert [r for r in caplog.records if r.name.startswith("jobsched")] == []
+    records = [r for r in caplog.records if r.name.startswith("jobsched")]
+    # The one record a start may give: SQLite without a secret (tests/test_unsigned_store.py).
+    assert [r for r in records if "has no secret" not in r.getMessage()] == []

@@ -55,7 +55,7 @@ async def test_one_batch_of_plain_and_other_outcomes_is_written_and_counted(
             done(3, status=S.FAILED, error="E: no"),
             Outcome(4, 1, S.RETRY_WAIT, NOW + 1, run_at=NOW + 60, error="E: again"),
             done(5, attempt=2),  # a stale attempt: refused, plain or not
-            done(6, error="E: an earlier attempt's"),  # completed, with an error to keep
+            done(6, error="E: an earlier attempt's"),  # completed: the error is cleared
         ],
     )
     assert sorted(recorded.refused) == [5]
@@ -72,7 +72,8 @@ async def test_one_batch_of_plain_and_other_outcomes_is_written_and_counted(
     assert one is not None and (one.result, one.finished_at, one.owner) == (None, NOW + 1, None)
     assert two is not None and two.result == b"r"
     assert three is not None and three.last_error == "E: no"
-    assert six is not None and six.last_error == "E: an earlier attempt's"
+    # A completed job shows no error (issue 22: an earlier "worker lost" read as its own).
+    assert six is not None and (six.last_error, six.last_traceback) == (None, None)
     assert await store.counts() == {
         (S.COMPLETED, "async"): 3,
         (S.FAILED, "async"): 1,
@@ -81,6 +82,37 @@ async def test_one_batch_of_plain_and_other_outcomes_is_written_and_counted(
     }
     assert (await store.record("m2", [done(5)])).refused == [5]  # another owner's
     assert (await store.record("m1", [done(1)])).refused == [1]  # completed already
+
+
+@pytest.mark.parametrize("carried", [None, "worker lost"])
+async def test_a_completion_after_a_lost_worker_clears_last_error(
+    store: JobStore, carried: str | None
+) -> None:
+    """A job taken over from a lost member and then completed shows no error:
+    "worker lost" stays in the first attempt's row only. Both completion
+    statements clear it, the plain one (no error carried) and the full one (a
+    member that carries the job's earlier error, as before issue 22)."""
+    await store.add([new(1)], NOW)
+    await store.claim("dead", 1, {"async": 99}, NOW, 10)
+    if store.url.startswith("postgresql"):  # its leases run on the server's clock
+        from pg import age
+
+        age(store.url, 11)
+    (taken,) = await store.claim("alive", 1, {"async": 99}, NOW + 11, 10)
+    assert taken.lost
+    lost = Outcome(1, 1, S.RETRY_WAIT, NOW + 11, run_at=NOW + 12, error="worker lost")
+    assert (await store.record("alive", [lost])).refused == []
+    (second,) = await store.claim("alive", 1, {"async": 99}, NOW + 12, 10)
+    assert second.attempt == 2
+    before = await store.fetch(1)
+    assert before is not None and before.last_error == "worker lost"
+    completed = Outcome(1, 2, S.COMPLETED, NOW + 13, result=b"r", error=carried)
+    assert (await store.record("alive", [completed])).refused == []
+    job = await store.fetch(1)
+    assert job is not None and job.status is S.COMPLETED and job.result == b"r"
+    assert (job.last_error, job.last_traceback) == (None, None)
+    history = [(a.attempt, a.status, a.error) for a in await store.attempts(job_id=1)]
+    assert history[0] == (1, S.RETRY_WAIT, "worker lost")
 
 
 async def test_a_plain_completion_releases_its_dependents(store: JobStore) -> None:

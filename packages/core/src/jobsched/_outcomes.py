@@ -57,6 +57,9 @@ class Outcomes(SchedulerState):
                 )
             else:
                 job.result = result
+                # An earlier attempt's error ("worker lost", a retried
+                # failure) would read as this job's: the attempts keep it.
+                job.last_error = job.last_traceback = None
                 self._finish(job, _COMPLETED, None)
         except Exception as exc:  # a bug in our own bookkeeping must not kill a worker
             self._recording_failed(job, exc)

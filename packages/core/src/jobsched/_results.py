@@ -17,8 +17,7 @@ from ._exceptions import (
     UnknownJobError,
 )
 from ._jobs import Job, id_number
-from ._state import NEW, STOPPED, _describe
-from ._storelink import POLL_INTERVAL
+from ._state import NEW, POLL_INTERVAL, STOPPED, _describe
 
 _COMPLETED = JobStatus.COMPLETED
 

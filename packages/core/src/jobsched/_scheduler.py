@@ -34,7 +34,6 @@ from ._recurring import Schedule
 from ._results import Results
 from ._state import NEW, STARTED, STOPPED, JobListener, SubmitHook
 from ._store import JobStore
-from ._storelink import StoreLink
 from ._stores import MemoryStore, open_store
 from ._strategies import PriorityStrategy, SchedulingStrategy
 
@@ -112,8 +111,14 @@ class JobScheduler(Results):
                     f"executors[{name!r}] must be a jobsched.Executor instance, got {executor!r}"
                 )
         in_memory = store == "memory" or isinstance(store, MemoryStore)
-        self._link = None if in_memory else StoreLink(_store_for(store), self, history_limit)
-        if self._link is not None:
+        self._link = None
+        if not in_memory:
+            # Loaded here, not at import: the link brings the codec (hashlib,
+            # hmac, pickle) and the members module (socket), which an
+            # in-memory scheduler never needs (`import jobsched` stays cheap).
+            from ._storelink import StoreLink
+
+            self._link = StoreLink(_store_for(store), self, history_limit)
             self._check_stored_options(strategy)
             self._link.producer = num_workers == 0
         self._held = {}

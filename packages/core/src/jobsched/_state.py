@@ -56,6 +56,11 @@ if TYPE_CHECKING:
 JobListener = Callable[[Job, JobStatus, JobStatus], None]
 SubmitHook = Callable[[Job], None]
 
+#: Seconds between looks at the store when nothing woke the claimer; other
+#: processes' commits reach an idle member at the latest this late. Defined
+#: here, not in the store link, so that `import jobsched` never loads the link.
+POLL_INTERVAL = 0.5
+
 # Lifecycle of the scheduler itself.
 NEW, STARTED, STOPPED = range(3)
 

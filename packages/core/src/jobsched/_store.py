@@ -293,7 +293,9 @@ class JobStore(ABC):
     @abstractmethod
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
         """Write outcomes, each fenced on (owner, attempt), and apply the
-        dependency cascade of every terminal one."""
+        dependency cascade of every terminal one. A completion clears the
+        job's ``last_error`` and ``last_traceback`` (an earlier attempt's
+        error stays in its attempt's row)."""
 
     @abstractmethod
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:

@@ -30,9 +30,8 @@ from ._exceptions import (
 from ._fairshare import FairShareStrategy
 from ._jobs import AsyncJob, Job, id_number
 from ._log import logger
-from ._state import STOPPED, _describe
-from ._store import Change, Claimed, DueSchedule, NewJob, Outcome
-from ._storelink import POLL_INTERVAL
+from ._state import POLL_INTERVAL, STOPPED, _describe
+from ._store import Change, Claimed, DueSchedule, NewJob, Outcome, mask_password
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -438,7 +437,19 @@ class Stored(Dispatch):
 
     async def _open_store(self) -> None:
         if self._link is not None:
-            await self._link.store.open()
+            store = self._link.store
+            await store.open()
+            if not store.secrets:
+                # A store that allows no secret (SQLite) would otherwise run
+                # unsigned pickles without a word: say so once per start.
+                logger.warning(
+                    "the store %s has no secret: job payloads are unsigned pickles, and "
+                    "this scheduler unpickles (runs code from) whatever the store holds, "
+                    "so anyone who can write to it can run code here; set the "
+                    "JOBSCHED_SECRET environment variable (the same on every member) or "
+                    "pass secret=... to sign them",
+                    mask_password(store.url),
+                )
 
     async def _close_store(self) -> None:
         """After the workers stopped: hand back unstarted claims, write everything, close."""

@@ -38,6 +38,7 @@ from ._log import logger
 from ._members import new_owner
 from ._ratelimit import RateLimit
 from ._retry import RetryPolicy
+from ._state import POLL_INTERVAL as POLL_INTERVAL  # there: `import jobsched` skips this module
 from ._store import Change, Claimed, DueSchedule, JobStore, NewJob, Outcome, mask_password
 
 T = TypeVar("T")
@@ -47,9 +48,6 @@ T = TypeVar("T")
 #: MAX_ID_BLOCK), so a burst of submits rarely waits on the store.
 ID_BLOCK = 1024
 MAX_ID_BLOCK = 65536
-#: Seconds between looks at the store when nothing woke the claimer; other
-#: processes' commits reach an idle member at the latest this late.
-POLL_INTERVAL = 0.5
 #: Finished jobs between two prunes of the store's history, at most: a
 #: smaller ``history_limit`` prunes every ``history_limit`` (see prune_every).
 PRUNE_EVERY = 1000

@@ -16,6 +16,7 @@ import distributed
 
 import jobsched
 
+from . import _spawn
 from ._bridge import ClientLoopState, waker
 from ._task import EscapedBaseException
 
@@ -44,7 +45,10 @@ class DaskExecutor(jobsched.Executor):
     attempt. Each attempt is one task under a key unique to the job and the
     attempt (two jobs with equal arguments are two runs). The job and its
     result travel with Dask's own serialisation (cloudpickle), so the workers
-    need ``jobsched-core[dask]`` and the job's own modules installed.
+    need ``jobsched-core[dask]`` and the job's own modules installed. The
+    worker processes of a ``LocalCluster`` it starts never import the
+    application's ``__main__`` (as the process executor's workers): a script
+    without an ``if __name__ == "__main__":`` guard runs once.
 
     **Bridge.** The Dask client runs its own event loop in a thread of its
     own; each attempt is a coroutine on that loop, and its end wakes the
@@ -155,6 +159,10 @@ class DaskExecutor(jobsched.Executor):
                     "allowed_failures": 0,
                     **options.get("scheduler_kwargs", {}),
                 }
+                if options.get("processes", True):
+                    # Its worker processes must not re-run the user's script
+                    # (one without a main guard would run again in each).
+                    _spawn.install()
             self._client = distributed.Client(self._address, **options)
             self._state = ClientLoopState(self._client)
             return self._state

@@ -14,6 +14,7 @@ import anyio
 import anyio.to_thread
 
 import jobsched
+from jobsched import _resume
 
 from ._pool import DaemonPool, Raised
 
@@ -41,9 +42,11 @@ class ThreadExecutor(jobsched.Executor):
 
     An abandoned thread does not hold a slot: ``max_threads`` counts only
     attempts the scheduler still waits for, so a few stuck jobs cannot starve
-    new ones. Each abandonment is logged as a warning on the
+    new ones. A thread still running its job the scheduler's cancel grace
+    (one second) after the cancellation is logged as a warning on the
     ``jobsched.thread`` logger with the number of abandoned threads still
-    running; :attr:`abandoned_threads` reads it.
+    running; a job that polled its token and stopped within the grace is
+    not. :attr:`abandoned_threads` reads that number.
 
     On asyncio the calls go to a pool of daemon threads of this executor's
     own: anyio's ``to_thread`` costs the event loop about twice as much per
@@ -123,15 +126,14 @@ class ThreadExecutor(jobsched.Executor):
                 result = await self._dispatch(call)
             except BaseException:
                 if call.abandon():
-                    logger.warning(
-                        "job %s (%r) was cancelled or timed out while running in a thread; "
-                        "a thread cannot be killed, so it runs on until run_sync() returns "
-                        "(%d abandoned thread(s) still running). Poll "
-                        "jobsched.cancel_requested() in long loops to stop early.",
-                        job.job_id,
-                        job.name,
-                        self._abandoned,
+                    # Warn only if the job is still running once the grace is
+                    # over: one that polls its token usually stops well before.
+                    timer = threading.Timer(
+                        _resume.CANCEL_GRACE, self._outlived_grace, (call, job.job_id, job.name)
                     )
+                    timer.daemon = True
+                    call.timer = timer
+                    timer.start()
                 raise
             finally:
                 self._running.discard(call)
@@ -197,13 +199,35 @@ class ThreadExecutor(jobsched.Executor):
                 self._abandoned,
             )
 
+    def _outlived_grace(self, call: _Call, job_id: str | None, name: str) -> None:
+        """On a timer thread, the grace after ``call`` was abandoned: warn if its
+        job still runs."""
+        with self._lock:
+            if call.state != _STARTED:
+                return  # it stopped in time
+            call.warned = True
+            still = self._abandoned
+        logger.warning(
+            "job %s (%r) was cancelled or timed out while running in a thread and is "
+            "still running %ss later; a thread cannot be killed, so it runs on until "
+            "run_sync() returns (%d abandoned thread(s) still running). Poll "
+            "jobsched.cancel_requested() in long loops to stop early.",
+            job_id,
+            name,
+            _resume.CANCEL_GRACE,
+            still,
+        )
+
     def _thread_finished(self, call: _Call) -> None:
         """Called (under the lock) when an abandoned call's job returns."""
         self._abandoned -= 1
-        logger.info(
-            "an abandoned thread job returned (%d abandoned thread(s) still running)",
-            self._abandoned,
-        )
+        if call.timer is not None:
+            call.timer.cancel()
+        if call.warned:
+            logger.info(
+                "an abandoned thread job returned (%d abandoned thread(s) still running)",
+                self._abandoned,
+            )
 
 
 _NEW, _STARTED, _DONE = range(3)
@@ -216,7 +240,7 @@ class _Call:
     update it, hence the executor's lock.
     """
 
-    __slots__ = ("abandoned", "executor", "func", "state", "token")
+    __slots__ = ("abandoned", "executor", "func", "state", "timer", "token", "warned")
 
     def __init__(self, executor: ThreadExecutor, func: Callable[[], Any]) -> None:
         self.executor = executor
@@ -224,6 +248,8 @@ class _Call:
         self.token = jobsched.CancelToken()
         self.state = _NEW
         self.abandoned = False
+        self.timer: threading.Timer | None = None
+        self.warned = False  # outlived the grace, and was logged
 
     def __call__(self) -> Any:
         """Runs in the worker thread, in a copy of the caller's context; what the

@@ -74,8 +74,10 @@ written AS (
         lease_until = NULL,
         result = CASE WHEN o.status = 'retry_wait' THEN j.result ELSE o.result END,
         last_error = CASE WHEN o.status = 'retry_wait' THEN o.error
+            WHEN o.status = 'completed' THEN NULL
             ELSE COALESCE(o.error, j.last_error) END,
         last_traceback = CASE WHEN o.status = 'retry_wait' THEN o.tb
+            WHEN o.status = 'completed' THEN NULL
             ELSE COALESCE(o.tb, j.last_traceback) END
     FROM o JOIN mine ON mine.id = o.id
     WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt
@@ -120,7 +122,8 @@ WITH o AS (
     + """
 written AS (
     UPDATE jobsched_jobs AS j SET status = 'completed', queue = NULL,
-        finished_at = o.finished_at, owner = NULL, lease_until = NULL, result = o.result
+        finished_at = o.finished_at, owner = NULL, lease_until = NULL, result = o.result,
+        last_error = NULL, last_traceback = NULL
     FROM o JOIN mine ON mine.id = o.id
     WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt
     RETURNING j.id, 'completed' AS status

@@ -285,7 +285,8 @@ def _complete(
         "WITH v (id, attempt, finished_at, result) AS "
         f"(VALUES {', '.join(['(?, ?, ?, ?)'] * len(chunk))}) "
         "UPDATE jobs SET status = 'completed', queue = NULL, finished_at = v.finished_at, "
-        "owner = NULL, lease_until = NULL, result = v.result "
+        "owner = NULL, lease_until = NULL, result = v.result, last_error = NULL, "
+        "last_traceback = NULL "
         "FROM v WHERE jobs.id = v.id AND jobs.owner = ? AND jobs.attempts = v.attempt "
         "AND jobs.status = 'running' RETURNING jobs.id, jobs.executor",
         params,
@@ -308,7 +309,8 @@ def _record_chunk(
         params += (out.error, out.traceback)
     # A retry waits (queue 1) until its run_at, keeping its error as the
     # last one; an end sets finished_at and the result, and keeps the
-    # previous error when it has none of its own (a cancel after a retry).
+    # previous error when it has none of its own (a cancel after a retry),
+    # except a completion, which clears it (the attempts table keeps it).
     return conn.execute(
         "WITH v (id, attempt, status, queue, run_at, finished_at, result, error, tb) AS "
         f"(VALUES {', '.join([_RECORD_ROW] * len(chunk))}) "
@@ -316,9 +318,9 @@ def _record_chunk(
         "run_at = COALESCE(v.run_at, jobs.run_at), finished_at = v.finished_at, "
         "owner = NULL, lease_until = NULL, result = v.result, "
         "last_error = CASE WHEN v.status = 'retry_wait' THEN v.error "
-        "ELSE COALESCE(v.error, jobs.last_error) END, "
+        "WHEN v.status = 'completed' THEN NULL ELSE COALESCE(v.error, jobs.last_error) END, "
         "last_traceback = CASE WHEN v.status = 'retry_wait' THEN v.tb "
-        "ELSE COALESCE(v.tb, jobs.last_traceback) END "
+        "WHEN v.status = 'completed' THEN NULL ELSE COALESCE(v.tb, jobs.last_traceback) END "
         "FROM v WHERE jobs.id = v.id AND jobs.owner = ? AND jobs.attempts = v.attempt "
         "AND jobs.status = 'running' "
         "RETURNING jobs.id, jobs.started_at, jobs.ran_by, jobs.executor, jobs.status",
