@@ -77,12 +77,8 @@ class Reads(JobStore):
         return await self._run(lambda conn: self._jobs(conn, sql, tuple(params)))
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
-        rows = await self._run(
-            lambda conn: conn.execute(
-                "SELECT status, executor, COUNT(*) FROM jobsched_jobs GROUP BY status, executor"
-            ).fetchall()
-        )
-        return {(JobStatus(status), executor): int(n) for status, executor, n in rows}
+        rows = await self._run(_sql.counts)
+        return {(JobStatus(status), executor): n for status, executor, n in rows}
 
     async def waiting_for_keys(self) -> dict[bytes, int]:
         keys = list(self.key_ids)
