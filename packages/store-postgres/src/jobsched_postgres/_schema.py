@@ -115,6 +115,13 @@ _COUNTS = [
     "REFERENCING OLD TABLE AS jobsched_old NEW TABLE AS jobsched_new FOR EACH STATEMENT "
     "EXECUTE FUNCTION jobsched_count_updated()",
 ]
+# Every row but the completed ones (the bulk of a long history) by status
+# in id order: the operator's lists by status (the queued jobs, the
+# failures) read a page of it (see _reads.jobs_query).
+_STATUS_INDEX = (
+    "CREATE INDEX IF NOT EXISTS jobsched_jobs_status ON jobsched_jobs (status, id) "
+    "WHERE status <> 'completed'"
+)
 _DDL = [
     "CREATE TABLE jobsched_meta (key text PRIMARY KEY, value bigint NOT NULL)",
     """CREATE TABLE jobsched_jobs (
@@ -159,6 +166,7 @@ _DDL = [
     "CREATE INDEX jobsched_jobs_leases ON jobsched_jobs (lease_until) WHERE status = 'running'",
     _BLOCKED_INDEX,
     _FINISHED_INDEX,
+    _STATUS_INDEX,
     "CREATE UNIQUE INDEX jobsched_jobs_fires ON jobsched_jobs (schedule, fire_time) "
     "WHERE schedule IS NOT NULL",
     # One row per attempt that ended other than COMPLETED, written with its
@@ -227,12 +235,14 @@ MIGRATIONS: dict[int, list[str]] = {
         "DELETE FROM jobsched_attempts a USING jobsched_jobs j WHERE a.job_id = j.id "
         "AND a.attempt = j.attempts AND j.status = 'running'",
     ],
-    # The counts (see _COUNTS), from one count of the rows there. The lock
+    # The status index, and the counts (see _COUNTS), from one count of the
+    # rows there. The lock
     # waits for the transactions writing jobs now and holds off new ones
     # until this one commits with the triggers: no change is missed or
     # counted twice.
     3: [
         "LOCK TABLE jobsched_jobs IN SHARE ROW EXCLUSIVE MODE",
+        _STATUS_INDEX,
         *_COUNTS,
         "DELETE FROM jobsched_counts",
         "INSERT INTO jobsched_counts (status, executor, n) "
