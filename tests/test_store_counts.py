@@ -382,6 +382,11 @@ async def test_postgres_lists_by_status_read_an_index_at_100k_rows(
             99_900,
         ]
         assert await store.jobs(statuses=queued, limit=25) == []
+        # Nor parallel workers, whose start cost more than the reads at 1M.
+        setting = await store._run(
+            lambda conn: conn.execute("SHOW max_parallel_workers_per_gather").fetchone()
+        )
+        assert setting == ("0",)
     finally:
         await store.close()
 
