@@ -396,3 +396,41 @@ def pg_sql_params(url: str, statement: str, params: list[object]) -> list[tuple[
 
     with psycopg.connect(url, autocommit=True) as conn:
         return conn.execute(statement, params).fetchall()
+
+
+@pytest.mark.postgres
+async def test_postgres_counts_writes_from_any_search_path_and_a_truncate(
+    pg_session_database: str,
+) -> None:
+    """An operator's session that names the table by its schema (another
+    search_path) is counted into the store's table; a TRUNCATE empties the counts."""
+    from pg import SECRET, schema_url
+
+    from jobsched_postgres import PostgresStore
+
+    url = schema_url(pg_session_database)
+    store = PostgresStore(url, secret=SECRET)
+    await store.open()
+    try:
+        await store.add([new(1), new(2), new(3, "thread")], NOW)
+        ((schema,),) = pg_sql(url, "SELECT current_schema()")
+        pg_sql(
+            pg_session_database,  # search_path: the database's default
+            f"UPDATE {schema}.jobsched_jobs SET status = 'cancelled', queue = NULL, "
+            "finished_at = 1 WHERE id = 2",
+        )
+        assert (
+            await store.counts()
+            == pg_full_count(url)
+            == {
+                (js.JobStatus.PENDING, "async"): 1,
+                (js.JobStatus.CANCELLED, "async"): 1,
+                (js.JobStatus.PENDING, "thread"): 1,
+            }
+        )
+        pg_sql(url, "TRUNCATE jobsched_jobs")
+        assert await store.counts() == {}
+        await store.add([new(4)], NOW)
+        assert await store.counts() == {(js.JobStatus.PENDING, "async"): 1}
+    finally:
+        await store.close()
