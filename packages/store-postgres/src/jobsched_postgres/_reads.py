@@ -64,25 +64,12 @@ class Reads(JobStore):
         before: int | None = None,
     ) -> list[StoredJob]:
         statuses, limit, before = check_jobs_args(statuses=statuses, limit=limit, before=before)
-        where = ["TRUE"]
-        params: list[Any] = []
-        if statuses:
-            where.append("status = ANY(%s)")
-            params.append([s.value for s in statuses])
-        if before is not None:
-            where.append("id < %s")
-            params.append(before)
-        params.append(limit)
-        sql = f"WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT %s"
+        sql, params = jobs_query(statuses, limit, before)
         return await self._run(lambda conn: self._jobs(conn, sql, tuple(params)))
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
-        rows = await self._run(
-            lambda conn: conn.execute(
-                "SELECT status, executor, COUNT(*) FROM jobsched_jobs GROUP BY status, executor"
-            ).fetchall()
-        )
-        return {(JobStatus(status), executor): int(n) for status, executor, n in rows}
+        rows = await self._run(_sql.counts)
+        return {(JobStatus(status), executor): n for status, executor, n in rows}
 
     async def waiting_for_keys(self) -> dict[bytes, int]:
         keys = list(self.key_ids)
@@ -159,6 +146,43 @@ class Reads(JobStore):
             return [i for i in dict.fromkeys(wanted) if i in requeued]
 
         return await self._run(retry)
+
+
+def jobs_query(
+    statuses: Collection[JobStatus], limit: int, before: int | None
+) -> tuple[str, list[Any]]:
+    """The WHERE clause and parameters of :meth:`Reads.jobs`.
+
+    By status, the newest ``limit`` of each status from the status index
+    (jobsched_jobs_status: every status but completed, whose newest rows the
+    primary key walked backwards finds), then the newest ``limit`` of those:
+    a page costs the same on any history. One ``status = ANY`` over the
+    primary key walked every finished row when no job had the status (a
+    list of the queued jobs: 110 ms at 1M); the same over the status index
+    sorted every failure ever kept.
+    """
+    below = "" if before is None else " AND id < %s"
+    if not statuses:
+        return f"WHERE TRUE{below} ORDER BY id DESC LIMIT %s", [
+            *([] if before is None else [before]),
+            limit,
+        ]
+    parts, params = [], []
+    for status in dict.fromkeys(statuses):
+        # Said again so the planner may use the partial index (a generic
+        # plan cannot prove it from the parameter).
+        other = "" if status is JobStatus.COMPLETED else " AND status <> 'completed'"
+        parts.append(
+            f"(SELECT id FROM jobsched_jobs WHERE status = %s{other}{below} "
+            "ORDER BY id DESC LIMIT %s)"
+        )
+        params += [status.value, *([] if before is None else [before]), limit]
+    newest = " UNION ALL ".join(parts)
+    return (
+        f"WHERE id = ANY(ARRAY(SELECT id FROM ({newest}) s ORDER BY id DESC LIMIT %s)) "
+        "ORDER BY id DESC",
+        [*params, limit],
+    )
 
 
 def attempts_query(since: float | None, job_id: int | None, limit: int) -> tuple[str, list[Any]]:

@@ -416,3 +416,41 @@ jobs AS (DELETE FROM jobsched_jobs WHERE id = ANY(ARRAY(SELECT id FROM old)) RET
 attempts AS (DELETE FROM jobsched_attempts WHERE job_id = ANY(ARRAY(SELECT id FROM jobs)))
 SELECT COUNT(*) FROM jobs
 """
+
+
+# ── counts ───────────────────────────────────────────────────────────────
+
+#: counts() folds the deltas (see _schema._COUNTS) when it reads more rows
+#: than this: a read costs at most about this many rows plus those the
+#: fleet appends between two folds.
+FOLD_AT = 256
+# One folder at a time; the others read the sums as they are (a second
+# DELETE would wait for the first's row locks).
+_FOLD_LOCK = 0x6A6F6273636E74  # "jobscnt"
+
+# The rows the folder sees, deleted and put back as one row per (status,
+# executor); rows appended by transactions it cannot see stay as they are.
+_FOLD = """
+WITH gone AS (DELETE FROM jobsched_counts RETURNING status, executor, n)
+INSERT INTO jobsched_counts (status, executor, n)
+SELECT status, executor, sum(n) FROM gone GROUP BY 1, 2 HAVING sum(n) <> 0
+"""
+
+
+def counts(conn: Conn) -> list[tuple[str, str, int]]:
+    """(status, executor, jobs) of every status some job has; folds the deltas
+    when they pile up."""
+    rows = conn.execute(
+        "SELECT status, executor, sum(n), count(*) FROM jobsched_counts GROUP BY 1, 2"
+    ).fetchall()
+    if sum(r[3] for r in rows) > FOLD_AT:
+        fold_counts(conn)
+    return [(s, e, int(n)) for s, e, n, _ in rows if n]
+
+
+def fold_counts(conn: Conn) -> None:
+    """Fold the counts' deltas into one row per (status, executor), unless
+    another session is folding them now."""
+    locked = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (_FOLD_LOCK,)).fetchone()
+    if locked is not None and locked[0]:
+        conn.execute(_FOLD)

@@ -443,6 +443,9 @@ class PostgresStore(Reads):
             deleted = await self._run(prune)
             total += deleted
             if deleted < PRUNE_BATCH:
+                # Every prune (a member's, every ~1,000 outcomes) folds the
+                # counts: their deltas stay few without an operator reading.
+                await self._run(_sql.fold_counts)
                 return total
 
     # ── notifications ─────────────────────────────────────────────────────

@@ -59,23 +59,13 @@ def fetch(conn: sqlite3.Connection, job_id: int) -> StoredJob | None:
 def jobs(
     conn: sqlite3.Connection, statuses: list[str], limit: int, before: int | None
 ) -> list[StoredJob]:
-    # Newest first by id: the primary key's order, so a page reads only its
-    # rows plus those its status filter skips.
-    where: list[str] = []
-    params: list[object] = []
-    if before is not None:
-        where.append("id < ?")
-        params.append(before)
-    if statuses:
-        where.append(f"status IN ({', '.join('?' * len(statuses))})")
-        params.extend(statuses)
-        if JobStatus.COMPLETED.value not in statuses:
-            # The partial index jobs_status holds every other status; the
-            # planner uses it only when the query repeats its condition.
-            where.append("status != 'completed'")
-    clause = f"WHERE {' AND '.join(where)} " if where else ""
+    ids = newest_ids(conn, statuses, limit, before)
+    if not ids:
+        return []
     rows = conn.execute(
-        f"SELECT {_JOB_COLUMNS} FROM jobs {clause}ORDER BY id DESC LIMIT ?", (*params, limit)
+        f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id IN ({', '.join('?' * len(ids))}) "
+        "ORDER BY id DESC",
+        ids,
     ).fetchall()
     if not rows:
         return []
@@ -88,6 +78,62 @@ def jobs(
     ):
         upstreams.setdefault(downstream, []).append(upstream)
     return [stored_job(r, tuple(upstreams.get(r[0], ()))) for r in rows]
+
+
+def newest_ids(
+    conn: sqlite3.Connection, statuses: list[str], limit: int, before: int | None
+) -> list[int]:
+    """The ids of :func:`jobs`' page, newest first, read so that a page costs
+    the same on any history.
+
+    Without statuses, or for the completed ones, the primary key walked
+    backwards (the bulk of the rows match). Every other status from the
+    partial index jobs_status (status, executor, id): one range per executor
+    the status has, found by seeking past the previous one, each read
+    newest first for ``limit`` ids. One ``status IN`` range over the index
+    sorted every row of its statuses (every failure ever kept: 36 ms at 1M
+    jobs, 2% failed); the primary key filtered by status walked every
+    finished row when no job had the status (0.9 s at 1M).
+    """
+    below, after = ("", ()) if before is None else (" AND id < ?", (before,))
+    if not statuses:
+        return [
+            i for (i,) in conn.execute(f"SELECT id FROM jobs WHERE TRUE{below} "
+                                       "ORDER BY id DESC LIMIT ?", (*after, limit))
+        ]  # fmt: skip
+    ids: list[int] = []
+    for status in dict.fromkeys(statuses):
+        if status == JobStatus.COMPLETED.value:
+            ids += [
+                i
+                for (i,) in conn.execute(
+                    f"SELECT id FROM jobs WHERE status = 'completed'{below} "
+                    "ORDER BY id DESC LIMIT ?",
+                    (*after, limit),
+                )
+            ]
+            continue
+        # `status != 'completed'` repeated: the planner uses the partial
+        # index only when the query says its condition.
+        executor = conn.execute(
+            "SELECT min(executor) FROM jobs WHERE status = ? AND status != 'completed'",
+            (status,),
+        ).fetchone()[0]
+        while executor is not None:
+            ids += [
+                i
+                for (i,) in conn.execute(
+                    "SELECT id FROM jobs WHERE status = ? AND status != 'completed' "
+                    f"AND executor = ?{below} ORDER BY id DESC LIMIT ?",
+                    (status, executor, *after, limit),
+                )
+            ]
+            executor = conn.execute(
+                "SELECT min(executor) FROM jobs WHERE status = ? AND status != 'completed' "
+                "AND executor > ?",
+                (status, executor),
+            ).fetchone()[0]
+    return sorted(ids, reverse=True)[:limit]
 
 
 def waiting_for_keys(conn: sqlite3.Connection, keys: Collection[bytes]) -> dict[bytes, int]:
