@@ -388,14 +388,16 @@ def test_a_member_stopped_for_three_leases_loses_its_jobs_and_writes_no_outcome(
     owners = chaos.sql("SELECT DISTINCT owner FROM jobsched_attempts WHERE error = 'worker lost'")
     assert len(owners) == 1, owners
     chaos.check_and_stop(ids + holds, twice=frozenset(again))
-    stale = [
-        (kind, i) for kind, i, a, pid, _ in parse_all(chaos) if pid == victim.pid and i in held
-    ]
+    stale = Counter(
+        kind
+        for kind, job_id, _, pid, _ in lines_of(chaos, "end", "cancelled")
+        if pid == victim.pid and job_id in held
+    )
     print(
         f"\n{JOBS} jobs, lease {lease:g} s: {len(held)} holds and {len(retried) - len(held)}"
-        f" records taken over ('worker lost'), {len(again)} ran twice; stale holds: {stale}"
+        f" records taken over ('worker lost'), {len(again)} ran twice; the stale holds: {stale}"
     )
 
 
-def parse_all(chaos: Chaos) -> list[tuple[str, str, int, int, float]]:
-    return [line for kind in ("start", "end", "cancelled") for line in lines(chaos.folder, kind)]
+def lines_of(chaos: Chaos, *kinds: str) -> list[tuple[str, str, int, int, float]]:
+    return [line for kind in kinds for line in lines(chaos.folder, kind)]
