@@ -325,7 +325,15 @@ def test_connections_refused_for_a_minute_three_leases(chaos: Chaos) -> None:
     ran_by = runs(chaos)
     again = {i for i in ids + holds if len(ran_by.get(i, [])) > 1}
     thrice = {i: ran_by[i] for i in again if len(ran_by[i]) > 2}
-    assert not thrice, (len(thrice), list(thrice.items())[:5], chaos.stored(list(thrice)[:5]))
+    assert not thrice, (
+        len(thrice),
+        list(thrice.items())[:5],
+        chaos.stored(list(thrice)[:5]),
+        chaos.sql(
+            "SELECT job_id, attempt, owner, status, error FROM jobsched_attempts "
+            f"WHERE job_id IN ({','.join(i.removeprefix('job-') for i in list(thrice)[:5])})"
+        ),
+    )
     retried = {
         str(i) for (i,) in chaos.sql("SELECT 'job-' || id FROM jobsched_jobs WHERE attempts > 1")
     }
