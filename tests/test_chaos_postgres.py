@@ -333,6 +333,7 @@ def test_connections_refused_for_a_minute_three_leases(chaos: Chaos) -> None:
             "SELECT job_id, attempt, owner, status, error FROM jobsched_attempts "
             f"WHERE job_id IN ({','.join(i.removeprefix('job-') for i in list(thrice)[:5])})"
         ),
+        [(m.pid, m.said()[-3000:]) for m in chaos.members],
     )
     retried = {
         str(i) for (i,) in chaos.sql("SELECT 'job-' || id FROM jobsched_jobs WHERE attempts > 1")
