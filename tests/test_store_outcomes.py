@@ -185,3 +185,23 @@ async def test_a_job_handed_back_with_a_cancel_request_ends_cancelled(store: Job
     assert await store.attempts(job_id=1) == []
     (again,) = await store.claim("m2", 5, {"async": 99}, NOW + 1, 30)
     assert again.id == 2
+
+
+async def test_a_stale_and_a_newer_attempt_of_one_job_in_one_batch_write_the_newer(
+    store: JobStore,
+) -> None:
+    """A member's outcome of attempt 1 waits out an outage; meanwhile the job
+    was retried and the same member claimed it again: both outcomes go in
+    one batch. The newer is written and the stale one refused (found by the
+    60 s chaos test: keeping the first refused both, and attempt 2's lease
+    lapsed, so the job ran a third time)."""
+    await store.add([new(1)], NOW)
+    await store.claim("m1", 1, {"async": 99}, NOW, 30)
+    retry = Outcome(1, 1, S.RETRY_WAIT, NOW + 1, run_at=NOW + 1, error="worker lost")
+    assert (await store.record("m1", [retry])).refused == []
+    (again,) = await store.claim("m1", 1, {"async": 99}, NOW + 2, 30)
+    assert (again.id, again.attempt) == (1, 2)
+    recorded = await store.record("m1", [done(1, attempt=1), done(1, attempt=2, result=b"2")])
+    assert recorded.refused == [1]
+    job = await store.fetch(1)
+    assert job is not None and (job.status, job.attempts, job.result) == (S.COMPLETED, 2, b"2")

@@ -163,13 +163,21 @@ def record(conn: Conn, owner: str, outcomes: Sequence[Outcome], *, wait: float =
     recorded = Recorded()
     if not outcomes:
         return recorded
-    # One outcome per job: a second for the same job in one batch is refused.
+    # One outcome per job and statement: of two for the same job, the later
+    # attempt's is kept and the other refused. A member's outcome can wait
+    # out an outage in its batch while the job is taken over, retried, and
+    # claimed by the same member again: keeping the first (stale) one
+    # refused both, and the newer attempt's lease lapsed.
     batch: dict[int, Outcome] = {}
     for out in outcomes:
-        if out.id in batch:
-            recorded.refused.append(out.id)
-        else:
+        kept = batch.get(out.id)
+        if kept is None:
             batch[out.id] = out
+        elif out.attempt > kept.attempt:
+            recorded.refused.append(kept.id)
+            batch[out.id] = out
+        else:
+            recorded.refused.append(out.id)
     rows = list(batch.values())
     for out in rows:
         if out.status is _RETRY_WAIT and out.run_at is None:
