@@ -302,6 +302,31 @@ def test_retry_refuses_other_statuses(
     assert fetch(store_url, populated[status]).status.value == status
 
 
+def test_retry_all_requeues_every_match_in_one_process(
+    store_url: str, populated: dict[str, str]
+) -> None:
+    """`retry --all --status failed` requeues every failed job (and no other); `--name`
+    narrows it, and a second run finds nothing left."""
+    assert ok("retry", "--all", "--status", "failed", "--name", "nobody", "--store", store_url) == (
+        "no job to retry matches\n"
+    )
+    assert ok("retry", "--all", "--status", "failed", "--store", store_url) == (
+        "1 job(s) queued again\n"
+    )
+    assert fetch(store_url, populated["failed"]).status is js.JobStatus.PENDING
+    assert fetch(store_url, populated["timed_out"]).status is js.JobStatus.TIMED_OUT
+    assert fetch(store_url, populated["cancelled"]).status is js.JobStatus.CANCELLED
+    # Without --status: every retryable one that matches the name.
+    assert ok("retry", "--all", "--name", "too slow", "--store", store_url) == (
+        "1 job(s) queued again\n"
+    )
+    assert fetch(store_url, populated["timed_out"]).status is js.JobStatus.PENDING
+    assert fetch(store_url, populated["cancelled"]).status is js.JobStatus.CANCELLED
+    assert ok("retry", "--all", "--store", store_url) == "1 job(s) queued again\n"
+    assert ok("retry", "--all", "--store", store_url) == "no job to retry matches\n"
+    assert fetch(store_url, populated["completed"]).status is js.JobStatus.COMPLETED
+
+
 # ── user errors: one line, exit 1 ─────────────────────────────────────────
 
 
@@ -328,6 +353,16 @@ USER_ERRORS = {
     "show-unknown": (["show", "job-999999", "--store", "{url}"], "no job job-999999 in "),
     "cancel-unknown": (["cancel", "job-999999", "--store", "{url}"], "no job job-999999 in "),
     "retry-unknown": (["retry", "job-999999", "--store", "{url}"], "no job job-999999 in "),
+    "retry-nothing": (["retry", "--store", "{url}"], "give a JOB_ID to retry one job, or --all"),
+    "retry-both": (["retry", "job-1", "--all", "--store", "{url}"], "a JOB_ID or --all, not both"),
+    "retry-filter-alone": (
+        ["retry", "--name", "x", "--store", "{url}"],
+        "select jobs for --all; add --all",
+    ),
+    "retry-all-pending": (
+        ["retry", "--all", "--status", "pending", "--store", "{url}"],
+        "--status pending: only failed, timed_out or cancelled jobs can be retried",
+    ),
     "bad-job-id": (["show", "job-3x", "--store", "{url}"], "'job-3x' is not a job id"),
     "not-a-database": (["jobs", "--store", "{garbage}"], "cannot open the SQLite store"),
     "no-such-folder": (["jobs", "--store", "{missing_dir}"], "does not exist"),

@@ -83,7 +83,11 @@ class FakeStore(JobStore):
     ) -> list[StoredJob]:
         self._check()
         rows = sorted(self.rows.values(), key=lambda j: -j.id)
-        return [j for j in rows if not statuses or j.status in statuses][:limit]
+        return [
+            j
+            for j in rows
+            if (not statuses or j.status in statuses) and (before is None or j.id < before)
+        ][:limit]
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
         self._check()
@@ -418,6 +422,205 @@ def test_actions_on_an_unknown_job_are_404(store: FakeStore) -> None:
 
 
 # ── the views, on plain numbers ─────────────────────────────────────────────
+
+
+# ── the job list, lookup and bulk actions ──────────────────────────────────
+
+
+def _many(count: int) -> FakeStore:
+    """A store of ``count`` jobs: odd ids failed, even completed; names a (ids not
+    divisible by 3) and b; tenants t0 to t2."""
+    s = FakeStore()
+    for i in range(1, count + 1):
+        s.add_job(
+            stored(
+                i,
+                JobStatus.FAILED if i % 2 else JobStatus.COMPLETED,
+                name="a" if i % 3 else "b",
+                tenant=f"t{i % 3}",
+                executor="thread" if i % 5 == 0 else "async",
+            )
+        )
+    return s
+
+
+def _listed(html: str) -> list[int]:
+    return [int(n) for n in re.findall(r'<tr data-job="(\d+)">', html)]
+
+
+def test_job_list_is_paged_newest_first_by_id() -> None:
+    """The list shows 50 jobs, newest first, and links the next page by id (not offset)."""
+    s = _many(120)
+    with client(s) as c:
+        first = c.get("/jobs")
+        assert first.status_code == 200
+        assert _listed(first.text) == list(range(120, 70, -1))
+        older = re.search(r'href="([^"]+)" id="older"', first.text)
+        assert older is not None and "before=71" in older.group(1)
+        second = c.get(older.group(1).replace("&amp;", "&"))
+        assert _listed(second.text) == list(range(70, 20, -1))
+        third = c.get("/jobs?before=21")
+        assert _listed(third.text) == list(range(20, 0, -1))
+        assert 'id="older"' not in third.text and 'id="newest"' in third.text
+
+
+def test_job_list_filters_by_status_name_executor_and_tenant() -> None:
+    """Each filter narrows the list; they combine, and the next page keeps them."""
+    s = _many(200)
+    with client(s) as c:
+        failed_a = _listed(c.get("/jobs?status=failed&name=a").text)
+        assert failed_a == [i for i in range(200, 0, -1) if i % 2 and i % 3][:50]
+        assert _listed(c.get("/jobs?executor=thread&tenant=t0").text) == [
+            i for i in range(200, 0, -1) if i % 5 == 0 and i % 3 == 0
+        ]
+        both = c.get("/jobs?status=failed&status=completed&name=b")
+        assert _listed(both.text) == [i for i in range(200, 0, -1) if i % 3 == 0][:50]
+        older = re.search(r'href="([^"]+)" id="older"', both.text)
+        assert older is not None
+        assert "status=failed&amp;status=completed&amp;name=b&amp;before=" in older.group(1)
+        assert c.get("/jobs?name=nobody").text.count("<tr data-job=") == 0
+
+
+def test_a_filtered_page_looks_at_a_bounded_number_of_jobs(monkeypatch: Any) -> None:
+    """A rare name does not make one page read the whole history: it looks at
+    PAGE_SCAN jobs and links where to look on."""
+    from jobsched_dashboard import _app
+
+    monkeypatch.setattr(_app, "PAGE_SCAN", 20)
+    s = _many(100)
+    s.rows[3].name = "rare"
+    seen: list[int] = []
+    reads = s.jobs
+
+    async def counted(**kwargs: Any) -> list[StoredJob]:
+        rows = await reads(**kwargs)
+        seen.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(s, "jobs", counted)
+    with client(s) as c:
+        page = c.get("/jobs?name=rare")
+        assert _listed(page.text) == [] and "among the 20 looked at" in page.text
+        assert seen == [21]  # the window and one row to tell if more are left
+        assert "before=81" in page.text
+        last = c.get("/jobs?name=rare&before=21")
+        assert _listed(last.text) == [3] and 'id="older"' not in last.text
+
+
+def test_lookup_by_id_goes_to_the_job() -> None:
+    """``?id=job-12`` (or 12) redirects to the job's page; an unknown id is 404, a bad one 400."""
+    s = _many(20)
+    with client(s) as c:
+        for typed in ("job-12", "12", " JOB-12 "):
+            r = c.get("/jobs", params={"id": typed}, follow_redirects=False)
+            assert r.status_code == 303 and r.headers["location"] == "/jobs/12"
+        assert c.get("/jobs?id=999").status_code == 404
+        bad = c.get("/jobs", params={"id": EVIL})
+        assert bad.status_code == 400 and "is not a job id" in bad.text
+        assert EVIL not in bad.text
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("status=done", "status must be one of"),
+        ("before=-1", "before must be a job id"),
+        ("before=99999999999999999999", "before must be a job id"),
+    ],
+)
+def test_job_list_refuses_bad_filters(query: str, says: str) -> None:
+    """A bad filter is a 400 page naming it and the fix."""
+    with client(_many(3)) as c:
+        r = c.get(f"/jobs?{query}")
+        assert r.status_code == 400 and says in r.text
+
+
+def test_job_list_escapes_names_and_filters(store: FakeStore) -> None:
+    """Names, errors and the filters echoed back are escaped."""
+    with client(store) as c:
+        r = c.get("/jobs", params={"name": EVIL, "tenant": EVIL})
+        assert r.status_code == 200 and EVIL not in r.text
+        assert "&lt;script&gt;" in r.text
+        r = c.get("/jobs")
+        assert EVIL not in r.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
+        assert r.headers["content-security-policy"].startswith("default-src 'self'")
+
+
+def test_bulk_retry_requeues_the_filtered_set_only() -> None:
+    """Retry all that match requeues the failed jobs of the filter and reports how many."""
+    s = _many(60)
+    with client(s) as c:
+        r = c.post(
+            "/jobs/retry?status=failed&name=b", data={"token": TOKEN}, follow_redirects=False
+        )
+        assert r.status_code == 303
+        assert r.headers["location"] == "/jobs?status=failed&name=b&done=retry&n=10&more=0"
+        page = c.get(r.headers["location"])
+        assert "Requeued 10 job(s)." in page.text
+    for job in s.rows.values():
+        was_failed = job.id % 2 == 1
+        if was_failed and job.id % 3 == 0:
+            assert job.status is JobStatus.PENDING
+        else:
+            assert job.status is (JobStatus.FAILED if was_failed else JobStatus.COMPLETED)
+
+
+def test_bulk_cancel_cancels_the_unfinished_ones_of_the_filter(store: FakeStore) -> None:
+    """Cancel all that match asks to cancel only unfinished jobs (with the Bearer header)."""
+    with client(store) as c:
+        r = c.post(
+            "/jobs/cancel?tenant=acme",
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            follow_redirects=False,
+        )
+        assert r.status_code == 303 and "n=1" in r.headers["location"]
+    assert store.cancelled == [4]
+    with client(store) as c:
+        c.post("/jobs/cancel", data={"token": TOKEN})
+    assert sorted(store.cancelled) == [2, 4, 5, 6, 7]
+
+
+def test_bulk_actions_stop_at_the_limit_and_say_more_remain(monkeypatch: Any) -> None:
+    """A press acts on BULK_LIMIT jobs at most; the notice says to press again."""
+    from jobsched_dashboard import _app
+
+    monkeypatch.setattr(_app, "BULK_LIMIT", 7)
+    s = _many(40)
+    with client(s) as c:
+        r = c.post("/jobs/retry", data={"token": TOKEN}, follow_redirects=False)
+        assert r.headers["location"].endswith("done=retry&n=7&more=1")
+        assert "press again" in c.get(r.headers["location"]).text
+    assert sum(j.status is JobStatus.PENDING for j in s.rows.values()) == 7
+
+
+@pytest.mark.parametrize("action", ["retry", "cancel"])
+def test_bulk_actions_need_the_token(action: str) -> None:
+    """Without the token, or with a wrong one, a bulk action is 403 and changes nothing."""
+    s = _many(10)
+    with client(s) as c:
+        assert c.post(f"/jobs/{action}").status_code == 403
+        assert c.post(f"/jobs/{action}", data={"token": "nope"}).status_code == 403
+    with client(s, token=None) as c:
+        assert c.post(f"/jobs/{action}", data={"token": TOKEN}).status_code == 403
+    assert all(j.status is not JobStatus.PENDING for j in s.rows.values())
+    assert s.cancelled == []
+
+
+def test_bulk_action_on_statuses_it_cannot_touch_is_409() -> None:
+    """Retrying only completed jobs, or cancelling only failed ones, says why not."""
+    with client(_many(10)) as c:
+        r = c.post("/jobs/retry?status=completed", data={"token": TOKEN})
+        assert r.status_code == 409 and "retry applies to failed, timed_out, cancelled" in r.text
+        r = c.post("/jobs/cancel?status=failed", data={"token": TOKEN})
+        assert r.status_code == 409 and "cancel applies to running, pending, retry_wait" in r.text
+
+
+def test_overview_links_every_failure_when_more_than_it_shows() -> None:
+    """The overview's failures list links the paged list once it is full."""
+    with client(_many(80)) as c:
+        assert 'id="more-failures"' in c.get("/").text
+    with client(_many(4)) as c:
+        assert 'id="more-failures"' not in c.get("/").text
 
 
 def test_pack_puts_overlapping_spans_in_separate_lanes() -> None:

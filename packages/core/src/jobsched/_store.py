@@ -142,6 +142,18 @@ class StoredJob:
 
 
 @dataclass(slots=True)
+class JobPage:
+    """One page of :meth:`JobStore.job_page`: the matching jobs, newest first,
+    and where the next (older) page starts."""
+
+    jobs: list[StoredJob]
+    #: Pass as ``before`` for the next page; None: no older job is left to look at.
+    next_before: int | None
+    #: How many jobs the page looked at (its ``scan`` at most).
+    scanned: int = 0
+
+
+@dataclass(slots=True)
 class Attempt:
     """One attempt of a job as the store recorded it: what a timeline draws."""
 
@@ -402,6 +414,62 @@ class JobStore(ABC):
         :raises ValueError: ``limit`` is below 1.
         """
         raise NotImplementedError(f"{type(self).__name__} cannot list jobs")
+
+    async def job_page(
+        self,
+        *,
+        statuses: Collection[JobStatus] = (),
+        name: str | None = None,
+        executor: str | None = None,
+        tenant: str | None = None,
+        limit: int = 50,
+        before: int | None = None,
+        scan: int = 1000,
+    ) -> JobPage:
+        """One page of the jobs that match every filter given, newest first
+        (keyset pagination on the id: pass ``next_before`` back as ``before``).
+
+        A page looks at no more than ``scan`` jobs of ``statuses`` (newest
+        first, ids below ``before``), so it costs the same on any history:
+        a rare name may give a short or empty page whose ``next_before``
+        says where to look on. ``name``, ``executor`` and ``tenant`` match
+        exactly. The default reads :meth:`jobs` and filters the rest; a
+        store may do it in one query.
+
+        :raises TypeError: a filter is neither a str nor None, or as :meth:`jobs`.
+        :raises ValueError: ``limit`` or ``scan`` is below 1, or as :meth:`jobs`.
+        """
+        from ._operator_args import LARGEST, check_page_args
+
+        statuses, limit, before = check_page_args(
+            statuses=statuses,
+            name=name,
+            executor=executor,
+            tenant=tenant,
+            limit=limit,
+            before=before,
+            scan=scan,
+        )
+        if name is None and executor is None and tenant is None:
+            # Nothing left to filter: one page and one row to tell if more exist.
+            rows = await self.jobs(statuses=statuses, limit=limit + 1, before=before)
+            more = len(rows) > limit
+            rows = rows[:limit]
+            return JobPage(rows, rows[-1].id if more else None, len(rows))
+        # One row past the window tells whether anything older is left.
+        window = await self.jobs(statuses=statuses, limit=min(scan + 1, LARGEST), before=before)
+        more = len(window) > scan
+        window = window[:scan]
+        matches = [
+            job
+            for job in window
+            if (name is None or job.name == name)
+            and (executor is None or job.executor == executor)
+            and (tenant is None or job.tenant == tenant)
+        ]
+        if len(matches) > limit:
+            return JobPage(matches[:limit], matches[limit - 1].id, len(window))
+        return JobPage(matches, window[-1].id if more else None, len(window))
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
         """How many jobs the store holds, by (status, executor)."""

@@ -16,7 +16,7 @@ import ipaddress
 import time
 from collections.abc import AsyncIterator, Collection, Mapping
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 import jinja2
 from starlette.applications import Starlette
@@ -28,7 +28,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jobsched import JobStatus, JobStore, StoreUnavailableError, open_store
-from jobsched._store import StoredJob
+from jobsched._operator_args import LARGEST
+from jobsched._store import JobPage, StoredJob
 
 from . import _views
 
@@ -43,6 +44,17 @@ ATTEMPTS_LIMIT = 1_000
 #: Waiting jobs read for the queue (the newest), failures for their list.
 WAITING_LIMIT = 200
 FAILURES_LIMIT = 25
+#: Jobs a page of the job list shows, and the most it looks at to find them
+#: (``JobStore.job_page``): a page costs the same on any history.
+PAGE_LIMIT = 50
+PAGE_SCAN = 1_000
+#: A bulk retry or cancel acts on at most this many jobs per request, and
+#: looks at no more than ``BULK_PAGES`` pages of ``PAGE_SCAN`` to find them;
+#: the page says when more are left (press again).
+BULK_LIMIT = 1_000
+BULK_PAGES = 20
+#: The statuses each bulk action applies to (others in the filter are ignored).
+UNFINISHED = (JobStatus.PENDING, JobStatus.RETRY_WAIT, JobStatus.RUNNING)
 #: Upstream jobs fetched to tell what blocked jobs wait on.
 UPSTREAMS_LIMIT = 100
 #: The page's script refreshes its live part this often (milliseconds).
@@ -116,6 +128,9 @@ def create_app(
     routes = [
         Route("/", dashboard.index),
         Route("/live", dashboard.live),
+        Route("/jobs", dashboard.job_list),
+        Route("/jobs/retry", dashboard.bulk_retry, methods=["POST"]),
+        Route("/jobs/cancel", dashboard.bulk_cancel, methods=["POST"]),
         Route("/jobs/{job_id:int}", dashboard.job),
         Route("/jobs/{job_id:int}/live", dashboard.job_live),
         Route("/jobs/{job_id:int}/cancel", dashboard.cancel, methods=["POST"]),
@@ -225,6 +240,40 @@ class _Dashboard:
     async def job_live(self, request: Request) -> Response:
         return self.render("job_live.html", **await self.job_context(request.path_params["job_id"]))
 
+    async def job_list(self, request: Request) -> Response:
+        """The job list: filtered, paged by id, and a lookup by id (``?id=job-12``)."""
+        query = request.query_params
+        lookup = query.get("id", "").strip()
+        if lookup:
+            job_id = _job_id(lookup)
+            if await self.store.fetch(job_id) is None:
+                raise HTTPException(404, f"no job-{job_id} in the store {self.store.url}")
+            return RedirectResponse(f"/jobs/{job_id}", status_code=303)
+        filters = _filters(request)
+        before = _before(query.get("before"))
+        page = await self.store.job_page(
+            **filters.store_args(), limit=PAGE_LIMIT, before=before, scan=PAGE_SCAN
+        )
+        return self.render(
+            "jobs.html",
+            now=time.time(),
+            page=page,
+            filters=filters,
+            before=before,
+            all_statuses=_views.STATUS_ORDER,
+            next_url=None
+            if page.next_before is None
+            else f"/jobs?{filters.query(before=page.next_before)}",
+            first_url=f"/jobs?{filters.query()}",
+            retry_url=f"/jobs/retry?{filters.query()}",
+            cancel_url=f"/jobs/cancel?{filters.query()}",
+            can_bulk_retry=bool(filters.narrowed(_views.RETRYABLE)),
+            can_bulk_cancel=bool(filters.narrowed(UNFINISHED)),
+            done=_done(request),
+            page_scan=PAGE_SCAN,
+            bulk_limit=BULK_LIMIT,
+        )
+
     async def overview(self, window: float) -> dict[str, Any]:
         """Everything the main page shows: five paged reads and a few fetches."""
         store = self.store
@@ -251,6 +300,7 @@ class _Dashboard:
             "waiting_capped": len(waiting) >= WAITING_LIMIT,
             "waiting_limit": WAITING_LIMIT,
             "failures": failures,
+            "failures_limit": FAILURES_LIMIT,
             "schedules": schedules,
         }
 
@@ -317,6 +367,54 @@ class _Dashboard:
             )
         return RedirectResponse(f"/jobs/{job_id}?done=retry", status_code=303)
 
+    async def bulk_retry(self, request: Request) -> Response:
+        return await self.bulk(request, "retry")
+
+    async def bulk_cancel(self, request: Request) -> Response:
+        return await self.bulk(request, "cancel")
+
+    async def bulk(self, request: Request, action: str) -> Response:
+        """Retry or cancel the jobs the list's filters (in the query string) select."""
+        refused = await self.refuse(request, action)
+        if refused is not None:
+            return refused
+        filters = _filters(request)
+        applies = _views.RETRYABLE if action == "retry" else UNFINISHED
+        statuses = filters.narrowed(applies)
+        if not statuses:
+            wanted = ", ".join(s.value for s in filters.statuses)
+            able = ", ".join(s.value for s in STATUS_NAMES if s in applies)
+            return self.error(
+                409,
+                f"Nothing to {action}",
+                f"the filter selects only {wanted} jobs; {action} applies to {able} jobs",
+            )
+        args = {**filters.store_args(), "statuses": statuses}
+        done = 0
+        before: int | None = None
+        more = False
+        now = time.time()
+        for _ in range(BULK_PAGES):
+            page: JobPage = await self.store.job_page(
+                **args, limit=BULK_LIMIT - done, before=before, scan=PAGE_SCAN
+            )
+            ids = [job.id for job in page.jobs]
+            if ids and action == "retry":
+                done += len(await self.store.retry(ids, now))
+            elif ids:
+                await self.store.cancel(ids, now)
+                done += len(ids)
+            before = page.next_before
+            if before is None:
+                break
+            if done >= BULK_LIMIT:
+                more = True
+                break
+        else:
+            more = before is not None
+        done_query = urlencode({"done": action, "n": done, "more": int(more)})
+        return RedirectResponse(f"/jobs?{filters.query()}&{done_query}", status_code=303)
+
     async def refuse(self, request: Request, action: str) -> Response | None:
         """A 403 page unless the request carries the configured token."""
         if self.token is None:
@@ -381,6 +479,99 @@ def _window(request: Request) -> float:
             400, f"minutes must be a whole number from 1 to 60, got {text!r}; e.g. /?minutes=5"
         )
     return int(text) * 60.0
+
+
+#: The statuses in the order the filters list them.
+STATUS_NAMES = _views.STATUS_ORDER
+
+
+class _Filters:
+    """The job list's filters, from a query string: statuses, name, executor, tenant."""
+
+    def __init__(
+        self,
+        statuses: tuple[JobStatus, ...],
+        name: str | None,
+        executor: str | None,
+        tenant: str | None,
+    ) -> None:
+        self.statuses = statuses
+        self.name = name
+        self.executor = executor
+        self.tenant = tenant
+
+    def store_args(self) -> dict[str, Any]:
+        return {
+            "statuses": self.statuses,
+            "name": self.name,
+            "executor": self.executor,
+            "tenant": self.tenant,
+        }
+
+    def narrowed(self, applies: Collection[JobStatus]) -> tuple[JobStatus, ...]:
+        """The filter's statuses an action applies to (all of ``applies`` when none is chosen)."""
+        chosen = self.statuses or STATUS_NAMES
+        return tuple(s for s in chosen if s in applies)
+
+    def query(self, **extra: Any) -> str:
+        """The filters (and ``extra``) as a query string, escaped."""
+        pairs: list[tuple[str, Any]] = [("status", s.value) for s in self.statuses]
+        pairs += [
+            (key, value)
+            for key, value in (
+                ("name", self.name),
+                ("executor", self.executor),
+                ("tenant", self.tenant),
+            )
+            if value is not None
+        ]
+        pairs += list(extra.items())
+        return urlencode(pairs)
+
+
+def _filters(request: Request) -> _Filters:
+    query = request.query_params
+    statuses = []
+    for text in query.getlist("status"):
+        if not text:
+            continue
+        try:
+            statuses.append(JobStatus(text.strip().lower()))
+        except ValueError:
+            known = ", ".join(s.value for s in STATUS_NAMES)
+            raise HTTPException(
+                400, f"status must be one of {known}, got {text!r}; e.g. /jobs?status=failed"
+            ) from None
+    texts = {}
+    for key in ("name", "executor", "tenant"):
+        value = query.get(key, "")
+        texts[key] = value if value.strip() else None
+    return _Filters(tuple(dict.fromkeys(statuses)), **texts)
+
+
+def _job_id(text: str) -> int:
+    """A job id as typed into the lookup: ``job-12`` or ``12``."""
+    digits = text.strip().lower().removeprefix("job-")
+    if digits.isascii() and digits.isdigit() and len(digits) < 20 and int(digits) <= LARGEST:
+        return int(digits)
+    raise HTTPException(400, f"{text!r} is not a job id; look up job-12 or 12")
+
+
+def _before(text: str | None) -> int | None:
+    if text is None or text == "":
+        return None
+    if text.isascii() and text.isdigit() and len(text) < 20 and int(text) <= LARGEST:
+        return int(text)
+    raise HTTPException(400, f"before must be a job id (a whole number), got {text!r}")
+
+
+def _done(request: Request) -> dict[str, Any] | None:
+    """What a bulk action's redirect reports (``done``, ``n``, ``more``), if well formed."""
+    query = request.query_params
+    action, n = query.get("done"), query.get("n", "")
+    if action not in ("retry", "cancel") or not (n.isascii() and n.isdigit() and len(n) < 10):
+        return None
+    return {"action": action, "n": int(n), "more": query.get("more") == "1"}
 
 
 def _bearer(headers: Mapping[str, str]) -> str | None:
