@@ -424,6 +424,75 @@ def test_actions_on_an_unknown_job_are_404(store: FakeStore) -> None:
 # ── the views, on plain numbers ─────────────────────────────────────────────
 
 
+# ── the job page's call, result and member ─────────────────────────────────
+
+
+def greet(who: str, *, loud: bool = False) -> str:
+    return who.upper() if loud else who
+
+
+class _RunsCode:
+    """A pickle that would run ``print`` if it were loaded."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_record_ran, ("the payload ran",))
+
+
+RAN: list[str] = []
+
+
+def _record_ran(text: str) -> None:
+    RAN.append(text)
+
+
+def test_job_page_shows_args_kwargs_and_result_without_running_the_pickle() -> None:
+    """The call's function, args and kwargs and the result are read from the
+    pickles (escaped), and nothing in them runs."""
+    import pickle
+
+    import jobsched as js
+
+    s = FakeStore()
+    job = js.FunctionJob(greet, (EVIL,), {"loud": True})
+    s.add_job(
+        stored(
+            1,
+            JobStatus.COMPLETED,
+            payload=b"P" + pickle.dumps(job),
+            result=b"P" + pickle.dumps({"greeting": EVIL, "n": [1, 2]}),
+        )
+    )
+    s.add_job(stored(2, JobStatus.COMPLETED, payload=b"P" + pickle.dumps(_RunsCode())))
+    s.add_job(stored(3, JobStatus.PENDING, payload=b"not a payload"))
+    with client(s) as c:
+        page = c.get("/jobs/1").text
+        assert "test_dashboard.greet" in page and "jobsched._function_job.FunctionJob" in page
+        assert "&#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39;" in page and EVIL not in page
+        assert "loud=True" in page
+        assert "{&#39;greeting&#39;: &#39;&lt;script&gt;" in page and "&#39;n&#39;: [1, 2]" in page
+        # A reduce to a function shows as its name, never called.
+        assert "<code>test_dashboard._record_ran</code>" in c.get("/jobs/2").text
+        assert "unknown format" in c.get("/jobs/3").text
+    assert RAN == []
+
+
+def test_job_page_names_the_member_that_ran_a_finished_job(store: FakeStore) -> None:
+    """A finished job's row has no owner; its page names the member of its last attempt."""
+    store.rows[1].owner = None
+    store.history[0].owner = "web-1:4242:0a1b2c3d"
+    with client(store) as c:
+        page = c.get("/jobs/1").text
+    assert '<span title="web-1:4242:0a1b2c3d">web-1:4242</span>' in page and "(ran it)" in page
+
+
+def test_member_names_read_host_and_pid() -> None:
+    """``host:pid:token`` reads as ``host:pid``; any other owner id is shown whole."""
+    assert views.member_name("web-1:4242:0a1b2c3d") == "web-1:4242"
+    assert views.member_name("m1") == "m1"
+    assert views.member_name("a:b:c") == "a:b:c"
+    assert views.member_name(None) == ""
+
+
 # ── the job list, lookup and bulk actions ──────────────────────────────────
 
 

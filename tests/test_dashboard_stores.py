@@ -84,3 +84,35 @@ def test_pages_and_a_cancel_on_a_real_store(url: str) -> None:
         done = client.post(f"/jobs/{number}/cancel", data={"token": TOKEN}, follow_redirects=False)
         assert done.status_code == 303
     assert _status(url, ids["waiting"]) is js.JobStatus.CANCELLED
+
+
+def test_job_list_filters_pages_and_bulk_retry_on_a_real_store(url: str) -> None:
+    """The job list filters by status and name on the store, a job's page shows
+    its fields and result read from the pickles, and a bulk retry requeues the
+    failed job of the filter and no other."""
+    ids = _run(url)
+    failed = ids["failed"].split("-")[1]
+    done = ids["done"].split("-")[1]
+    with TestClient(create_app(url, token=TOKEN)) as client:
+        listed = client.get("/jobs?status=failed")
+        assert listed.status_code == 200
+        assert f'<tr data-job="{failed}">' in listed.text
+        assert f'<tr data-job="{done}">' not in listed.text
+        by_name = client.get("/jobs", params={"name": "tidy-up"}).text
+        assert f'<tr data-job="{done}">' in by_name and f'data-job="{failed}"' not in by_name
+        job = client.get(f"/jobs/{done}").text
+        assert "dashboard_jobs.Work" in job and "<th>seconds</th>" in job
+        assert '<pre id="result">&#39;ok&#39;</pre>' in job
+        assert client.get(f"/jobs?id=job-{done}", follow_redirects=False).headers["location"] == (
+            f"/jobs/{done}"
+        )
+        bulk = client.post(
+            "/jobs/retry?status=failed&name=tidy-up", data={"token": TOKEN}, follow_redirects=False
+        )
+        assert bulk.headers["location"].endswith("n=0&more=0")
+        bulk = client.post(
+            "/jobs/retry?status=failed", data={"token": TOKEN}, follow_redirects=False
+        )
+        assert bulk.headers["location"].endswith("n=1&more=0")
+    assert _status(url, ids["failed"]) is js.JobStatus.PENDING
+    assert _status(url, ids["done"]) is js.JobStatus.COMPLETED

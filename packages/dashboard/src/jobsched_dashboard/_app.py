@@ -31,7 +31,7 @@ from jobsched import JobStatus, JobStore, StoreUnavailableError, open_store
 from jobsched._operator_args import LARGEST
 from jobsched._store import JobPage, StoredJob
 
-from . import _views
+from . import _payload, _views
 
 #: Seconds of history the chart and the timeline show (``?minutes=`` changes it).
 WINDOW = 300.0
@@ -115,6 +115,7 @@ def create_app(
     )
     env.filters["clock"] = _clock
     env.filters["ago"] = _ago
+    env.filters["member"] = _views.member_name
     dashboard = _Dashboard(store, token, env)
 
     @contextlib.asynccontextmanager
@@ -311,10 +312,16 @@ class _Dashboard:
         now = time.time()
         attempts = await self.store.attempts(job_id=job_id)
         upstreams = await self.fetch_all(job.depends_on[:UPSTREAMS_LIMIT])
+        # The member that ran it: the job row names only a live owner, and an
+        # attempt row (or the job's last one) keeps who ran each.
+        ran_by = job.owner or next((a.owner for a in reversed(attempts) if a.owner), None)
         return {
             "now": now,
             "job": job,
             "attempts": attempts,
+            "ran_by": ran_by,
+            "call": _payload.job(job.payload),
+            "result": _payload.result(job.result),
             # (id, job or None when pruned) in the order the job names them.
             "upstreams": [(u, upstreams.get(u)) for u in job.depends_on[:UPSTREAMS_LIMIT]],
             "more_upstreams": max(0, len(job.depends_on) - UPSTREAMS_LIMIT),

@@ -34,6 +34,21 @@ TIMELINE_WIDTH, LANE_HEIGHT = 900, 16
 MIN_BAR = 2.0
 
 
+# ── members ─────────────────────────────────────────────────────────────────
+
+
+def member_name(owner: str | None) -> str:
+    """A member's id as a person reads it: ``host:pid`` (the id is
+    ``host:pid:token``; the token only tells runs of one pid apart)."""
+    if not owner:
+        return ""
+    host, _, rest = owner.rpartition(":")
+    head, _, pid = host.rpartition(":")
+    if head and pid.isdigit() and len(rest) == 8 and all(c in "0123456789abcdef" for c in rest):
+        return host
+    return owner
+
+
 # ── counts ──────────────────────────────────────────────────────────────────
 
 
