@@ -17,6 +17,7 @@ from jobsched._store import (
     Change,
     Claimed,
     DueSchedule,
+    Member,
     NewJob,
     Outcome,
     Recorded,
@@ -63,6 +64,7 @@ class FakeStore(JobStore):
         self.cancelled: list[int] = []
         self.opened = self.closed = False
         self.fail_with: Exception | None = None
+        self.fleet: list[Member] | None = []
 
     def add_job(self, job: StoredJob) -> StoredJob:
         self.rows[job.id] = job
@@ -107,6 +109,12 @@ class FakeStore(JobStore):
             for a in self.history
             if a.finished_at is None or since is None or a.finished_at >= since
         ][-limit:]
+
+    async def members(self, *, limit: int = 200) -> list[Member]:
+        self._check()
+        if self.fleet is None:
+            return await super().members(limit=limit)
+        return sorted(self.fleet, key=lambda m: -m.seen_at)[:limit]
 
     async def schedules(self) -> list[StoredSchedule]:
         self._check()
@@ -491,6 +499,48 @@ def test_member_names_read_host_and_pid() -> None:
     assert views.member_name("m1") == "m1"
     assert views.member_name("a:b:c") == "a:b:c"
     assert views.member_name(None) == ""
+
+
+# ── members ─────────────────────────────────────────────────────────────────
+
+
+def test_members_page_lists_members_and_marks_the_stale_ones(store: FakeStore) -> None:
+    """Each member shows host, pid, workers, busy and last heartbeat; one silent
+    for more than three reports is marked stale; owner ids are escaped."""
+    now = time.time()
+    store.fleet = [
+        Member("web-1:4242:0a1b2c3d", workers=8, busy=3, started_at=now - 600, seen_at=now - 1),
+        Member("web-2:77:ffffffff", workers=4, busy=1, started_at=now - 900, seen_at=now - 60),
+        Member(EVIL, workers=1, busy=0, started_at=now - 5, seen_at=now - 2),
+    ]
+    with client(store) as c:
+        page = c.get("/members").text
+    live = re.search(r'<tr data-owner="web-1:4242:0a1b2c3d">(.*?)</tr>', page)
+    assert live is not None
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", live.group(1))
+    assert cells[:5] == ["web-1:4242", "web-1", "4242", "8", "3"]
+    assert "live" in cells[-1] and "1 s ago" in cells[-2]
+    stale = re.search(r'<tr data-owner="web-2:77:ffffffff" class="stale-member">(.*?)</tr>', page)
+    assert stale is not None and ">stale<" in stale.group(1) and "60 s ago" in stale.group(1)
+    assert EVIL not in page and "&lt;script&gt;" in page
+
+
+def test_members_page_without_members(store: FakeStore) -> None:
+    """No member reported, or a store that keeps no list: the page says which."""
+    with client(store) as c:
+        assert "No member has reported" in c.get("/members").text
+    store.fleet = None
+    with client(store) as c:
+        page = c.get("/members")
+    assert page.status_code == 200 and "keeps no members list" in page.text
+
+
+def test_member_host_and_pid_come_from_the_owner_id() -> None:
+    """``Member.host`` and ``pid`` read the ``host:pid:token`` id; another id has no pid."""
+    m = Member("db-3.internal:99:abcd0123", 4, 0, 0.0, 0.0)
+    assert (m.host, m.pid) == ("db-3.internal", 99)
+    other = Member("custom", 4, 0, 0.0, 0.0)
+    assert (other.host, other.pid) == ("custom", None)
 
 
 # ── the job list, lookup and bulk actions ──────────────────────────────────

@@ -116,3 +116,49 @@ def test_job_list_filters_pages_and_bulk_retry_on_a_real_store(url: str) -> None
         assert bulk.headers["location"].endswith("n=1&more=0")
     assert _status(url, ids["failed"]) is js.JobStatus.PENDING
     assert _status(url, ids["done"]) is js.JobStatus.COMPLETED
+
+
+def test_members_report_themselves_and_leave_when_they_stop(url: str) -> None:
+    """A running scheduler appears in the members list (host, pid, workers) and
+    the members page; it leaves the list when it stops; reports forget members
+    silent for MEMBERS_KEEP."""
+    import os
+    import socket
+
+    from jobsched._store import MEMBERS_KEEP, Member
+
+    async def members() -> list[Member]:
+        store = js.open_store(url)
+        await store.open()
+        try:
+            return await store.members()
+        finally:
+            await store.close()
+
+    async def main() -> list[Member]:
+        async with js.JobScheduler(store=url, num_workers=3):
+            with anyio.fail_after(60):
+                while not (seen := await members()):
+                    await anyio.sleep(0.1)
+            with TestClient(create_app(url)) as client:
+                page = client.get("/members").text
+            assert f"{socket.gethostname()}:{os.getpid()}" in page and ">live<" in page
+        return seen
+
+    (member,) = anyio.run(main)
+    assert member.host == socket.gethostname() and member.pid == os.getpid()
+    assert member.workers == 3 and 0 <= member.busy <= 3
+    assert member.started_at <= member.seen_at
+    assert anyio.run(members) == []
+
+    async def prune() -> list[Member]:
+        store = js.open_store(url)
+        await store.open()
+        try:
+            await store.report_member(Member("old:1:00000000", 2, 0, 0.0, 10.0))
+            await store.report_member(Member("new:2:00000000", 2, 1, 0.0, 10.0 + MEMBERS_KEEP + 1))
+            return await store.members()
+        finally:
+            await store.close()
+
+    assert [m.owner for m in anyio.run(prune)] == ["new:2:00000000"]

@@ -111,6 +111,15 @@ def check_retry_ids(ids: Collection[int]) -> list[int]:
     return wanted
 
 
+def check_limit(limit: int) -> int:
+    """A read's ``limit`` (``JobStore.members``), checked.
+
+    :raises TypeError: it is not an int.
+    :raises ValueError: it is below 1 or above 2**63 - 1.
+    """
+    return _check_limit(limit)
+
+
 def _is_int(value: object) -> bool:
     # True and False are ints to isinstance; as an id or a count they are a mistake.
     return isinstance(value, int) and not isinstance(value, bool)

@@ -35,6 +35,12 @@ KEY_WIDTH = 3
 
 _COMPLETED = JobStatus.COMPLETED
 
+#: A member reports itself this often (seconds), idle or busy; the dashboard
+#: marks one stale after three missed reports.
+MEMBER_EVERY = 5.0
+#: A member silent this long (seconds) leaves the members list.
+MEMBERS_KEEP = 86_400.0
+
 
 @dataclass(slots=True)
 class NewJob:
@@ -151,6 +157,32 @@ class JobPage:
     next_before: int | None
     #: How many jobs the page looked at (its ``scan`` at most).
     scanned: int = 0
+
+
+@dataclass(slots=True)
+class Member:
+    """A member (one scheduler on the store) as it last reported itself."""
+
+    #: Its owner id, ``host:pid:token`` (see :attr:`host` and :attr:`pid`).
+    owner: str
+    #: Its ``num_workers``: the most attempts it runs at once.
+    workers: int
+    #: Jobs it held (claimed or running) at its report.
+    busy: int
+    #: Wall-clock seconds: when it started, and its last report.
+    started_at: float
+    seen_at: float
+
+    @property
+    def host(self) -> str:
+        """The machine it runs on, from its owner id."""
+        return self.owner.rsplit(":", 2)[0] if self.owner.count(":") >= 2 else self.owner
+
+    @property
+    def pid(self) -> int | None:
+        """Its process id, from its owner id (None when the id is not ``host:pid:token``)."""
+        parts = self.owner.rsplit(":", 2)
+        return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
 
 
 @dataclass(slots=True)
@@ -470,6 +502,28 @@ class JobStore(ABC):
         if len(matches) > limit:
             return JobPage(matches[:limit], matches[limit - 1].id, len(window))
         return JobPage(matches, window[-1].id if more else None, len(window))
+
+    async def report_member(self, member: Member) -> None:
+        """Record a member's report (its heartbeat for the members list), and
+        forget members silent for longer than ``MEMBERS_KEEP`` seconds, so
+        the list stays as small as the fleet.
+
+        The default keeps nothing: a store without a members list.
+        """
+        del member
+
+    async def forget_member(self, owner: str) -> None:
+        """Drop a member that stopped cleanly from the members list."""
+        del owner
+
+    async def members(self, *, limit: int = 200) -> list[Member]:
+        """The members that reported in the last ``MEMBERS_KEEP`` seconds, the
+        most recently seen first; at most ``limit``.
+
+        :raises TypeError: ``limit`` is not an int.
+        :raises ValueError: ``limit`` is below 1.
+        """
+        raise NotImplementedError(f"{type(self).__name__} keeps no members list")
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
         """How many jobs the store holds, by (status, executor)."""

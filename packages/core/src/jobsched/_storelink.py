@@ -39,6 +39,7 @@ from ._members import new_owner
 from ._ratelimit import RateLimit
 from ._retry import RetryPolicy
 from ._state import POLL_INTERVAL as POLL_INTERVAL  # there: `import jobsched` skips this module
+from ._store import MEMBER_EVERY, Member
 from ._store import Change, Claimed, DueSchedule, JobStore, NewJob, Outcome, mask_password
 
 T = TypeVar("T")
@@ -210,6 +211,9 @@ class StoreLink:
         self._commit_wakeup = anyio.Event()
         self._claim_wakeup = anyio.Event()
         self._beat_wakeup = anyio.Event()
+        #: The members list: when this member started, and last reported.
+        self._member_started = self._wall()
+        self._member_reported = -math.inf
         self._flushed: list[tuple[int, anyio.Event]] = []
         self._error: BaseException | None = None
         self._progress = anyio.Event()
@@ -846,7 +850,9 @@ class StoreLink:
                 with anyio.move_on_after(every):
                     await self._beat_wakeup.wait()
             if self.closing:
+                await self._forget_member()
                 return
+            await self._report_member(host)
             if not self._holding(host):
                 failures = 0
                 self._outage.drop("renewing leases")
@@ -861,6 +867,32 @@ class StoreLink:
             failures = 0
             self._renew_first = False
             self._ok("renewing leases")
+
+    async def _report_member(self, host: Host) -> None:
+        """Every MEMBER_EVERY seconds: this member's line in the members list."""
+        now = self._wall()
+        if now - self._member_reported < MEMBER_EVERY:
+            return
+        self._member_reported = now
+        member = Member(
+            owner=self.owner,
+            # The scheduler's num_workers; a host without one reports 0.
+            workers=int(getattr(host, "_num_workers", 0)),
+            busy=len(host.held()),
+            started_at=self._member_started,
+            seen_at=now,
+        )
+        try:
+            await self.store.report_member(member)
+        except StoreUnavailableError:
+            pass  # the leases' own beats report the outage; the next report retries
+
+    async def _forget_member(self) -> None:
+        with anyio.move_on_after(MEMBER_EVERY, shield=True):
+            try:
+                await self.store.forget_member(self.owner)
+            except StoreUnavailableError:
+                pass  # it goes stale, then leaves the list after MEMBERS_KEEP
 
 
 def _watches_finished(store: JobStore) -> bool:

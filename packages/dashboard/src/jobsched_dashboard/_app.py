@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jobsched import JobStatus, JobStore, StoreUnavailableError, open_store
 from jobsched._operator_args import LARGEST
-from jobsched._store import JobPage, StoredJob
+from jobsched._store import MEMBER_EVERY, JobPage, StoredJob
 
 from . import _payload, _views
 
@@ -55,6 +55,10 @@ BULK_LIMIT = 1_000
 BULK_PAGES = 20
 #: The statuses each bulk action applies to (others in the filter are ignored).
 UNFINISHED = (JobStatus.PENDING, JobStatus.RETRY_WAIT, JobStatus.RUNNING)
+#: Members listed (the most recently seen), and after how many missed
+#: reports one is marked stale.
+MEMBERS_LIMIT = 200
+STALE_AFTER = 3 * MEMBER_EVERY
 #: Upstream jobs fetched to tell what blocked jobs wait on.
 UPSTREAMS_LIMIT = 100
 #: The page's script refreshes its live part this often (milliseconds).
@@ -130,6 +134,7 @@ def create_app(
         Route("/", dashboard.index),
         Route("/live", dashboard.live),
         Route("/jobs", dashboard.job_list),
+        Route("/members", dashboard.members),
         Route("/jobs/retry", dashboard.bulk_retry, methods=["POST"]),
         Route("/jobs/cancel", dashboard.bulk_cancel, methods=["POST"]),
         Route("/jobs/{job_id:int}", dashboard.job),
@@ -273,6 +278,25 @@ class _Dashboard:
             done=_done(request),
             page_scan=PAGE_SCAN,
             bulk_limit=BULK_LIMIT,
+        )
+
+    async def members(self, request: Request) -> Response:
+        """Every member that reported: owner, host, pid, workers, busy, last heartbeat."""
+        now = time.time()
+        try:
+            found = await self.store.members(limit=MEMBERS_LIMIT)
+        except NotImplementedError:
+            found, supported = [], False
+        else:
+            supported = True
+        return self.render(
+            "members.html",
+            now=now,
+            members=found,
+            supported=supported,
+            stale_after=STALE_AFTER,
+            capped=len(found) >= MEMBERS_LIMIT,
+            members_limit=MEMBERS_LIMIT,
         )
 
     async def overview(self, window: float) -> dict[str, Any]:
