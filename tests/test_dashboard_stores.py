@@ -138,7 +138,7 @@ def test_members_report_themselves_and_leave_when_they_stop(url: str) -> None:
     async def main() -> list[Member]:
         async with js.JobScheduler(store=url, num_workers=3):
             with anyio.fail_after(60):
-                while not (seen := await members()):
+                while not (seen := await members()):  # noqa: ASYNC110
                     await anyio.sleep(0.1)
             with TestClient(create_app(url)) as client:
                 page = client.get("/members").text

@@ -882,17 +882,15 @@ class StoreLink:
             started_at=self._member_started,
             seen_at=now,
         )
-        try:
+        # The leases' own beats report an outage; the next report retries.
+        with contextlib.suppress(StoreUnavailableError):
             await self.store.report_member(member)
-        except StoreUnavailableError:
-            pass  # the leases' own beats report the outage; the next report retries
 
     async def _forget_member(self) -> None:
         with anyio.move_on_after(MEMBER_EVERY, shield=True):
-            try:
+            # Unreachable: it goes stale, then leaves the list after MEMBERS_KEEP.
+            with contextlib.suppress(StoreUnavailableError):
                 await self.store.forget_member(self.owner)
-            except StoreUnavailableError:
-                pass  # it goes stale, then leaves the list after MEMBERS_KEEP
 
 
 def _watches_finished(store: JobStore) -> bool:

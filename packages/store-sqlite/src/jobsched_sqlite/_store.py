@@ -29,12 +29,12 @@ from jobsched._operator_args import (
     check_retry_ids,
 )
 from jobsched._store import (
-    Member,
     Attempt,
     Change,
     Claimed,
     DueSchedule,
     JobStore,
+    Member,
     NewJob,
     Outcome,
     Recorded,
