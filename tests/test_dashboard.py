@@ -794,6 +794,45 @@ def test_throughput_buckets() -> None:
     assert len(chart.started.split()) == 3
 
 
+def test_throughput_chart_has_labelled_axes(store: FakeStore) -> None:
+    """The y axis is labelled in jobs per second (0, half the peak, the peak) and
+    the x axis in time back from now; the page draws both."""
+    attempts = [
+        Attempt(i, 1, "n", "async", "m", 75.0 + i * 0.1, 85.0, JobStatus.COMPLETED)
+        for i in range(20)
+    ]
+    chart = views.throughput(attempts, 100.0, window=300, bucket=10)
+    assert [label for _, label in chart.y_ticks] == ["0/s", "1/s", "2/s"]
+    ys = [y for y, _ in chart.y_ticks]
+    assert ys == sorted(ys, reverse=True) and ys[0] == views.CHART_HEIGHT - 2
+    assert [label for _, label in chart.x_ticks] == [
+        "-5 min", "-4 min", "-3 min", "-2 min", "-1 min", "now"
+    ]  # fmt: skip
+    assert chart.x_ticks[0][0] == 0 and chart.x_ticks[-1][0] == views.CHART_WIDTH
+    small = views.throughput([], 100.0, window=60, bucket=2)
+    assert [label for _, label in small.y_ticks] == ["0/s", "0.5/s", "1/s"]
+    with client(store) as c:
+        page = c.get("/").text
+    assert '<text class="y-label"' in page and ">now</text>" in page
+
+
+def test_times_are_utc_and_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every time the dashboard shows is UTC with the zone written, whatever TZ is."""
+    from jobsched_dashboard import _app
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    try:
+        now = time.time()
+        # (With the date too should the day turn between the two calls.)
+        assert _app._clock(now).endswith(time.strftime("%H:%M:%S UTC", time.gmtime(now)))
+        assert _app._clock(1_764_547_200.0) == "2025-12-01 00:00:00 UTC"
+        assert _app._clock(None) == "—"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 def test_nice_ceiling() -> None:
     assert [views._nice_ceiling(x) for x in (0, 0.3, 1, 1.5, 7, 12, 450)] == [
         1,

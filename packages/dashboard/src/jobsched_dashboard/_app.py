@@ -640,13 +640,14 @@ def _form_field(body: bytes, name: str) -> str | None:
 
 
 def _clock(ts: float | None) -> str:
-    """A wall-clock time as ``HH:MM:SS`` UTC (and the date when not today)."""
+    """A wall-clock time as ``HH:MM:SS UTC`` (the date too when not today's):
+    UTC, said so, as the CLI shows every time."""
     if ts is None:
         return "—"
     here = time.gmtime(ts)
     if time.strftime("%Y-%m-%d", here) != time.strftime("%Y-%m-%d", time.gmtime()):
-        return time.strftime("%Y-%m-%d %H:%M:%S", here)
-    return time.strftime("%H:%M:%S", here)
+        return time.strftime("%Y-%m-%d %H:%M:%S UTC", here)
+    return time.strftime("%H:%M:%S UTC", here)
 
 
 def _ago(ts: float | None, now: float) -> str:

@@ -91,6 +91,10 @@ class Chart:
     finished_now: float
     width: int = CHART_WIDTH
     height: int = CHART_HEIGHT
+    #: The y axis: (y, label) at 0, half the peak and the peak, per second.
+    y_ticks: list[tuple[float, str]] = field(default_factory=list)
+    #: The x axis: (x, label) every so many seconds back from now, and "now".
+    x_ticks: list[tuple[float, str]] = field(default_factory=list)
 
 
 def throughput(
@@ -116,15 +120,38 @@ def throughput(
     def line(rates: list[float]) -> str:
         step = CHART_WIDTH / max(1, n - 1)
         return " ".join(
-            f"{i * step:.1f},{CHART_HEIGHT - r / peak * (CHART_HEIGHT - 4) - 2:.1f}"
+            f"{i * step:.1f},{_rate_y(r, peak):.1f}"
             for i, r in enumerate(rates)
         )
 
     # The newest bucket is still filling; the one before it is the last whole one.
     last = n - 2 if n > 1 else 0
+    span = n * bucket
+    y_ticks = [(_rate_y(r, peak), f"{_rate(r)}/s") for r in (0.0, peak / 2, peak)]
+    step = _tick_step(span)
+    x_ticks = [(CHART_WIDTH - back / span * CHART_WIDTH, f"-{_short(back)}")
+               for back in _frange(step, span + step / 2, step)]  # fmt: skip
+    x_ticks.append((float(CHART_WIDTH), "now"))
     return Chart(
-        line(rates_s), line(rates_f), peak, bucket, n * bucket, rates_s[last], rates_f[last]
+        line(rates_s),
+        line(rates_f),
+        peak,
+        bucket,
+        span,
+        rates_s[last],
+        rates_f[last],
+        y_ticks=y_ticks,
+        x_ticks=sorted((round(x, 1), label) for x, label in x_ticks),
     )
+
+
+def _rate_y(rate: float, peak: float) -> float:
+    return round(CHART_HEIGHT - rate / peak * (CHART_HEIGHT - 4) - 2, 1)
+
+
+def _rate(rate: float) -> str:
+    """A rate as an axis label: ``0``, ``0.5``, ``20``."""
+    return f"{rate:.2f}".rstrip("0").rstrip(".") if rate < 10 else f"{rate:.0f}"
 
 
 def _nice_ceiling(x: float) -> float:

@@ -133,7 +133,7 @@ def jobs(store_url: str | None, statuses: tuple[JobStatus, ...], limit: int, as_
                 fmt.one_line(job.name, 30),
                 job.status.value,
                 str(job.attempts),
-                fmt.local_time(job.submitted_at),
+                fmt.utc_time(job.submitted_at),
                 fmt.duration(fmt.run_time(job.started_at, job.finished_at, now)),
                 fmt.one_line(job.last_error),
             ]
@@ -170,10 +170,10 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
             ("status", f"{stored.status.value} ({_attempts(stored.attempts)})"),
             ("executor", stored.executor),
             ("tenant", stored.tenant or "-"),
-            ("submitted", fmt.local_time(stored.submitted_at)),
-            ("run at", fmt.local_time(stored.run_at)),
-            ("started", fmt.local_time(stored.started_at)),
-            ("finished", fmt.local_time(stored.finished_at)),
+            ("submitted", fmt.utc_time(stored.submitted_at)),
+            ("run at", fmt.utc_time(stored.run_at)),
+            ("started", fmt.utc_time(stored.started_at)),
+            ("finished", fmt.utc_time(stored.finished_at)),
             ("ran", fmt.duration(ran)),
             ("owner", stored.owner or "-"),
             ("depends on", ", ".join(fmt.job_id(n) for n in stored.depends_on) or "-"),
@@ -186,7 +186,7 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
                 [
                     str(a.attempt),
                     "retried" if a.status is JobStatus.RETRY_WAIT else a.status.value,
-                    fmt.local_time(a.started_at),
+                    fmt.utc_time(a.started_at),
                     fmt.duration(fmt.run_time(a.started_at, a.finished_at, now)),
                     a.owner or "-",
                     fmt.one_line(a.error),
@@ -370,7 +370,7 @@ def stats(store_url: str | None, as_json: bool) -> None:
             lines += [
                 fmt.table(
                     ["SCHEDULE", "NEXT FIRE", "FIRING ON"],
-                    [[s.id, fmt.local_time(s.next_fire), s.owner or "-"] for s in schedules],
+                    [[s.id, fmt.utc_time(s.next_fire), s.owner or "-"] for s in schedules],
                 )
             ]
         else:
