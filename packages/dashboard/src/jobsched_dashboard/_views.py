@@ -119,10 +119,7 @@ def throughput(
 
     def line(rates: list[float]) -> str:
         step = CHART_WIDTH / max(1, n - 1)
-        return " ".join(
-            f"{i * step:.1f},{_rate_y(r, peak):.1f}"
-            for i, r in enumerate(rates)
-        )
+        return " ".join(f"{i * step:.1f},{_rate_y(r, peak):.1f}" for i, r in enumerate(rates))
 
     # The newest bucket is still filling; the one before it is the last whole one.
     last = n - 2 if n > 1 else 0
