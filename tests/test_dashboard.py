@@ -499,6 +499,22 @@ def test_member_names_read_host_and_pid() -> None:
     assert views.member_name("m1") == "m1"
     assert views.member_name("a:b:c") == "a:b:c"
     assert views.member_name(None) == ""
+    # Two schedulers in one process share host:pid: then each shows whole.
+    assert views.member_names(["h:1:aaaaaaaa", "h:1:bbbbbbbb", "g:2:cccccccc", None]) == {
+        "h:1:aaaaaaaa": "h:1:aaaaaaaa",
+        "h:1:bbbbbbbb": "h:1:bbbbbbbb",
+        "g:2:cccccccc": "g:2",
+    }
+    now = 100.0
+    lanes = views.timeline(
+        [
+            Attempt(1, 1, "n", "async", "h:1:aaaaaaaa", 90.0, 95.0, JobStatus.COMPLETED),
+            Attempt(2, 1, "n", "async", "g:2:cccccccc", 90.0, 95.0, JobStatus.COMPLETED),
+        ],
+        now,
+        window=60,
+    ).lanes
+    assert [lane.label for lane in lanes] == ["g:2", "h:1"]
 
 
 # ── members ─────────────────────────────────────────────────────────────────

@@ -293,6 +293,7 @@ class _Dashboard:
             "members.html",
             now=now,
             members=found,
+            names=_views.member_names(m.owner for m in found),
             supported=supported,
             stale_after=STALE_AFTER,
             capped=len(found) >= MEMBERS_LIMIT,

@@ -49,6 +49,17 @@ def member_name(owner: str | None) -> str:
     return owner
 
 
+def member_names(owners: Iterable[str | None]) -> dict[str, str]:
+    """Each owner id's readable name: ``host:pid``, or the whole id where two
+    members share a ``host:pid`` (two schedulers in one process)."""
+    ids = sorted({o for o in owners if o})
+    short = {o: member_name(o) for o in ids}
+    taken: dict[str, int] = {}
+    for name in short.values():
+        taken[name] = taken.get(name, 0) + 1
+    return {o: (name if taken[name] == 1 else o) for o, name in short.items()}
+
+
 # ── counts ──────────────────────────────────────────────────────────────────
 
 
@@ -196,6 +207,8 @@ class Lane:
     owner: str
     slot: int
     y: float
+    #: The member as the page names it (see :func:`member_names`).
+    label: str = ""
 
 
 @dataclass(slots=True)
@@ -248,12 +261,13 @@ def timeline(attempts: Sequence[Attempt], now: float, window: float = 300.0) -> 
     out = Timeline(window=window)
     placed: dict[tuple[int, int], Bar] = {}
     y = 0.0
+    names = member_names(by_owner)
     for owner in sorted(by_owner):
         rows = by_owner[owner]
         spans = [(a.started_at, now if a.finished_at is None else a.finished_at) for a in rows]
         slots = pack(spans)
         for slot in range(max(slots) + 1):
-            out.lanes.append(Lane(owner, slot, y + slot * LANE_HEIGHT))
+            out.lanes.append(Lane(owner, slot, y + slot * LANE_HEIGHT, names.get(owner, owner)))
         for a, (start, end), slot in zip(rows, spans, slots, strict=True):
             x = max(0.0, (start - t0) * scale)
             x_end = min(float(TIMELINE_WIDTH), (end - t0) * scale)
