@@ -162,3 +162,35 @@ def test_members_report_themselves_and_leave_when_they_stop(url: str) -> None:
             await store.close()
 
     assert [m.owner for m in anyio.run(prune)] == ["new:2:00000000"]
+
+
+def test_a_failing_member_report_never_stops_the_heartbeat(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A store that fails the members report in a way of its own costs one
+    WARNING; the scheduler goes on running jobs."""
+    store = js.open_store(f"sqlite:///{tmp_path / 'jobs.db'}")
+    tried = anyio.Event()
+    calls = []
+
+    async def broken(member: object) -> None:
+        calls.append(member)
+        tried.set()
+        raise RuntimeError("no members here")
+
+    store.report_member = broken  # type: ignore[method-assign]
+
+    async def main() -> js.JobStatus:
+        async with js.JobScheduler(store=store) as s:
+            with anyio.fail_after(60):
+                await tried.wait()
+            job_id = s.submit(Work("after the report"))
+            with anyio.fail_after(60):
+                while (await s.fetch(job_id)).status is not js.JobStatus.COMPLETED:  # noqa: ASYNC110
+                    await anyio.sleep(0.05)
+            return (await s.fetch(job_id)).status
+
+    assert anyio.run(main) is js.JobStatus.COMPLETED
+    warnings = [r for r in caplog.records if "members list" in r.getMessage()]
+    assert len(warnings) == 1 and warnings[0].levelname == "WARNING"
+    assert len(calls) >= 1

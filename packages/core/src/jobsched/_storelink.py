@@ -214,6 +214,7 @@ class StoreLink:
         #: The members list: when this member started, and last reported.
         self._member_started = self._wall()
         self._member_reported = -math.inf
+        self._member_failed = False
         self._flushed: list[tuple[int, anyio.Event]] = []
         self._error: BaseException | None = None
         self._progress = anyio.Event()
@@ -882,9 +883,21 @@ class StoreLink:
             started_at=self._member_started,
             seen_at=now,
         )
-        # The leases' own beats report an outage; the next report retries.
-        with contextlib.suppress(StoreUnavailableError):
+        try:
             await self.store.report_member(member)
+        except StoreUnavailableError:
+            pass  # the leases' own beats report an outage; the next report retries
+        except Exception:
+            # The members list is for people: a store that fails it in a way
+            # of its own must not end the heartbeat, which keeps the leases.
+            if not self._member_failed:
+                self._member_failed = True
+                logger.warning(
+                    "the store %s could not record this member for the members list; "
+                    "its jobs are not affected",
+                    self.store.url,
+                    exc_info=True,
+                )
 
     async def _forget_member(self) -> None:
         with anyio.move_on_after(MEMBER_EVERY, shield=True):
