@@ -580,7 +580,7 @@ def _many(count: int) -> FakeStore:
 
 
 def _listed(html: str) -> list[int]:
-    return [int(n) for n in re.findall(r'<tr data-job="(\d+)">', html)]
+    return [int(n) for n in re.findall(r'<tr data-job="(-?\d+)">', html)]
 
 
 def test_job_list_is_paged_newest_first_by_id() -> None:
@@ -650,17 +650,41 @@ def test_lookup_by_id_goes_to_the_job() -> None:
             r = c.get("/jobs", params={"id": typed}, follow_redirects=False)
             assert r.status_code == 303 and r.headers["location"] == "/jobs/12"
         assert c.get("/jobs?id=999").status_code == 404
-        bad = c.get("/jobs", params={"id": EVIL})
+        bad = c.get("/jobs", params={"id": "job-x" + EVIL})
         assert bad.status_code == 400 and "is not a job id" in bad.text
         assert EVIL not in bad.text
+        # Any other text is an id given at submit: not in this store, 404, escaped.
+        unknown = c.get("/jobs", params={"id": EVIL})
+        assert unknown.status_code == 404 and EVIL not in unknown.text
+
+
+def test_jobs_with_ids_given_at_submit_have_pages_and_are_looked_up() -> None:
+    """A job submitted with an id of its own has a negative number: its page,
+    its live part, its actions and the lookup by that id all reach it."""
+    from jobsched._jobs import own_number
+
+    number = own_number("order-42")
+    s = FakeStore()
+    s.add_job(stored(number, JobStatus.FAILED, name="charge"))
+    s.add_job(stored(3, JobStatus.COMPLETED))
+    with client(s) as c:
+        for typed in ("order-42", f"job-{number}", str(number)):
+            r = c.get("/jobs", params={"id": typed}, follow_redirects=False)
+            assert r.headers["location"] == f"/jobs/{number}", typed
+        assert "charge" in c.get(f"/jobs/{number}").text
+        assert c.get(f"/jobs/{number}/live").status_code == 200
+        assert _listed(c.get("/jobs?before=3").text) == [number]
+        r = c.post(f"/jobs/{number}/retry", data={"token": TOKEN}, follow_redirects=False)
+        assert r.status_code == 303
+    assert s.rows[number].status is JobStatus.PENDING
 
 
 @pytest.mark.parametrize(
     ("query", "says"),
     [
         ("status=done", "status must be one of"),
-        ("before=-1", "before must be a job id"),
-        ("before=99999999999999999999", "before must be a job id"),
+        ("before=x1", "before must be a job&#39;s number"),
+        ("before=99999999999999999999", "before must be a job&#39;s number"),
     ],
 )
 def test_job_list_refuses_bad_filters(query: str, says: str) -> None:

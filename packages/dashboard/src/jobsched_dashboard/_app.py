@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlencode
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -28,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jobsched import JobStatus, JobStore, StoreUnavailableError, open_store
+from jobsched._jobs import check_own_id, own_number
 from jobsched._operator_args import LARGEST
 from jobsched._store import MEMBER_EVERY, JobPage, StoredJob
 
@@ -137,10 +139,10 @@ def create_app(
         Route("/members", dashboard.members),
         Route("/jobs/retry", dashboard.bulk_retry, methods=["POST"]),
         Route("/jobs/cancel", dashboard.bulk_cancel, methods=["POST"]),
-        Route("/jobs/{job_id:int}", dashboard.job),
-        Route("/jobs/{job_id:int}/live", dashboard.job_live),
-        Route("/jobs/{job_id:int}/cancel", dashboard.cancel, methods=["POST"]),
-        Route("/jobs/{job_id:int}/retry", dashboard.retry, methods=["POST"]),
+        Route("/jobs/{job_id:job}", dashboard.job),
+        Route("/jobs/{job_id:job}/live", dashboard.job_live),
+        Route("/jobs/{job_id:job}/cancel", dashboard.cancel, methods=["POST"]),
+        Route("/jobs/{job_id:job}/retry", dashboard.retry, methods=["POST"]),
         Mount("/static", StaticFiles(packages=[("jobsched_dashboard", "static")]), name="static"),
     ]
     app = Starlette(
@@ -582,19 +584,53 @@ def _filters(request: Request) -> _Filters:
 
 
 def _job_id(text: str) -> int:
-    """A job id as typed into the lookup: ``job-12`` or ``12``."""
-    digits = text.strip().lower().removeprefix("job-")
-    if digits.isascii() and digits.isdigit() and len(digits) < 20 and int(digits) <= LARGEST:
-        return int(digits)
-    raise HTTPException(400, f"{text!r} is not a job id; look up job-12 or 12")
+    """A job's number as typed into the lookup: ``job-12`` or ``12``, the
+    number an id of your own is listed by (``job--53568``), or that id itself
+    (``order-42``), as the CLI takes them."""
+    typed = text.strip()
+    digits = typed[4:] if typed.lower().startswith("job-") else typed
+    number = _number(digits)
+    if number is not None:
+        return number
+    try:
+        return own_number(check_own_id(typed))
+    except (TypeError, ValueError):
+        raise HTTPException(
+            400, f"{text!r} is not a job id; look up job-12, 12 or an id given at submit"
+        ) from None
+
+
+def _number(text: str) -> int | None:
+    """A job's number (negative for an id of your own), or None."""
+    body = text[1:] if text.startswith("-") else text
+    if not (body.isascii() and body.isdigit() and len(body) < 20) or int(body) > LARGEST:
+        return None
+    return -int(body) if text.startswith("-") else int(body)
 
 
 def _before(text: str | None) -> int | None:
     if text is None or text == "":
         return None
-    if text.isascii() and text.isdigit() and len(text) < 20 and int(text) <= LARGEST:
-        return int(text)
-    raise HTTPException(400, f"before must be a job id (a whole number), got {text!r}")
+    number = _number(text)
+    if number is None:
+        raise HTTPException(400, f"before must be a job's number, got {text!r}")
+    return number
+
+
+class _JobNumber(Convertor[int]):
+    """A job's number in a path: negative for an id given at submit (the
+    built-in ``int`` takes digits only, so those jobs' pages were 404)."""
+
+    regex = "-?[0-9]+"
+
+    def convert(self, value: str) -> int:
+        return int(value)
+
+    def to_string(self, value: int) -> str:
+        return str(value)
+
+
+register_url_convertor("job", _JobNumber())
 
 
 def _done(request: Request) -> dict[str, Any] | None:
