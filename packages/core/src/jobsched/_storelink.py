@@ -39,8 +39,17 @@ from ._members import new_owner
 from ._ratelimit import RateLimit
 from ._retry import RetryPolicy
 from ._state import POLL_INTERVAL as POLL_INTERVAL  # there: `import jobsched` skips this module
-from ._store import MEMBER_EVERY, Member
-from ._store import Change, Claimed, DueSchedule, JobStore, NewJob, Outcome, mask_password
+from ._store import (
+    MEMBER_EVERY,
+    Change,
+    Claimed,
+    DueSchedule,
+    JobStore,
+    Member,
+    NewJob,
+    Outcome,
+    mask_password,
+)
 
 T = TypeVar("T")
 

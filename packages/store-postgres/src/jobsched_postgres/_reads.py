@@ -221,11 +221,6 @@ class Reads(JobStore):
         return await self._run(retry)
 
 
-def _has_members(conn: _sql.Conn) -> bool:
-    row = conn.execute("SELECT to_regclass('jobsched_members') IS NOT NULL").fetchone()
-    return bool(row and row[0])
-
-
 def attempts_query(since: float | None, job_id: int | None, limit: int) -> tuple[str, list[Any]]:
     """The SQL and parameters of :meth:`Reads.attempts`."""
     params: list[Any] = []
@@ -254,3 +249,8 @@ def attempts_query(since: float | None, job_id: int | None, limit: int) -> tuple
         "ORDER BY started_at, job_id, attempt"
     )
     return sql, [*params, limit]
+
+
+def _has_members(conn: _sql.Conn) -> bool:
+    row = conn.execute("SELECT to_regclass('jobsched_members') IS NOT NULL").fetchone()
+    return bool(row and row[0])
