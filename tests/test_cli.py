@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -188,8 +189,8 @@ def test_jobs_json(store_url: str, populated: dict[str, str]) -> None:
     assert failed["last_error"] == "ValueError: bad input"
     assert failed["executor"] == "thread"
     assert by_id[populated["completed"]]["last_error"] is None
-    # Local time with its offset, and durations in seconds.
-    assert by_id[populated["completed"]]["finished_at"][-6] in "+-"
+    # UTC, said so, and durations in seconds.
+    assert by_id[populated["completed"]]["finished_at"].endswith("+00:00")
     assert isinstance(by_id[populated["completed"]]["duration"], float)
     assert by_id[populated["pending"]]["started_at"] is None
 
@@ -302,6 +303,31 @@ def test_retry_refuses_other_statuses(
     assert fetch(store_url, populated[status]).status.value == status
 
 
+def test_retry_all_requeues_every_match_in_one_process(
+    store_url: str, populated: dict[str, str]
+) -> None:
+    """`retry --all --status failed` requeues every failed job (and no other); `--name`
+    narrows it, and a second run finds nothing left."""
+    assert ok("retry", "--all", "--status", "failed", "--name", "nobody", "--store", store_url) == (
+        "no job to retry matches\n"
+    )
+    assert ok("retry", "--all", "--status", "failed", "--store", store_url) == (
+        "1 job(s) queued again\n"
+    )
+    assert fetch(store_url, populated["failed"]).status is js.JobStatus.PENDING
+    assert fetch(store_url, populated["timed_out"]).status is js.JobStatus.TIMED_OUT
+    assert fetch(store_url, populated["cancelled"]).status is js.JobStatus.CANCELLED
+    # Without --status: every retryable one that matches the name.
+    assert ok("retry", "--all", "--name", "too slow", "--store", store_url) == (
+        "1 job(s) queued again\n"
+    )
+    assert fetch(store_url, populated["timed_out"]).status is js.JobStatus.PENDING
+    assert fetch(store_url, populated["cancelled"]).status is js.JobStatus.CANCELLED
+    assert ok("retry", "--all", "--store", store_url) == "1 job(s) queued again\n"
+    assert ok("retry", "--all", "--store", store_url) == "no job to retry matches\n"
+    assert fetch(store_url, populated["completed"]).status is js.JobStatus.COMPLETED
+
+
 # ── user errors: one line, exit 1 ─────────────────────────────────────────
 
 
@@ -328,6 +354,16 @@ USER_ERRORS = {
     "show-unknown": (["show", "job-999999", "--store", "{url}"], "no job job-999999 in "),
     "cancel-unknown": (["cancel", "job-999999", "--store", "{url}"], "no job job-999999 in "),
     "retry-unknown": (["retry", "job-999999", "--store", "{url}"], "no job job-999999 in "),
+    "retry-nothing": (["retry", "--store", "{url}"], "give a JOB_ID to retry one job, or --all"),
+    "retry-both": (["retry", "job-1", "--all", "--store", "{url}"], "a JOB_ID or --all, not both"),
+    "retry-filter-alone": (
+        ["retry", "--name", "x", "--store", "{url}"],
+        "select jobs for --all; add --all",
+    ),
+    "retry-all-pending": (
+        ["retry", "--all", "--status", "pending", "--store", "{url}"],
+        "--status pending: only failed, timed_out or cancelled jobs can be retried",
+    ),
     "bad-job-id": (["show", "job-3x", "--store", "{url}"], "'job-3x' is not a job id"),
     "not-a-database": (["jobs", "--store", "{garbage}"], "cannot open the SQLite store"),
     "no-such-folder": (["jobs", "--store", "{missing_dir}"], "does not exist"),
@@ -722,6 +758,8 @@ def test_worker_drains_on_a_signal(
     workers.append(worker)
     started = worker.expect("started on ")
     assert f"on {store_url}: 1 workers" in started and "jobs from cli_jobs" in started
+    # Stamped in UTC, said so, as the other commands and the dashboard show times.
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} UTC INFO ", started), started
     worker.expect(f"cli-test: start {running}")
     worker.signal(signum)
     assert worker.wait() == 0, worker.lines
@@ -900,16 +938,27 @@ def test_durations_are_human_sized(seconds: float | None, shown: str) -> None:
     assert duration(seconds) == shown
 
 
-def test_local_and_iso_times() -> None:
-    """Store times (wall-clock seconds) show in local time; JSON adds the offset."""
-    from datetime import datetime
-
-    from jobsched._cli._format import iso_time, local_time
-
-    when = 1_764_547_200.25
-    assert local_time(when) == datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M:%S")
-    assert datetime.fromisoformat(iso_time(when) or "").timestamp() == when
-    assert (local_time(None), iso_time(None)) == ("-", None)
+def test_times_are_utc_whatever_the_machines_zone() -> None:
+    """Store times (wall-clock seconds) show in UTC with the zone said, in a
+    table and in JSON, in any TZ: one zone across the CLI and the dashboard."""
+    when = 1_764_547_200.25  # 2025-12-01 00:00:00.25 UTC
+    script = (
+        "import time; from jobsched._cli._format import iso_time, utc_time; "
+        f"print(utc_time({when})); print(iso_time({when})); print(utc_time(None))"
+    )
+    for zone in ("UTC", "America/New_York", "Asia/Kolkata"):
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "TZ": zone},
+        )
+        assert done.stdout.splitlines() == [
+            "2025-12-01 00:00:00 UTC",
+            "2025-12-01T00:00:00.250+00:00",
+            "-",
+        ], zone
 
 
 def test_tables_align_and_lines_are_cut() -> None:

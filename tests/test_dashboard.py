@@ -17,6 +17,7 @@ from jobsched._store import (
     Change,
     Claimed,
     DueSchedule,
+    Member,
     NewJob,
     Outcome,
     Recorded,
@@ -63,6 +64,7 @@ class FakeStore(JobStore):
         self.cancelled: list[int] = []
         self.opened = self.closed = False
         self.fail_with: Exception | None = None
+        self.fleet: list[Member] | None = []
 
     def add_job(self, job: StoredJob) -> StoredJob:
         self.rows[job.id] = job
@@ -83,7 +85,11 @@ class FakeStore(JobStore):
     ) -> list[StoredJob]:
         self._check()
         rows = sorted(self.rows.values(), key=lambda j: -j.id)
-        return [j for j in rows if not statuses or j.status in statuses][:limit]
+        return [
+            j
+            for j in rows
+            if (not statuses or j.status in statuses) and (before is None or j.id < before)
+        ][:limit]
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
         self._check()
@@ -103,6 +109,12 @@ class FakeStore(JobStore):
             for a in self.history
             if a.finished_at is None or since is None or a.finished_at >= since
         ][-limit:]
+
+    async def members(self, *, limit: int = 200) -> list[Member]:
+        self._check()
+        if self.fleet is None:
+            return await super().members(limit=limit)
+        return sorted(self.fleet, key=lambda m: -m.seen_at)[:limit]
 
     async def schedules(self) -> list[StoredSchedule]:
         self._check()
@@ -420,6 +432,356 @@ def test_actions_on_an_unknown_job_are_404(store: FakeStore) -> None:
 # ── the views, on plain numbers ─────────────────────────────────────────────
 
 
+# ── the job page's call, result and member ─────────────────────────────────
+
+
+def greet(who: str, *, loud: bool = False) -> str:
+    return who.upper() if loud else who
+
+
+class _RunsCode:
+    """A pickle that would run ``print`` if it were loaded."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_record_ran, ("the payload ran",))
+
+
+RAN: list[str] = []
+
+
+def _record_ran(text: str) -> None:
+    RAN.append(text)
+
+
+def test_job_page_shows_args_kwargs_and_result_without_running_the_pickle() -> None:
+    """The call's function, args and kwargs and the result are read from the
+    pickles (escaped), and nothing in them runs."""
+    import pickle
+
+    import jobsched as js
+
+    s = FakeStore()
+    job = js.FunctionJob(greet, (EVIL,), {"loud": True})
+    s.add_job(
+        stored(
+            1,
+            JobStatus.COMPLETED,
+            payload=b"P" + pickle.dumps(job),
+            result=b"P" + pickle.dumps({"greeting": EVIL, "n": [1, 2]}),
+        )
+    )
+    s.add_job(stored(2, JobStatus.COMPLETED, payload=b"P" + pickle.dumps(_RunsCode())))
+    s.add_job(stored(3, JobStatus.PENDING, payload=b"not a payload"))
+    with client(s) as c:
+        page = c.get("/jobs/1").text
+        assert "test_dashboard.greet" in page and "jobsched._function_job.FunctionJob" in page
+        assert "&#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39;" in page and EVIL not in page
+        assert "loud=True" in page
+        assert "{&#39;greeting&#39;: &#39;&lt;script&gt;" in page and "&#39;n&#39;: [1, 2]" in page
+        # A reduce to a function shows as its name, never called.
+        assert "<code>test_dashboard._record_ran</code>" in c.get("/jobs/2").text
+        assert "unknown format" in c.get("/jobs/3").text
+    assert RAN == []
+
+
+def test_job_page_names_the_member_that_ran_a_finished_job(store: FakeStore) -> None:
+    """A finished job's row has no owner; its page names the member of its last attempt."""
+    store.rows[1].owner = None
+    store.history[0].owner = "web-1:4242:0a1b2c3d"
+    with client(store) as c:
+        page = c.get("/jobs/1").text
+    assert '<span title="web-1:4242:0a1b2c3d">web-1:4242</span>' in page and "(ran it)" in page
+
+
+def test_member_names_read_host_and_pid() -> None:
+    """``host:pid:token`` reads as ``host:pid``; any other owner id is shown whole."""
+    assert views.member_name("web-1:4242:0a1b2c3d") == "web-1:4242"
+    assert views.member_name("m1") == "m1"
+    assert views.member_name("a:b:c") == "a:b:c"
+    assert views.member_name(None) == ""
+    # Two schedulers in one process share host:pid: then each shows whole.
+    assert views.member_names(["h:1:aaaaaaaa", "h:1:bbbbbbbb", "g:2:cccccccc", None]) == {
+        "h:1:aaaaaaaa": "h:1:aaaaaaaa",
+        "h:1:bbbbbbbb": "h:1:bbbbbbbb",
+        "g:2:cccccccc": "g:2",
+    }
+    now = 100.0
+    lanes = views.timeline(
+        [
+            Attempt(1, 1, "n", "async", "h:1:aaaaaaaa", 90.0, 95.0, JobStatus.COMPLETED),
+            Attempt(2, 1, "n", "async", "g:2:cccccccc", 90.0, 95.0, JobStatus.COMPLETED),
+        ],
+        now,
+        window=60,
+    ).lanes
+    assert [lane.label for lane in lanes] == ["g:2", "h:1"]
+
+
+# ── members ─────────────────────────────────────────────────────────────────
+
+
+def test_members_page_lists_members_and_marks_the_stale_ones(store: FakeStore) -> None:
+    """Each member shows host, pid, workers, busy and last heartbeat; one silent
+    for more than three reports is marked stale; owner ids are escaped."""
+    now = time.time()
+    store.fleet = [
+        Member("web-1:4242:0a1b2c3d", workers=8, busy=3, started_at=now - 600, seen_at=now - 1),
+        Member("web-2:77:ffffffff", workers=4, busy=1, started_at=now - 900, seen_at=now - 60),
+        Member(EVIL, workers=1, busy=0, started_at=now - 5, seen_at=now - 2),
+    ]
+    with client(store) as c:
+        page = c.get("/members").text
+    live = re.search(r'<tr data-owner="web-1:4242:0a1b2c3d">(.*?)</tr>', page)
+    assert live is not None
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", live.group(1))
+    assert cells[:5] == ["web-1:4242", "web-1", "4242", "8", "3"]
+    assert "live" in cells[-1] and "1 s ago" in cells[-2]
+    stale = re.search(r'<tr data-owner="web-2:77:ffffffff" class="stale-member">(.*?)</tr>', page)
+    assert stale is not None and ">stale<" in stale.group(1) and "60 s ago" in stale.group(1)
+    assert EVIL not in page and "&lt;script&gt;" in page
+
+
+def test_members_page_without_members(store: FakeStore) -> None:
+    """No member reported, or a store that keeps no list: the page says which."""
+    with client(store) as c:
+        assert "No member has reported" in c.get("/members").text
+    store.fleet = None
+    with client(store) as c:
+        page = c.get("/members")
+    assert page.status_code == 200 and "keeps no members list" in page.text
+
+
+def test_member_host_and_pid_come_from_the_owner_id() -> None:
+    """``Member.host`` and ``pid`` read the ``host:pid:token`` id; another id has no pid."""
+    m = Member("db-3.internal:99:abcd0123", 4, 0, 0.0, 0.0)
+    assert (m.host, m.pid) == ("db-3.internal", 99)
+    other = Member("custom", 4, 0, 0.0, 0.0)
+    assert (other.host, other.pid) == ("custom", None)
+
+
+# ── the job list, lookup and bulk actions ──────────────────────────────────
+
+
+def _many(count: int) -> FakeStore:
+    """A store of ``count`` jobs: odd ids failed, even completed; names a (ids not
+    divisible by 3) and b; tenants t0 to t2."""
+    s = FakeStore()
+    for i in range(1, count + 1):
+        s.add_job(
+            stored(
+                i,
+                JobStatus.FAILED if i % 2 else JobStatus.COMPLETED,
+                name="a" if i % 3 else "b",
+                tenant=f"t{i % 3}",
+                executor="thread" if i % 5 == 0 else "async",
+            )
+        )
+    return s
+
+
+def _listed(html: str) -> list[int]:
+    return [int(n) for n in re.findall(r'<tr data-job="(-?\d+)">', html)]
+
+
+def test_job_list_is_paged_newest_first_by_id() -> None:
+    """The list shows 50 jobs, newest first, and links the next page by id (not offset)."""
+    s = _many(120)
+    with client(s) as c:
+        first = c.get("/jobs")
+        assert first.status_code == 200
+        assert _listed(first.text) == list(range(120, 70, -1))
+        older = re.search(r'href="([^"]+)" id="older"', first.text)
+        assert older is not None and "before=71" in older.group(1)
+        second = c.get(older.group(1).replace("&amp;", "&"))
+        assert _listed(second.text) == list(range(70, 20, -1))
+        third = c.get("/jobs?before=21")
+        assert _listed(third.text) == list(range(20, 0, -1))
+        assert 'id="older"' not in third.text and 'id="newest"' in third.text
+
+
+def test_job_list_filters_by_status_name_executor_and_tenant() -> None:
+    """Each filter narrows the list; they combine, and the next page keeps them."""
+    s = _many(200)
+    with client(s) as c:
+        failed_a = _listed(c.get("/jobs?status=failed&name=a").text)
+        assert failed_a == [i for i in range(200, 0, -1) if i % 2 and i % 3][:50]
+        assert _listed(c.get("/jobs?executor=thread&tenant=t0").text) == [
+            i for i in range(200, 0, -1) if i % 5 == 0 and i % 3 == 0
+        ]
+        both = c.get("/jobs?status=failed&status=completed&name=b")
+        assert _listed(both.text) == [i for i in range(200, 0, -1) if i % 3 == 0][:50]
+        older = re.search(r'href="([^"]+)" id="older"', both.text)
+        assert older is not None
+        assert "status=failed&amp;status=completed&amp;name=b&amp;before=" in older.group(1)
+        assert c.get("/jobs?name=nobody").text.count("<tr data-job=") == 0
+
+
+def test_a_filtered_page_looks_at_a_bounded_number_of_jobs(monkeypatch: Any) -> None:
+    """A rare name does not make one page read the whole history: it looks at
+    PAGE_SCAN jobs and links where to look on."""
+    from jobsched_dashboard import _app
+
+    monkeypatch.setattr(_app, "PAGE_SCAN", 20)
+    s = _many(100)
+    s.rows[3].name = "rare"
+    seen: list[int] = []
+    reads = s.jobs
+
+    async def counted(**kwargs: Any) -> list[StoredJob]:
+        rows = await reads(**kwargs)
+        seen.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(s, "jobs", counted)
+    with client(s) as c:
+        page = c.get("/jobs?name=rare")
+        assert _listed(page.text) == [] and "among the 20 looked at" in page.text
+        assert seen == [21]  # the window and one row to tell if more are left
+        assert "before=81" in page.text
+        last = c.get("/jobs?name=rare&before=21")
+        assert _listed(last.text) == [3] and 'id="older"' not in last.text
+
+
+def test_lookup_by_id_goes_to_the_job() -> None:
+    """``?id=job-12`` (or 12) redirects to the job's page; an unknown id is 404, a bad one 400."""
+    s = _many(20)
+    with client(s) as c:
+        for typed in ("job-12", "12", " JOB-12 "):
+            r = c.get("/jobs", params={"id": typed}, follow_redirects=False)
+            assert r.status_code == 303 and r.headers["location"] == "/jobs/12"
+        assert c.get("/jobs?id=999").status_code == 404
+        bad = c.get("/jobs", params={"id": "job-x" + EVIL})
+        assert bad.status_code == 400 and "is not a job id" in bad.text
+        assert EVIL not in bad.text
+        # Any other text is an id given at submit: not in this store, 404, escaped.
+        unknown = c.get("/jobs", params={"id": EVIL})
+        assert unknown.status_code == 404 and EVIL not in unknown.text
+
+
+def test_jobs_with_ids_given_at_submit_have_pages_and_are_looked_up() -> None:
+    """A job submitted with an id of its own has a negative number: its page,
+    its live part, its actions and the lookup by that id all reach it."""
+    from jobsched._jobs import own_number
+
+    number = own_number("order-42")
+    s = FakeStore()
+    s.add_job(stored(number, JobStatus.FAILED, name="charge"))
+    s.add_job(stored(3, JobStatus.COMPLETED))
+    with client(s) as c:
+        for typed in ("order-42", f"job-{number}", str(number)):
+            r = c.get("/jobs", params={"id": typed}, follow_redirects=False)
+            assert r.headers["location"] == f"/jobs/{number}", typed
+        assert "charge" in c.get(f"/jobs/{number}").text
+        assert c.get(f"/jobs/{number}/live").status_code == 200
+        assert _listed(c.get("/jobs?before=3").text) == [number]
+        r = c.post(f"/jobs/{number}/retry", data={"token": TOKEN}, follow_redirects=False)
+        assert r.status_code == 303
+    assert s.rows[number].status is JobStatus.PENDING
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("status=done", "status must be one of"),
+        ("before=x1", "before must be a job&#39;s number"),
+        ("before=99999999999999999999", "before must be a job&#39;s number"),
+    ],
+)
+def test_job_list_refuses_bad_filters(query: str, says: str) -> None:
+    """A bad filter is a 400 page naming it and the fix."""
+    with client(_many(3)) as c:
+        r = c.get(f"/jobs?{query}")
+        assert r.status_code == 400 and says in r.text
+
+
+def test_job_list_escapes_names_and_filters(store: FakeStore) -> None:
+    """Names, errors and the filters echoed back are escaped."""
+    with client(store) as c:
+        r = c.get("/jobs", params={"name": EVIL, "tenant": EVIL})
+        assert r.status_code == 200 and EVIL not in r.text
+        assert "&lt;script&gt;" in r.text
+        r = c.get("/jobs")
+        assert EVIL not in r.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
+        assert r.headers["content-security-policy"].startswith("default-src 'self'")
+
+
+def test_bulk_retry_requeues_the_filtered_set_only() -> None:
+    """Retry all that match requeues the failed jobs of the filter and reports how many."""
+    s = _many(60)
+    with client(s) as c:
+        r = c.post(
+            "/jobs/retry?status=failed&name=b", data={"token": TOKEN}, follow_redirects=False
+        )
+        assert r.status_code == 303
+        assert r.headers["location"] == "/jobs?status=failed&name=b&done=retry&n=10&more=0"
+        page = c.get(r.headers["location"])
+        assert "Requeued 10 job(s)." in page.text
+    for job in s.rows.values():
+        was_failed = job.id % 2 == 1
+        if was_failed and job.id % 3 == 0:
+            assert job.status is JobStatus.PENDING
+        else:
+            assert job.status is (JobStatus.FAILED if was_failed else JobStatus.COMPLETED)
+
+
+def test_bulk_cancel_cancels_the_unfinished_ones_of_the_filter(store: FakeStore) -> None:
+    """Cancel all that match asks to cancel only unfinished jobs (with the Bearer header)."""
+    with client(store) as c:
+        r = c.post(
+            "/jobs/cancel?tenant=acme",
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            follow_redirects=False,
+        )
+        assert r.status_code == 303 and "n=1" in r.headers["location"]
+    assert store.cancelled == [4]
+    with client(store) as c:
+        c.post("/jobs/cancel", data={"token": TOKEN})
+    assert sorted(store.cancelled) == [2, 4, 5, 6, 7]
+
+
+def test_bulk_actions_stop_at_the_limit_and_say_more_remain(monkeypatch: Any) -> None:
+    """A press acts on BULK_LIMIT jobs at most; the notice says to press again."""
+    from jobsched_dashboard import _app
+
+    monkeypatch.setattr(_app, "BULK_LIMIT", 7)
+    s = _many(40)
+    with client(s) as c:
+        r = c.post("/jobs/retry", data={"token": TOKEN}, follow_redirects=False)
+        assert r.headers["location"].endswith("done=retry&n=7&more=1")
+        assert "press again" in c.get(r.headers["location"]).text
+    assert sum(j.status is JobStatus.PENDING for j in s.rows.values()) == 7
+
+
+@pytest.mark.parametrize("action", ["retry", "cancel"])
+def test_bulk_actions_need_the_token(action: str) -> None:
+    """Without the token, or with a wrong one, a bulk action is 403 and changes nothing."""
+    s = _many(10)
+    with client(s) as c:
+        assert c.post(f"/jobs/{action}").status_code == 403
+        assert c.post(f"/jobs/{action}", data={"token": "nope"}).status_code == 403
+    with client(s, token=None) as c:
+        assert c.post(f"/jobs/{action}", data={"token": TOKEN}).status_code == 403
+    assert all(j.status is not JobStatus.PENDING for j in s.rows.values())
+    assert s.cancelled == []
+
+
+def test_bulk_action_on_statuses_it_cannot_touch_is_409() -> None:
+    """Retrying only completed jobs, or cancelling only failed ones, says why not."""
+    with client(_many(10)) as c:
+        r = c.post("/jobs/retry?status=completed", data={"token": TOKEN})
+        assert r.status_code == 409 and "retry applies to failed, timed_out, cancelled" in r.text
+        r = c.post("/jobs/cancel?status=failed", data={"token": TOKEN})
+        assert r.status_code == 409 and "cancel applies to running, pending, retry_wait" in r.text
+
+
+def test_overview_links_every_failure_when_more_than_it_shows() -> None:
+    """The overview's failures list links the paged list once it is full."""
+    with client(_many(80)) as c:
+        assert 'id="more-failures"' in c.get("/").text
+    with client(_many(4)) as c:
+        assert 'id="more-failures"' not in c.get("/").text
+
+
 def test_pack_puts_overlapping_spans_in_separate_lanes() -> None:
     """Interval partitioning: as many lanes as spans overlap at once, reused when free."""
     assert views.pack([(0, 10), (5, 15), (10, 20), (12, 13)]) == [0, 1, 0, 2]
@@ -470,6 +832,45 @@ def test_throughput_buckets() -> None:
     assert chart.started_now == 0 and chart.finished_now == 2.0
     assert chart.peak == 2.0
     assert len(chart.started.split()) == 3
+
+
+def test_throughput_chart_has_labelled_axes(store: FakeStore) -> None:
+    """The y axis is labelled in jobs per second (0, half the peak, the peak) and
+    the x axis in time back from now; the page draws both."""
+    attempts = [
+        Attempt(i, 1, "n", "async", "m", 75.0 + i * 0.1, 85.0, JobStatus.COMPLETED)
+        for i in range(20)
+    ]
+    chart = views.throughput(attempts, 100.0, window=300, bucket=10)
+    assert [label for _, label in chart.y_ticks] == ["0/s", "1/s", "2/s"]
+    ys = [y for y, _ in chart.y_ticks]
+    assert ys == sorted(ys, reverse=True) and ys[0] == views.CHART_HEIGHT - 2
+    assert [label for _, label in chart.x_ticks] == [
+        "-5 min", "-4 min", "-3 min", "-2 min", "-1 min", "now"
+    ]  # fmt: skip
+    assert chart.x_ticks[0][0] == 0 and chart.x_ticks[-1][0] == views.CHART_WIDTH
+    small = views.throughput([], 100.0, window=60, bucket=2)
+    assert [label for _, label in small.y_ticks] == ["0/s", "0.5/s", "1/s"]
+    with client(store) as c:
+        page = c.get("/").text
+    assert '<text class="y-label"' in page and ">now</text>" in page
+
+
+def test_times_are_utc_and_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every time the dashboard shows is UTC with the zone written, whatever TZ is."""
+    from jobsched_dashboard import _app
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    try:
+        now = time.time()
+        # (With the date too should the day turn between the two calls.)
+        assert _app._clock(now).endswith(time.strftime("%H:%M:%S UTC", time.gmtime(now)))
+        assert _app._clock(1_764_547_200.0) == "2025-12-01 00:00:00 UTC"
+        assert _app._clock(None) == "—"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 def test_nice_ceiling() -> None:

@@ -241,3 +241,71 @@ def test_retry_with_the_token(run: Run, page: Any) -> None:
     page.click("#retry")
     assert "Requeued" in page.locator(".notice").inner_text()
     assert run.status("failed") is js.JobStatus.PENDING
+
+
+def test_job_list_filters_by_status_and_looks_up_an_id(run: Run, page: Any) -> None:
+    """Ticking a status and filtering lists only those jobs; the lookup box opens a job."""
+    page.goto(run.base + "/jobs")
+    page.check("form.filters input[value=running]")
+    page.click("form.filters button[type=submit]")
+    assert "status=running" in page.url
+    listed = page.locator("#job-list tr[data-job]")
+    assert sorted(int(r.get_attribute("data-job")) for r in listed.all()) == sorted(
+        [run.number("hold-1"), run.number("hold-2")]
+    )
+    page.fill("form.lookup input[name=id]", run.ids["ok"])
+    page.click("form.lookup button[type=submit]")
+    assert page.url.endswith(f"/jobs/{run.number('ok')}")
+    assert "resize image" in page.locator("#job h1").inner_text()
+
+
+def test_job_page_shows_the_call_result_and_member(run: Run, page: Any) -> None:
+    """A finished job's page shows its fields, its result and the member that ran it."""
+    page.goto(f"{run.base}/jobs/{run.number('ok')}")
+    call = page.locator("#call").inner_text()
+    assert "dashboard_jobs.Work" in call and "seconds" in call
+    assert page.locator("#result").inner_text() == "'ok'"
+    member = page.locator("#job td.member").inner_text()
+    assert f"{socket.gethostname()}:{os.getpid()}" in member and "(ran it)" in member
+
+
+def test_bulk_cancel_of_a_filtered_set(run: Run, page: Any) -> None:
+    """Cancel all that match, with the token, cancels the filter's jobs and no other."""
+    page.goto(run.base + "/jobs?name=queued-3")
+    page.click("#cancel-all")
+    assert "Token required" in page.locator("h1").inner_text()
+    assert run.status("queued-3") is js.JobStatus.PENDING
+    page.goto(run.base + "/jobs?name=queued-3")
+    page.fill("#bulk input[name=token]", TOKEN)
+    page.click("#cancel-all")
+    assert "Asked to cancel 1 job(s)" in page.locator("#done").inner_text()
+    assert run.status("queued-3") is js.JobStatus.CANCELLED
+    assert run.status("queued-2") is js.JobStatus.PENDING
+
+
+def test_members_page_shows_the_running_scheduler(run: Run, page: Any) -> None:
+    """The scheduler appears as host:pid, live, with its workers and busy ones."""
+    import time
+
+    name = f"{socket.gethostname()}:{os.getpid()}"
+    deadline = time.monotonic() + WAIT
+    while True:  # it reports itself every few seconds: the first report may be due
+        page.goto(run.base + "/members")
+        row = page.locator("#members tr[data-owner]")
+        if row.count() or time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(250)
+    assert row.count() == 1
+    cells = [c.inner_text() for c in row.locator("td").all()]
+    assert cells[0] == name and cells[2] == str(os.getpid()) and cells[3] == "2"
+    assert cells[-1] == "live"
+
+
+def test_chart_has_axes_and_times_say_utc(run: Run, page: Any) -> None:
+    """The throughput chart labels its y axis per second and its x axis up to now;
+    the page's times are UTC and say so."""
+    page.goto(run.base + "/")
+    labels = [t.text_content() for t in page.locator("#throughput text.y-label").all()]
+    assert labels[0] == "0/s" and all((label or "").endswith("/s") for label in labels)
+    assert page.locator("#throughput text.x-label").last.text_content() == "now"
+    assert page.locator("#live .stamp").inner_text().endswith(" UTC")

@@ -84,3 +84,113 @@ def test_pages_and_a_cancel_on_a_real_store(url: str) -> None:
         done = client.post(f"/jobs/{number}/cancel", data={"token": TOKEN}, follow_redirects=False)
         assert done.status_code == 303
     assert _status(url, ids["waiting"]) is js.JobStatus.CANCELLED
+
+
+def test_job_list_filters_pages_and_bulk_retry_on_a_real_store(url: str) -> None:
+    """The job list filters by status and name on the store, a job's page shows
+    its fields and result read from the pickles, and a bulk retry requeues the
+    failed job of the filter and no other."""
+    ids = _run(url)
+    failed = ids["failed"].split("-")[1]
+    done = ids["done"].split("-")[1]
+    with TestClient(create_app(url, token=TOKEN)) as client:
+        listed = client.get("/jobs?status=failed")
+        assert listed.status_code == 200
+        assert f'<tr data-job="{failed}">' in listed.text
+        assert f'<tr data-job="{done}">' not in listed.text
+        by_name = client.get("/jobs", params={"name": "tidy-up"}).text
+        assert f'<tr data-job="{done}">' in by_name and f'data-job="{failed}"' not in by_name
+        job = client.get(f"/jobs/{done}").text
+        assert "dashboard_jobs.Work" in job and "<th>seconds</th>" in job
+        assert '<pre id="result">&#39;ok&#39;</pre>' in job
+        assert client.get(f"/jobs?id=job-{done}", follow_redirects=False).headers["location"] == (
+            f"/jobs/{done}"
+        )
+        bulk = client.post(
+            "/jobs/retry?status=failed&name=tidy-up", data={"token": TOKEN}, follow_redirects=False
+        )
+        assert bulk.headers["location"].endswith("n=0&more=0")
+        bulk = client.post(
+            "/jobs/retry?status=failed", data={"token": TOKEN}, follow_redirects=False
+        )
+        assert bulk.headers["location"].endswith("n=1&more=0")
+    assert _status(url, ids["failed"]) is js.JobStatus.PENDING
+    assert _status(url, ids["done"]) is js.JobStatus.COMPLETED
+
+
+def test_members_report_themselves_and_leave_when_they_stop(url: str) -> None:
+    """A running scheduler appears in the members list (host, pid, workers) and
+    the members page; it leaves the list when it stops; reports forget members
+    silent for MEMBERS_KEEP."""
+    import os
+    import socket
+
+    from jobsched._store import MEMBERS_KEEP, Member
+
+    async def members() -> list[Member]:
+        store = js.open_store(url)
+        await store.open()
+        try:
+            return await store.members()
+        finally:
+            await store.close()
+
+    async def main() -> list[Member]:
+        async with js.JobScheduler(store=url, num_workers=3):
+            with anyio.fail_after(60):
+                while not (seen := await members()):  # noqa: ASYNC110
+                    await anyio.sleep(0.1)
+            with TestClient(create_app(url)) as client:
+                page = client.get("/members").text
+            assert f"{socket.gethostname()}:{os.getpid()}" in page and ">live<" in page
+        return seen
+
+    (member,) = anyio.run(main)
+    assert member.host == socket.gethostname() and member.pid == os.getpid()
+    assert member.workers == 3 and 0 <= member.busy <= 3
+    assert member.started_at <= member.seen_at
+    assert anyio.run(members) == []
+
+    async def prune() -> list[Member]:
+        store = js.open_store(url)
+        await store.open()
+        try:
+            await store.report_member(Member("old:1:00000000", 2, 0, 0.0, 10.0))
+            await store.report_member(Member("new:2:00000000", 2, 1, 0.0, 10.0 + MEMBERS_KEEP + 1))
+            return await store.members()
+        finally:
+            await store.close()
+
+    assert [m.owner for m in anyio.run(prune)] == ["new:2:00000000"]
+
+
+def test_a_failing_member_report_never_stops_the_heartbeat(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A store that fails the members report in a way of its own costs one
+    WARNING; the scheduler goes on running jobs."""
+    store = js.open_store(f"sqlite:///{tmp_path / 'jobs.db'}")
+    tried = anyio.Event()
+    calls = []
+
+    async def broken(member: object) -> None:
+        calls.append(member)
+        tried.set()
+        raise RuntimeError("no members here")
+
+    store.report_member = broken  # type: ignore[method-assign]
+
+    async def main() -> js.JobStatus:
+        async with js.JobScheduler(store=store) as s:
+            with anyio.fail_after(60):
+                await tried.wait()
+            job_id = s.submit(Work("after the report"))
+            with anyio.fail_after(60):
+                while (await s.fetch(job_id)).status is not js.JobStatus.COMPLETED:  # noqa: ASYNC110
+                    await anyio.sleep(0.05)
+            return (await s.fetch(job_id)).status
+
+    assert anyio.run(main) is js.JobStatus.COMPLETED
+    warnings = [r for r in caplog.records if "members list" in r.getMessage()]
+    assert len(warnings) == 1 and warnings[0].levelname == "WARNING"
+    assert len(calls) >= 1

@@ -142,6 +142,42 @@ BAD_ARGUMENTS = [
         r"retry takes job ids \(ints\), got True",
         id="retry-id-bool",
     ),
+    pytest.param(
+        lambda s: s.job_page(name=3),
+        TypeError,
+        r"name must be a str \(matched exactly\) or None, got 3",
+        id="page-name-int",
+    ),
+    pytest.param(
+        lambda s: s.job_page(tenant=b"t"),
+        TypeError,
+        r"tenant must be a str \(matched exactly\) or None, got b't'",
+        id="page-tenant-bytes",
+    ),
+    pytest.param(
+        lambda s: s.job_page(scan=0),
+        ValueError,
+        r"scan must be from 1 to 9223372036854775807 \(2\*\*63 - 1\), got 0",
+        id="page-scan-0",
+    ),
+    pytest.param(
+        lambda s: s.job_page(scan=1.5),
+        TypeError,
+        r"scan must be a positive int, got 1.5",
+        id="page-scan-float",
+    ),
+    pytest.param(
+        lambda s: s.job_page(limit=0),
+        ValueError,
+        r"limit must be at least 1, got 0",
+        id="page-limit-0",
+    ),
+    pytest.param(
+        lambda s: s.members(limit=0),
+        ValueError,
+        r"limit must be at least 1, got 0",
+        id="members-limit-0",
+    ),
 ]
 
 
@@ -214,3 +250,34 @@ async def test_the_requeued_ids_come_back_in_the_callers_order_each_once(
     )
     # 4 is still running: it is left alone; 9 is no job at all.
     assert await store.retry([3, 9, 1, 4, 3, 2], NOW + 2) == [3, 1, 2]
+
+
+# ── job_page: filters and keyset pages ───────────────────────────────────────
+
+
+async def test_job_page_filters_and_pages_by_id_on_every_store(store: JobStore) -> None:
+    """Filters match exactly and combine; pages go by id, each looking at no
+    more than ``scan`` jobs, and ``next_before`` is None only at the end."""
+    await store.add(
+        [
+            NewJob(i, "even" if i % 2 == 0 else "odd", "async" if i < 8 else "thread",
+                   (0.0, float(i)), NOW + 100, NOW, b"P", tenant="t1" if i % 3 == 0 else None)
+            for i in range(1, 11)
+        ],
+        NOW,
+    )  # fmt: skip
+    page = await store.job_page(name="even", limit=2)
+    assert [j.id for j in page.jobs] == [10, 8] and page.next_before == 8
+    page = await store.job_page(name="even", limit=2, before=page.next_before)
+    assert [j.id for j in page.jobs] == [6, 4] and page.next_before == 4
+    page = await store.job_page(name="even", limit=2, before=page.next_before)
+    assert [j.id for j in page.jobs] == [2] and page.next_before is None
+    # A window of 3 jobs: a rare match is found further on, page by page.
+    page = await store.job_page(executor="thread", tenant="t1", scan=3)
+    assert [j.id for j in page.jobs] == [9] and page.next_before == 8 and page.scanned == 3
+    page = await store.job_page(executor="thread", tenant="t1", scan=3, before=8)
+    assert page.jobs == [] and page.next_before == 5
+    assert (await store.job_page(statuses=[FAILED], name="odd")).jobs == []
+    unfiltered = await store.job_page(limit=4)
+    assert [j.id for j in unfiltered.jobs] == [10, 9, 8, 7] and unfiltered.next_before == 7
+    assert (await store.job_page(limit=10)).next_before is None

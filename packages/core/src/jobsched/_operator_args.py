@@ -39,6 +39,35 @@ def check_jobs_args(
     return checked, limit, before
 
 
+def check_page_args(
+    *,
+    statuses: Collection[JobStatus],
+    name: str | None,
+    executor: str | None,
+    tenant: str | None,
+    limit: int,
+    before: int | None,
+    scan: int,
+) -> tuple[tuple[JobStatus, ...], int, int | None]:
+    """The arguments of :meth:`JobStore.job_page <jobsched.JobStore.job_page>`,
+    checked; those it shares with ``jobs`` as :func:`check_jobs_args` returns them.
+
+    :raises TypeError: a filter is neither a str nor None; ``scan`` is not an
+        int; or as :func:`check_jobs_args`.
+    :raises ValueError: ``scan`` is below 1 or above 2**63 - 1; or as
+        :func:`check_jobs_args`.
+    """
+    checked = check_jobs_args(statuses=statuses, limit=limit, before=before)
+    for what, value in (("name", name), ("executor", executor), ("tenant", tenant)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{what} must be a str (matched exactly) or None, got {value!r}")
+    if not _is_int(scan):
+        raise TypeError(f"scan must be a positive int, got {scan!r}")
+    if not 1 <= scan <= LARGEST:
+        raise ValueError(f"scan must be from 1 to {LARGEST} (2**63 - 1), got {scan!r}")
+    return checked
+
+
 def check_attempts_args(
     *, since: float | None, job_id: int | None, limit: int
 ) -> tuple[float | None, int | None, int]:
@@ -80,6 +109,15 @@ def check_retry_ids(ids: Collection[int]) -> list[int]:
             raise TypeError(f"retry takes job ids (ints), got {job_id!r}")
         _check_id(job_id, "a job id")
     return wanted
+
+
+def check_limit(limit: int) -> int:
+    """A read's ``limit`` (``JobStore.members``), checked.
+
+    :raises TypeError: it is not an int.
+    :raises ValueError: it is below 1 or above 2**63 - 1.
+    """
+    return _check_limit(limit)
 
 
 def _is_int(value: object) -> bool:

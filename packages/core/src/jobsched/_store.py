@@ -35,6 +35,12 @@ KEY_WIDTH = 3
 
 _COMPLETED = JobStatus.COMPLETED
 
+#: A member reports itself this often (seconds), idle or busy; the dashboard
+#: marks one stale after three missed reports.
+MEMBER_EVERY = 5.0
+#: A member silent this long (seconds) leaves the members list.
+MEMBERS_KEEP = 86_400.0
+
 
 @dataclass(slots=True)
 class NewJob:
@@ -139,6 +145,44 @@ class StoredJob:
     payload: bytes
     tenant: str | None = None
     depends_on: tuple[int, ...] = field(default_factory=tuple)
+
+
+@dataclass(slots=True)
+class JobPage:
+    """One page of :meth:`JobStore.job_page`: the matching jobs, newest first,
+    and where the next (older) page starts."""
+
+    jobs: list[StoredJob]
+    #: Pass as ``before`` for the next page; None: no older job is left to look at.
+    next_before: int | None
+    #: How many jobs the page looked at (its ``scan`` at most).
+    scanned: int = 0
+
+
+@dataclass(slots=True)
+class Member:
+    """A member (one scheduler on the store) as it last reported itself."""
+
+    #: Its owner id, ``host:pid:token`` (see :attr:`host` and :attr:`pid`).
+    owner: str
+    #: Its ``num_workers``: the most attempts it runs at once.
+    workers: int
+    #: Jobs it held (claimed or running) at its report.
+    busy: int
+    #: Wall-clock seconds: when it started, and its last report.
+    started_at: float
+    seen_at: float
+
+    @property
+    def host(self) -> str:
+        """The machine it runs on, from its owner id."""
+        return self.owner.rsplit(":", 2)[0] if self.owner.count(":") >= 2 else self.owner
+
+    @property
+    def pid(self) -> int | None:
+        """Its process id, from its owner id (None when the id is not ``host:pid:token``)."""
+        parts = self.owner.rsplit(":", 2)
+        return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
 
 
 @dataclass(slots=True)
@@ -402,6 +446,84 @@ class JobStore(ABC):
         :raises ValueError: ``limit`` is below 1.
         """
         raise NotImplementedError(f"{type(self).__name__} cannot list jobs")
+
+    async def job_page(
+        self,
+        *,
+        statuses: Collection[JobStatus] = (),
+        name: str | None = None,
+        executor: str | None = None,
+        tenant: str | None = None,
+        limit: int = 50,
+        before: int | None = None,
+        scan: int = 1000,
+    ) -> JobPage:
+        """One page of the jobs that match every filter given, newest first
+        (keyset pagination on the id: pass ``next_before`` back as ``before``).
+
+        A page looks at no more than ``scan`` jobs of ``statuses`` (newest
+        first, ids below ``before``), so it costs the same on any history:
+        a rare name may give a short or empty page whose ``next_before``
+        says where to look on. ``name``, ``executor`` and ``tenant`` match
+        exactly. The default reads :meth:`jobs` and filters the rest; a
+        store may do it in one query.
+
+        :raises TypeError: a filter is neither a str nor None, or as :meth:`jobs`.
+        :raises ValueError: ``limit`` or ``scan`` is below 1, or as :meth:`jobs`.
+        """
+        from ._operator_args import LARGEST, check_page_args
+
+        statuses, limit, before = check_page_args(
+            statuses=statuses,
+            name=name,
+            executor=executor,
+            tenant=tenant,
+            limit=limit,
+            before=before,
+            scan=scan,
+        )
+        if name is None and executor is None and tenant is None:
+            # Nothing left to filter: one page and one row to tell if more exist.
+            rows = await self.jobs(statuses=statuses, limit=limit + 1, before=before)
+            more = len(rows) > limit
+            rows = rows[:limit]
+            return JobPage(rows, rows[-1].id if more else None, len(rows))
+        # One row past the window tells whether anything older is left.
+        window = await self.jobs(statuses=statuses, limit=min(scan + 1, LARGEST), before=before)
+        more = len(window) > scan
+        window = window[:scan]
+        matches = [
+            job
+            for job in window
+            if (name is None or job.name == name)
+            and (executor is None or job.executor == executor)
+            and (tenant is None or job.tenant == tenant)
+        ]
+        if len(matches) > limit:
+            return JobPage(matches[:limit], matches[limit - 1].id, len(window))
+        return JobPage(matches, window[-1].id if more else None, len(window))
+
+    async def report_member(self, member: Member) -> None:
+        """Record a member's report (its heartbeat for the members list), and
+        forget members silent for longer than ``MEMBERS_KEEP`` seconds, so
+        the list stays as small as the fleet.
+
+        The default keeps nothing: a store without a members list.
+        """
+        del member
+
+    async def forget_member(self, owner: str) -> None:
+        """Drop a member that stopped cleanly from the members list."""
+        del owner
+
+    async def members(self, *, limit: int = 200) -> list[Member]:
+        """The members that reported in the last ``MEMBERS_KEEP`` seconds, the
+        most recently seen first; at most ``limit``.
+
+        :raises TypeError: ``limit`` is not an int.
+        :raises ValueError: ``limit`` is below 1.
+        """
+        raise NotImplementedError(f"{type(self).__name__} keeps no members list")
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
         """How many jobs the store holds, by (status, executor)."""

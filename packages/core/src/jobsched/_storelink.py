@@ -39,7 +39,17 @@ from ._members import new_owner
 from ._ratelimit import RateLimit
 from ._retry import RetryPolicy
 from ._state import POLL_INTERVAL as POLL_INTERVAL  # there: `import jobsched` skips this module
-from ._store import Change, Claimed, DueSchedule, JobStore, NewJob, Outcome, mask_password
+from ._store import (
+    MEMBER_EVERY,
+    Change,
+    Claimed,
+    DueSchedule,
+    JobStore,
+    Member,
+    NewJob,
+    Outcome,
+    mask_password,
+)
 
 T = TypeVar("T")
 
@@ -210,6 +220,10 @@ class StoreLink:
         self._commit_wakeup = anyio.Event()
         self._claim_wakeup = anyio.Event()
         self._beat_wakeup = anyio.Event()
+        #: The members list: when this member started, and last reported.
+        self._member_started = self._wall()
+        self._member_reported = -math.inf
+        self._member_failed = False
         self._flushed: list[tuple[int, anyio.Event]] = []
         self._error: BaseException | None = None
         self._progress = anyio.Event()
@@ -846,7 +860,9 @@ class StoreLink:
                 with anyio.move_on_after(every):
                     await self._beat_wakeup.wait()
             if self.closing:
+                await self._forget_member()
                 return
+            await self._report_member(host)
             if not self._holding(host):
                 failures = 0
                 self._outage.drop("renewing leases")
@@ -861,6 +877,42 @@ class StoreLink:
             failures = 0
             self._renew_first = False
             self._ok("renewing leases")
+
+    async def _report_member(self, host: Host) -> None:
+        """Every MEMBER_EVERY seconds: this member's line in the members list."""
+        now = self._wall()
+        if now - self._member_reported < MEMBER_EVERY:
+            return
+        self._member_reported = now
+        member = Member(
+            owner=self.owner,
+            # The scheduler's num_workers; a host without one reports 0.
+            workers=int(getattr(host, "_num_workers", 0)),
+            busy=len(host.held()),
+            started_at=self._member_started,
+            seen_at=now,
+        )
+        try:
+            await self.store.report_member(member)
+        except StoreUnavailableError:
+            pass  # the leases' own beats report an outage; the next report retries
+        except Exception:
+            # The members list is for people: a store that fails it in a way
+            # of its own must not end the heartbeat, which keeps the leases.
+            if not self._member_failed:
+                self._member_failed = True
+                logger.warning(
+                    "the store %s could not record this member for the members list; "
+                    "its jobs are not affected",
+                    self.store.url,
+                    exc_info=True,
+                )
+
+    async def _forget_member(self) -> None:
+        with anyio.move_on_after(MEMBER_EVERY, shield=True):
+            # Unreachable: it goes stale, then leaves the list after MEMBERS_KEEP.
+            with contextlib.suppress(StoreUnavailableError):
+                await self.store.forget_member(self.owner)
 
 
 def _watches_finished(store: JobStore) -> bool:

@@ -16,10 +16,11 @@ import ipaddress
 import time
 from collections.abc import AsyncIterator, Collection, Mapping
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -28,9 +29,11 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jobsched import JobStatus, JobStore, StoreUnavailableError, open_store
-from jobsched._store import StoredJob
+from jobsched._jobs import check_own_id, own_number
+from jobsched._operator_args import LARGEST
+from jobsched._store import MEMBER_EVERY, JobPage, StoredJob
 
-from . import _views
+from . import _payload, _views
 
 #: Seconds of history the chart and the timeline show (``?minutes=`` changes it).
 WINDOW = 300.0
@@ -43,6 +46,21 @@ ATTEMPTS_LIMIT = 1_000
 #: Waiting jobs read for the queue (the newest), failures for their list.
 WAITING_LIMIT = 200
 FAILURES_LIMIT = 25
+#: Jobs a page of the job list shows, and the most it looks at to find them
+#: (``JobStore.job_page``): a page costs the same on any history.
+PAGE_LIMIT = 50
+PAGE_SCAN = 1_000
+#: A bulk retry or cancel acts on at most this many jobs per request, and
+#: looks at no more than ``BULK_PAGES`` pages of ``PAGE_SCAN`` to find them;
+#: the page says when more are left (press again).
+BULK_LIMIT = 1_000
+BULK_PAGES = 20
+#: The statuses each bulk action applies to (others in the filter are ignored).
+UNFINISHED = (JobStatus.PENDING, JobStatus.RETRY_WAIT, JobStatus.RUNNING)
+#: Members listed (the most recently seen), and after how many missed
+#: reports one is marked stale.
+MEMBERS_LIMIT = 200
+STALE_AFTER = 3 * MEMBER_EVERY
 #: Upstream jobs fetched to tell what blocked jobs wait on.
 UPSTREAMS_LIMIT = 100
 #: The page's script refreshes its live part this often (milliseconds).
@@ -103,6 +121,7 @@ def create_app(
     )
     env.filters["clock"] = _clock
     env.filters["ago"] = _ago
+    env.filters["member"] = _views.member_name
     dashboard = _Dashboard(store, token, env)
 
     @contextlib.asynccontextmanager
@@ -116,10 +135,14 @@ def create_app(
     routes = [
         Route("/", dashboard.index),
         Route("/live", dashboard.live),
-        Route("/jobs/{job_id:int}", dashboard.job),
-        Route("/jobs/{job_id:int}/live", dashboard.job_live),
-        Route("/jobs/{job_id:int}/cancel", dashboard.cancel, methods=["POST"]),
-        Route("/jobs/{job_id:int}/retry", dashboard.retry, methods=["POST"]),
+        Route("/jobs", dashboard.job_list),
+        Route("/members", dashboard.members),
+        Route("/jobs/retry", dashboard.bulk_retry, methods=["POST"]),
+        Route("/jobs/cancel", dashboard.bulk_cancel, methods=["POST"]),
+        Route("/jobs/{job_id:job}", dashboard.job),
+        Route("/jobs/{job_id:job}/live", dashboard.job_live),
+        Route("/jobs/{job_id:job}/cancel", dashboard.cancel, methods=["POST"]),
+        Route("/jobs/{job_id:job}/retry", dashboard.retry, methods=["POST"]),
         Mount("/static", StaticFiles(packages=[("jobsched_dashboard", "static")]), name="static"),
     ]
     app = Starlette(
@@ -225,6 +248,60 @@ class _Dashboard:
     async def job_live(self, request: Request) -> Response:
         return self.render("job_live.html", **await self.job_context(request.path_params["job_id"]))
 
+    async def job_list(self, request: Request) -> Response:
+        """The job list: filtered, paged by id, and a lookup by id (``?id=job-12``)."""
+        query = request.query_params
+        lookup = query.get("id", "").strip()
+        if lookup:
+            job_id = _job_id(lookup)
+            if await self.store.fetch(job_id) is None:
+                raise HTTPException(404, f"no job-{job_id} in the store {self.store.url}")
+            return RedirectResponse(f"/jobs/{job_id}", status_code=303)
+        filters = _filters(request)
+        before = _before(query.get("before"))
+        page = await self.store.job_page(
+            **filters.store_args(), limit=PAGE_LIMIT, before=before, scan=PAGE_SCAN
+        )
+        return self.render(
+            "jobs.html",
+            now=time.time(),
+            page=page,
+            filters=filters,
+            before=before,
+            all_statuses=_views.STATUS_ORDER,
+            next_url=None
+            if page.next_before is None
+            else f"/jobs?{filters.query(before=page.next_before)}",
+            first_url=f"/jobs?{filters.query()}",
+            retry_url=f"/jobs/retry?{filters.query()}",
+            cancel_url=f"/jobs/cancel?{filters.query()}",
+            can_bulk_retry=bool(filters.narrowed(_views.RETRYABLE)),
+            can_bulk_cancel=bool(filters.narrowed(UNFINISHED)),
+            done=_done(request),
+            page_scan=PAGE_SCAN,
+            bulk_limit=BULK_LIMIT,
+        )
+
+    async def members(self, request: Request) -> Response:
+        """Every member that reported: owner, host, pid, workers, busy, last heartbeat."""
+        now = time.time()
+        try:
+            found = await self.store.members(limit=MEMBERS_LIMIT)
+        except NotImplementedError:
+            found, supported = [], False
+        else:
+            supported = True
+        return self.render(
+            "members.html",
+            now=now,
+            members=found,
+            names=_views.member_names(m.owner for m in found),
+            supported=supported,
+            stale_after=STALE_AFTER,
+            capped=len(found) >= MEMBERS_LIMIT,
+            members_limit=MEMBERS_LIMIT,
+        )
+
     async def overview(self, window: float) -> dict[str, Any]:
         """Everything the main page shows: five paged reads and a few fetches."""
         store = self.store
@@ -251,6 +328,7 @@ class _Dashboard:
             "waiting_capped": len(waiting) >= WAITING_LIMIT,
             "waiting_limit": WAITING_LIMIT,
             "failures": failures,
+            "failures_limit": FAILURES_LIMIT,
             "schedules": schedules,
         }
 
@@ -261,10 +339,16 @@ class _Dashboard:
         now = time.time()
         attempts = await self.store.attempts(job_id=job_id)
         upstreams = await self.fetch_all(job.depends_on[:UPSTREAMS_LIMIT])
+        # The member that ran it: the job row names only a live owner, and an
+        # attempt row (or the job's last one) keeps who ran each.
+        ran_by = job.owner or next((a.owner for a in reversed(attempts) if a.owner), None)
         return {
             "now": now,
             "job": job,
             "attempts": attempts,
+            "ran_by": ran_by,
+            "call": _payload.job(job.payload),
+            "result": _payload.result(job.result),
             # (id, job or None when pruned) in the order the job names them.
             "upstreams": [(u, upstreams.get(u)) for u in job.depends_on[:UPSTREAMS_LIMIT]],
             "more_upstreams": max(0, len(job.depends_on) - UPSTREAMS_LIMIT),
@@ -316,6 +400,54 @@ class _Dashboard:
                 "cancelled job can be retried",
             )
         return RedirectResponse(f"/jobs/{job_id}?done=retry", status_code=303)
+
+    async def bulk_retry(self, request: Request) -> Response:
+        return await self.bulk(request, "retry")
+
+    async def bulk_cancel(self, request: Request) -> Response:
+        return await self.bulk(request, "cancel")
+
+    async def bulk(self, request: Request, action: str) -> Response:
+        """Retry or cancel the jobs the list's filters (in the query string) select."""
+        refused = await self.refuse(request, action)
+        if refused is not None:
+            return refused
+        filters = _filters(request)
+        applies = _views.RETRYABLE if action == "retry" else UNFINISHED
+        statuses = filters.narrowed(applies)
+        if not statuses:
+            wanted = ", ".join(s.value for s in filters.statuses)
+            able = ", ".join(s.value for s in STATUS_NAMES if s in applies)
+            return self.error(
+                409,
+                f"Nothing to {action}",
+                f"the filter selects only {wanted} jobs; {action} applies to {able} jobs",
+            )
+        args = {**filters.store_args(), "statuses": statuses}
+        done = 0
+        before: int | None = None
+        more = False
+        now = time.time()
+        for _ in range(BULK_PAGES):
+            page: JobPage = await self.store.job_page(
+                **args, limit=BULK_LIMIT - done, before=before, scan=PAGE_SCAN
+            )
+            ids = [job.id for job in page.jobs]
+            if ids and action == "retry":
+                done += len(await self.store.retry(ids, now))
+            elif ids:
+                await self.store.cancel(ids, now)
+                done += len(ids)
+            before = page.next_before
+            if before is None:
+                break
+            if done >= BULK_LIMIT:
+                more = True
+                break
+        else:
+            more = before is not None
+        done_query = urlencode({"done": action, "n": done, "more": int(more)})
+        return RedirectResponse(f"/jobs?{filters.query()}&{done_query}", status_code=303)
 
     async def refuse(self, request: Request, action: str) -> Response | None:
         """A 403 page unless the request carries the configured token."""
@@ -383,6 +515,133 @@ def _window(request: Request) -> float:
     return int(text) * 60.0
 
 
+#: The statuses in the order the filters list them.
+STATUS_NAMES = _views.STATUS_ORDER
+
+
+class _Filters:
+    """The job list's filters, from a query string: statuses, name, executor, tenant."""
+
+    def __init__(
+        self,
+        statuses: tuple[JobStatus, ...],
+        name: str | None,
+        executor: str | None,
+        tenant: str | None,
+    ) -> None:
+        self.statuses = statuses
+        self.name = name
+        self.executor = executor
+        self.tenant = tenant
+
+    def store_args(self) -> dict[str, Any]:
+        return {
+            "statuses": self.statuses,
+            "name": self.name,
+            "executor": self.executor,
+            "tenant": self.tenant,
+        }
+
+    def narrowed(self, applies: Collection[JobStatus]) -> tuple[JobStatus, ...]:
+        """The filter's statuses an action applies to (all of ``applies`` when none is chosen)."""
+        chosen = self.statuses or STATUS_NAMES
+        return tuple(s for s in chosen if s in applies)
+
+    def query(self, **extra: Any) -> str:
+        """The filters (and ``extra``) as a query string, escaped."""
+        pairs: list[tuple[str, Any]] = [("status", s.value) for s in self.statuses]
+        pairs += [
+            (key, value)
+            for key, value in (
+                ("name", self.name),
+                ("executor", self.executor),
+                ("tenant", self.tenant),
+            )
+            if value is not None
+        ]
+        pairs += list(extra.items())
+        return urlencode(pairs)
+
+
+def _filters(request: Request) -> _Filters:
+    query = request.query_params
+    statuses = []
+    for text in query.getlist("status"):
+        if not text:
+            continue
+        try:
+            statuses.append(JobStatus(text.strip().lower()))
+        except ValueError:
+            known = ", ".join(s.value for s in STATUS_NAMES)
+            raise HTTPException(
+                400, f"status must be one of {known}, got {text!r}; e.g. /jobs?status=failed"
+            ) from None
+    texts = {}
+    for key in ("name", "executor", "tenant"):
+        value = query.get(key, "")
+        texts[key] = value if value.strip() else None
+    return _Filters(tuple(dict.fromkeys(statuses)), **texts)
+
+
+def _job_id(text: str) -> int:
+    """A job's number as typed into the lookup: ``job-12`` or ``12``, the
+    number an id of your own is listed by (``job--53568``), or that id itself
+    (``order-42``), as the CLI takes them."""
+    typed = text.strip()
+    digits = typed[4:] if typed.lower().startswith("job-") else typed
+    number = _number(digits)
+    if number is not None:
+        return number
+    try:
+        return own_number(check_own_id(typed))
+    except (TypeError, ValueError):
+        raise HTTPException(
+            400, f"{text!r} is not a job id; look up job-12, 12 or an id given at submit"
+        ) from None
+
+
+def _number(text: str) -> int | None:
+    """A job's number (negative for an id of your own), or None."""
+    body = text[1:] if text.startswith("-") else text
+    if not (body.isascii() and body.isdigit() and len(body) < 20) or int(body) > LARGEST:
+        return None
+    return -int(body) if text.startswith("-") else int(body)
+
+
+def _before(text: str | None) -> int | None:
+    if text is None or text == "":
+        return None
+    number = _number(text)
+    if number is None:
+        raise HTTPException(400, f"before must be a job's number, got {text!r}")
+    return number
+
+
+class _JobNumber(Convertor[int]):
+    """A job's number in a path: negative for an id given at submit (the
+    built-in ``int`` takes digits only, so those jobs' pages were 404)."""
+
+    regex = "-?[0-9]+"
+
+    def convert(self, value: str) -> int:
+        return int(value)
+
+    def to_string(self, value: int) -> str:
+        return str(value)
+
+
+register_url_convertor("job", _JobNumber())
+
+
+def _done(request: Request) -> dict[str, Any] | None:
+    """What a bulk action's redirect reports (``done``, ``n``, ``more``), if well formed."""
+    query = request.query_params
+    action, n = query.get("done"), query.get("n", "")
+    if action not in ("retry", "cancel") or not (n.isascii() and n.isdigit() and len(n) < 10):
+        return None
+    return {"action": action, "n": int(n), "more": query.get("more") == "1"}
+
+
 def _bearer(headers: Mapping[str, str]) -> str | None:
     scheme, _, value = headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer":
@@ -418,13 +677,14 @@ def _form_field(body: bytes, name: str) -> str | None:
 
 
 def _clock(ts: float | None) -> str:
-    """A wall-clock time as ``HH:MM:SS`` UTC (and the date when not today)."""
+    """A wall-clock time as ``HH:MM:SS UTC`` (the date too when not today's):
+    UTC, said so, as the CLI shows every time."""
     if ts is None:
         return "—"
     here = time.gmtime(ts)
     if time.strftime("%Y-%m-%d", here) != time.strftime("%Y-%m-%d", time.gmtime()):
-        return time.strftime("%Y-%m-%d %H:%M:%S", here)
-    return time.strftime("%H:%M:%S", here)
+        return time.strftime("%Y-%m-%d %H:%M:%S UTC", here)
+    return time.strftime("%H:%M:%S UTC", here)
 
 
 def _ago(ts: float | None, now: float) -> str:

@@ -34,6 +34,32 @@ TIMELINE_WIDTH, LANE_HEIGHT = 900, 16
 MIN_BAR = 2.0
 
 
+# ── members ─────────────────────────────────────────────────────────────────
+
+
+def member_name(owner: str | None) -> str:
+    """A member's id as a person reads it: ``host:pid`` (the id is
+    ``host:pid:token``; the token only tells runs of one pid apart)."""
+    if not owner:
+        return ""
+    host, _, rest = owner.rpartition(":")
+    head, _, pid = host.rpartition(":")
+    if head and pid.isdigit() and len(rest) == 8 and all(c in "0123456789abcdef" for c in rest):
+        return host
+    return owner
+
+
+def member_names(owners: Iterable[str | None]) -> dict[str, str]:
+    """Each owner id's readable name: ``host:pid``, or the whole id where two
+    members share a ``host:pid`` (two schedulers in one process)."""
+    ids = sorted({o for o in owners if o})
+    short = {o: member_name(o) for o in ids}
+    taken: dict[str, int] = {}
+    for name in short.values():
+        taken[name] = taken.get(name, 0) + 1
+    return {o: (name if taken[name] == 1 else o) for o, name in short.items()}
+
+
 # ── counts ──────────────────────────────────────────────────────────────────
 
 
@@ -76,6 +102,10 @@ class Chart:
     finished_now: float
     width: int = CHART_WIDTH
     height: int = CHART_HEIGHT
+    #: The y axis: (y, label) at 0, half the peak and the peak, per second.
+    y_ticks: list[tuple[float, str]] = field(default_factory=list)
+    #: The x axis: (x, label) every so many seconds back from now, and "now".
+    x_ticks: list[tuple[float, str]] = field(default_factory=list)
 
 
 def throughput(
@@ -100,16 +130,36 @@ def throughput(
 
     def line(rates: list[float]) -> str:
         step = CHART_WIDTH / max(1, n - 1)
-        return " ".join(
-            f"{i * step:.1f},{CHART_HEIGHT - r / peak * (CHART_HEIGHT - 4) - 2:.1f}"
-            for i, r in enumerate(rates)
-        )
+        return " ".join(f"{i * step:.1f},{_rate_y(r, peak):.1f}" for i, r in enumerate(rates))
 
     # The newest bucket is still filling; the one before it is the last whole one.
     last = n - 2 if n > 1 else 0
+    span = n * bucket
+    y_ticks = [(_rate_y(r, peak), f"{_rate(r)}/s") for r in (0.0, peak / 2, peak)]
+    step = _tick_step(span)
+    x_ticks = [(CHART_WIDTH - back / span * CHART_WIDTH, f"-{_short(back)}")
+               for back in _frange(step, span + step / 2, step)]  # fmt: skip
+    x_ticks.append((float(CHART_WIDTH), "now"))
     return Chart(
-        line(rates_s), line(rates_f), peak, bucket, n * bucket, rates_s[last], rates_f[last]
+        line(rates_s),
+        line(rates_f),
+        peak,
+        bucket,
+        span,
+        rates_s[last],
+        rates_f[last],
+        y_ticks=y_ticks,
+        x_ticks=sorted((round(x, 1), label) for x, label in x_ticks),
     )
+
+
+def _rate_y(rate: float, peak: float) -> float:
+    return round(CHART_HEIGHT - rate / peak * (CHART_HEIGHT - 4) - 2, 1)
+
+
+def _rate(rate: float) -> str:
+    """A rate as an axis label: ``0``, ``0.5``, ``20``."""
+    return f"{rate:.2f}".rstrip("0").rstrip(".") if rate < 10 else f"{rate:.0f}"
 
 
 def _nice_ceiling(x: float) -> float:
@@ -157,6 +207,8 @@ class Lane:
     owner: str
     slot: int
     y: float
+    #: The member as the page names it (see :func:`member_names`).
+    label: str = ""
 
 
 @dataclass(slots=True)
@@ -209,12 +261,13 @@ def timeline(attempts: Sequence[Attempt], now: float, window: float = 300.0) -> 
     out = Timeline(window=window)
     placed: dict[tuple[int, int], Bar] = {}
     y = 0.0
+    names = member_names(by_owner)
     for owner in sorted(by_owner):
         rows = by_owner[owner]
         spans = [(a.started_at, now if a.finished_at is None else a.finished_at) for a in rows]
         slots = pack(spans)
         for slot in range(max(slots) + 1):
-            out.lanes.append(Lane(owner, slot, y + slot * LANE_HEIGHT))
+            out.lanes.append(Lane(owner, slot, y + slot * LANE_HEIGHT, names.get(owner, owner)))
         for a, (start, end), slot in zip(rows, spans, slots, strict=True):
             x = max(0.0, (start - t0) * scale)
             x_end = min(float(TIMELINE_WIDTH), (end - t0) * scale)

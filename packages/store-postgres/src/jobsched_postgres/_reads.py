@@ -8,8 +8,13 @@ from typing import Any, TypeVar
 
 from jobsched._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
 from jobsched._enums import JobStatus
-from jobsched._operator_args import check_attempts_args, check_jobs_args, check_retry_ids
-from jobsched._store import Attempt, JobStore, StoredJob, StoredSchedule
+from jobsched._operator_args import (
+    check_attempts_args,
+    check_jobs_args,
+    check_limit,
+    check_retry_ids,
+)
+from jobsched._store import MEMBERS_KEEP, Attempt, JobStore, Member, StoredJob, StoredSchedule
 
 from . import _sql
 
@@ -22,6 +27,18 @@ _COLUMNS = (
     "ORDER BY upstream)"
 )
 _RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
+
+# jobsched_members: one row per member that reported (the members list),
+# made by the first report under an advisory lock of its own (two members
+# creating it at once would otherwise collide in the catalog); a database no
+# member reported to has none, and reads as no members. Reports delete rows
+# silent for MEMBERS_KEEP, so the table is as small as the fleet.
+_MEMBERS_LOCK = 0x6A6F6273_6D656D62  # "jobsmemb"
+_MEMBERS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS jobsched_members (owner text PRIMARY KEY, "
+    "workers integer NOT NULL, busy integer NOT NULL, started_at double precision NOT NULL, "
+    "seen_at double precision NOT NULL)"
+)
 
 
 class Reads(JobStore):
@@ -113,6 +130,49 @@ class Reads(JobStore):
             ).fetchall()
         )
         return [StoredSchedule(i, next_fire, owner) for i, next_fire, owner in rows]
+
+    async def report_member(self, member: Member) -> None:
+        made = getattr(self, "_members_made", False)
+
+        def report(conn: _sql.Conn) -> None:
+            if not made:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MEMBERS_LOCK,))
+                conn.execute(_MEMBERS_TABLE)
+            conn.execute(
+                "INSERT INTO jobsched_members (owner, workers, busy, started_at, seen_at) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (owner) DO UPDATE SET "
+                "workers = excluded.workers, busy = excluded.busy, seen_at = excluded.seen_at",
+                (member.owner, member.workers, member.busy, member.started_at, member.seen_at),
+            )
+            conn.execute(
+                "DELETE FROM jobsched_members WHERE seen_at < %s",
+                (member.seen_at - MEMBERS_KEEP,),
+            )
+
+        await self._run(report)
+        self._members_made = True
+
+    async def forget_member(self, owner: str) -> None:
+        def forget(conn: _sql.Conn) -> None:
+            if _has_members(conn):
+                conn.execute("DELETE FROM jobsched_members WHERE owner = %s", (owner,))
+
+        await self._run(forget)
+
+    async def members(self, *, limit: int = 200) -> list[Member]:
+        limit = check_limit(limit)
+
+        def read(conn: _sql.Conn) -> list[Member]:
+            if not _has_members(conn):
+                return []
+            rows = conn.execute(
+                "SELECT owner, workers, busy, started_at, seen_at FROM jobsched_members "
+                "ORDER BY seen_at DESC, owner LIMIT %s",
+                (limit,),
+            ).fetchall()
+            return [Member(*row) for row in rows]
+
+        return await self._run(read)
 
     async def retry(self, ids: Collection[int], now: float) -> list[int]:
         wanted = check_retry_ids(ids)
@@ -213,3 +273,8 @@ def attempts_query(since: float | None, job_id: int | None, limit: int) -> tuple
         "ORDER BY started_at, job_id, attempt"
     )
     return sql, [*params, limit]
+
+
+def _has_members(conn: _sql.Conn) -> bool:
+    row = conn.execute("SELECT to_regclass('jobsched_members') IS NOT NULL").fetchone()
+    return bool(row and row[0])

@@ -15,7 +15,7 @@ from typing import Any
 
 from jobsched._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
 from jobsched._enums import JobStatus
-from jobsched._store import Attempt, StoredJob, StoredSchedule
+from jobsched._store import MEMBERS_KEEP, Attempt, Member, StoredJob, StoredSchedule
 
 #: The statuses ``retry`` takes back; any other job is left alone.
 RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
@@ -260,3 +260,47 @@ def retry(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[in
         if row is not None:
             done.append(row[0])
     return done
+
+
+# members: one row per member that reported (its heartbeat for the members
+# list), made by the first report: a file no scheduler reports to (an old
+# one, or one only read) has no such table, and reads as no members. Reports
+# delete rows silent for MEMBERS_KEEP, so the table is as small as the fleet.
+_MEMBERS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS members (owner TEXT PRIMARY KEY, workers INTEGER NOT NULL, "
+    "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL) WITHOUT ROWID"
+)
+
+
+def report_member(conn: sqlite3.Connection, member: Member) -> None:
+    conn.execute(_MEMBERS_TABLE)
+    conn.execute(
+        "INSERT INTO members (owner, workers, busy, started_at, seen_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (owner) DO UPDATE SET workers = excluded.workers, busy = excluded.busy, "
+        "seen_at = excluded.seen_at",
+        (member.owner, member.workers, member.busy, member.started_at, member.seen_at),
+    )
+    conn.execute("DELETE FROM members WHERE seen_at < ?", (member.seen_at - MEMBERS_KEEP,))
+
+
+def forget_member(conn: sqlite3.Connection, owner: str) -> None:
+    if _has_members(conn):
+        conn.execute("DELETE FROM members WHERE owner = ?", (owner,))
+
+
+def members(conn: sqlite3.Connection, limit: int) -> list[Member]:
+    if not _has_members(conn):
+        return []
+    rows = conn.execute(
+        "SELECT owner, workers, busy, started_at, seen_at FROM members "
+        "ORDER BY seen_at DESC, owner LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [Member(*row) for row in rows]
+
+
+def _has_members(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'members'"
+    ).fetchone()
+    return row is not None

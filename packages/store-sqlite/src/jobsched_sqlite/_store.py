@@ -22,13 +22,19 @@ from jobsched import RateLimit
 from jobsched._enums import JobStatus
 from jobsched._exceptions import StoreUnavailableError
 from jobsched._members import TakeoverLooks
-from jobsched._operator_args import check_attempts_args, check_jobs_args, check_retry_ids
+from jobsched._operator_args import (
+    check_attempts_args,
+    check_jobs_args,
+    check_limit,
+    check_retry_ids,
+)
 from jobsched._store import (
     Attempt,
     Change,
     Claimed,
     DueSchedule,
     JobStore,
+    Member,
     NewJob,
     Outcome,
     Recorded,
@@ -356,3 +362,13 @@ class SQLiteStore(JobStore):
         if not wanted:
             return []
         return await self._write_async(lambda conn: _operator.retry(conn, wanted, now))
+
+    async def report_member(self, member: Member) -> None:
+        await self._write_async(lambda conn: _operator.report_member(conn, member))
+
+    async def forget_member(self, owner: str) -> None:
+        await self._write_async(lambda conn: _operator.forget_member(conn, owner))
+
+    async def members(self, *, limit: int = 200) -> list[Member]:
+        limit = check_limit(limit)
+        return await self._read_async(lambda conn: _operator.members(conn, limit))

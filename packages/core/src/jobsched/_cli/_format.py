@@ -10,7 +10,7 @@ import json
 import re
 import time
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from .._store import Attempt, StoredJob
@@ -21,18 +21,19 @@ def job_id(number: int) -> str:
     return f"job-{number}"
 
 
-def local_time(when: float | None) -> str:
-    """``2026-12-01 14:03:07`` in local time; ``-`` for no time."""
+def utc_time(when: float | None) -> str:
+    """``2026-12-01 14:03:07 UTC``: every time the CLI and the dashboard show
+    is UTC, said so, whatever the machine's zone; ``-`` for no time."""
     if when is None:
         return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when))
 
 
 def iso_time(when: float | None) -> str | None:
-    """ISO 8601 in local time with its UTC offset, to the millisecond; None stays None."""
+    """ISO 8601 in UTC (``+00:00``), to the millisecond; None stays None."""
     if when is None:
         return None
-    return datetime.fromtimestamp(when).astimezone().isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(when, timezone.utc).isoformat(timespec="milliseconds")
 
 
 def duration(seconds: float | None) -> str:

@@ -133,7 +133,7 @@ def jobs(store_url: str | None, statuses: tuple[JobStatus, ...], limit: int, as_
                 fmt.one_line(job.name, 30),
                 job.status.value,
                 str(job.attempts),
-                fmt.local_time(job.submitted_at),
+                fmt.utc_time(job.submitted_at),
                 fmt.duration(fmt.run_time(job.started_at, job.finished_at, now)),
                 fmt.one_line(job.last_error),
             ]
@@ -170,10 +170,10 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
             ("status", f"{stored.status.value} ({_attempts(stored.attempts)})"),
             ("executor", stored.executor),
             ("tenant", stored.tenant or "-"),
-            ("submitted", fmt.local_time(stored.submitted_at)),
-            ("run at", fmt.local_time(stored.run_at)),
-            ("started", fmt.local_time(stored.started_at)),
-            ("finished", fmt.local_time(stored.finished_at)),
+            ("submitted", fmt.utc_time(stored.submitted_at)),
+            ("run at", fmt.utc_time(stored.run_at)),
+            ("started", fmt.utc_time(stored.started_at)),
+            ("finished", fmt.utc_time(stored.finished_at)),
             ("ran", fmt.duration(ran)),
             ("owner", stored.owner or "-"),
             ("depends on", ", ".join(fmt.job_id(n) for n in stored.depends_on) or "-"),
@@ -186,7 +186,7 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
                 [
                     str(a.attempt),
                     "retried" if a.status is JobStatus.RETRY_WAIT else a.status.value,
-                    fmt.local_time(a.started_at),
+                    fmt.utc_time(a.started_at),
                     fmt.duration(fmt.run_time(a.started_at, a.finished_at, now)),
                     a.owner or "-",
                     fmt.one_line(a.error),
@@ -233,28 +233,95 @@ def cancel(job: int, store_url: str | None) -> None:
     _run(store_url, action)
 
 
-@cli.command()
-@click.argument("job", type=JobIdType(), metavar="JOB_ID")
-@store_option
-def retry(job: int, store_url: str | None) -> None:
-    """Run a failed, timed-out or cancelled job again."""
+#: ``retry --all`` looks at this many jobs a page and requeues each page's at once.
+RETRY_PAGE = 1_000
 
-    async def action(store: JobStore) -> None:
+
+@cli.command()
+@click.argument("job", type=JobIdType(), metavar="[JOB_ID]", required=False)
+@store_option
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Retry every failed, timed-out and cancelled job that matches the filters below.",
+)
+@click.option(
+    "--status",
+    "statuses",
+    type=StatusType(),
+    multiple=True,
+    metavar="S",
+    help="With --all: only jobs with status S (failed, timed_out, cancelled); repeatable.",
+)
+@click.option("--name", metavar="NAME", help="With --all: only jobs with this name.")
+@click.option("--executor", metavar="NAME", help="With --all: only jobs on this executor.")
+@click.option("--tenant", metavar="T", help="With --all: only this tenant's jobs.")
+def retry(
+    job: int | None,
+    store_url: str | None,
+    every: bool,
+    statuses: tuple[JobStatus, ...],
+    name: str | None,
+    executor: str | None,
+    tenant: str | None,
+) -> None:
+    """Run a failed, timed-out or cancelled job again (or, with --all, every one that matches)."""
+    filtered = bool(statuses) or name is not None or executor is not None or tenant is not None
+    if every and job is not None:
+        raise UserError("give a JOB_ID or --all, not both")
+    if filtered and not every:
+        raise UserError(
+            "--status, --name, --executor and --tenant select jobs for --all; add --all"
+        )
+    if not every and job is None:
+        raise UserError(
+            "give a JOB_ID to retry one job, or --all (with --status, --name, --executor, "
+            "--tenant) to retry every one that matches"
+        )
+    wrong = [s.value for s in statuses if s not in RETRYABLE]
+    if wrong:
+        raise UserError(
+            f"--status {', '.join(wrong)}: only failed, timed_out or cancelled jobs can be retried"
+        )
+
+    async def retry_all(store: JobStore) -> None:
+        before: int | None = None
+        requeued = 0
+        while True:
+            page = await store.job_page(
+                statuses=statuses or RETRYABLE,
+                name=name,
+                executor=executor,
+                tenant=tenant,
+                limit=RETRY_PAGE,
+                before=before,
+                scan=RETRY_PAGE,
+            )
+            if page.jobs:
+                requeued += len(await store.retry([j.id for j in page.jobs], time.time()))
+            if page.next_before is None:
+                break
+            before = page.next_before
+        click.echo(f"{requeued} job(s) queued again" if requeued else "no job to retry matches")
+
+    async def retry_one(store: JobStore) -> None:
+        assert job is not None
         stored = await _fetch(store, job)
-        name = fmt.job_id(job)
+        label = fmt.job_id(job)
         if stored.status not in RETRYABLE:
             raise UserError(
-                f"{name} is {stored.status.value}: only failed, timed_out or cancelled jobs "
+                f"{label} is {stored.status.value}: only failed, timed_out or cancelled jobs "
                 "can be retried"
             )
         if job not in await store.retry([job], time.time()):
             after = await _fetch(store, job)
-            raise UserError(f"{name} is {after.status.value} now: not retried")
+            raise UserError(f"{label} is {after.status.value} now: not retried")
         click.echo(
-            f"{name} queued again (attempt {stored.attempts + 1} runs when a worker is free)"
+            f"{label} queued again (attempt {stored.attempts + 1} runs when a worker is free)"
         )
 
-    _run(store_url, action)
+    _run(store_url, retry_all if every else retry_one)
 
 
 @cli.command()
@@ -303,7 +370,7 @@ def stats(store_url: str | None, as_json: bool) -> None:
             lines += [
                 fmt.table(
                     ["SCHEDULE", "NEXT FIRE", "FIRING ON"],
-                    [[s.id, fmt.local_time(s.next_fire), s.owner or "-"] for s in schedules],
+                    [[s.id, fmt.utc_time(s.next_fire), s.owner or "-"] for s in schedules],
                 )
             ]
         else:

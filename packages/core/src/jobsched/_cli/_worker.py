@@ -123,7 +123,12 @@ def worker(
 
 class _Printable(logging.Formatter):
     """Log lines with control characters escaped: a job's name or error, in
-    a failure's line or its traceback, must not drive the operator's terminal."""
+    a failure's line or its traceback, must not drive the operator's terminal.
+    Times in UTC, said so, as everywhere in the CLI and the dashboard."""
+
+    converter = time.gmtime
+    default_time_format = "%Y-%m-%d %H:%M:%S"
+    default_msec_format = "%s,%03d UTC"
 
     def format(self, record: logging.LogRecord) -> str:
         return printable(super().format(record), keep="\n")
