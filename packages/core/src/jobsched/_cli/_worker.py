@@ -126,7 +126,7 @@ class _Printable(logging.Formatter):
     a failure's line or its traceback, must not drive the operator's terminal.
     Times in UTC, said so, as everywhere in the CLI and the dashboard."""
 
-    converter = time.gmtime
+    converter = time.gmtime  # type: ignore[assignment]  # logging's own idiom; mypy picks an arity-0 form
     default_time_format = "%Y-%m-%d %H:%M:%S"
     default_msec_format = "%s,%03d UTC"
 
