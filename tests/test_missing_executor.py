@@ -114,7 +114,12 @@ async def test_the_store_counts_waiting_jobs_by_missing_executor(
     log = str(tmp_path / "log")
     backing_off = anyio.Event()
     async with js.JobScheduler(store=new_store(), num_workers=2) as w:
-        w.add_listener(lambda job, old, new: new is S.RETRY_WAIT and backing_off.set())
+
+        def listen(job: js.Job, old: js.JobStatus, new: js.JobStatus) -> None:
+            if new is S.RETRY_WAIT:
+                backing_off.set()
+
+        w.add_listener(listen)
         w.submit(Sleeper(log, 0))
         w.submit(Note(log, "done"))
         retrying = w.submit(
