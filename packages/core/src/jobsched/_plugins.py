@@ -29,6 +29,19 @@ _FIRST_PARTY = {
 }
 
 
+def install_hint(name: str) -> str:
+    """What installs the executor ``name``: its extra for this project's
+    executors, or how to provide any other."""
+    dist = _FIRST_PARTY.get(name)
+    if dist is not None:
+        return f'pip install "jobsched-core[{name}]" (the {dist} distribution)'
+    return (
+        f"install the distribution that publishes the {name!r} executor in the "
+        f"{GROUP!r} entry-point group, or pass executors={{{name!r}: ...}} "
+        "to JobScheduler"
+    )
+
+
 def entry_points(group: str) -> list[EntryPoint]:
     """The installed entry points of ``group``."""
     # importlib.metadata costs more to import than the rest of jobsched: it is
@@ -100,18 +113,9 @@ def load_factory(name: str) -> tuple[Callable[[], Executor], EntryPoint]:
     eps = registered().get(name)
     if not eps:
         installed = sorted(registered()) or ["none"]
-        dist = _FIRST_PARTY.get(name)
-        if dist is not None:
-            fix = f'pip install "jobsched-core[{name}]" (the {dist} distribution)'
-        else:
-            fix = (
-                f"install the distribution that publishes the {name!r} executor in the "
-                f"{GROUP!r} entry-point group, or pass executors={{{name!r}: ...}} "
-                "to JobScheduler"
-            )
         raise ExecutorNotFoundError(
             f"no executor named {name!r} is installed (installed: {', '.join(installed)}); "
-            f"to fix: {fix}"
+            f"to fix: {install_hint(name)}"
         )
     factory, ep = load_unique(
         eps,

@@ -402,6 +402,19 @@ class JobStore(ABC):
         """
         return {}
 
+    async def waiting_for_executors(self, installed: Collection[str]) -> dict[str, int]:
+        """Jobs waiting (pending or retry-waiting) on an executor that is not
+        in ``installed``, which no claim of a member with just those
+        executors hands out: executor name -> how many.
+
+        A worker member calls it now and then to tell its operator about
+        jobs it never claims. It reads only the waiting rows, never the
+        finished history. The default has none, so a store without it
+        stays quiet.
+        """
+        del installed  # nothing counted: the default has no such jobs
+        return {}
+
     @abstractmethod
     async def unfinished(self) -> int:
         """How many jobs are not terminal."""

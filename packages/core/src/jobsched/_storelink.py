@@ -32,6 +32,7 @@ from typing import Protocol, TypeVar
 
 import anyio
 
+from . import _plugins
 from ._codec import Codec, key_name
 from ._exceptions import StoreUnavailableError
 from ._log import logger
@@ -76,6 +77,12 @@ STORE_BACKOFF = RetryPolicy(max_retries=0, base_delay=0.05, max_delay=2.0)
 #: Seconds between an idle member's looks for jobs signed by a key it lacks
 #: (a scan of the waiting rows' first bytes), which its claims never see.
 KEYS_EVERY = 10.0
+#: Seconds between a member's looks for jobs waiting on an executor it has
+#: not installed (a count of the waiting rows), which its claims never see.
+EXECUTORS_EVERY = 30.0
+#: Seconds before a member repeats its WARNING about jobs still waiting on an
+#: executor it lacks (one that was resolved and comes back is told at once).
+EXECUTORS_REPEAT = 600.0
 
 
 def prune_every(history_limit: int) -> int:
@@ -242,6 +249,10 @@ class StoreLink:
         self._keys_seen = -math.inf
         #: Key ids this member logged that it lacks: each is logged once.
         self._keys_reported: set[bytes] = set()
+        self._executors_seen = -math.inf
+        #: Executors this member lacks that jobs wait on -> when it last
+        #: logged them (monotonic); a name goes once no job waits on it.
+        self._executors_reported: dict[str, float] = {}
         #: Stored schedules signed by a key this member lacks, logged once each.
         self.unkeyed_schedules: set[str] = set()
         self._host = host
@@ -780,6 +791,11 @@ class StoreLink:
             if idle and clock - self._keys_seen >= KEYS_EVERY:
                 self._keys_seen = clock
                 await self._report_unknown_keys()
+            # Not only when idle: a member kept busy by its own executors'
+            # jobs still tells about those it never claims.
+            if limit > 0 and clock - self._executors_seen >= EXECUTORS_EVERY:
+                self._executors_seen = clock
+                await self._report_missing_executors(executors, clock)
             if claims:
                 continue
             wait = POLL_INTERVAL
@@ -812,6 +828,33 @@ class StoreLink:
                     key_name(kid),
                     held,
                 )
+
+    async def _report_missing_executors(self, installed: Collection[str], clock: float) -> None:
+        """Log a WARNING, once per executor name (again after
+        EXECUTORS_REPEAT, or when it comes back after none waited), for
+        jobs this member never claims because it lacks their executor."""
+        # Retried as every store call is: an outage must not end the claimer.
+        waiting = await self._call(
+            "looking for jobs on executors this member lacks",
+            lambda: self.store.waiting_for_executors(installed),
+        )
+        reported = self._executors_reported
+        for name in [n for n in reported if n not in waiting]:
+            del reported[name]  # resolved: told again if it comes back
+        for name, count in sorted(waiting.items()):
+            if clock - reported.get(name, -math.inf) < EXECUTORS_REPEAT:
+                continue
+            reported[name] = clock
+            logger.warning(
+                "%d job(s) in the store %s wait for the executor %r, which this member has "
+                "not installed (its executors: %s), so it never claims them: they wait for a "
+                "member that has it; to fix, on the workers that should run them: %s",
+                count,
+                self.store.url,
+                name,
+                ", ".join(sorted(installed)) or "none",
+                _plugins.install_hint(name),
+            )
 
     async def heartbeat(self, host: Host) -> None:
         """Extend the leases of held jobs; pass on cancels requested elsewhere."""

@@ -102,6 +102,23 @@ class Reads(JobStore):
         )
         return {bytes(kid): int(n) for kid, n in rows}
 
+    async def waiting_for_executors(self, installed: Collection[str]) -> dict[str, int]:
+        names = sorted(set(installed))
+        # One arm per queue, each through its partial index (the ready one
+        # holds the executor itself): the waiting rows, never the history.
+        arms = " UNION ALL ".join(
+            f"SELECT executor FROM jobsched_jobs WHERE queue = {queue} "
+            "AND executor <> ALL(%(names)s::text[])"
+            for queue in (0, 1, 2)
+        )
+        rows = await self._run(
+            lambda conn: conn.execute(
+                f"SELECT executor, COUNT(*) FROM ({arms}) AS waiting GROUP BY executor",
+                {"names": names},
+            ).fetchall()
+        )
+        return {executor: int(n) for executor, n in rows}
+
     async def attempts(
         self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
     ) -> list[Attempt]:

@@ -151,6 +151,20 @@ def waiting_for_keys(conn: sqlite3.Connection, keys: Collection[bytes]) -> dict[
     return {bytes(kid): n for kid, n in rows}
 
 
+def waiting_for_executors(conn: sqlite3.Connection, installed: Collection[str]) -> dict[str, int]:
+    """Waiting jobs on an executor not in ``installed`` -> how many, by executor."""
+    marks = ", ".join("?" * len(installed))
+    # Read from jobs_status alone (status, executor): the waiting rows'
+    # index entries, never a row of the table nor the history.
+    rows = conn.execute(
+        "SELECT executor, COUNT(*) FROM jobs "
+        "WHERE status IN ('pending', 'retry_wait') AND status != 'completed' "
+        f"AND executor NOT IN ({marks}) GROUP BY executor",
+        tuple(installed),
+    )
+    return dict(rows)
+
+
 def counts(conn: sqlite3.Connection) -> dict[tuple[JobStatus, str], int]:
     # Completed jobs from the table the triggers keep, the rest from the
     # partial index jobs_status (see _schema): neither reads the history.

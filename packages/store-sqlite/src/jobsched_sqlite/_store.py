@@ -347,6 +347,10 @@ class SQLiteStore(JobStore):
     async def waiting_for_keys(self) -> dict[bytes, int]:
         return await self._read_async(lambda conn: _operator.waiting_for_keys(conn, self.key_ids))
 
+    async def waiting_for_executors(self, installed: Collection[str]) -> dict[str, int]:
+        names = sorted(set(installed))
+        return await self._read_async(lambda conn: _operator.waiting_for_executors(conn, names))
+
     async def attempts(
         self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
     ) -> list[Attempt]:
