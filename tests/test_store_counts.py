@@ -554,3 +554,40 @@ async def test_a_schema_3_file_without_ended_counts_is_counted_once_at_open(
         assert await store.counts() == full_count(path)
     finally:
         await store.close()
+
+
+async def test_counting_the_ended_jobs_at_open_fails_whole_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process holding the write lock past the busy timeout: the
+    opening fails naming the file, leaves it as it was, and the next one counts."""
+    from jobsched_sqlite import _schema
+
+    path = tmp_path / "jobs.db"
+    store = SQLiteStore(f"sqlite:///{path}")
+    await store.open()
+    try:
+        await store.add([new(1), new(2, depends_on=(1,))], NOW)
+        await store.cancel([1], NOW)  # 1 cancelled, 2 with it
+    finally:
+        await store.close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("DROP TABLE ended_counts")  # as the code before made schema 3
+    holder.execute("BEGIN IMMEDIATE")
+    monkeypatch.setattr(_schema, "BUSY_TIMEOUT_MS", 50)
+    try:
+        with pytest.raises(js.StoreUnavailableError, match="cannot count the ended jobs of") as e:
+            await SQLiteStore(f"sqlite:///{path}").open()
+        assert str(path) in str(e.value) and "locked" in str(e.value)
+    finally:
+        holder.execute("ROLLBACK")
+    assert (
+        holder.execute("SELECT 1 FROM sqlite_master WHERE name = 'ended_counts'").fetchone() is None
+    )
+    holder.close()
+    store = SQLiteStore(f"sqlite:///{path}")
+    await store.open()
+    try:
+        assert await store.counts() == {(js.JobStatus.CANCELLED, "async"): 2}
+    finally:
+        await store.close()
