@@ -21,7 +21,8 @@ The stores are filled by bulk statements, seconds where a million jobs
 through a scheduler would take far longer: on PostgreSQL one ``INSERT ...
 SELECT generate_series`` per kind of row (its schema's triggers count them
 as the store's statements would be), on SQLite ``executemany`` in one
-transaction, with ``completed_counts`` written as the outcomes would have.
+transaction, with ``completed_counts`` and ``ended_counts`` written as the
+outcomes would have.
 """
 
 from __future__ import annotations
@@ -224,6 +225,7 @@ def fill_sqlite(path: Path, finished: int) -> None:
     conn.execute("PRAGMA synchronous = OFF")
     conn.execute("BEGIN")
     completed = 0
+    ended: dict[tuple[str, str], int] = {}
     for start in range(1, finished + 1, _CHUNK):
         rows = [
             _finished_row(i, finished, now, payload)
@@ -235,7 +237,12 @@ def fill_sqlite(path: Path, finished: int) -> None:
             [(r[0], r[12], r[8], r[9], r[3], r[17]) for r in rows if r[3] != "completed"],
         )
         completed += sum(r[3] == "completed" for r in rows)
-    _sql.count_completed(conn, {"async": completed})  # as the outcomes would have
+        for r in rows:
+            if r[3] != "completed":
+                ended[r[3], r[2]] = ended.get((r[3], r[2]), 0) + 1
+    # As the outcomes would have.
+    _sql.count_completed(conn, {"async": completed})
+    _sql.count_ended(conn, ended)
     first = finished + 1
     pending = first + RUNNING
     blocked = pending + PENDING

@@ -181,6 +181,40 @@ async def test_counts_follow_claims_takeovers_releases_and_cascades(
     assert await store.prune(keep=0) == 1  # job 1, the one finished job
     await same()
     assert sum((await store.counts()).values()) == 6
+    # The ends other than completion, each counted (SQLite keeps them in a
+    # table of its own, by the statements that make them).
+    retry = Outcome(6, taken[6].attempt, js.JobStatus.RETRY_WAIT, NOW + 15, run_at=NOW + 15)
+    assert (await store.record("alive", [retry])).refused == []  # the cancel wins
+    await same()
+    assert (await store.fetch(6)).status is js.JobStatus.CANCELLED  # type: ignore[union-attr]
+    await store.cancel([3, 2], NOW + 15)  # 3 waiting to retry (cancelled), 2 running (flagged)
+    await same()
+    await store.release("alive", [2])  # handed back with a cancel request: cancelled
+    await same()
+    await store.add([new(8, depends_on=(3,)), new(9, "thread", depends_on=(8,))], NOW + 16)
+    await same()  # both added cancelled: 3 was
+    target.age(30)
+    again = {c.id: c for c in await store.claim("alive", 5, executors, NOW + 16, 10)}
+    assert sorted(again) == [4, 5, 7]
+    ends = [
+        Outcome(4, again[4].attempt, js.JobStatus.TIMED_OUT, NOW + 17, error="slow"),
+        Outcome(5, again[5].attempt, js.JobStatus.FAILED, NOW + 17, error="boom"),
+        Outcome(7, again[7].attempt, js.JobStatus.CANCELLED, NOW + 17),
+    ]
+    assert (await store.record("alive", ends)).refused == []
+    await same()
+    counts = await store.counts()
+    assert counts[js.JobStatus.CANCELLED, "async"] == 4  # 2, 6, 7, 8
+    assert counts[js.JobStatus.CANCELLED, "thread"] == 2  # 3, 9
+    assert await store.retry([4, 6, 9, 2], NOW + 18) == [4, 6, 9, 2]
+    await same()
+    assert await store.retry([4, 1, 99], NOW + 18) == []  # pending, pruned, unknown
+    await same()
+    assert await store.prune(keep=2) == 2  # 3, 5, 7, 8 finished: the two oldest go
+    await same()
+    assert await store.prune(keep=0) > 0
+    await same()
+    assert not [key for key in await store.counts() if key[0].is_terminal]
 
 
 @pytest.mark.postgres
@@ -432,5 +466,128 @@ async def test_postgres_counts_writes_from_any_search_path_and_a_truncate(
         assert await store.counts() == {}
         await store.add([new(4)], NOW)
         assert await store.counts() == {(js.JobStatus.PENDING, "async"): 1}
+    finally:
+        await store.close()
+
+
+async def test_sqlite_counts_read_no_ended_row(tmp_path: Path) -> None:
+    """A history of failed, timed-out and cancelled jobs is counted from
+    ended_counts, not row by row (counts() read them all: 14x at 1M jobs)."""
+    store = SQLiteStore(f"sqlite:///{tmp_path / 'jobs.db'}")
+    await store.open()
+    try:
+        conn = store._conn
+        assert conn is not None
+        ends = ("failed", "timed_out", "cancelled")
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO jobs (id, name, executor, status, k0, k1, k2, run_at, submitted_at, "
+            "finished_at, payload) VALUES (?, 'n', 'async', ?, 0, 0, 0, 0, 0, 1, x'')",
+            [(i, ends[i % 3]) for i in range(1, 6_001)],
+        )
+        _sql.count_ended(conn, {(status, "async"): 2_000 for status in ends})  # as outcomes would
+        conn.execute("COMMIT")
+        await store.add([new(10_000)], NOW)
+        steps = 0
+
+        def step() -> int:
+            nonlocal steps
+            steps += 1
+            return 0
+
+        conn.set_progress_handler(step, 100)
+        counts = await store.counts()
+        conn.set_progress_handler(None, 0)
+        assert counts == full_count(tmp_path / "jobs.db")
+        assert steps < 50, steps * 100
+    finally:
+        await store.close()
+
+
+async def test_a_schema_3_file_without_ended_counts_is_counted_once_at_open(
+    tmp_path: Path,
+) -> None:
+    """A file of schema 3 as the code before ended_counts made it gets the
+    table at its first opening, counted from its rows; later openings keep it."""
+    path = tmp_path / "jobs.db"
+    store = SQLiteStore(f"sqlite:///{path}")
+    await store.open()
+    try:
+        await store.add([new(i, "thread" if i % 2 else "async") for i in range(1, 9)], NOW)
+        claimed = await store.claim("m", 6, {"async": 9, "thread": 9}, NOW, 30)
+        ends = [js.JobStatus.FAILED, js.JobStatus.TIMED_OUT, js.JobStatus.CANCELLED]
+        ends += [js.JobStatus.COMPLETED, js.JobStatus.FAILED, js.JobStatus.RETRY_WAIT]
+        outcomes = [
+            Outcome(c.id, c.attempt, status, NOW + 1, run_at=NOW + 9)
+            for c, status in zip(claimed, ends, strict=True)
+        ]
+        assert (await store.record("m", outcomes)).refused == []
+        await store.cancel([7], NOW + 2)
+    finally:
+        await store.close()
+    expected = full_count(path)
+    assert len({s for s, _ in expected if s.is_terminal}) == 4
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("DROP TABLE ended_counts")  # as the code before made schema 3
+    conn.close()
+    for _ in range(2):  # the second opening finds the table and counts nothing again
+        store = SQLiteStore(f"sqlite:///{path}")
+        await store.open()
+        try:
+            assert await store.counts() == expected
+        finally:
+            await store.close()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (
+            3,
+        )
+        rows = conn.execute("SELECT status, executor, n FROM ended_counts ORDER BY 1, 2")
+        assert sum(n for _, _, n in rows) == 5
+    finally:
+        conn.close()
+    store = SQLiteStore(f"sqlite:///{path}")
+    await store.open()
+    try:
+        assert await store.retry([1, 7], NOW + 3) == [1, 7]
+        assert await store.prune(keep=1) == 3
+        assert await store.counts() == full_count(path)
+    finally:
+        await store.close()
+
+
+async def test_counting_the_ended_jobs_at_open_fails_whole_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process holding the write lock past the busy timeout: the
+    opening fails naming the file, leaves it as it was, and the next one counts."""
+    from jobsched_sqlite import _schema
+
+    path = tmp_path / "jobs.db"
+    store = SQLiteStore(f"sqlite:///{path}")
+    await store.open()
+    try:
+        await store.add([new(1), new(2, depends_on=(1,))], NOW)
+        await store.cancel([1], NOW)  # 1 cancelled, 2 with it
+    finally:
+        await store.close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("DROP TABLE ended_counts")  # as the code before made schema 3
+    holder.execute("BEGIN IMMEDIATE")
+    monkeypatch.setattr(_schema, "BUSY_TIMEOUT_MS", 50)
+    try:
+        with pytest.raises(js.StoreUnavailableError, match="cannot count the ended jobs of") as e:
+            await SQLiteStore(f"sqlite:///{path}").open()
+        assert str(path) in str(e.value) and "locked" in str(e.value)
+    finally:
+        holder.execute("ROLLBACK")
+    assert (
+        holder.execute("SELECT 1 FROM sqlite_master WHERE name = 'ended_counts'").fetchone() is None
+    )
+    holder.close()
+    store = SQLiteStore(f"sqlite:///{path}")
+    await store.open()
+    try:
+        assert await store.counts() == {(js.JobStatus.CANCELLED, "async"): 2}
     finally:
         await store.close()

@@ -143,7 +143,7 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 def back_to_schema_1(path: Path) -> None:
     """Make the file at ``path`` look as schema 1 left it: indexes of the
     running and the unfinished rows, no ran_by, running attempts' rows, and
-    the triggers that kept completed_counts (schemas 1 and 2)."""
+    the triggers that kept completed_counts (schemas 1 and 2), no ended_counts."""
     conn = sqlite3.connect(path)
     conn.executescript(
         """
@@ -161,6 +161,7 @@ def back_to_schema_1(path: Path) -> None:
         WHEN old.status = 'completed' BEGIN
             UPDATE completed_counts SET n = n - 1 WHERE executor = old.executor;
         END;
+        DROP TABLE ended_counts;
         UPDATE jobsched_meta SET value = 1 WHERE key = 'schema';
         """
     )
@@ -191,6 +192,8 @@ async def test_a_schema_1_file_is_migrated(tmp_path: Path) -> None:
     assert (running.owner, running.status, running.started_at) == ("old-member", RUNNING, NOW)
     assert [a.status for a in await store.attempts(job_id=1)] == [FAILED]
     assert await store.unfinished() == 2
+    # The migration counts the ended jobs it finds (schema 1 had no ended_counts).
+    assert (await store.counts())[js.JobStatus.FAILED, "async"] == 1
     await store.record("old-member", [done(2)])  # the migrated attempt still ends
     assert [(a.owner, a.status) for a in await store.attempts(job_id=2)] == [
         ("old-member", js.JobStatus.COMPLETED)

@@ -17,6 +17,8 @@ from jobsched._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
 from jobsched._enums import JobStatus
 from jobsched._store import MEMBERS_KEEP, Attempt, Member, StoredJob, StoredSchedule
 
+from ._sql import count_ended
+
 #: The statuses ``retry`` takes back; any other job is left alone.
 RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
 
@@ -166,14 +168,20 @@ def waiting_for_executors(conn: sqlite3.Connection, installed: Collection[str]) 
 
 
 def counts(conn: sqlite3.Connection) -> dict[tuple[JobStatus, str], int]:
-    # Completed jobs from the table the triggers keep, the rest from the
-    # partial index jobs_status (see _schema): neither reads the history.
+    # Finished jobs from the tables the outcome, cancel, retry and prune
+    # statements keep, the unfinished ones from the partial index
+    # jobs_status (see _schema): none reads the finished history.
     out = {
         (JobStatus.COMPLETED, executor): n
         for executor, n in conn.execute("SELECT executor, n FROM completed_counts WHERE n > 0")
     }
     for status, executor, n in conn.execute(
-        "SELECT status, executor, COUNT(*) FROM jobs WHERE status != 'completed' "
+        "SELECT status, executor, n FROM ended_counts WHERE n > 0"
+    ):
+        out[JobStatus(status), executor] = n
+    for status, executor, n in conn.execute(
+        "SELECT status, executor, COUNT(*) FROM jobs "
+        "WHERE status IN ('pending', 'retry_wait', 'running') AND status != 'completed' "
         "GROUP BY status, executor"
     ):
         out[JobStatus(status), executor] = n
@@ -260,7 +268,12 @@ def retry(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[in
     """
     marks = ", ".join("?" * len(RETRYABLE))
     done: list[int] = []
+    ended: dict[tuple[str, str], int] = {}
     for job_id in dict.fromkeys(ids):  # once each, in the caller's order
+        # The status it leaves, for ended_counts (RETURNING gives the new one).
+        was = conn.execute("SELECT status, executor FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if was is None or was[0] not in {s.value for s in RETRYABLE}:
+            continue
         row = conn.execute(
             "UPDATE jobs SET status = 'pending', "
             "unmet = (SELECT COUNT(*) FROM deps WHERE downstream = jobs.id), "
@@ -273,6 +286,9 @@ def retry(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[in
         ).fetchone()
         if row is not None:
             done.append(row[0])
+            ended[was[0], was[1]] = ended.get((was[0], was[1]), 0) - 1
+    if ended:
+        count_ended(conn, ended)
     return done
 
 

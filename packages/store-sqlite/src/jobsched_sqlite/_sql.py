@@ -125,6 +125,8 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
             if failed is not None:
                 changes.pop()
             continue
+        if failed is not None:
+            count_ended(conn, {(_CANCELLED.value, job.executor): 1})
         if unmet and failed is None:
             # An edge per upstream still to complete: a completion deletes
             # its edges, so one to a completed upstream would never go.
@@ -209,6 +211,7 @@ def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) ->
     accepted: list[Outcome] = []
     ran: dict[int, tuple[float | None, str | None]] = {}
     completed: dict[str, int] = {}  # executor -> jobs this batch completed
+    ended: dict[tuple[str, str], int] = {}  # (status, executor) -> its other ends
     for chunk in _chunks(outcomes):
         ok: dict[int, tuple[float | None, str | None]] = {}
         plain = [o for o in chunk if o.plain]
@@ -222,6 +225,8 @@ def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) ->
                 ok[job_id] = (started, ran_by)
                 if status == "completed":
                     completed[executor] = completed.get(executor, 0) + 1
+                elif status in ENDED:
+                    ended[status, executor] = ended.get((status, executor), 0) + 1
         for out in chunk:
             if out.id in ok:
                 accepted.append(out)
@@ -234,6 +239,8 @@ def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) ->
         if conn.execute("SELECT 1 FROM deps LIMIT 1").fetchone() is not None:
             done = [out for out in accepted if out.status is _COMPLETED]
             _release(conn, [out.id for out in done], min(o.finished_at for o in done))
+    if ended:
+        count_ended(conn, ended)
     for out in accepted:
         if out.status.is_terminal and out.status is not _COMPLETED:
             if out.id in retries:
@@ -253,6 +260,22 @@ def count_completed(conn: sqlite3.Connection, completed: dict[str, int]) -> None
         "INSERT INTO completed_counts (executor, n) VALUES (?, ?) "
         "ON CONFLICT (executor) DO UPDATE SET n = n + excluded.n",
         list(completed.items()),
+    )
+
+
+#: The ends other than COMPLETED, counted in ended_counts: the failures a
+#: long history keeps (2% of a million jobs is 20,000 rows to count).
+ENDED = ("failed", "timed_out", "cancelled")
+
+
+def count_ended(conn: sqlite3.Connection, ended: dict[tuple[str, str], int]) -> None:
+    """Add to ended_counts, by (status, executor); negative counts take off
+    (a prune, a retry). Kept by the statements that change those statuses,
+    as completed_counts is, so counts() reads no finished row."""
+    conn.executemany(
+        "INSERT INTO ended_counts (status, executor, n) VALUES (?, ?, ?) "
+        "ON CONFLICT (status, executor) DO UPDATE SET n = n + excluded.n",
+        [(status, executor, n) for (status, executor), n in ended.items()],
     )
 
 
@@ -331,11 +354,15 @@ def _record_chunk(
 def _finish(
     conn: sqlite3.Connection, job_id: int, status: JobStatus, now: float, error: str | None
 ) -> None:
-    conn.execute(
+    """End a queued job (a cancel), counted in ended_counts."""
+    row = conn.execute(
         "UPDATE jobs SET status = ?, queue = NULL, finished_at = ?, owner = NULL, "
-        "lease_until = NULL, last_error = COALESCE(?, last_error) WHERE id = ?",
+        "lease_until = NULL, last_error = COALESCE(?, last_error) WHERE id = ? "
+        "RETURNING executor",
         (status.value, now, error, job_id),
-    )
+    ).fetchone()
+    if row is not None:
+        count_ended(conn, {(status.value, row[0]): 1})
 
 
 def _release(conn: sqlite3.Connection, upstreams: Sequence[int], now: float) -> None:
@@ -402,11 +429,16 @@ def prune(conn: sqlite3.Connection, keep: int, batch: int) -> int:
     if not gone:
         return 0
     completed: dict[str, int] = {}
+    ended: dict[tuple[str, str], int] = {}
     for _, executor, status in gone:
         if status == "completed":
             completed[executor] = completed.get(executor, 0) - 1
+        elif status in ENDED:
+            ended[status, executor] = ended.get((status, executor), 0) - 1
     if completed:
         count_completed(conn, completed)
+    if ended:
+        count_ended(conn, ended)
     # One statement (an executemany was a statement per job, for the few
     # that have attempt rows: only attempts that did not complete do).
     ids = [job_id for job_id, _, _ in gone]
@@ -424,10 +456,11 @@ def cancel_released(conn: sqlite3.Connection, owner: str, ids: Collection[int], 
             "UPDATE jobs SET status = 'cancelled', queue = NULL, finished_at = ?, "
             "owner = NULL, lease_until = NULL, attempts = attempts - 1, last_error = 'cancelled' "
             "WHERE id = ? AND owner = ? AND status = 'running' AND cancel_requested = 1 "
-            "RETURNING id",
+            "RETURNING executor",
             (now, job_id, owner),
         ).fetchone()
         if row is not None:
+            count_ended(conn, {(_CANCELLED.value, row[0]): 1})
             _cascade(conn, job_id, _CANCELLED, now)
 
 
