@@ -319,6 +319,42 @@ def test_an_own_id_shows_as_given(store_url: str) -> None:
     assert "no job 'receipt-43' in " in cancel.stderr
 
 
+def test_a_lost_attempt_ran_until_its_last_renewal(tmp_path: Path) -> None:
+    """`show`'s RAN for an attempt whose member died is its start to the
+    member's last lease renewal, not to when another member took it over."""
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+
+    async def main() -> str:
+        async with js.JobScheduler(store=url, num_workers=0) as s:  # stores, runs nothing
+            job_id = s.submit(Waits(0.0, value=1, name="outlives its member"))
+        store = js.open_store(url)
+        await store.open()
+        try:
+            # A member claimed it 100 s ago, renewed its lease 80 s ago, then died.
+            then = time.time() - 100
+            (claim,) = await store.claim("gone:1:abc", 1, {"async": 9}, then, lease=30)
+            await store.extend("gone:1:abc", [claim.id], then + 20 + store.lease)
+        finally:
+            await store.close()
+        async with js.JobScheduler(store=url) as s:
+            with anyio.fail_after(30):
+                await s.wait(job_id)
+        return job_id
+
+    job_id = anyio.run(main)
+    history = as_json("show", job_id, "--store", url)["history"]
+    lost = history[0]
+    assert (lost["status"], lost["owner"], lost["error"]) == (
+        "retry_wait",
+        "gone:1:abc",
+        "worker lost",
+    )
+    assert history[0]["duration"] == 20.0
+    text = ok("show", job_id, "--store", url)
+    row = next(line.split() for line in text.splitlines() if line.split()[:2] == ["1", "retried"])
+    assert row[5] == "20.0s"
+
+
 def test_stats(store_url: str, populated: dict[str, str]) -> None:
     """`stats` counts jobs by status and executor."""
     data = as_json("stats", "--store", store_url)
