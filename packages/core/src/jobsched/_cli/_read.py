@@ -232,7 +232,7 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
             ("last error", stored.last_error or "-"),
         ]
         if stored.status is JobStatus.COMPLETED:
-            fields.append(("result", result if unshown is None else f"not shown: {unshown}"))
+            fields.append(("result", f"not shown: {unshown}" if unshown else result or "-"))
         lines = [f"{fmt.job_label(stored)}  {fmt.printable(stored.name)}"]
         lines += [f"  {key:<11} {fmt.printable(value)}" for key, value in fields]
         if attempts:
