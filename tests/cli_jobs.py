@@ -52,3 +52,10 @@ def jobsched_setup(scheduler: js.JobScheduler) -> None:
         scheduler.schedule_recurring(tick_job, 0.2, id="ticker")
     if "CLI_TEST_SETUP_FAILS" in os.environ:
         raise RuntimeError("setup went wrong")
+
+
+class Shouts:
+    """A result whose repr carries raw control characters, and is long."""
+
+    def __repr__(self) -> str:
+        return "\x1b[2J\u202e" + "x" * 5_000

@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 import pytest
-from cli_jobs import Waits, boom
+from cli_jobs import Shouts, Waits, boom
 
 import jobsched as js
 
@@ -166,7 +166,7 @@ def test_every_command_has_help() -> None:
 def test_jobs_lists_newest_first(store_url: str, populated: dict[str, str]) -> None:
     """`jobs` prints an aligned table, newest job first, with status and attempts."""
     lines = ok("jobs", "--store", store_url).splitlines()
-    assert " ".join(lines[0].split()) == "JOB NAME STATUS ATTEMPTS SUBMITTED RAN LAST ERROR"
+    assert " ".join(lines[0].split()) == "JOB NAME STATUS ATTEMPTS SUBMITTED DUE RAN LAST ERROR"
     order = ["pending", "cancelled", "timed_out", "failed", "completed"]
     assert [line.split()[0] for line in lines[1:]] == [populated[s] for s in order]
     failed = next(line for line in lines if line.startswith(populated["failed"] + " "))
@@ -231,6 +231,128 @@ def test_show_with_attempts(store_url: str, populated: dict[str, str]) -> None:
     assert "ValueError: bad input" in data["last_traceback"]
     # A bare number names the same job.
     assert as_json("show", job_id.removeprefix("job-"), "--store", store_url) == data
+
+
+def test_jobs_says_when_a_waiting_job_is_due(store_url: str, populated: dict[str, str]) -> None:
+    """DUE: when a pending (or retry-waiting) job runs, in UTC; ``-`` for any other."""
+    lines = ok("jobs", "--store", store_url).splitlines()
+    column = lines[0].index("DUE")
+    due = {line.split()[0]: line[column:].split("  ")[0].strip() for line in lines[1:]}
+    pending = fetch(store_url, populated["pending"])
+    assert due[populated["pending"]] == time.strftime(
+        "%Y-%m-%d %H:%M:%S UTC", time.gmtime(pending.run_at)
+    )
+    assert pending.run_at > time.time() + 3000  # submitted with delay=3600
+    for status in ("completed", "failed", "cancelled", "timed_out"):
+        assert due[populated[status]] == "-"
+
+
+def test_show_prints_a_completed_jobs_result(store_url: str, populated: dict[str, str]) -> None:
+    """`show` prints a completed job's result as its repr (--json too); other jobs have none."""
+    text = ok("show", populated["completed"], "--store", store_url)
+    assert "\n  result      42\n" in text
+    data = as_json("show", populated["completed"], "--store", store_url)
+    assert data["result"] == "42" and data["result_error"] is None
+    failed = as_json("show", populated["failed"], "--store", store_url)
+    assert failed["result"] is None and failed["result_error"] is None
+    assert "result" not in ok("show", populated["failed"], "--store", store_url).split("ATTEMPT")[0]
+
+
+def _completed(url: str, value: Any, **submit: Any) -> str:
+    async def main() -> str:
+        async with js.JobScheduler(store=url) as s:
+            job_id = s.submit(Waits(0.0, value=value, name="returns"), **submit)
+            with anyio.fail_after(30):
+                await s.wait(job_id)
+        return job_id
+
+    return anyio.run(main)
+
+
+def test_a_long_hostile_result_is_cut_and_escaped(store_url: str) -> None:
+    """A result's repr is cut at 1,000 characters and its control characters
+    escaped, even where its own __repr__ writes them raw."""
+    job_id = _completed(store_url, Shouts())
+    text = ok("show", job_id, "--store", store_url)
+    assert not any(c in text for c in "\x1b\u202e"), repr(text[:200])
+    line = next(line for line in text.splitlines() if line.startswith("  result "))
+    assert line == "  result      \\x1b[2J\\u202e" + "x" * 992 + "..."
+    shown = as_json("show", job_id, "--store", store_url)["result"]
+    assert shown == "\x1b[2J\u202e" + "x" * 992 + "..."
+    # A str's repr escapes its own: still one line, quoted.
+    plain = as_json("show", _completed(store_url, "a\nb"), "--store", store_url)["result"]
+    assert plain == "'a\\nb'"
+
+
+def test_a_result_that_cannot_load_says_why(store_url: str) -> None:
+    """A result signed with a key the command does not hold is never unpickled,
+    nor one whose class does not import here: `show` says why instead."""
+    job_id = _completed(store_url, Waits(0.0, name="a job as the result"))
+    # Without the tests' folder on the path, cli_jobs (the result's module) is not there.
+    elsewhere = {k: v for k, v in env_for().items() if k != "PYTHONPATH"}
+    text = ok("show", job_id, "--store", store_url, env=elsewhere)
+    assert "result      not shown: the stored result cannot be loaded: " in text
+    assert "'cli_jobs' cannot be imported here" in text
+    data = json.loads(ok("show", job_id, "--store", store_url, "--json", env=elsewhere))
+    assert data["result"] is None and "cli_jobs" in data["result_error"]
+    # Signed with another key (or unsigned where the command holds one): not loaded.
+    other_key = env_for(JOBSCHED_SECRET="another-key-not-the-one-that-signed")
+    text = ok("show", job_id, "--store", store_url, env=other_key)
+    assert "result      not shown: the stored result cannot be loaded: the payload is" in text
+
+
+def test_an_own_id_shows_as_given(store_url: str) -> None:
+    """A job submitted with job_id= is listed and shown by that id (read from
+    its payload, not unpickled), and a missing one is named as typed."""
+    job_id = _completed(store_url, 1, job_id="receipt-42")
+    assert job_id == "receipt-42"
+    lines = ok("jobs", "--store", store_url).splitlines()
+    assert lines[1].split()[0] == "receipt-42"
+    assert as_json("jobs", "--store", store_url)[0]["job_id"] == "receipt-42"
+    text = ok("show", "receipt-42", "--store", store_url)
+    assert text.startswith("receipt-42  returns\n")
+    assert as_json("show", "receipt-42", "--store", store_url)["job_id"] == "receipt-42"
+    missing = jobsched("show", "receipt-43", "--store", store_url)
+    assert missing.returncode == 1
+    assert "no job 'receipt-43' in " in missing.stderr
+    cancel = jobsched("cancel", "receipt-43", "--store", store_url)
+    assert "no job 'receipt-43' in " in cancel.stderr
+
+
+def test_a_lost_attempt_ran_until_its_last_renewal(tmp_path: Path) -> None:
+    """`show`'s RAN for an attempt whose member died is its start to the
+    member's last lease renewal, not to when another member took it over."""
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+
+    async def main() -> str:
+        async with js.JobScheduler(store=url, num_workers=0) as s:  # stores, runs nothing
+            job_id = s.submit(Waits(0.0, value=1, name="outlives its member"))
+        store = js.open_store(url)
+        await store.open()
+        try:
+            # A member claimed it 100 s ago, renewed its lease 80 s ago, then died.
+            then = time.time() - 100
+            (claim,) = await store.claim("gone:1:abc", 1, {"async": 9}, then, lease=30)
+            await store.extend("gone:1:abc", [claim.id], then + 20 + store.lease)
+        finally:
+            await store.close()
+        async with js.JobScheduler(store=url) as s:
+            with anyio.fail_after(30):
+                await s.wait(job_id)
+        return job_id
+
+    job_id = anyio.run(main)
+    history = as_json("show", job_id, "--store", url)["history"]
+    lost = history[0]
+    assert (lost["status"], lost["owner"], lost["error"]) == (
+        "retry_wait",
+        "gone:1:abc",
+        "worker lost",
+    )
+    assert history[0]["duration"] == 20.0
+    text = ok("show", job_id, "--store", url)
+    row = next(line.split() for line in text.splitlines() if line.split()[:2] == ["1", "retried"])
+    assert row[5] == "20.0s"
 
 
 def test_stats(store_url: str, populated: dict[str, str]) -> None:

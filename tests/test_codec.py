@@ -192,3 +192,28 @@ def test_several_keys_come_from_a_list_or_commas_in_the_environment(
         secrets_from(["a", 3])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="or a list of them"):
         secrets_from({"a"})  # type: ignore[arg-type]
+
+
+def test_own_id_is_read_from_a_payload_without_unpickling_it() -> None:
+    """own_id_in finds the id given at submit in a signed, a legacy or an
+    unsigned payload, without the key and without loading anything; it says
+    None for a numbered job, a text that is not the row's, or no pickle."""
+    from jobsched._codec import OWN_ID_SCAN, own_id_in
+    from jobsched._jobs import own_number
+
+    job = js.FunctionJob(print, ("receipt-43",), name="receipt")
+    job._set_own_id("receipt-42")
+    number = own_number("receipt-42")
+    data = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
+    keyed = Codec(b"k" * 32).dumps(job, "job")
+    for blob in (keyed, b"S" + b"m" * 32 + data, b"P" + data):
+        assert own_id_in(blob, number) == "receipt-42"
+    assert own_id_in(keyed, own_number("receipt-44")) is None  # not this row's text
+    # An argument that hashes to the row is that id (a 63-bit hash collision aside).
+    assert own_id_in(keyed, own_number("receipt-43")) == "receipt-43"
+    assert own_id_in(keyed, 7) is None  # a numbered job has none
+    assert own_id_in(b"X" + data, number) is None  # not a jobsched payload
+    assert own_id_in(b"P" + b"\xff" * 64, number) is None  # not a pickle
+    # Past the scan's bound: not found, not slow.
+    late = b"P" + pickle.dumps(("x" * OWN_ID_SCAN, "receipt-42"))
+    assert own_id_in(late, number) is None

@@ -1077,3 +1077,30 @@ def test_is_loopback() -> None:
 
     assert all(map(is_loopback, ["127.0.0.1", "::1", "localhost", "127.0.0.2"]))
     assert not any(map(is_loopback, ["0.0.0.0", "192.168.1.4", "example.org"]))
+
+
+def test_an_own_id_shows_as_given_at_submit() -> None:
+    """A job submitted with ``job_id=`` is listed and titled by that id, read
+    from its payload without unpickling; a payload that does not carry a
+    text hashing to the row's number shows the number."""
+    import pickle
+
+    import jobsched as js
+    from jobsched._jobs import own_number
+
+    s = FakeStore()
+    job = js.FunctionJob(greet, ("x",), name="receipt")
+    job._set_own_id("receipt-<42>")
+    number = own_number("receipt-<42>")
+    s.add_job(stored(number, JobStatus.PENDING, name="receipt", payload=b"P" + pickle.dumps(job)))
+    other = js.FunctionJob(greet, ("receipt-43",), name="forged")
+    other._set_own_id("receipt-44")
+    forged = own_number("receipt-45")  # a row whose payload names another id
+    s.add_job(stored(forged, JobStatus.PENDING, name="forged", payload=b"P" + pickle.dumps(other)))
+    with client(s) as c:
+        listed = c.get("/jobs").text
+        page = c.get(f"/jobs/{number}").text
+    assert "receipt-&lt;42&gt;" in listed and "receipt-<42>" not in listed
+    assert "<title>receipt receipt-&lt;42&gt;" in page
+    # No text in its payload hashes to the forged row's number: the number shows.
+    assert f"job-{forged}" in listed and "receipt-44" not in listed

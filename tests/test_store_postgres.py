@@ -10,6 +10,7 @@ opening can go wrong. Each test gets a schema of its own (tests/pg.py).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -557,6 +558,21 @@ async def test_an_expired_lease_is_taken_over_and_the_old_owner_is_fenced_out(
         (1, "dead", js.JobStatus.RETRY_WAIT, "worker lost"),
         (2, "alive", js.JobStatus.RUNNING, None),
     ]
+
+
+async def test_a_takeover_says_when_the_lost_attempt_was_last_renewed(
+    store: PostgresStore, url: str
+) -> None:
+    """A lost attempt ran until its owner last renewed the lease (the old
+    lease's end less the lease, on the server's clock), not until the takeover."""
+    await store.add([new(1)], NOW)
+    before = time.time()
+    await store.claim("dead", 1, ALL, NOW, lease=10)
+    after = time.time()
+    age(url, 25)  # its last renewal (the claim) is 25 s ago on the server's clock
+    (taken,) = await store.claim("alive", 1, ALL, NOW + 30, 10)
+    assert taken.lost and taken.renewed_at is not None
+    assert before - 25 - 0.01 <= taken.renewed_at <= after - 25 + 0.01
 
 
 async def test_a_takeover_says_when_the_dead_owner_was_asked_to_cancel(

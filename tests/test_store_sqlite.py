@@ -774,6 +774,23 @@ async def test_a_worker_lost_takeover_closes_the_lost_attempt(store: SQLiteStore
     ]
 
 
+async def test_a_takeover_says_when_the_lost_attempt_was_last_renewed(
+    store: SQLiteStore,
+) -> None:
+    """A lost attempt ran until its owner last renewed the lease (the old
+    lease's end less the lease), not until the takeover; never before it started."""
+    await store.add([new(1), new(2)], NOW)
+    await store.claim("dead", 2, {"async": 99}, NOW, lease=10)
+    await store.extend("dead", [1], NOW + 4 + 10)  # renewed at NOW + 4
+    taken = await store.claim("alive", 2, {"async": 99}, NOW + 30, 10)
+    assert {c.id: c.renewed_at for c in taken} == {1: NOW + 4, 2: NOW}
+    # A shorter lease than the owner's would put the renewal before the start.
+    await store.add([new(3)], NOW + 30)
+    await store.claim("dead", 1, {"async": 99}, NOW + 30, lease=10)
+    (c,) = await store.claim("alive", 1, {"async": 99}, NOW + 100, lease=60)
+    assert c.id == 3 and c.renewed_at == NOW + 30
+
+
 async def test_only_attempts_that_did_not_complete_have_rows(store: SQLiteStore) -> None:
     await store.add([new(1), new(2)], NOW)
     await store.claim("m", 2, {"async": 99}, NOW, 30)

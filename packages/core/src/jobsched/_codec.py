@@ -281,3 +281,37 @@ def _why_unloadable(data: bytes, exc: Exception) -> str:
     except Exception:
         pass
     return f"{type(exc).__name__}: {exc}"
+
+
+#: How much of a payload's pickle :func:`own_id_in` reads: a job's options
+#: (with the id) come before its own fields in the stored form.
+OWN_ID_SCAN = 64 * 1024
+
+
+def own_id_in(blob: bytes, number: int) -> str | None:
+    """The id given at submit (``job_id="receipt-42"``) of the job stored as
+    ``number``, read from its payload without unpickling it; None when it is
+    not found (a numbered job, a pickle the scan cannot read).
+
+    Nothing is loaded or run, and no secret is needed: the pickle's opcodes are
+    only parsed, and a string counts only if it hashes to ``number`` itself
+    (``own_number``), which a forged payload cannot arrange for another text.
+    """
+    import io
+    import pickletools
+
+    from ._jobs import MAX_OWN_ID, own_number
+
+    if number >= 0:
+        return None
+    kind = blob[:1]
+    start = {KEYED: _HEADER, _SIGNED: 1 + _MAC_SIZE, _PLAIN: 1}.get(kind)
+    if start is None:
+        return None
+    try:
+        for _, arg, _ in pickletools.genops(io.BytesIO(blob[start : start + OWN_ID_SCAN])):
+            if type(arg) is str and 0 < len(arg) <= MAX_OWN_ID and own_number(arg) == number:
+                return arg
+    except Exception:  # cut by the scan's bound, or not a pickle: say nothing
+        pass
+    return None

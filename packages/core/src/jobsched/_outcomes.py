@@ -251,6 +251,7 @@ class Outcomes(SchedulerState):
         attempt = self._held.pop(number, None)
         if attempt is None:
             return status  # not ours in the store: a cascade, or cancelled while queued
+        ended = self._lost_ended.pop(number, None)
         result = None
         # A None result is stored as NULL, which fetch reads back as None.
         if status is _COMPLETED and job.result is not None:
@@ -265,7 +266,7 @@ class Outcomes(SchedulerState):
                 number,
                 attempt,
                 status,
-                time.time(),
+                time.time() if ended is None else ended,
                 result=result,
                 error=error if error is not None else job.last_error,
                 traceback=None if error is not None else job.last_traceback,
@@ -296,13 +297,14 @@ class Outcomes(SchedulerState):
         assert link is not None
         number = job._jobsched_id
         attempt = self._held.pop(number, None)
+        ended = self._lost_ended.pop(number, None)
         if attempt is not None:
             link.record(
                 Outcome(
                     number,
                     attempt,
                     _RETRY_WAIT,
-                    time.time(),
+                    time.time() if ended is None else ended,
                     run_at=time.time() + wait,
                     error=job.last_error,
                     traceback=job.last_traceback,

@@ -122,6 +122,7 @@ class JobScheduler(Results):
             self._check_stored_options(strategy)
             self._link.producer = num_workers == 0
         self._held = {}
+        self._lost_ended = {}
         self._released = []
         self._claimed = deque()
         self._strategy = strategy if strategy is not None else PriorityStrategy()

@@ -121,6 +121,9 @@ class SchedulerState:
     #: Jobs this member holds in the store (claimed or running), by number:
     #: the attempt number that fences their outcome.
     _held: dict[int, int]
+    #: Held attempts taken over as lost: when their owner last renewed them,
+    #: the end their outcome records (they ran until then, not until now).
+    _lost_ended: dict[int, float]
     #: On a durable store: executor -> the most attempts on it at once here
     #: (``executor_limits``, lowered to known capacities).
     _executor_limits: dict[str, int]

@@ -92,6 +92,10 @@ class Claimed:
     #: With ``lost``: someone asked to cancel the job while that attempt ran;
     #: the scheduler ends it CANCELLED instead of retrying it.
     cancelled: bool = False
+    #: With ``lost``: when that attempt's owner last renewed its lease (the
+    #: lease's end less the store's lease), so its outcome records the time
+    #: it really ran, not until the takeover; None if the store cannot tell.
+    renewed_at: float | None = None
 
 
 @dataclass(slots=True)

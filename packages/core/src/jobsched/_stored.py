@@ -66,6 +66,14 @@ class UnloadableJob(AsyncJob):
         )
 
 
+def _lost_end(claim: Claimed) -> float:
+    """When a lost attempt stopped running, as far as the store knows: its
+    owner's last lease renewal (never later than now)."""
+    now = time.time()
+    renewed = claim.renewed_at
+    return now if renewed is None else min(renewed, now)
+
+
 def _load_job(codec: Any, payload: bytes) -> tuple[Any, str]:
     """A stored payload as a Job, or (None, what was found instead).
 
@@ -170,9 +178,8 @@ class Stored(Dispatch):
             if claim.lost and claim.cancelled:
                 # Cancelled while it ran in a member that died: the cancel wins.
                 del self._held[number]
-                link.record(
-                    Outcome(number, claim.attempt, _CANCELLED, time.time(), error="cancelled")
-                )
+                ended = _lost_end(claim)
+                link.record(Outcome(number, claim.attempt, _CANCELLED, ended, error="cancelled"))
                 if not job.status.is_terminal:
                     job.attempts = claim.attempt
                     job.status = _RUNNING
@@ -180,6 +187,7 @@ class Stored(Dispatch):
                 continue
             if claim.lost:
                 # Its attempt ran in a member that died: that attempt failed.
+                self._lost_ended[number] = _lost_end(claim)
                 job.attempts = claim.attempt
                 job.status = _RUNNING
                 self._after_failure(job, WORKER_LOST, True, False)

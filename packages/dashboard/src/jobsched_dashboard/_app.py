@@ -29,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jobsched import JobStatus, JobStore, StoreUnavailableError, open_store
+from jobsched._codec import own_id_in
 from jobsched._jobs import check_own_id, own_number
 from jobsched._operator_args import LARGEST
 from jobsched._store import MEMBER_EVERY, JobPage, StoredJob
@@ -122,6 +123,7 @@ def create_app(
     env.filters["clock"] = _clock
     env.filters["ago"] = _ago
     env.filters["member"] = _views.member_name
+    env.filters["label"] = _label
     dashboard = _Dashboard(store, token, env)
 
     @contextlib.asynccontextmanager
@@ -581,6 +583,13 @@ def _filters(request: Request) -> _Filters:
         value = query.get(key, "")
         texts[key] = value if value.strip() else None
     return _Filters(tuple(dict.fromkeys(statuses)), **texts)
+
+
+def _label(job: StoredJob) -> str:
+    """The id the scheduler gave the job: ``job-<n>``, or the one given at
+    submit, read from its payload without unpickling (see ``own_id_in``)."""
+    own = own_id_in(job.payload, job.id) if job.id < 0 else None
+    return own if own is not None else f"job-{job.id}"
 
 
 def _job_id(text: str) -> int:

@@ -298,18 +298,23 @@ def take_over(
     met a RETRY_WAIT job: ``retry_wait -> completed``). Its next heartbeat
     renews the lease; another member takes it if the member is gone.
     """
+    # The old lease (from the locked rows) says when the owner last renewed
+    # it: the end of the time the attempt really ran.
     rows = conn.execute(
-        f"UPDATE jobsched_jobs SET owner = %s, lease_until = {DB_NOW} + %s WHERE id IN ("
-        "SELECT id FROM jobsched_jobs WHERE status = 'running' AND executor = ANY(%s) "
-        f"AND ((lease_until < {DB_NOW} AND owner <> %s) OR owner = ANY(%s)) AND "
+        f"UPDATE jobsched_jobs j SET owner = %s, lease_until = {DB_NOW} + %s FROM ("
+        "SELECT id, lease_until, started_at FROM jobsched_jobs WHERE status = 'running' "
+        f"AND executor = ANY(%s) AND ((lease_until < {DB_NOW} AND owner <> %s) "
+        "OR owner = ANY(%s)) AND "
         + KEY_FILTER.replace("%(keys)s", "%s")
-        + " ORDER BY lease_until LIMIT %s "
-        "FOR UPDATE SKIP LOCKED) RETURNING id, attempts, payload, cancel_requested",
-        (owner, lease, names, owner, dead, list(keys), limit),
+        + " ORDER BY lease_until LIMIT %s FOR UPDATE SKIP LOCKED) old WHERE j.id = old.id "
+        "RETURNING j.id, j.attempts, j.payload, j.cancel_requested, "
+        # Never before its start: a member with a longer lease than this one's.
+        "GREATEST(old.lease_until - %s, old.started_at)",
+        (owner, lease, names, owner, dead, list(keys), limit, lease),
     ).fetchall()
     return [
-        Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel))
-        for job_id, attempt, payload, cancel in rows
+        Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel), renewed_at=renewed)
+        for job_id, attempt, payload, cancel, renewed in rows
     ]
 
 

@@ -137,15 +137,36 @@ def _take_over_lost(
         )
     )
     marks = ", ".join("?" * len(dead))
+    # Read first (the claim's transaction holds the write lock): RETURNING
+    # gives only the new lease, and the old one says when the owner last
+    # renewed it, the end of the time the attempt really ran.
+    lease = until - now
+    # Never before its start: a member with a longer lease than this one's.
+    leases = {
+        job_id: None if was is None else max(was - lease, started or was - lease)
+        for job_id, was, started in conn.execute(
+            f"SELECT id, lease_until, started_at FROM jobs WHERE status = 'running' "
+            f"AND {RUNNING} AND ((lease_until < ? AND owner IS NOT ?) OR owner IN ({marks})) "
+            f"{keyed[0]} LIMIT ?",
+            (now, owner, *dead, *keyed[1], limit),
+        )
+    }
+    if not leases:
+        return []
     return [
-        Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel))
+        Claimed(
+            job_id,
+            attempt,
+            payload,
+            lost=True,
+            cancelled=bool(cancel),
+            renewed_at=leases[job_id],
+        )
         for job_id, attempt, payload, cancel in conn.execute(
-            "UPDATE jobs SET owner = ?, lease_until = ? WHERE id IN (SELECT id FROM jobs "
-            f"WHERE status = 'running' AND {RUNNING} "
-            f"AND ((lease_until < ? AND owner IS NOT ?) OR owner IN ({marks})) "
-            f"{keyed[0]} LIMIT ?) "
+            f"UPDATE jobs SET owner = ?, lease_until = ? WHERE id IN "
+            f"({', '.join('?' * len(leases))}) "
             "RETURNING id, attempts, payload, cancel_requested",
-            (owner, until, now, owner, *dead, *keyed[1], limit),
+            (owner, until, *leases),
         ).fetchall()
     ]
 

@@ -13,12 +13,37 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from .._codec import own_id_in
+from .._enums import JobStatus
 from .._store import Attempt, StoredJob
+
+#: Statuses whose ``run_at`` is when the job is due next.
+WAITING = (JobStatus.PENDING, JobStatus.RETRY_WAIT)
+#: The most characters of a result's repr that ``show`` prints.
+RESULT_WIDTH = 1_000
 
 
 def job_id(number: int) -> str:
     """The id a user sees (``job-<n>``), as the scheduler gives it."""
     return f"job-{number}"
+
+
+def job_label(job: StoredJob) -> str:
+    """The id the scheduler gave the job: ``job-<n>``, or the one given at
+    submit (``receipt-42``), read from its payload without unpickling it;
+    ``job--<n>`` (the number it is stored under) if it cannot be read there."""
+    own = own_id_in(job.payload, job.id) if job.id < 0 else None
+    return own if own is not None else job_id(job.id)
+
+
+def due(job: StoredJob) -> float | None:
+    """When a waiting (pending, retry-waiting) job is due; None for any other."""
+    return job.run_at if job.status in WAITING else None
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, ``...`` where cut."""
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def utc_time(when: float | None) -> str:
@@ -123,7 +148,7 @@ def job_json(job: StoredJob, now: float) -> dict[str, Any]:
     """A job as ``--json`` prints it."""
     ran = run_time(job.started_at, job.finished_at, now)
     return {
-        "job_id": job_id(job.id),
+        "job_id": job_label(job),
         "name": job.name,
         "status": job.status.value,
         "attempts": job.attempts,

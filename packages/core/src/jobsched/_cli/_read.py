@@ -3,7 +3,8 @@
 Each opens the store, asks it through the :class:`~jobsched.JobStore`
 interface (no SQL here), prints, and closes it. None unpickles a job: they
 read what the store keeps beside the payload, so they need neither the jobs'
-modules nor the store's secret.
+modules nor the store's secret. Only ``show`` unpickles anything: a completed
+job's result, once its signature verifies (else it says why).
 """
 
 from __future__ import annotations
@@ -26,6 +27,18 @@ from ._main import Count, IntParam, StatusParam, UserError, cli, opened, store_o
 RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
 
 
+class JobRef(int):
+    """A job's number as the command line named it: ``text`` is what to call it
+    in messages (``job-12``, or the id given at submit as typed)."""
+
+    text: str
+
+    def __new__(cls, number: int, text: str) -> JobRef:
+        ref = super().__new__(cls, number)
+        ref.text = text
+        return ref
+
+
 class JobIdType(IntParam):
     """``job-12`` (as the scheduler prints ids) or ``12``: the job's number; or an
     id given at submit (``order-42``), or the number such a job is listed by
@@ -33,16 +46,21 @@ class JobIdType(IntParam):
 
     name = "JOB_ID"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> JobRef:
+        if isinstance(value, JobRef):
+            return value
         text = str(value)
         digits = text[4:] if text.startswith("job-") else text
         well_formed = digits.isascii() and digits.isdigit() and digits[0] != "0"
         if well_formed and len(digits) < 20 and int(digits) <= LARGEST:
-            return int(digits)
+            return JobRef(int(digits), fmt.job_id(int(digits)))
         if digits.startswith("-") and digits[1:].isascii() and digits[1:].isdigit():
-            return -int(digits[1:])  # an own id's number, as listed
+            number = -int(digits[1:])  # an own id's number, as listed
+            return JobRef(number, fmt.job_id(number))
         try:
-            return own_number(check_own_id(text))
+            return JobRef(own_number(check_own_id(text)), repr(text))
         except (TypeError, ValueError):
             pass
         self.fail(
@@ -78,14 +96,44 @@ def _run(url: str | None, action: Callable[[JobStore], Awaitable[None]]) -> None
     anyio.run(main)
 
 
+def _named(job: int) -> str:
+    """What to call the job the command line named: as typed, for an own id."""
+    return job.text if isinstance(job, JobRef) else fmt.job_id(job)
+
+
 async def _fetch(store: JobStore, number: int) -> StoredJob:
-    job = await store.fetch(number)
+    job = await store.fetch(int(number))  # a plain int: a driver may not adapt a subclass
     if job is None:
         raise UserError(
-            f"no job {fmt.job_id(number)} in {store.url}: never submitted there, or pruned "
+            f"no job {_named(number)} in {store.url}: never submitted there, or pruned "
             "(history_limit)"
         )
     return job
+
+
+def _result(store: JobStore, job: StoredJob) -> tuple[str | None, str | None]:
+    """A completed job's result as (its repr, cut at RESULT_WIDTH; why it
+    cannot be shown), both None for any other job.
+
+    Only a result whose signature verifies under the store's keys is
+    unpickled (the codec's ``loads``); one that does not verify, or does not
+    load here, says why instead.
+    """
+    from .._codec import BadSignature, Codec, Unloadable
+
+    if job.status is not JobStatus.COMPLETED:
+        return None, None
+    if job.result is None:
+        return "None", None  # a job that returned None: nothing was stored
+    try:
+        value = Codec(store.secrets).loads(job.result)
+    except (BadSignature, Unloadable) as exc:
+        return None, f"the stored result cannot be loaded: {exc}"
+    try:
+        text = repr(value)
+    except Exception as exc:  # a result's own __repr__ may fail
+        return None, f"the result's repr() failed ({type(exc).__name__}: {exc})"
+    return fmt.cut(text, fmt.RESULT_WIDTH), None
 
 
 def _print_json(value: object) -> None:
@@ -129,17 +177,18 @@ def jobs(store_url: str | None, statuses: tuple[JobStatus, ...], limit: int, as_
             return
         rows = [
             [
-                fmt.job_id(job.id),
+                fmt.job_label(job),
                 fmt.one_line(job.name, 30),
                 job.status.value,
                 str(job.attempts),
                 fmt.utc_time(job.submitted_at),
+                fmt.utc_time(fmt.due(job)),
                 fmt.duration(fmt.run_time(job.started_at, job.finished_at, now)),
                 fmt.one_line(job.last_error),
             ]
             for job in found
         ]
-        headers = ["JOB", "NAME", "STATUS", "ATTEMPTS", "SUBMITTED", "RAN", "LAST ERROR"]
+        headers = ["JOB", "NAME", "STATUS", "ATTEMPTS", "SUBMITTED", "DUE", "RAN", "LAST ERROR"]
         click.echo(fmt.table(headers, rows, right=[3]))
 
     _run(store_url, action)
@@ -150,16 +199,19 @@ def jobs(store_url: str | None, statuses: tuple[JobStatus, ...], limit: int, as_
 @store_option
 @json_option
 def show(job: int, store_url: str | None, as_json: bool) -> None:
-    """Show one job: its status, times, last error and every attempt."""
+    """Show one job: its status, times, result, last error and every attempt."""
 
     async def action(store: JobStore) -> None:
         stored = await _fetch(store, job)
-        attempts = await store.attempts(job_id=job)
+        attempts = await store.attempts(job_id=int(job))
         now = time.time()
+        result, unshown = _result(store, stored)
         if as_json:
             _print_json(
                 {
                     **fmt.job_json(stored, now),
+                    "result": result,
+                    "result_error": unshown,
                     "last_traceback": stored.last_traceback,
                     "history": [fmt.attempt_json(a, now) for a in attempts],
                 }
@@ -179,7 +231,9 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
             ("depends on", ", ".join(fmt.job_id(n) for n in stored.depends_on) or "-"),
             ("last error", stored.last_error or "-"),
         ]
-        lines = [f"{fmt.job_id(stored.id)}  {fmt.printable(stored.name)}"]
+        if stored.status is JobStatus.COMPLETED:
+            fields.append(("result", f"not shown: {unshown}" if unshown else result or "-"))
+        lines = [f"{fmt.job_label(stored)}  {fmt.printable(stored.name)}"]
         lines += [f"  {key:<11} {fmt.printable(value)}" for key, value in fields]
         if attempts:
             rows = [
@@ -215,10 +269,10 @@ def cancel(job: int, store_url: str | None) -> None:
 
     async def action(store: JobStore) -> None:
         stored = await _fetch(store, job)
-        name = fmt.job_id(job)
+        name = _named(job)
         if stored.status.is_terminal:
             raise UserError(f"{name} already ended {stored.status.value}: nothing to cancel")
-        await store.cancel([job], time.time())
+        await store.cancel([int(job)], time.time())
         after = await _fetch(store, job)
         if after.status is JobStatus.RUNNING:
             click.echo(
@@ -308,13 +362,13 @@ def retry(
     async def retry_one(store: JobStore) -> None:
         assert job is not None
         stored = await _fetch(store, job)
-        label = fmt.job_id(job)
+        label = _named(job)
         if stored.status not in RETRYABLE:
             raise UserError(
                 f"{label} is {stored.status.value}: only failed, timed_out or cancelled jobs "
                 "can be retried"
             )
-        if job not in await store.retry([job], time.time()):
+        if job not in await store.retry([int(job)], time.time()):
             after = await _fetch(store, job)
             raise UserError(f"{label} is {after.status.value} now: not retried")
         click.echo(
