@@ -201,3 +201,44 @@ def test_w4cold_runs_on_a_cold_pool(system: str) -> None:
     done = _module("benchmarks._child", system, "W4cold", "4")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["jobs_per_s"] > 0
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(150)  # a member process and four stores start in these runs
+def test_the_producer_rows_run_on_tiny_sizes(tmp_path: Path) -> None:
+    """W16 (wait() latency) and W17 (idempotent submit over plain, both stores)
+    get a figure for raw and jobsched; no database is left behind."""
+    pg.require_server()
+    prefix = f"jobsched_smoke_{secrets.token_hex(4)}"
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched",
+        "--only", "W16,W17",
+        "--sizes", "W16=5,W17=40",
+        "--no-plot",
+        "--out", str(tmp_path),
+        timeout=140,
+        env={"JOBSCHED_BENCH_PG": pg.url_of("").rstrip("/"), "JOBSCHED_BENCH_PREFIX": prefix},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    metrics = [("W16", "p50_ms"), ("W16", "p99_ms")] + [
+        ("W17", f"{store}_{mode}_x") for store in ("sqlite", "pg") for mode in ("one", "bulk")
+    ]
+    for workload, metric in metrics:
+        for system in ("raw", "jobsched"):
+            entry = rows[(workload, metric, system)]
+            assert "note" not in entry, entry
+            assert entry["value"]["median"] > 0
+    assert (
+        "| W17 | 40 | pg submits then one flush, own id / plain"
+        in (tmp_path / "latest.md").read_text()
+    )
+    import psycopg
+
+    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
+        left = admin.execute(
+            "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)
+        ).fetchall()
+    assert left == []

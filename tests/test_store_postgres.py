@@ -823,6 +823,88 @@ async def test_a_large_batch_goes_in_by_copy_and_reads_back_as_an_insert_does(
     assert [c.id for c in claimed] == [i for i in range(1, size + 3) if i % 2 == 0]
 
 
+async def test_a_large_batch_of_own_ids_goes_in_staged_and_skips_the_held_ones(
+    store: PostgresStore,
+) -> None:
+    """From COPY_FROM jobs up, ids of one's own go in by COPY into a staging
+    table: every field reads back as an insert's, ids the store holds are
+    flagged existed and left as they were, plain jobs of the batch go in too."""
+    size = pg_sql.COPY_FROM + 6
+    odd = bytes(range(256)) + b"\\N\t\n\r\\"
+
+    def own(i: int, payload: bytes = odd) -> NewJob:
+        return new(
+            -i,
+            name=f"own {i}\t\\N é",
+            payload=payload + bytes([i % 256]),
+            tenant=None if i % 3 else "t\\1",
+            own_id=True,
+        )
+
+    held = [own(i, b"first") for i in range(1, 11)]
+    await store.add(held, NOW)
+    batch = [own(i) for i in range(1, size + 1)] + [new(1), new(2)]
+    changes = await store.add(batch, NOW)
+    assert changes == []
+    assert [job.existed for job in batch] == [True] * 10 + [False] * (size - 10) + [False] * 2
+    assert (await store.fetch(-3)).payload == b"first" + bytes([3])  # type: ignore[union-attr]
+    got = await store.fetch(-12)
+    assert got is not None
+    assert (got.name, got.payload, got.tenant) == ("own 12\t\\N é", odd + bytes([12]), "t\\1")
+    assert sql(store.url, "SELECT count(*) FROM jobsched_jobs") == [(size + 2,)]
+    # The staging table went with the transaction: the next batch makes its own.
+    again = [own(i) for i in range(size + 1, 2 * size + 1)]
+    await store.add(again, NOW)
+    assert not any(job.existed for job in again)
+
+
+async def test_overlapping_own_id_batches_from_two_members_make_one_job_per_id(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two stores add the same 200 ids at once, in opposite orders: every id is
+    added by exactly one of them and neither add fails. A third transaction
+    holds the middle id until both adds wait on it, so they overlap for sure:
+    had they taken the ids' locks in their own orders, each would then wait
+    for the other (a deadlock the server ends by failing one, which the
+    store would retry: here it may not)."""
+    monkeypatch.setattr(pg_store, "RETRIES", 1)
+    ids = range(1, 201)
+    batches = (
+        [new(-i, own_id=True) for i in ids],
+        [new(-i, own_id=True) for i in reversed(ids)],
+    )
+    a, b = PostgresStore(url, secret=SECRET), PostgresStore(url, secret=SECRET)
+    await a.open()
+    await b.open()
+    blocker = psycopg.connect(url)
+    try:
+        pg_sql.add(blocker, [new(-100, own_id=True)], NOW)  # uncommitted: holds -100
+
+        def until_both_wait() -> None:
+            for _ in range(6000):  # a minute
+                row = blocker.execute(
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                ).fetchone()
+                if row and row[0] >= 2:
+                    return
+                time.sleep(0.01)
+            raise AssertionError("the two adds never both waited on the held id")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(a.add, batches[0], NOW)
+            tg.start_soon(b.add, batches[1], NOW)
+            await anyio.to_thread.run_sync(until_both_wait)
+            await anyio.to_thread.run_sync(blocker.commit)
+        added = sorted(job.id for batch in batches for job in batch if not job.existed)
+        assert added == sorted(-i for i in ids if i != 100)
+        assert sql(url, "SELECT count(*) FROM jobsched_jobs") == [(200,)]
+    finally:
+        blocker.close()
+        await a.close()
+        await b.close()
+
+
 async def test_adding_after_an_upstream_failed_cancels_at_once(store: PostgresStore) -> None:
     await store.add([new(1)], NOW)
     await store.claim("m", 1, ALL, NOW, 30)

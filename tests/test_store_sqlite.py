@@ -1115,3 +1115,31 @@ async def test_a_prune_at_stop_that_fails_leaves_stop_quiet(
     assert "planned outage (prune)" in caplog.text  # the outage was logged, not raised
     with sqlite3.connect(tmp_path / "jobs.db") as conn:
         assert conn.execute("SELECT count(*) FROM jobs").fetchone() == (3,)
+
+
+async def test_ids_of_ones_own_go_in_by_the_batch_each_unless_held(store: SQLiteStore) -> None:
+    """A batch of jobs with ids of their own (more than one look-up's worth of
+    ids): the ones the store holds, or that come twice in the batch, are
+    flagged existed and the first job stands; plain jobs, a tenant's job and
+    one with an upstream in the same batch go in as well."""
+    held = [new(-i, payload=b"first", own_id=True) for i in range(1, 4)]
+    await store.add(held, NOW)
+    batch = [
+        *(new(-i, own_id=True) for i in range(1, 701)),
+        new(-5, payload=b"again", own_id=True),  # a second -5 in this batch
+        new(-900, own_id=True, tenant="acme"),
+        new(1),
+        new(-901, own_id=True, depends_on=(-900,)),
+        new(-2, own_id=True, depends_on=(1,)),  # held: nothing is added for it
+    ]
+    changes = await store.add(batch, NOW)
+    assert changes == []
+    existed = {job.id for job in batch if job.existed}
+    assert existed == {-1, -2, -3, -5}
+    assert [job.existed for job in batch if job.id == -5] == [False, True]
+    assert (await store.fetch(-2)).payload == b"first"  # type: ignore[union-attr]
+    assert (await store.fetch(-5)).payload == b"P" + bytes([-5 % 256])  # type: ignore[union-attr]
+    assert (await store.fetch(-900)).tenant == "acme"  # type: ignore[union-attr]
+    dependent = await store.fetch(-901)
+    assert dependent is not None and dependent.status is js.JobStatus.PENDING
+    assert await store.unfinished() == 700 + 3

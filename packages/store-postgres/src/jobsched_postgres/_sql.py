@@ -46,17 +46,54 @@ def _add_new(conn: Conn, rows: list[tuple[Any, ...]]) -> set[int]:
     """Insert jobs with ids of the submitters' own, each unless a job has its id
     (a concurrent insert of the same id waits for the other transaction, then
     adds nothing); the ids inserted."""
+    if len(rows) >= COPY_FROM:
+        return _add_new_staged(conn, rows)
     # One statement of one array per column: a VALUES row per job cost four
-    # times a plain add in parsing and binding.
+    # times a plain add in parsing and binding. In id order, as below.
     arrays = ", ".join(f"%s::{kind}[]" for kind in _ADD_TYPES)
     return {
         job_id
         for (job_id,) in conn.execute(
             f"INSERT INTO jobsched_jobs ({_ADD_COLUMNS}) SELECT * FROM unnest({arrays}) "
-            "ON CONFLICT (id) DO NOTHING RETURNING id",
+            "ORDER BY 1 ON CONFLICT (id) DO NOTHING RETURNING id",
             [list(column) for column in zip(*rows, strict=True)],
         )
     }
+
+
+def _add_new_staged(conn: Conn, rows: list[tuple[Any, ...]]) -> set[int]:
+    """:func:`_add_new` for a big batch: a binary COPY into a temporary table,
+    then one ``INSERT ... SELECT ... ON CONFLICT (id) DO NOTHING`` from it.
+
+    As 18 arrays through unnest, 3,000 jobs took 2-2.8x a plain batch's COPY
+    (W16); staged, the rows travel as a plain batch's do, and the conflict
+    check is the same statement's. In id
+    order: two members adding overlapping batches take the ids' locks in
+    one order, so neither waits on the other in a cycle (a deadlock, which
+    the server would end by failing one of the adds)."""
+    # ON COMMIT DROP: nothing outlives the transaction, so a rolled-back or
+    # retried one, a new connection or a pooler's session change finds no
+    # stale table. Its creation is a round trip and a catalog row, small
+    # against a batch of COPY_FROM jobs or more.
+    conn.execute(
+        f"CREATE TEMP TABLE jobsched_add_stage ON COMMIT DROP AS "
+        f"SELECT {_ADD_COLUMNS} FROM jobsched_jobs WITH NO DATA"
+    )
+    with conn.cursor() as cur:
+        with cur.copy(
+            f"COPY jobsched_add_stage ({_ADD_COLUMNS}) FROM STDIN (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(_ADD_TYPES)
+            for row in rows:
+                copy.write_row(row)
+        return {
+            job_id
+            for (job_id,) in cur.execute(
+                f"INSERT INTO jobsched_jobs ({_ADD_COLUMNS}) "
+                f"SELECT {_ADD_COLUMNS} FROM jobsched_add_stage ORDER BY id "
+                "ON CONFLICT (id) DO NOTHING RETURNING id"
+            )
+        }
 
 
 def padded(key: tuple[float, ...]) -> tuple[float, ...]:
