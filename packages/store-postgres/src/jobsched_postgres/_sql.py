@@ -66,7 +66,7 @@ def _add_new_staged(conn: Conn, rows: list[tuple[Any, ...]]) -> set[int]:
     then one ``INSERT ... SELECT ... ON CONFLICT (id) DO NOTHING`` from it.
 
     As 18 arrays through unnest, 3,000 jobs took 2-2.8x a plain batch's COPY
-    (W16); staged, the rows travel as a plain batch's do, and the conflict
+    (W17); staged, the rows travel as a plain batch's do, and the conflict
     check is the same statement's. In id
     order: two members adding overlapping batches take the ids' locks in
     one order, so neither waits on the other in a cycle (a deadlock, which
