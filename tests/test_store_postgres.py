@@ -1405,3 +1405,40 @@ async def test_history_limit_bounds_a_small_history_and_is_kept_at_stop(url: str
             counts.append(finished())
     assert max(counts) <= 2 * 5 + 20, counts
     assert finished() == 5
+
+
+async def test_a_fair_share_claim_sees_tenants_added_while_it_reads(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An add that commits between the claim's read of the tenants and its read of
+    their jobs is seen whole: its new tenant's better job wins the turn.
+
+    Each statement has a snapshot of its own; the claim once saw the new jobs
+    but not their tenant's row, and gave the turn to the tenant it knew (a
+    test of three-to-one shares failed one run in three on a loaded machine).
+    """
+    from jobsched_postgres import _limits
+
+    a = PostgresStore(url, secret=SECRET)
+    b = PostgresStore(url, secret=SECRET)
+    await a.open()
+    await b.open()
+    try:
+        await a.add([new(1, (5.0,))], NOW)  # the None tenant's
+        real = _limits._sql.candidates
+        calls = 0
+
+        def candidates(*args: object, **kwargs: object) -> object:
+            nonlocal calls
+            calls += 1
+            if calls == 1:  # after the tenants' read: another member's add commits
+                anyio.from_thread.run(b.add, [new(2, (1.0,), tenant="gold")], NOW)
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(_limits._sql, "candidates", candidates)
+        (got,) = await a.claim("m", 1, {"async": 9}, NOW, 30, tenants={"gold": 3})
+        assert calls >= 2
+        assert got.id == 2
+    finally:
+        await a.close()
+        await b.close()

@@ -231,6 +231,21 @@ def _round_robin(
     # Every tenant that ever queued a job has a row (add() makes it): one
     # index seek per tenant and executor finds its best ready rows.
     picker.read([None, *sorted(t for t in state if t is not None)], want)
+    # Each statement has a snapshot of its own (READ COMMITTED): an add that
+    # committed between the two above shows its jobs but not its new
+    # tenants' rows. Those tenants are read now, so that a claim never hands
+    # a turn to a tenant only because another's row was not seen yet.
+    late = [
+        (None if name == NO_TENANT else name, served, credit)
+        for name, served, credit in conn.execute(
+            "SELECT tenant, served, credit FROM jobsched_tenants WHERE tenant <> ALL(%s)",
+            ([NO_TENANT if t is None else t for t in state],),
+        ).fetchall()
+    ]
+    if late:
+        for tenant, served, credit in late:
+            state[tenant] = (served, credit)
+        picker.read(sorted(t for t, _, _ in late if t is not None), want)
     got, changed = take_turns(state, picker.ready(), weights, want, picker.take)
     if changed:
         names = sorted(NO_TENANT if t is None else t for t in changed)
