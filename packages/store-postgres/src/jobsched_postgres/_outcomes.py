@@ -276,13 +276,17 @@ def _cancel_wins(
     lock) is skipped here as in the outcome's statement, and record() tries
     it again: a cancel committing meanwhile is then seen.
     """
+    # Every retry's row is locked, flagged or not, until the retry commits:
+    # a cancel that committed between this look and the outcome's statement
+    # would be overwritten by the retry.
     flagged = {
         job_id
-        for (job_id,) in conn.execute(
-            "SELECT id FROM jobsched_jobs WHERE id = ANY(%s) AND status = 'running' "
-            "AND cancel_requested FOR UPDATE SKIP LOCKED",
+        for (job_id, requested) in conn.execute(
+            "SELECT id, cancel_requested FROM jobsched_jobs WHERE id = ANY(%s) "
+            "AND status = 'running' FOR UPDATE SKIP LOCKED",
             (sorted(o.id for o in retries),),
         ).fetchall()
+        if requested
     }
     if not flagged:
         return rest, {}
