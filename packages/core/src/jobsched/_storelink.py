@@ -108,7 +108,8 @@ class Host(Protocol):
         """Jobs with ids of their own that the store already held: not added."""
 
     def held(self) -> Collection[int]:
-        """Ids of the jobs this member holds (claimed or running). The link
+        """Ids of the jobs this member holds (claimed, running, or handed
+        back at stop and not yet released). The link
         renews the leases of these and of the jobs whose outcomes it has yet
         to commit."""
 
