@@ -505,6 +505,41 @@ async def test_a_handed_back_jobs_lease_is_kept_until_it_is_released(tmp_path: P
     assert (f"job-{row.id}", row.status, row.attempts, row.owner) == (held, S.PENDING, 0, None)
 
 
+class PruneLocked(FlakyStore):
+    """Its prunes fail as unavailable while ``locked`` (a finished row an
+    operator holds locked: PostgreSQL's DELETE meets its lock_timeout)."""
+
+    locked = True
+    prunes = 0
+
+    async def prune(self, keep: int) -> int:
+        self.prunes += 1
+        if self.locked:
+            raise js.StoreUnavailableError("planned lock (prune)")
+        return await SQLiteStore.prune(self, keep)
+
+
+async def test_a_prune_that_keeps_failing_holds_up_no_writes(tmp_path: Path) -> None:
+    """Pruning is housekeeping: a prune the store keeps refusing is tried
+    again at the next cadence, and meanwhile outcomes and submits commit
+    (retried in place, it held every later write up for as long)."""
+    store = PruneLocked(f"sqlite:///{tmp_path / 'jobs.db'}")
+    async with js.JobScheduler(store=store, num_workers=2, history_limit=1) as s:
+        with anyio.fail_after(30):
+            first = [s.submit(Note(str(tmp_path / "log"), i)) for i in range(3)]
+            await s.join()
+            for job_id in first:
+                assert (await s.wait(job_id)).status is S.COMPLETED
+            tried = store.prunes
+            assert tried >= 1
+            store.locked = False
+            last = s.submit(Note(str(tmp_path / "log"), "last"))
+            assert (await s.wait(last)).status is S.COMPLETED
+            await s.flush()
+    assert store.prunes > tried
+    assert len(await reopened_jobs(tmp_path)) <= 2  # pruned once the lock went
+
+
 async def reopened_jobs(tmp_path: Path) -> list[Any]:
     reopened = SQLiteStore(f"sqlite:///{tmp_path / 'jobs.db'}")
     await reopened.open()

@@ -680,8 +680,16 @@ class StoreLink:
         self._finished_since_prune += len(batch.outcomes)
         if self._finished_since_prune >= prune_every(self._history_limit):
             self._finished_since_prune = 0
-            with contextlib.suppress(_Closed):  # closing: the next scheduler prunes
-                await self._call("pruning", lambda: store.prune(self._history_limit))
+            # Tried once: retried in place, a prune the store keeps refusing
+            # (PostgreSQL's DELETE meeting an operator's lock on an old row,
+            # for as long as that is held) held up every write behind it.
+            # The next cadence tries again.
+            try:
+                await self._call(
+                    "pruning", lambda: store.prune(self._history_limit), give_up=lambda _: True
+                )
+            except StoreUnavailableError:
+                self._outage.drop("pruning")
 
     def _release_flushes(self, committed: float) -> None:
         waiting = []
