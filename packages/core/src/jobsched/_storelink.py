@@ -903,7 +903,9 @@ class StoreLink:
         # every second, so a cancel asked on another member arrives in time.
         every = min(store.lease / 3, 1.0)
         failures = 0
-        while not self.closing:
+        # Until closed, leaving by the one way out that forgets the member
+        # (a close during a beat must not skip it).
+        while True:
             if failures:
                 # A failed beat is tried again soon (with backoff), with the
                 # jobs held then: a lease the outage ran out may still be kept.
