@@ -233,6 +233,22 @@ async def test_fetch_of_a_completed_job_whose_result_was_altered(url: str, tmp_p
     assert "the stored result cannot be loaded" in getattr(job, "load_error", "")
 
 
+async def test_result_of_a_completed_job_whose_result_cannot_be_loaded_raises(
+    url: str, tmp_path: Path
+) -> None:
+    """result() never answers None for a result it could not load: it
+    raises, saying why (it returned the placeholder's None as the result)."""
+    (job_id,) = await run_all(url, b"k", tmp_path / "log", good=1)
+    await alter_result(url, int(job_id.removeprefix("job-")))
+    async with js.JobScheduler(store=js.open_store(url, secret=b"k")) as s:
+        with anyio.fail_after(60), pytest.raises(js.SchedulerError) as info:
+            await s.result(job_id)
+    assert not isinstance(info.value, js.JobFailedError)  # it completed
+    message = str(info.value)
+    assert job_id in message and "completed" in message
+    assert "the stored result cannot be loaded" in message
+
+
 async def alter_result(url: str, number: int) -> None:
     if url.startswith("sqlite"):
         import sqlite3
