@@ -476,6 +476,40 @@ async def test_a_schedule_signed_by_a_key_a_member_lacks_is_left_alone(
                 await anyio.sleep(0.02)
 
 
+async def test_a_schedule_a_member_cannot_fire_does_not_spin_its_claimer(
+    url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A due schedule this member claimed and left alone (another key signed
+    it) stays due in the store: the claimer waits its poll interval, not 0
+    (it asked the store thousands of times a second)."""
+    schedule = StoredSchedule(
+        functools.partial(make_note, str(tmp_path / "log")), 3600.0, None, False
+    )
+    raw = js.open_store(url, secret="one")
+    await raw.open()
+    await raw.put_schedules([("beat", Codec(b"one").dumps(schedule, "schedule"), time.time())])
+    await raw.close()
+    caplog.set_level(logging.ERROR, logger="jobsched")
+    store = js.open_store(url, secret="two")
+    calls: list[None] = []
+    next_due = store.next_due
+
+    async def counted() -> float | None:
+        calls.append(None)
+        return await next_due()
+
+    store.next_due = counted  # type: ignore[method-assign]
+    async with js.JobScheduler(store=store, num_workers=2):
+        with anyio.fail_after(30):
+            while not any("left alone" in r.getMessage() for r in caplog.records):  # noqa: ASYNC110 - a log line is the only sign
+                await anyio.sleep(0.01)
+        before = len(calls)
+        await anyio.sleep(1.0)
+        during = len(calls) - before
+    # About two (POLL_INTERVAL); a loaded machine makes fewer, never more.
+    assert during <= 20, during
+
+
 async def test_rows_in_the_format_before_key_ids_still_run(url: str, tmp_path: Path) -> None:
     """A row already on disk in the legacy format (b"S" + MAC, no key id) is
     claimed by any member and verified against every key it holds."""

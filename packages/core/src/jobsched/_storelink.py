@@ -778,6 +778,7 @@ class StoreLink:
             # group commit) pays one fsync for both.
             limit, executors = host.claim_capacity()
             claims: list[Claimed] = []
+            looked_at = self._wall()
             if limit > 0 and executors:
                 claims = await self._call(
                     "claiming jobs", functools.partial(self._claim, host, limit, executors)
@@ -811,7 +812,11 @@ class StoreLink:
             if limit > 0:
                 # Also when a rate-limited job's next token is due (next_due).
                 due = await self._call("reading the next due time", store.next_due)
-                if due is not None:
+                # Due already when this pass claimed, yet nothing came: not
+                # this member's to take now (a schedule leased by another
+                # member, or signed by a key this one lacks). Waiting 0 for
+                # it spun the claimer, thousands of round trips a second.
+                if due is not None and due > looked_at:
                     wait = min(wait, max(0.0, due - self._wall()))
             with anyio.move_on_after(wait):
                 await self._claim_wakeup.wait()
