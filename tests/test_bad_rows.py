@@ -233,6 +233,22 @@ async def test_fetch_of_a_completed_job_whose_result_was_altered(url: str, tmp_p
     assert "the stored result cannot be loaded" in getattr(job, "load_error", "")
 
 
+async def test_result_of_a_completed_job_whose_result_cannot_be_loaded_raises(
+    url: str, tmp_path: Path
+) -> None:
+    """result() never answers None for a result it could not load: it
+    raises, saying why (it returned the placeholder's None as the result)."""
+    (job_id,) = await run_all(url, b"k", tmp_path / "log", good=1)
+    await alter_result(url, int(job_id.removeprefix("job-")))
+    async with js.JobScheduler(store=js.open_store(url, secret=b"k")) as s:
+        with anyio.fail_after(60), pytest.raises(js.SchedulerError) as info:
+            await s.result(job_id)
+    assert not isinstance(info.value, js.JobFailedError)  # it completed
+    message = str(info.value)
+    assert job_id in message and "completed" in message
+    assert "the stored result cannot be loaded" in message
+
+
 async def alter_result(url: str, number: int) -> None:
     if url.startswith("sqlite"):
         import sqlite3
@@ -458,6 +474,40 @@ async def test_a_schedule_signed_by_a_key_a_member_lacks_is_left_alone(
         with anyio.fail_after(30):
             while not runs(log):  # noqa: ASYNC110 - the job runs in the store's claims
                 await anyio.sleep(0.02)
+
+
+async def test_a_schedule_a_member_cannot_fire_does_not_spin_its_claimer(
+    url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A due schedule this member claimed and left alone (another key signed
+    it) stays due in the store: the claimer waits its poll interval, not 0
+    (it asked the store thousands of times a second)."""
+    schedule = StoredSchedule(
+        functools.partial(make_note, str(tmp_path / "log")), 3600.0, None, False
+    )
+    raw = js.open_store(url, secret="one")
+    await raw.open()
+    await raw.put_schedules([("beat", Codec(b"one").dumps(schedule, "schedule"), time.time())])
+    await raw.close()
+    caplog.set_level(logging.ERROR, logger="jobsched")
+    store = js.open_store(url, secret="two")
+    calls: list[None] = []
+    next_due = store.next_due
+
+    async def counted() -> float | None:
+        calls.append(None)
+        return await next_due()
+
+    store.next_due = counted  # type: ignore[method-assign]
+    async with js.JobScheduler(store=store, num_workers=2):
+        with anyio.fail_after(30):
+            while not any("left alone" in r.getMessage() for r in caplog.records):  # noqa: ASYNC110 - a log line is the only sign
+                await anyio.sleep(0.01)
+        before = len(calls)
+        await anyio.sleep(1.0)
+        during = len(calls) - before
+    # About two (POLL_INTERVAL); a loaded machine makes fewer, never more.
+    assert during <= 20, during
 
 
 async def test_rows_in_the_format_before_key_ids_still_run(url: str, tmp_path: Path) -> None:

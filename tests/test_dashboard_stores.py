@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -194,3 +195,55 @@ def test_a_failing_member_report_never_stops_the_heartbeat(
     warnings = [r for r in caplog.records if "members list" in r.getMessage()]
     assert len(warnings) == 1 and warnings[0].levelname == "WARNING"
     assert len(calls) >= 1
+
+
+def test_a_member_that_stops_during_a_lease_renewal_still_leaves_the_list(
+    tmp_path: Path,
+) -> None:
+    """The heartbeat forgets its member at stop also when the stop comes
+    while a renewal is on its way (it left its loop without a word: the
+    member stayed listed, stale, until MEMBERS_KEEP)."""
+    from jobsched._storelink import StoreLink
+
+    store = js.open_store(f"sqlite:///{tmp_path / 'jobs.db'}")
+    in_renewal, renewal_may_end = anyio.Event(), anyio.Event()
+    forgotten: list[str] = []
+    extend, forget = store.extend, store.forget_member
+
+    async def slow_extend(owner: str, ids: object, until: float) -> list[int]:
+        in_renewal.set()
+        await renewal_may_end.wait()
+        return await extend(owner, ids, until)  # type: ignore[arg-type]
+
+    async def forget_member(owner: str) -> None:
+        forgotten.append(owner)
+        await forget(owner)
+
+    store.extend = slow_extend  # type: ignore[method-assign]
+    store.forget_member = forget_member  # type: ignore[method-assign]
+
+    class Host:
+        _num_workers = 1
+
+        def held(self) -> list[int]:
+            return [1]  # a job the renewal is for
+
+        def cancel_held(self, ids: object) -> None:
+            pass
+
+    async def main() -> None:
+        await store.open()
+        try:
+            host: Any = Host()  # the link's Host protocol, in part
+            link = StoreLink(store, host, 0)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(link.heartbeat, host)
+                with anyio.fail_after(60):
+                    await in_renewal.wait()
+                link.close()  # the stop, while the renewal is on its way
+                renewal_may_end.set()
+            assert forgotten == [link.owner]
+        finally:
+            await store.close()
+
+    anyio.run(main)

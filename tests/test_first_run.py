@@ -204,6 +204,21 @@ async def test_an_internal_error_ends_the_job_failed(
 
 
 @pytest.mark.anyio
+async def test_wait_returns_a_job_whose_outcome_could_not_be_recorded(
+    make_scheduler: Make,
+) -> None:
+    """wait() and result() see a job our bookkeeping ended FAILED: on the memory
+    store that end must wake them as every other end does."""
+    async with make_scheduler() as s:
+        job_id = s.submit(FailTimes(1, retry=_NanDelay()))
+        with anyio.fail_after(10):
+            job = await s.wait(job_id)
+            with pytest.raises(js.JobFailedError, match="internal error"):
+                await s.result(job_id)
+    assert job.status is S.FAILED
+
+
+@pytest.mark.anyio
 @pytest.mark.memory_only(
     "injects a fault into the memory store's queue (_push), which a durable store does not use"
 )

@@ -444,6 +444,102 @@ async def test_stop_gives_up_handing_back_after_the_wait(
     assert (row.status, row.attempts) == (S.RUNNING, 1)
 
 
+class ReleaseStalls(ReleaseFails):
+    """Its hand-backs fail as unavailable until ``resume`` is set; each lease
+    renewal is kept and announced on ``renewed``."""
+
+    def __init__(self, url: str, lease: float) -> None:
+        super().__init__(url, lease=lease)
+        self.resume = anyio.Event()
+        self.release_tried = anyio.Event()
+        self.renewals: list[set[int]] = []
+        self.renewed = anyio.Event()
+
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        self.releases += 1
+        self.release_tried.set()
+        if not self.resume.is_set():
+            raise js.StoreUnavailableError("planned outage (release)")
+        await SQLiteStore.release(self, owner, ids)
+
+    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
+        cancelled = await super().extend(owner, ids, until)
+        self.renewals.append(set(ids))
+        self.renewed.set()
+        return cancelled
+
+
+async def test_a_handed_back_jobs_lease_is_kept_until_it_is_released(tmp_path: Path) -> None:
+    """A job stop() hands back is still RUNNING under this member until the
+    release commits: its lease is renewed meanwhile, so a release that waits
+    out an outage past the lease does not let another member take the job
+    over as lost (an attempt counted, 'worker lost')."""
+    store = ReleaseStalls(f"sqlite:///{tmp_path / 'jobs.db'}", lease=1.0)
+    outage_jobs.reset(1)
+    assert outage_jobs.ALL_STARTED is not None
+    renewed: list[set[int]] = []
+
+    async def watch_the_stop() -> None:
+        try:
+            with anyio.fail_after(30):
+                await store.release_tried.wait()
+                # The second renewal from now began after the release failed.
+                for _ in range(2):
+                    store.renewed = anyio.Event()
+                    await store.renewed.wait()
+            renewed.append(store.renewals[-1])
+        finally:
+            store.resume.set()  # a failed check must not leave stop() retrying
+
+    async with (
+        anyio.create_task_group() as tg,
+        js.JobScheduler(store=store, num_workers=1) as s,
+    ):
+        held = s.submit(Held(0))
+        with anyio.fail_after(30):
+            await outage_jobs.ALL_STARTED.wait()
+        assert s._hand_back_running() == 1
+        tg.start_soon(watch_the_stop)  # the stop, on leaving this block
+    assert renewed and id_number(held) in renewed[0], store.renewals
+    (row,) = await reopened_jobs(tmp_path)
+    assert (f"job-{row.id}", row.status, row.attempts, row.owner) == (held, S.PENDING, 0, None)
+
+
+class PruneLocked(FlakyStore):
+    """Its prunes fail as unavailable while ``locked`` (a finished row an
+    operator holds locked: PostgreSQL's DELETE meets its lock_timeout)."""
+
+    locked = True
+    prunes = 0
+
+    async def prune(self, keep: int) -> int:
+        self.prunes += 1
+        if self.locked:
+            raise js.StoreUnavailableError("planned lock (prune)")
+        return await SQLiteStore.prune(self, keep)
+
+
+async def test_a_prune_that_keeps_failing_holds_up_no_writes(tmp_path: Path) -> None:
+    """Pruning is housekeeping: a prune the store keeps refusing is tried
+    again at the next cadence, and meanwhile outcomes and submits commit
+    (retried in place, it held every later write up for as long)."""
+    store = PruneLocked(f"sqlite:///{tmp_path / 'jobs.db'}")
+    async with js.JobScheduler(store=store, num_workers=2, history_limit=1) as s:
+        with anyio.fail_after(30):
+            first = [s.submit(Note(str(tmp_path / "log"), i)) for i in range(3)]
+            await s.join()
+            for job_id in first:
+                assert (await s.wait(job_id)).status is S.COMPLETED
+            tried = store.prunes
+            assert tried >= 1
+            store.locked = False
+            last = s.submit(Note(str(tmp_path / "log"), "last"))
+            assert (await s.wait(last)).status is S.COMPLETED
+            await s.flush()
+    assert store.prunes > tried
+    assert len(await reopened_jobs(tmp_path)) <= 2  # pruned once the lock went
+
+
 async def reopened_jobs(tmp_path: Path) -> list[Any]:
     reopened = SQLiteStore(f"sqlite:///{tmp_path / 'jobs.db'}")
     await reopened.open()

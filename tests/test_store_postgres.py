@@ -1207,6 +1207,73 @@ async def test_an_outcome_whose_row_is_locked_waits_and_the_others_are_written_a
     assert job is not None and job.status is js.JobStatus.COMPLETED
 
 
+async def test_a_cancel_committing_between_a_retrys_look_and_its_write_wins(
+    store: PostgresStore, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The retry's look at the cancel flag locks the row until the retry is
+    written: a cancel that commits between the look and the write would
+    otherwise be overwritten by the retry (the next claim clears the flag,
+    and the job runs again although cancel() said True)."""
+    from jobsched_postgres import _outcomes as pg_outcomes
+
+    await store.add([new(1)], NOW)
+    (claim,) = await store.claim("m", 1, ALL, NOW, lease=120)
+    look = pg_outcomes._cancel_wins
+    blocked: list[bool] = []
+
+    def look_then_cancel(*args: object) -> object:
+        seen = look(*args)  # type: ignore[arg-type]
+        # Another session's cancel() of the running job, right after the look.
+        with psycopg.connect(url, autocommit=True) as other:
+            other.execute("SET lock_timeout = '200ms'")
+            try:
+                other.execute("UPDATE jobsched_jobs SET cancel_requested = true WHERE id = 1")
+            except psycopg.errors.LockNotAvailable:
+                blocked.append(True)  # it waits for the retry to commit
+        return seen
+
+    monkeypatch.setattr(pg_outcomes, "_cancel_wins", look_then_cancel)
+    retry = Outcome(1, claim.attempt, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 2, error="E")
+    await store.record("m", [retry])
+    assert blocked == [True]
+    # The blocked cancel goes on once the retry committed: a waiting job ends.
+    await store.cancel([1], NOW + 3)
+    job = await store.fetch(1)
+    assert job is not None and job.status is js.JobStatus.CANCELLED
+
+
+async def test_a_retry_whose_row_was_locked_at_the_look_is_not_written_unlooked(
+    store: PostgresStore, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A retry whose row another session held locked when record() looked at
+    the cancel flag is tried again, never written without that look: the
+    lock may be a cancel that commits its flag just after the look."""
+    from jobsched_postgres import _outcomes as pg_outcomes
+
+    await store.add([new(1)], NOW)
+    (claim,) = await store.claim("m", 1, ALL, NOW, lease=120)
+    look = pg_outcomes._cancel_wins
+    looks: list[int] = []
+
+    def look_under_a_committing_cancel(*args: object) -> object:
+        looks.append(1)
+        if len(looks) > 1:
+            return look(*args)  # type: ignore[arg-type]
+        with psycopg.connect(url) as other:
+            other.execute("SELECT id FROM jobsched_jobs WHERE id = 1 FOR UPDATE")
+            seen = look(*args)  # type: ignore[arg-type]
+            other.execute("UPDATE jobsched_jobs SET cancel_requested = true WHERE id = 1")
+            other.commit()  # the cancel commits between the look and the write
+        return seen
+
+    monkeypatch.setattr(pg_outcomes, "_cancel_wins", look_under_a_committing_cancel)
+    retry = Outcome(1, claim.attempt, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 2, error="E")
+    recorded = await store.record("m", [retry])
+    assert recorded.refused == []
+    job = await store.fetch(1)
+    assert job is not None and job.status is js.JobStatus.CANCELLED
+
+
 async def test_an_outcome_whose_row_stays_locked_is_given_up_on_and_logged(
     url: str, caplog: pytest.LogCaptureFixture
 ) -> None:

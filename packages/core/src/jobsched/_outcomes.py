@@ -147,6 +147,10 @@ class Outcomes(SchedulerState):
         if self._link is not None:
             self._store_failed(job)
         self._unfinished -= 1
+        if self._outcome_waiters:
+            # wait() on the memory store sleeps until the job ends here.
+            for event in self._outcome_waiters.pop(number, ()):
+                event.set()
         self._blocked.pop(number, None)
         self._finished.append(number)
         if len(self._finished) > self._history_limit:

@@ -18,6 +18,7 @@ from ._exceptions import (
 )
 from ._jobs import Job, id_number
 from ._state import NEW, POLL_INTERVAL, STOPPED, _describe
+from ._stored import UnloadableJob
 
 _COMPLETED = JobStatus.COMPLETED
 
@@ -63,9 +64,18 @@ class Results(Cancelling):
             attribute is the finished job.
         :raises TimeoutError: ``timeout`` seconds passed first.
         :raises UnknownJobError: the store does not hold the job.
+        :raises SchedulerError: it completed, but its stored job or result
+            does not load here (another key signed it, its module is missing,
+            or the row was altered).
         """
         job = await self.wait(job_id, timeout=timeout)
         if job.status is _COMPLETED:
+            if isinstance(job, UnloadableJob):
+                # Its None is no result: the caller must not take it for one.
+                raise SchedulerError(
+                    f"{_describe(job)} completed, but its result cannot be read here: "
+                    + job.load_error
+                )
             return job.result
         raise JobFailedError(failed_message(job), job)
 

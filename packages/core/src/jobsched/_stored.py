@@ -233,7 +233,9 @@ class Stored(Dispatch):
             self._wake_joiners()
 
     def held(self) -> Collection[int]:
-        return list(self._held)
+        # With the jobs handed back but not yet released: still RUNNING under
+        # this member in the store, whose leases must not lapse meanwhile.
+        return [*self._held, *self._released]
 
     async def fire_schedules(self, due: Sequence[DueSchedule]) -> None:
         """Make the fires of the stored schedules this member claimed."""
@@ -468,9 +470,10 @@ class Stored(Dispatch):
         self._claimed.clear()
         for number in unstarted:
             self._held.pop(number, None)
-        # With the jobs whose attempts a stopping worker cut short.
-        unstarted += self._released
-        self._released = []
+        # With the jobs whose attempts a stopping worker cut short; kept in
+        # _released until the release, so that the heartbeat renews them.
+        self._released += unstarted
+        unstarted = list(self._released)
         try:
             await link.flush()
             if unstarted:
@@ -487,6 +490,7 @@ class Stored(Dispatch):
                         "runs out; then another member takes them over (an attempt counted, "
                         "'worker lost') and runs them again"
                     ) from exc
+                self._released = []
         finally:
             link.close()
             await link.stopped.wait()

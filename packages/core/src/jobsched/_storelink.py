@@ -108,7 +108,8 @@ class Host(Protocol):
         """Jobs with ids of their own that the store already held: not added."""
 
     def held(self) -> Collection[int]:
-        """Ids of the jobs this member holds (claimed or running). The link
+        """Ids of the jobs this member holds (claimed, running, or handed
+        back at stop and not yet released). The link
         renews the leases of these and of the jobs whose outcomes it has yet
         to commit."""
 
@@ -679,8 +680,16 @@ class StoreLink:
         self._finished_since_prune += len(batch.outcomes)
         if self._finished_since_prune >= prune_every(self._history_limit):
             self._finished_since_prune = 0
-            with contextlib.suppress(_Closed):  # closing: the next scheduler prunes
-                await self._call("pruning", lambda: store.prune(self._history_limit))
+            # Tried once: retried in place, a prune the store keeps refusing
+            # (PostgreSQL's DELETE meeting an operator's lock on an old row,
+            # for as long as that is held) held up every write behind it.
+            # The next cadence tries again.
+            try:
+                await self._call(
+                    "pruning", lambda: store.prune(self._history_limit), give_up=lambda _: True
+                )
+            except StoreUnavailableError:
+                self._outage.drop("pruning")
 
     def _release_flushes(self, committed: float) -> None:
         waiting = []
@@ -769,6 +778,7 @@ class StoreLink:
             # group commit) pays one fsync for both.
             limit, executors = host.claim_capacity()
             claims: list[Claimed] = []
+            looked_at = self._wall()
             if limit > 0 and executors:
                 claims = await self._call(
                     "claiming jobs", functools.partial(self._claim, host, limit, executors)
@@ -802,7 +812,11 @@ class StoreLink:
             if limit > 0:
                 # Also when a rate-limited job's next token is due (next_due).
                 due = await self._call("reading the next due time", store.next_due)
-                if due is not None:
+                # Due already when this pass claimed, yet nothing came: not
+                # this member's to take now (a schedule leased by another
+                # member, or signed by a key this one lacks). Waiting 0 for
+                # it spun the claimer, thousands of round trips a second.
+                if due is not None and due > looked_at:
                     wait = min(wait, max(0.0, due - self._wall()))
             with anyio.move_on_after(wait):
                 await self._claim_wakeup.wait()
@@ -894,7 +908,9 @@ class StoreLink:
         # every second, so a cancel asked on another member arrives in time.
         every = min(store.lease / 3, 1.0)
         failures = 0
-        while not self.closing:
+        # Until closed, leaving by the one way out that forgets the member
+        # (a close during a beat must not skip it).
+        while True:
             if failures:
                 # A failed beat is tried again soon (with backoff), with the
                 # jobs held then: a lease the outage ran out may still be kept.

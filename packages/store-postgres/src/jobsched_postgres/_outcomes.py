@@ -218,14 +218,17 @@ def _record(conn: Conn, owner: str, rows: list[Outcome], recorded: Recorded) -> 
     result: list[tuple[Any, ...]] = []
     with conn.transaction() if ends or retries or (plain and rest) else nullcontext():
         replaced: dict[int, Outcome] = {}
+        unlooked: set[int] = set()
         if retries:
-            rest, replaced = _cancel_wins(conn, rest, retries)
+            rest, replaced, unlooked = _cancel_wins(conn, rest, retries)
             rows = [o for o in rows if o.plain] + rest
+            # Tried again (as skipped), never written without the look.
+            rest = [o for o in rest if o.id not in unlooked]
         if plain:
             result += conn.execute(_COMPLETE, _arrays(plain, owner, now)).fetchall()
         if rest:
             result += conn.execute(_RECORD, _arrays(rest, owner, now, full=True)).fetchall()
-        skipped = {job_id for job_id, queue in result if queue == _SKIPPED}
+        skipped = {job_id for job_id, queue in result if queue == _SKIPPED} | unlooked
         if skipped:
             # Not found by the lock: held by another session, or not there
             # at all (pruned, retried away: refused like any fenced outcome).
@@ -265,34 +268,43 @@ def _record(conn: Conn, owner: str, rows: list[Outcome], recorded: Recorded) -> 
 
 def _cancel_wins(
     conn: Conn, rest: list[Outcome], retries: list[Outcome]
-) -> tuple[list[Outcome], dict[int, Outcome]]:
+) -> tuple[list[Outcome], dict[int, Outcome], set[int]]:
     """Retries of jobs someone asked to cancel while the attempt ran become
-    CANCELLED ends; also the retries replaced, by id.
+    CANCELLED ends; also the retries replaced, by id, and the ids of the
+    retries whose rows were not looked at (locked by another session, or
+    gone): the caller must not write those in this transaction.
 
     The request is a flag on the running row that reaches the owner with its
     next heartbeat; an attempt that fails before then must not retry, or the
     next claim clears the flag and the cancel is lost (cancel() said True).
     A row another session holds locked (a cancel committing, an operator's
-    lock) is skipped here as in the outcome's statement, and record() tries
-    it again: a cancel committing meanwhile is then seen.
+    lock) is skipped here, and record() tries it again: a cancel committing
+    meanwhile is then seen. (Left to the outcome's own SKIP LOCKED, a lock
+    released between the two statements let the retry overwrite its flag.)
     """
-    flagged = {
-        job_id
-        for (job_id,) in conn.execute(
-            "SELECT id FROM jobsched_jobs WHERE id = ANY(%s) AND status = 'running' "
-            "AND cancel_requested FOR UPDATE SKIP LOCKED",
-            (sorted(o.id for o in retries),),
-        ).fetchall()
-    }
+    # Every retry's row is locked, flagged or not, until the retry commits:
+    # a cancel that committed between this look and the outcome's statement
+    # would be overwritten by the retry.
+    looked = conn.execute(
+        "SELECT id, status = 'running' AND cancel_requested FROM jobsched_jobs "
+        "WHERE id = ANY(%s) FOR UPDATE SKIP LOCKED",
+        (sorted(o.id for o in retries),),
+    ).fetchall()
+    flagged = {job_id for job_id, requested in looked if requested}
+    unlooked = {o.id for o in retries} - {job_id for job_id, _ in looked}
     if not flagged:
-        return rest, {}
+        return rest, {}, unlooked
     replaced = {o.id: o for o in retries if o.id in flagged}
-    return [
-        replace(o, status=_CANCELLED, run_at=None, error="cancelled", traceback=None)
-        if replaced.get(o.id) is o
-        else o
-        for o in rest
-    ], replaced
+    return (
+        [
+            replace(o, status=_CANCELLED, run_at=None, error="cancelled", traceback=None)
+            if replaced.get(o.id) is o
+            else o
+            for o in rest
+        ],
+        replaced,
+        unlooked,
+    )
 
 
 # Everything downstream of a job that did not complete, transitively, through
