@@ -413,6 +413,16 @@ class PostgresStore(Reads):
         except _schedules.AlreadyFired:
             return False
 
+    async def pause_schedule(self, schedule_id: str) -> bool:
+        return await self._run(lambda conn: _schedules.pause(conn, schedule_id))
+
+    async def resume_schedule(self, schedule_id: str, next_fire: float) -> bool:
+        return await self._run(lambda conn: _schedules.resume(conn, schedule_id, next_fire))
+
+    async def trigger_schedule(self, schedule_id: str, job: NewJob) -> bool:
+        now = time.time()
+        return await self._run(lambda conn: _schedules.trigger(conn, schedule_id, job, now))
+
     async def fetch(self, job_id: int) -> StoredJob | None:
         found = await self._run(
             lambda conn: self._jobs(conn, "WHERE id = %s", (job_id,)), again=True
