@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._exceptions import SchedulerStoppedError, UnknownScheduleError
+from ._exceptions import SchedulerError, SchedulerStoppedError, UnknownScheduleError
 from ._jobs import Job
 from ._recurring import CronSchedule, RecurringSchedule, Schedule, StoredSchedule
 from ._submission import Submission
@@ -194,7 +194,10 @@ class Schedules(Submission):
         row = await self._stored_schedule(schedule_id)
         if row.next_fire != PAUSED:
             return
-        first = read(link.codec, row.payload).resumed_fire(time.time())
+        try:
+            first = read(link.codec, row.payload).resumed_fire(time.time())
+        except Exception as exc:
+            raise self._unloadable(schedule_id, exc) from exc
         store = link.store
         if not await link.read(
             "resuming a schedule", lambda: store.resume_schedule(schedule_id, first), patience=None
@@ -216,7 +219,10 @@ class Schedules(Submission):
             schedule.last_job_id = job_id
             return job_id
         row = await self._stored_schedule(schedule_id)
-        stored = link.codec.loads(row.payload)
+        try:
+            stored = link.codec.loads(row.payload)
+        except Exception as exc:
+            raise self._unloadable(schedule_id, exc) from exc
         job = stored.factory()
         self._check_submit(job, 0.0, ())
         new = self._stored_row(job, 0.0, [])
@@ -256,6 +262,12 @@ class Schedules(Submission):
             if row.id == schedule_id:
                 return row
         raise self._unknown_schedule(schedule_id)
+
+    def _unloadable(self, schedule_id: str, exc: Exception) -> SchedulerError:
+        return SchedulerError(
+            f"the stored schedule {schedule_id!r} cannot be loaded here ({exc}); "
+            "register it again from code that holds the store's key and imports its factory"
+        )
 
     def _unknown_schedule(self, schedule_id: object) -> UnknownScheduleError:
         where = "this scheduler" if self._link is None else f"the store {self._link.store.url}"

@@ -387,7 +387,9 @@ class PostgresStore(Reads):
         def next_due(conn: _sql.Conn) -> float | None:
             row = conn.execute(
                 "SELECT LEAST((SELECT MIN(run_at) FROM jobsched_jobs WHERE queue = 1), "
-                "(SELECT MIN(next_fire) FROM jobsched_schedules))"
+                # Paused schedules (next_fire +inf) are never due.
+                "(SELECT MIN(next_fire) FROM jobsched_schedules "
+                "WHERE next_fire < 'Infinity'::double precision))"
             ).fetchone()
             due = [t for t in (row[0] if row else None, self._token_due) if t is not None]
             return float(min(due)) if due else None

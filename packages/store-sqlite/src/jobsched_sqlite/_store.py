@@ -236,7 +236,10 @@ class SQLiteStore(JobStore):
     async def next_due(self) -> float | None:
         def next_due(conn: sqlite3.Connection) -> float | None:
             (job,) = conn.execute("SELECT MIN(run_at) FROM jobs WHERE queue = 1").fetchone()
-            (fire,) = conn.execute("SELECT MIN(next_fire) FROM schedules").fetchone()
+            # Paused schedules (next_fire +inf) are never due.
+            (fire,) = conn.execute(
+                f"SELECT MIN(next_fire) FROM schedules WHERE next_fire < {INF}"
+            ).fetchone()
             due = [t for t in (job, fire, self._token_due) if t is not None]
             return min(due) if due else None
 
