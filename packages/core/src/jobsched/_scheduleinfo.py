@@ -10,9 +10,8 @@ Its signature is verified first when the reader holds the store's key.
 
 from __future__ import annotations
 
-import io
+import functools
 import math
-import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -118,10 +117,12 @@ def read(codec: Codec, payload: bytes) -> StoredSchedule:
     :raises BadSignature: the payload does not verify under the codec's keys.
     :raises ValueError: it holds something other than a stored schedule.
     """
+    import io
+
     from ._recurring import StoredSchedule
 
     data = codec.verify(payload)
-    stored = _TriggerOnly(io.BytesIO(data)).load()
+    stored = _trigger_only()(io.BytesIO(data)).load()
     if not isinstance(stored, StoredSchedule):
         raise ValueError(f"the stored payload is not a schedule but a {type(stored).__name__}")
     return stored
@@ -156,11 +157,18 @@ _BUILT = {
 }
 
 
-class _TriggerOnly(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _BUILT:
-            return super().find_class(module, name)
-        return _Reference(f"{module}.{name}")
+@functools.cache
+def _trigger_only() -> Any:
+    # Made on first use: `import jobsched` loads no pickle module.
+    import pickle
+
+    class TriggerOnly(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> Any:
+            if (module, name) in _BUILT:
+                return super().find_class(module, name)
+            return _Reference(f"{module}.{name}")
+
+    return TriggerOnly
 
 
 def _aware(epoch: float, zone: Any) -> datetime:
