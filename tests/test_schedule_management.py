@@ -7,8 +7,13 @@ and only order-of-events assertions.
 
 from __future__ import annotations
 
+import importlib
+import math
+import secrets
+import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -207,3 +212,44 @@ async def test_a_paused_schedule_does_not_keep_the_ticker_busy(
         assert log == []
         assert s._ticker_sleeps_until == float("inf")
         s.cancel_recurring("beat")
+
+
+async def test_listing_a_stored_schedule_never_imports_its_factory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI and the dashboard read a payload's trigger without running the
+    jobs' code: the factory's module is never imported."""
+    from jobsched._codec import Codec
+    from jobsched._recurring import StoredSchedule
+    from jobsched._scheduleinfo import from_store
+
+    marker = tmp_path / "imported"
+    name = f"sched_factory_{secrets.token_hex(4)}"  # a module no run imported before
+    (tmp_path / f"{name}.py").write_text(
+        f"with open({str(marker)!r}, 'a') as f:\n    f.write('x')\n"
+        "def make():\n    raise AssertionError\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+
+    codec = Codec([b"k" * 32])
+    trigger = js.CronTrigger("*/15 * * * *", "America/New_York")
+    payload = codec.dumps(StoredSchedule(module.make, None, trigger, False), "s")
+    del sys.modules[name]
+    marker.unlink()
+    info = from_store(codec, "s", payload, 1_800_000_000.0, 12)
+    assert (info.kind, info.spec, info.timezone, info.last_job_id) == (
+        "cron",
+        "*/15 * * * *",
+        "America/New_York",
+        "job-12",
+    )
+    assert info.next_fire is not None and info.next_fire.timestamp() == 1_800_000_000.0
+    assert not marker.exists() and name not in sys.modules
+    # A payload another key signed is listed, with the reason, and still not loaded.
+    other = from_store(Codec([b"o" * 32]), "s", payload, math.inf, None)
+    assert (other.kind, other.paused, other.next_fire) == ("unknown", True, None)
+    assert other.problem is not None and "key id" in other.problem
+    # A payload that is no schedule says so.
+    bogus = from_store(codec, "b", codec.dumps({"not": "a schedule"}, "b"), 0.0, None)
+    assert bogus.kind == "unknown" and "not a schedule but a dict" in str(bogus.problem)
