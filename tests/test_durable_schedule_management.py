@@ -198,6 +198,20 @@ async def test_unknown_stored_schedules_raise(
         assert await s.schedules() == []
 
 
+async def test_stored_schedules_need_a_running_scheduler(
+    open_member: Callable[..., js.JobScheduler],
+) -> None:
+    s = open_member(num_workers=0)
+    calls = (s.schedules(), s.pause_schedule("x"), s.resume_schedule("x"), s.trigger_schedule("x"))
+    for call in calls:
+        with pytest.raises(js.SchedulerError, match="through a running scheduler"):
+            await call
+    async with s:
+        assert await s.schedules() == []
+    with pytest.raises(js.SchedulerError, match="through a running scheduler"):
+        await s.pause_schedule("x")
+
+
 async def test_a_schedule_whose_payload_cannot_be_read_is_listed_with_the_problem(
     open_member: Callable[..., js.JobScheduler], url: str
 ) -> None:

@@ -167,6 +167,7 @@ class Schedules(Submission):
         if link is None:
             self._schedule(schedule_id).pause()
             return
+        self._need_open_store()
         await link.flush()
         store = link.store
         if not await link.read(
@@ -254,6 +255,7 @@ class Schedules(Submission):
     async def _stored_schedules(self) -> list[Any]:
         link = self._link
         assert link is not None
+        self._need_open_store()
         await link.flush()  # this process's registrations first
         return await link.read("listing schedules", link.store.schedules, patience=None)
 
@@ -262,6 +264,17 @@ class Schedules(Submission):
             if row.id == schedule_id:
                 return row
         raise self._unknown_schedule(schedule_id)
+
+    def _need_open_store(self) -> None:
+        from ._state import STARTED
+
+        if self._state != STARTED:
+            assert self._link is not None
+            raise SchedulerError(
+                f"the schedules in the store {self._link.store.url} are managed through a "
+                "running scheduler: call this inside 'async with JobScheduler(...)' (or "
+                "after start(), before stop())"
+            )
 
     def _unloadable(self, schedule_id: str, exc: Exception) -> SchedulerError:
         return SchedulerError(
