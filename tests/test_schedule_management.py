@@ -11,6 +11,7 @@ import importlib
 import math
 import secrets
 import sys
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -253,3 +254,18 @@ async def test_listing_a_stored_schedule_never_imports_its_factory(
     # A payload that is no schedule says so.
     bogus = from_store(codec, "b", codec.dumps({"not": "a schedule"}, "b"), 0.0, None)
     assert bogus.kind == "unknown" and "not a schedule but a dict" in str(bogus.problem)
+
+
+def test_a_background_scheduler_manages_schedules_blocking() -> None:
+    ran: list[float] = []
+    with js.BackgroundScheduler() as s:
+        s.schedule_recurring(_ticks(ran, time.monotonic), 3600, start_in=3600, id="hourly")
+        s.pause_schedule("hourly")
+        (info,) = s.schedules()
+        assert (info.id, info.paused) == ("hourly", True)
+        s.resume_schedule("hourly")
+        job_id = s.trigger_schedule("hourly")
+        assert s.join(timeout=30)
+        assert s.get(job_id).status is js.JobStatus.COMPLETED and len(ran) == 1
+        with pytest.raises(js.UnknownScheduleError):
+            s.pause_schedule("nope")
