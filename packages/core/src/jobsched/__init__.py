@@ -21,6 +21,7 @@ from ._exceptions import SchedulerStoppedError as SchedulerStoppedError
 from ._exceptions import StoreNotFoundError as StoreNotFoundError
 from ._exceptions import StoreUnavailableError as StoreUnavailableError
 from ._exceptions import UnknownJobError as UnknownJobError
+from ._exceptions import UnknownScheduleError as UnknownScheduleError
 from ._executor import CancelToken as CancelToken
 from ._executor import Executor as Executor
 from ._executor import cancel_requested as cancel_requested
@@ -33,6 +34,7 @@ from ._jobs import Job as Job
 from ._queue import ReadyQueue as ReadyQueue
 from ._ratelimit import RateLimit as RateLimit
 from ._retry import RetryPolicy as RetryPolicy
+from ._scheduleinfo import ScheduleInfo as ScheduleInfo
 from ._scheduler import JobScheduler as JobScheduler
 from ._state import JobListener as JobListener
 from ._state import SubmitHook as SubmitHook
@@ -76,6 +78,7 @@ __all__ = [
     "RateLimit",
     "ReadyQueue",
     "RetryPolicy",
+    "ScheduleInfo",
     "SchedulerError",
     "SchedulerStoppedError",
     "SchedulingStrategy",
@@ -84,6 +87,7 @@ __all__ = [
     "StoreUnavailableError",
     "SubmitHook",
     "UnknownJobError",
+    "UnknownScheduleError",
     "cancel_requested",
     "open_store",
     "setting_up",

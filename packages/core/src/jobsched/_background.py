@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ._cron import CronTrigger
     from ._executor import Executor
     from ._ratelimit import RateLimit
+    from ._scheduleinfo import ScheduleInfo
 
 __all__ = ["BackgroundScheduler"]
 
@@ -364,4 +365,26 @@ class BackgroundScheduler:
         """Stop a schedule (see :meth:`JobScheduler.cancel_recurring`)."""
         return self._loop.write(
             "cancel_recurring()", partial(self._scheduler.cancel_recurring, schedule_id)
+        )
+
+    def schedules(self) -> list[ScheduleInfo]:
+        """Every schedule, blocking (see :meth:`JobScheduler.schedules`)."""
+        return self._loop.wait_for("schedules()", self._scheduler.schedules)
+
+    def pause_schedule(self, schedule_id: str) -> None:
+        """See :meth:`JobScheduler.pause_schedule`; raises :class:`UnknownScheduleError`."""
+        self._loop.wait_for(
+            "pause_schedule()", partial(self._scheduler.pause_schedule, schedule_id)
+        )
+
+    def resume_schedule(self, schedule_id: str) -> None:
+        """See :meth:`JobScheduler.resume_schedule`; raises :class:`UnknownScheduleError`."""
+        self._loop.wait_for(
+            "resume_schedule()", partial(self._scheduler.resume_schedule, schedule_id)
+        )
+
+    def trigger_schedule(self, schedule_id: str) -> str:
+        """One job from the schedule now; its id (see :meth:`JobScheduler.trigger_schedule`)."""
+        return self._loop.wait_for(
+            "trigger_schedule()", partial(self._scheduler.trigger_schedule, schedule_id)
         )

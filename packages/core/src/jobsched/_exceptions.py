@@ -19,6 +19,13 @@ class UnknownJobError(SchedulerError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class UnknownScheduleError(SchedulerError, KeyError):
+    """No schedule with that id (never registered, or removed)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class SchedulerStoppedError(SchedulerError):
     """The scheduler is stopping or stopped and accepts no new work."""
 

@@ -29,6 +29,7 @@ class Schedule:
         "fired",
         "last_job_id",
         "next_run",
+        "paused",
         "schedule_id",
         "skipped",
     )
@@ -43,12 +44,22 @@ class Schedule:
         self.next_run = first_run
         self.allow_overlap = allow_overlap
         self.active = True
+        #: Paused: ``next_run`` is ``inf`` until resumed.
+        self.paused = False
         self.last_job_id: str | None = None
         self.fired = 0
         self.skipped = 0
 
     def advance(self, now: float) -> None:
         """Move ``next_run`` past ``now``; missed fires coalesce into the one being made."""
+        raise NotImplementedError
+
+    def pause(self) -> None:
+        self.paused = True
+        self.next_run = math.inf
+
+    def resume(self, now: float) -> None:
+        """Fire again from the first fire after ``now``: none missed while paused."""
         raise NotImplementedError
 
 
@@ -79,6 +90,12 @@ class RecurringSchedule(Schedule):
         """Move ``next_run`` to the first slot after ``now`` (missed slots coalesce)."""
         missed = int((now - self.next_run) // self.interval) + 1
         self.next_run += max(missed, 1) * self.interval
+
+    def resume(self, now: float) -> None:
+        # One interval from the resume: its old phase is not kept (a stored
+        # schedule's is gone with its paused next fire, and both agree).
+        self.paused = False
+        self.next_run = now + self.interval
 
 
 class CronSchedule(Schedule):
@@ -116,6 +133,12 @@ class CronSchedule(Schedule):
         self.next_wall = _next_fire(self.trigger, max(now + offset, self.next_wall))
         self.next_run = self.next_wall - offset
 
+    def resume(self, now: float) -> None:
+        self.paused = False
+        offset = self.wall_offset()
+        self.next_wall = _next_fire(self.trigger, now + offset)
+        self.next_run = self.next_wall - offset
+
 
 def _next_fire(trigger: CronTrigger, after: float) -> float:
     # datetime comes with the cron module, which jobsched imports on first use.
@@ -151,6 +174,13 @@ class StoredSchedule:
         if self.trigger is not None:
             return _next_fire(self.trigger, now)
         return now + start_in
+
+    def resumed_fire(self, now: float) -> float:
+        """The first fire after a resume at ``now`` (none missed while paused)."""
+        if self.trigger is not None:
+            return _next_fire(self.trigger, now)
+        assert self.interval is not None
+        return now + self.interval
 
     def next_fire(self, fired: float, now: float) -> float:
         """The fire after the one made for ``fired``: the first one past ``now``

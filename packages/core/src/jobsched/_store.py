@@ -209,12 +209,16 @@ class Attempt:
 
 @dataclass(slots=True)
 class StoredSchedule:
-    """A stored schedule: its id and when it fires next."""
+    """A stored schedule: its id and when it fires next (``inf``: paused)."""
 
     id: str
     next_fire: float
     #: The member firing it now, if one holds its lease.
     owner: str | None = None
+    #: Its signed payload (factory and trigger), as :meth:`JobStore.put_schedules` got it.
+    payload: bytes = b""
+    #: The number of the last job it made (a fire or a trigger), if any.
+    last_job: int | None = None
 
 
 @dataclass(slots=True)
@@ -565,6 +569,28 @@ class JobStore(ABC):
     async def schedules(self) -> list[StoredSchedule]:
         """Every stored schedule, soonest fire first."""
         raise NotImplementedError(f"{type(self).__name__} cannot list schedules")
+
+    async def pause_schedule(self, schedule_id: str) -> bool:
+        """Stop firing a stored schedule: its next fire becomes ``inf`` and
+        any member's lease on it ends, so a fire under way is refused by
+        :meth:`fire`'s fence. False if no schedule has that id.
+
+        A paused schedule stays paused when :meth:`put_schedules` registers
+        its id again (a worker's setup does at every start)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot pause schedules")
+
+    async def resume_schedule(self, schedule_id: str, next_fire: float) -> bool:
+        """Fire a paused schedule again from ``next_fire`` on (the scheduler
+        computes it from now: fires missed while paused are skipped). A
+        schedule that is not paused is left alone. False if no schedule has
+        that id."""
+        raise NotImplementedError(f"{type(self).__name__} cannot resume schedules")
+
+    async def trigger_schedule(self, schedule_id: str, job: NewJob) -> bool:
+        """Add ``job``, made by the schedule's factory now, as its last job,
+        in one transaction; its regular fires are unchanged. False (nothing
+        added) if no schedule has that id."""
+        raise NotImplementedError(f"{type(self).__name__} cannot trigger schedules")
 
     async def retry(self, ids: Collection[int], now: float) -> list[int]:
         """Run FAILED, TIMED_OUT or CANCELLED jobs again: PENDING from ``now``,

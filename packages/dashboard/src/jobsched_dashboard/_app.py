@@ -29,9 +29,11 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jobsched import JobStatus, JobStore, StoreUnavailableError, open_store
-from jobsched._codec import own_id_in
+from jobsched._codec import Codec, own_id_in
 from jobsched._jobs import check_own_id, own_number
 from jobsched._operator_args import LARGEST
+from jobsched._scheduleinfo import PAUSED, from_store
+from jobsched._scheduleinfo import read as read_schedule
 from jobsched._store import MEMBER_EVERY, JobPage, StoredJob
 
 from . import _payload, _views
@@ -124,6 +126,7 @@ def create_app(
     env.filters["ago"] = _ago
     env.filters["member"] = _views.member_name
     env.filters["label"] = _label
+    env.tests["paused"] = _paused
     dashboard = _Dashboard(store, token, env)
 
     @contextlib.asynccontextmanager
@@ -139,6 +142,9 @@ def create_app(
         Route("/live", dashboard.live),
         Route("/jobs", dashboard.job_list),
         Route("/members", dashboard.members),
+        Route("/schedules", dashboard.schedules),
+        Route("/schedules/{schedule_id:path}/pause", dashboard.pause_schedule, methods=["POST"]),
+        Route("/schedules/{schedule_id:path}/resume", dashboard.resume_schedule, methods=["POST"]),
         Route("/jobs/retry", dashboard.bulk_retry, methods=["POST"]),
         Route("/jobs/cancel", dashboard.bulk_cancel, methods=["POST"]),
         Route("/jobs/{job_id:job}", dashboard.job),
@@ -304,6 +310,76 @@ class _Dashboard:
             members_limit=MEMBERS_LIMIT,
         )
 
+    async def schedules(self, request: Request) -> Response:
+        codec = Codec(self.store.secrets)
+        rows = await self.store.schedules()
+        found = [
+            (from_store(codec, r.id, r.payload, r.next_fire, r.last_job), r.owner) for r in rows
+        ]
+        found.sort(key=lambda pair: (pair[0].next_fire is None, pair[0].id))
+        done = request.query_params.get("done")
+        return self.render(
+            "schedules.html",
+            now=time.time(),
+            schedules=found,
+            done=done if done in ("pause", "resume") else None,
+            done_id=request.query_params.get("schedule", ""),
+        )
+
+    async def pause_schedule(self, request: Request) -> Response:
+        schedule_id = request.path_params["schedule_id"]
+        refused = await self.refuse(request, "pause", "schedule")
+        if refused is not None:
+            return refused
+        row = await self.stored_schedule(schedule_id)
+        if isinstance(row, Response):
+            return row
+        if row.next_fire == PAUSED:
+            return self.error(409, "Not paused", f"the schedule {schedule_id!r} is paused already")
+        if not await self.store.pause_schedule(schedule_id):
+            return self.no_schedule(schedule_id)
+        return self.schedule_done("pause", schedule_id)
+
+    async def resume_schedule(self, request: Request) -> Response:
+        schedule_id = request.path_params["schedule_id"]
+        refused = await self.refuse(request, "resume", "schedule")
+        if refused is not None:
+            return refused
+        row = await self.stored_schedule(schedule_id)
+        if isinstance(row, Response):
+            return row
+        if row.next_fire != PAUSED:
+            return self.error(409, "Not resumed", f"the schedule {schedule_id!r} is not paused")
+        try:
+            # From now, from the trigger in the signed payload: fires missed
+            # while paused are skipped.
+            first = read_schedule(Codec(self.store.secrets), row.payload).resumed_fire(time.time())
+        except Exception as exc:
+            return self.error(
+                409,
+                "Not resumed",
+                f"the schedule {schedule_id!r} cannot be read here ({exc}); start the "
+                "dashboard with the store's key (JOBSCHED_SECRET) to resume it",
+            )
+        if not await self.store.resume_schedule(schedule_id, first):
+            return self.no_schedule(schedule_id)
+        return self.schedule_done("resume", schedule_id)
+
+    async def stored_schedule(self, schedule_id: str) -> Any:
+        for row in await self.store.schedules():
+            if row.id == schedule_id:
+                return row
+        return self.no_schedule(schedule_id)
+
+    def no_schedule(self, schedule_id: str) -> Response:
+        return self.error(
+            404, "No such schedule", f"no schedule {schedule_id!r} in the store {self.store.url}"
+        )
+
+    def schedule_done(self, action: str, schedule_id: str) -> Response:
+        query = urlencode({"done": action, "schedule": schedule_id})
+        return RedirectResponse(f"/schedules?{query}", status_code=303)
+
     async def overview(self, window: float) -> dict[str, Any]:
         """Everything the main page shows: five paged reads and a few fetches."""
         store = self.store
@@ -451,13 +527,13 @@ class _Dashboard:
         done_query = urlencode({"done": action, "n": done, "more": int(more)})
         return RedirectResponse(f"/jobs?{filters.query()}&{done_query}", status_code=303)
 
-    async def refuse(self, request: Request, action: str) -> Response | None:
+    async def refuse(self, request: Request, action: str, thing: str = "job") -> Response | None:
         """A 403 page unless the request carries the configured token."""
         if self.token is None:
             return self.error(
                 403,
                 "Actions are disabled",
-                f"this dashboard was started without a token, so it cannot {action} jobs; "
+                f"this dashboard was started without a token, so it cannot {action} {thing}s; "
                 "restart it with --token or JOBSCHED_DASHBOARD_TOKEN set",
             )
         # The header first: a request that carries it is answered without
@@ -476,7 +552,7 @@ class _Dashboard:
             return self.error(
                 403,
                 "Token required",
-                f"to {action} a job, enter the dashboard's token (or send it as an "
+                f"to {action} a {thing}, enter the dashboard's token (or send it as an "
                 "'Authorization: Bearer' header)",
             )
         if not hmac.compare_digest(given.encode(), self.token.encode()):
@@ -685,10 +761,15 @@ def _form_field(body: bytes, name: str) -> str | None:
     return values[0] if values and values[0] else None
 
 
+def _paused(ts: float | None) -> bool:
+    """A stored schedule's next fire while it is paused (``inf``)."""
+    return ts == PAUSED
+
+
 def _clock(ts: float | None) -> str:
     """A wall-clock time as ``HH:MM:SS UTC`` (the date too when not today's):
     UTC, said so, as the CLI shows every time."""
-    if ts is None:
+    if ts is None or ts == PAUSED:
         return "—"
     here = time.gmtime(ts)
     if time.strftime("%Y-%m-%d", here) != time.strftime("%Y-%m-%d", time.gmtime()):
@@ -698,7 +779,7 @@ def _clock(ts: float | None) -> str:
 
 def _ago(ts: float | None, now: float) -> str:
     """``ts`` relative to ``now``: ``12 s ago`` or ``in 3 min``."""
-    if ts is None:
+    if ts is None or ts == PAUSED:
         return ""
     delta = ts - now
     span = abs(delta)

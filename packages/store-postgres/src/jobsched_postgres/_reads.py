@@ -143,10 +143,11 @@ class Reads(JobStore):
     async def schedules(self) -> list[StoredSchedule]:
         rows = await self._run(
             lambda conn: conn.execute(
-                "SELECT id, next_fire, owner FROM jobsched_schedules ORDER BY next_fire, id"
+                "SELECT id, next_fire, owner, payload, last_job FROM jobsched_schedules "
+                "ORDER BY next_fire, id"
             ).fetchall()
         )
-        return [StoredSchedule(i, next_fire, owner) for i, next_fire, owner in rows]
+        return [StoredSchedule(i, f, owner, bytes(p), last) for i, f, owner, p, last in rows]
 
     async def report_member(self, member: Member) -> None:
         made = getattr(self, "_members_made", False)

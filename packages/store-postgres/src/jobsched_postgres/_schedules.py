@@ -27,10 +27,56 @@ def put(conn: Conn, schedules: Sequence[tuple[str, bytes, float]]) -> None:
         cur.executemany(
             "INSERT INTO jobsched_schedules (id, payload, next_fire) VALUES (%s, %s, %s) "
             "ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, "
-            "next_fire = excluded.next_fire, owner = NULL, lease_until = NULL",
+            # A paused schedule (next_fire +inf) stays paused when a worker
+            # registers it again.
+            f"next_fire = CASE WHEN jobsched_schedules.next_fire = {INF} "
+            "THEN jobsched_schedules.next_fire ELSE excluded.next_fire END, "
+            "owner = NULL, lease_until = NULL",
             ordered,
         )
     notify(conn)
+
+
+#: A paused schedule's next_fire: double precision holds +inf, and the due
+#: query's ``next_fire <= now`` (on the next_fire index) never holds for it.
+INF = "'Infinity'::double precision"
+
+
+def pause(conn: Conn, schedule: str) -> bool:
+    """Stop firing ``schedule``; its lease ends, so a fire under way is fenced out."""
+    return (
+        conn.execute(
+            f"UPDATE jobsched_schedules SET next_fire = {INF}, owner = NULL, lease_until = NULL "
+            "WHERE id = %s",
+            (schedule,),
+        ).rowcount
+        == 1
+    )
+
+
+def resume(conn: Conn, schedule: str, next_fire: float) -> bool:
+    """Fire a paused ``schedule`` from ``next_fire`` on; False if it is unknown."""
+    moved = conn.execute(
+        f"UPDATE jobsched_schedules SET next_fire = %s WHERE id = %s AND next_fire = {INF}",
+        (next_fire, schedule),
+    ).rowcount
+    if moved:
+        notify(conn)  # the claimers look for due schedules again
+        return True
+    return (
+        conn.execute("SELECT 1 FROM jobsched_schedules WHERE id = %s", (schedule,)).fetchone()
+        is not None
+    )
+
+
+def trigger(conn: Conn, schedule: str, job: NewJob, now: float) -> bool:
+    """Add ``job`` as ``schedule``'s last job; False (nothing added) if it is unknown."""
+    if not conn.execute(
+        "UPDATE jobsched_schedules SET last_job = %s WHERE id = %s", (job.id, schedule)
+    ).rowcount:
+        return False
+    add(conn, [job], now)
+    return True
 
 
 def remove(conn: Conn, ids: Collection[str]) -> None:

@@ -387,7 +387,9 @@ class PostgresStore(Reads):
         def next_due(conn: _sql.Conn) -> float | None:
             row = conn.execute(
                 "SELECT LEAST((SELECT MIN(run_at) FROM jobsched_jobs WHERE queue = 1), "
-                "(SELECT MIN(next_fire) FROM jobsched_schedules))"
+                # Paused schedules (next_fire +inf) are never due.
+                "(SELECT MIN(next_fire) FROM jobsched_schedules "
+                "WHERE next_fire < 'Infinity'::double precision))"
             ).fetchone()
             due = [t for t in (row[0] if row else None, self._token_due) if t is not None]
             return float(min(due)) if due else None
@@ -412,6 +414,16 @@ class PostgresStore(Reads):
             )
         except _schedules.AlreadyFired:
             return False
+
+    async def pause_schedule(self, schedule_id: str) -> bool:
+        return await self._run(lambda conn: _schedules.pause(conn, schedule_id))
+
+    async def resume_schedule(self, schedule_id: str, next_fire: float) -> bool:
+        return await self._run(lambda conn: _schedules.resume(conn, schedule_id, next_fire))
+
+    async def trigger_schedule(self, schedule_id: str, job: NewJob) -> bool:
+        now = time.time()
+        return await self._run(lambda conn: _schedules.trigger(conn, schedule_id, job, now))
 
     async def fetch(self, job_id: int) -> StoredJob | None:
         found = await self._run(

@@ -249,10 +249,15 @@ def schedules(conn: sqlite3.Connection, now: float) -> list[StoredSchedule]:
     return [
         # An owner whose lease lapsed fires it no more: any member may take it.
         StoredSchedule(
-            sid, next_fire, owner if lease_until is not None and lease_until >= now else None
+            sid,
+            next_fire,
+            owner if lease_until is not None and lease_until >= now else None,
+            payload,
+            last_job,
         )
-        for sid, next_fire, owner, lease_until in conn.execute(
-            "SELECT id, next_fire, owner, lease_until FROM schedules ORDER BY next_fire, id"
+        for sid, next_fire, owner, lease_until, payload, last_job in conn.execute(
+            "SELECT id, next_fire, owner, lease_until, payload, last_job FROM schedules "
+            "ORDER BY next_fire, id"
         )
     ]
 

@@ -236,7 +236,10 @@ class SQLiteStore(JobStore):
     async def next_due(self) -> float | None:
         def next_due(conn: sqlite3.Connection) -> float | None:
             (job,) = conn.execute("SELECT MIN(run_at) FROM jobs WHERE queue = 1").fetchone()
-            (fire,) = conn.execute("SELECT MIN(next_fire) FROM schedules").fetchone()
+            # Paused schedules (next_fire +inf) are never due.
+            (fire,) = conn.execute(
+                f"SELECT MIN(next_fire) FROM schedules WHERE next_fire < {INF}"
+            ).fetchone()
             due = [t for t in (job, fire, self._token_due) if t is not None]
             return min(due) if due else None
 
@@ -261,7 +264,10 @@ class SQLiteStore(JobStore):
             conn.executemany(
                 "INSERT INTO schedules (id, payload, next_fire) VALUES (?, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, "
-                "next_fire = excluded.next_fire, owner = NULL, lease_until = NULL",
+                # A paused schedule (next_fire +inf; 9e999 is SQLite's way to
+                # write it) stays paused when a worker registers it again.
+                f"next_fire = CASE WHEN schedules.next_fire = {INF} THEN schedules.next_fire "
+                "ELSE excluded.next_fire END, owner = NULL, lease_until = NULL",
                 list(schedules),
             )
 
@@ -361,6 +367,39 @@ class SQLiteStore(JobStore):
         now = time.time()  # whose schedule lease still holds, as of this read
         return await self._read_async(lambda conn: _operator.schedules(conn, now))
 
+    async def pause_schedule(self, schedule_id: str) -> bool:
+        def pause(conn: sqlite3.Connection) -> bool:
+            return bool(
+                conn.execute(
+                    f"UPDATE schedules SET next_fire = {INF}, owner = NULL, lease_until = NULL "
+                    "WHERE id = ?",
+                    (schedule_id,),
+                ).rowcount
+            )
+
+        return await self._write_async(pause)
+
+    async def resume_schedule(self, schedule_id: str, next_fire: float) -> bool:
+        def resume(conn: sqlite3.Connection) -> bool:
+            conn.execute(
+                f"UPDATE schedules SET next_fire = ? WHERE id = ? AND next_fire = {INF}",
+                (next_fire, schedule_id),
+            )
+            return _exists(conn, schedule_id)
+
+        return await self._write_async(resume)
+
+    async def trigger_schedule(self, schedule_id: str, job: NewJob) -> bool:
+        def trigger(conn: sqlite3.Connection) -> bool:
+            if not conn.execute(
+                "UPDATE schedules SET last_job = ? WHERE id = ?", (job.id, schedule_id)
+            ).rowcount:
+                return False
+            add(conn, [job], time.time())
+            return True
+
+        return await self._write_async(trigger)
+
     async def retry(self, ids: Collection[int], now: float) -> list[int]:
         wanted = check_retry_ids(ids)
         if not wanted:
@@ -376,3 +415,14 @@ class SQLiteStore(JobStore):
     async def members(self, *, limit: int = 200) -> list[Member]:
         limit = check_limit(limit)
         return await self._read_async(lambda conn: _operator.members(conn, limit))
+
+
+#: +inf in SQLite's SQL: a paused schedule's next_fire (REAL holds it, and
+#: ``next_fire <= now`` never holds for it).
+INF = "9e999"
+
+
+def _exists(conn: sqlite3.Connection, schedule_id: str) -> bool:
+    return (
+        conn.execute("SELECT 1 FROM schedules WHERE id = ?", (schedule_id,)).fetchone() is not None
+    )

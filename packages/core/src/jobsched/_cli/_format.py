@@ -7,6 +7,7 @@ time, and a script reads ISO 8601 with the offset, so both know the zone.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -49,14 +50,14 @@ def cut(text: str, width: int) -> str:
 def utc_time(when: float | None) -> str:
     """``2026-12-01 14:03:07 UTC``: every time the CLI and the dashboard show
     is UTC, said so, whatever the machine's zone; ``-`` for no time."""
-    if when is None:
+    if when is None or when == math.inf:  # inf: a paused schedule's next fire
         return "-"
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when))
 
 
 def iso_time(when: float | None) -> str | None:
     """ISO 8601 in UTC (``+00:00``), to the millisecond; None stays None."""
-    if when is None:
+    if when is None or when == math.inf:
         return None
     return datetime.fromtimestamp(when, timezone.utc).isoformat(timespec="milliseconds")
 

@@ -146,7 +146,7 @@ def cli() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status (0 done, 1 user error)."""
-    from . import _dashboard, _read, _worker  # noqa: F401  (they add their commands)
+    from . import _dashboard, _read, _schedules, _worker  # noqa: F401  (they add their commands)
 
     try:
         code = cli.main(args=argv, prog_name="jobsched", standalone_mode=False)
