@@ -7,12 +7,9 @@ import importlib.util
 import sys
 
 import anyio
+from wheel_jobs import double  # beside this script, so on sys.path
 
 import jobsched as js
-
-
-async def double(x: int) -> int:
-    return 2 * x
 
 
 def square(x: int) -> int:
