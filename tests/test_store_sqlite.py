@@ -8,6 +8,7 @@ scheduler.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import threading
@@ -1077,7 +1078,8 @@ async def test_history_limit_bounds_a_small_history_and_is_kept_at_stop(
     counts: list[int] = []
 
     def finished() -> int:
-        with sqlite3.connect(tmp_path / "jobs.db") as conn:
+        # closing(): sqlite3's own context manager commits but leaves it open.
+        with contextlib.closing(sqlite3.connect(tmp_path / "jobs.db")) as conn:
             return conn.execute(
                 "SELECT count(*) FROM jobs WHERE finished_at IS NOT NULL"
             ).fetchone()[0]
@@ -1113,7 +1115,7 @@ async def test_a_prune_at_stop_that_fails_leaves_stop_quiet(
         with anyio.fail_after(60):
             await s.join()
     assert "planned outage (prune)" in caplog.text  # the outage was logged, not raised
-    with sqlite3.connect(tmp_path / "jobs.db") as conn:
+    with contextlib.closing(sqlite3.connect(tmp_path / "jobs.db")) as conn:
         assert conn.execute("SELECT count(*) FROM jobs").fetchone() == (3,)
 
 
