@@ -103,8 +103,6 @@ def _load_job(codec: Any, payload: bytes) -> tuple[Any, str]:
 class Stored(Dispatch):
     """The durable-store side of the scheduler; the link's host."""
 
-    #: Claimed jobs waiting for a worker, best first.
-
     # ── the link's host ──────────────────────────────────────────────────
 
     def claim_capacity(self) -> tuple[int, dict[str, int]]:
