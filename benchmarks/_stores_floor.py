@@ -22,13 +22,13 @@ from pathlib import Path
 import anyio
 
 import jobsched as js
-from jobsched._codec import Codec
-from jobsched._jobform import stored_form
-from jobsched._members import new_owner
-from jobsched._store import Claimed, NewJob, Outcome
+from jobsched._jobs._form import stored_form
+from jobsched.store._base import Claimed, NewJob, Outcome
+from jobsched.store._codec import Codec
+from jobsched.store._members import new_owner
 
 #: What the scheduler passes: its default ``history_limit``, how many finished
-#: jobs go between prunes (jobsched._storelink.PRUNE_EVERY), the executor.
+#: jobs go between prunes (jobsched._engine._storelink.PRUNE_EVERY), the executor.
 HISTORY_LIMIT = 10_000
 PRUNE_EVERY = 1_000
 EXECUTOR = "async"

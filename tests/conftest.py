@@ -172,7 +172,7 @@ def make_scheduler(
     # started or stopped would leave the connection to the garbage collector
     # (a ResourceWarning on Python 3.13, in whichever test runs then).
     # stop() on a new scheduler writes and closes.
-    from jobsched._state import NEW
+    from jobsched._engine._state import NEW
 
     for s in unstarted:
         if s._state == NEW:

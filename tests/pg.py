@@ -84,7 +84,7 @@ def drop_stale_databases() -> list[str]:
     from urllib.parse import urlparse
 
     # The check a store uses for its members' owner ids.
-    from jobsched._members import _alive
+    from jobsched.store._members import _alive
 
     if urlparse(ADMIN_URL).hostname not in ("127.0.0.1", "localhost", "::1", None):
         return []

@@ -68,8 +68,8 @@ import trio
 import trio.testing
 
 import jobsched as js
+from jobsched._engine._resume import CANCEL_GRACE
 from jobsched._enums import TRANSITIONS
-from jobsched._resume import CANCEL_GRACE
 
 S = js.JobStatus
 PENDING, RUNNING, RETRY_WAIT = S.PENDING, S.RUNNING, S.RETRY_WAIT

@@ -763,8 +763,8 @@ if kind == "process":
     while not os.path.exists(pidfile):
         time.sleep(0.01)
 else:
-    import jobsched._loopthread
-    jobsched._loopthread.EXIT_TIMEOUT = 1.0
+    import jobsched._sync._loopthread
+    jobsched._sync._loopthread.EXIT_TIMEOUT = 1.0
     s.submit(js.FunctionJob(ignores_cancel, name="stubborn", timeout=None))
     while "stubborn running" not in open(log_path).read():
         time.sleep(0.01)

@@ -29,10 +29,10 @@ from durable_jobs import Note, make_note, runs, square
 
 import jobsched as js
 from jobsched import _storelink
-from jobsched._codec import Codec, key_id
-from jobsched._jobform import stored_form
-from jobsched._recurring import StoredSchedule
-from jobsched._store import NewJob
+from jobsched._jobs._form import stored_form
+from jobsched._time._recurring import StoredSchedule
+from jobsched.store._base import NewJob
+from jobsched.store._codec import Codec, key_id
 
 pytestmark = pytest.mark.anyio
 

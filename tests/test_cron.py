@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from trio.testing import MockClock
 
 import jobsched as js
-from jobsched._recurring import CronSchedule
+from jobsched._time._recurring import CronSchedule
 
 UTC = dt.timezone.utc
 NY = ZoneInfo("America/New_York")

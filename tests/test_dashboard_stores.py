@@ -126,7 +126,7 @@ def test_members_report_themselves_and_leave_when_they_stop(url: str) -> None:
     import os
     import socket
 
-    from jobsched._store import MEMBERS_KEEP, Member
+    from jobsched.store._base import MEMBERS_KEEP, Member
 
     async def members() -> list[Member]:
         store = js.open_store(url)
@@ -203,7 +203,7 @@ def test_a_member_that_stops_during_a_lease_renewal_still_leaves_the_list(
     """The heartbeat forgets its member at stop also when the stop comes
     while a renewal is on its way (it left its loop without a word: the
     member stayed listed, stale, until MEMBERS_KEEP)."""
-    from jobsched._storelink import StoreLink
+    from jobsched._engine._storelink import StoreLink
 
     store = js.open_store(f"sqlite:///{tmp_path / 'jobs.db'}")
     in_renewal, renewal_may_end = anyio.Event(), anyio.Event()

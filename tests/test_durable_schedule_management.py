@@ -23,7 +23,7 @@ import pytest
 from durable_jobs import make_note, runs
 
 import jobsched as js
-from jobsched._store import JobStore, NewJob
+from jobsched.store._base import JobStore, NewJob
 
 pytestmark = pytest.mark.anyio
 

@@ -18,7 +18,7 @@ import proc_jobs
 import pytest
 
 import jobsched as js
-from jobsched._resume import CANCEL_GRACE
+from jobsched._engine._resume import CANCEL_GRACE
 from jobsched_process import ProcessExecutor, WorkerDiedError
 
 pytestmark = pytest.mark.anyio

@@ -18,7 +18,7 @@ import pytest
 from sample_jobs import Gate, Ok
 
 import jobsched as js
-from jobsched._resume import CANCEL_GRACE
+from jobsched._engine._resume import CANCEL_GRACE
 
 NO_RETRY = js.RetryPolicy(max_retries=0)
 WATCHDOG = 30

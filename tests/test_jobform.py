@@ -8,8 +8,8 @@ from typing import Any
 from sample_jobs import Ok
 
 import jobsched as js
-from jobsched._codec import Codec
-from jobsched._jobform import stored_form
+from jobsched._jobs._form import stored_form
+from jobsched.store._codec import Codec
 
 FAST = js.RetryPolicy(max_retries=7, base_delay=0.5)
 

@@ -13,7 +13,7 @@ import pytest
 from sample_jobs import FailTimes, Ok
 
 import jobsched as js
-from jobsched._queue import _KEPT_LEVELS, JobQueue, queue_for
+from jobsched._ordering._queue import _KEPT_LEVELS, JobQueue, queue_for
 
 S = js.JobStatus
 Make = Callable[..., js.JobScheduler]

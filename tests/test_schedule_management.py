@@ -220,9 +220,9 @@ async def test_listing_a_stored_schedule_never_imports_its_factory(
 ) -> None:
     """The CLI and the dashboard read a payload's trigger without running the
     jobs' code: the factory's module is never imported."""
-    from jobsched._codec import Codec
-    from jobsched._recurring import StoredSchedule
-    from jobsched._scheduleinfo import from_store
+    from jobsched._time._recurring import StoredSchedule
+    from jobsched._time._scheduleinfo import from_store
+    from jobsched.store._codec import Codec
 
     marker = tmp_path / "imported"
     name = f"sched_factory_{secrets.token_hex(4)}"  # a module no run imported before

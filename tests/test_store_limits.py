@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 import jobsched as js
-from jobsched._store import Claimed, JobStore, NewJob, Outcome
+from jobsched.store._base import Claimed, JobStore, NewJob, Outcome
 
 #: Opens a member of the test's store (the ``member`` fixture, conftest.py).
 Opener = Callable[[], Awaitable[JobStore]]

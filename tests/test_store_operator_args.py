@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import jobsched as js
-from jobsched._store import JobStore, NewJob, Outcome
+from jobsched.store._base import JobStore, NewJob, Outcome
 
 pytestmark = pytest.mark.anyio
 

@@ -31,8 +31,8 @@ from outage_jobs import Held
 
 import jobsched as js
 from jobsched import _storelink
-from jobsched._jobs import id_number
-from jobsched._store import Change, Claimed, DueSchedule, NewJob, Outcome, Recorded
+from jobsched._jobs._job import id_number
+from jobsched.store._base import Change, Claimed, DueSchedule, NewJob, Outcome, Recorded
 from jobsched_sqlite import SQLiteStore, _schema
 
 pytestmark = pytest.mark.anyio

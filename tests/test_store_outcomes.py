@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 import jobsched as js
-from jobsched._store import JobStore, NewJob, Outcome
+from jobsched.store._base import JobStore, NewJob, Outcome
 
 pytestmark = pytest.mark.anyio
 

@@ -22,7 +22,7 @@ from psycopg_pool import ConnectionPool
 
 import jobsched as js
 from jobsched._exceptions import StoreUnavailableError
-from jobsched._store import NewJob, Outcome
+from jobsched.store._base import NewJob, Outcome
 from jobsched_postgres import PostgresStore
 from jobsched_postgres import _schema as pg_schema
 from jobsched_postgres import _sql as pg_sql
@@ -501,7 +501,7 @@ async def test_the_claim_reads_the_ready_index_at_100k_rows(store: PostgresStore
         "FROM generate_series(1, 100000) i",
     )
     sql(url, "ANALYZE jobsched_jobs")
-    from jobsched._codec import key_id
+    from jobsched.store._codec import key_id
     from jobsched_postgres._sql import CLAIM
 
     params = {
@@ -988,7 +988,7 @@ async def test_a_fair_share_claim_reads_the_tenant_index_at_100k_rows(
     )
     sql(url, "INSERT INTO jobsched_tenants (tenant) SELECT 't' || i FROM generate_series(0, 49) i")
     sql(url, "ANALYZE jobsched_jobs")
-    from jobsched._codec import key_id
+    from jobsched.store._codec import key_id
     from jobsched_postgres._sql import _CANDIDATES
 
     query = _CANDIDATES.format(

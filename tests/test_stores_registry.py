@@ -11,7 +11,7 @@ from fake_plugins import entry_point
 import jobsched as js
 from jobsched import _plugins, _stores
 from jobsched._exceptions import SchedulerError, StoreNotFoundError
-from jobsched._store import JobStore, mask_password, passwords_in
+from jobsched.store._base import JobStore, mask_password, passwords_in
 from jobsched_sqlite import SQLiteStore
 
 

@@ -13,8 +13,8 @@ from sample_jobs import Ok
 
 import jobsched as js
 from jobsched._enums import TRANSITIONS
-from jobsched._queue import JobQueue
-from jobsched._recurring import RecurringSchedule
+from jobsched._ordering._queue import JobQueue
+from jobsched._time._recurring import RecurringSchedule
 
 S = js.JobStatus
 

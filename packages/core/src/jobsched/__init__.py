@@ -9,7 +9,10 @@ separate distributions); the core never imports one.
 
 from typing import TYPE_CHECKING
 
-from ._dispatch import setting_up as setting_up
+from ._engine._dispatch import setting_up as setting_up
+from ._engine._scheduler import JobScheduler as JobScheduler
+from ._engine._state import JobListener as JobListener
+from ._engine._state import SubmitHook as SubmitHook
 from ._enums import JobPriority as JobPriority
 from ._enums import JobStatus as JobStatus
 from ._exceptions import ExecutorNotFoundError as ExecutorNotFoundError
@@ -22,34 +25,31 @@ from ._exceptions import StoreNotFoundError as StoreNotFoundError
 from ._exceptions import StoreUnavailableError as StoreUnavailableError
 from ._exceptions import UnknownJobError as UnknownJobError
 from ._exceptions import UnknownScheduleError as UnknownScheduleError
-from ._executor import CancelToken as CancelToken
-from ._executor import Executor as Executor
-from ._executor import cancel_requested as cancel_requested
-from ._fairshare import FairShareStrategy as FairShareStrategy
-from ._function_job import FunctionJob as FunctionJob
-from ._jobs import AsyncJob as AsyncJob
-from ._jobs import BlockingJob as BlockingJob
-from ._jobs import CpuBoundJob as CpuBoundJob
-from ._jobs import Job as Job
-from ._queue import ReadyQueue as ReadyQueue
-from ._ratelimit import RateLimit as RateLimit
-from ._retry import RetryPolicy as RetryPolicy
-from ._scheduleinfo import ScheduleInfo as ScheduleInfo
-from ._scheduler import JobScheduler as JobScheduler
-from ._state import JobListener as JobListener
-from ._state import SubmitHook as SubmitHook
-from ._store import JobStore as JobStore
-from ._stores import open_store as open_store
-from ._strategies import AgingPriorityStrategy as AgingPriorityStrategy
-from ._strategies import EarliestDeadlineFirstStrategy as EarliestDeadlineFirstStrategy
-from ._strategies import FIFOStrategy as FIFOStrategy
-from ._strategies import PriorityStrategy as PriorityStrategy
-from ._strategies import SchedulingStrategy as SchedulingStrategy
-from ._strategies import SortKey as SortKey
+from ._jobs._executor import CancelToken as CancelToken
+from ._jobs._executor import Executor as Executor
+from ._jobs._executor import cancel_requested as cancel_requested
+from ._jobs._function import FunctionJob as FunctionJob
+from ._jobs._job import AsyncJob as AsyncJob
+from ._jobs._job import BlockingJob as BlockingJob
+from ._jobs._job import CpuBoundJob as CpuBoundJob
+from ._jobs._job import Job as Job
+from ._jobs._retry import RetryPolicy as RetryPolicy
+from ._ordering._fairshare import FairShareStrategy as FairShareStrategy
+from ._ordering._queue import ReadyQueue as ReadyQueue
+from ._ordering._ratelimit import RateLimit as RateLimit
+from ._ordering._strategies import AgingPriorityStrategy as AgingPriorityStrategy
+from ._ordering._strategies import EarliestDeadlineFirstStrategy as EarliestDeadlineFirstStrategy
+from ._ordering._strategies import FIFOStrategy as FIFOStrategy
+from ._ordering._strategies import PriorityStrategy as PriorityStrategy
+from ._ordering._strategies import SchedulingStrategy as SchedulingStrategy
+from ._ordering._strategies import SortKey as SortKey
+from ._time._scheduleinfo import ScheduleInfo as ScheduleInfo
+from .store._base import JobStore as JobStore
+from .store._registry import open_store as open_store
 
 if TYPE_CHECKING:
-    from ._background import BackgroundScheduler as BackgroundScheduler
-    from ._cron import CronTrigger as CronTrigger
+    from ._sync._background import BackgroundScheduler as BackgroundScheduler
+    from ._time._cron import CronTrigger as CronTrigger
 
 __all__ = [
     "AgingPriorityStrategy",
@@ -99,13 +99,13 @@ def __getattr__(name: str) -> object:
     # brings datetime and zoneinfo (and croniter once a trigger is built), and
     # `__version__` needs importlib.metadata, which costs more than jobsched.
     if name == "CronTrigger":
-        from ._cron import CronTrigger
+        from ._time._cron import CronTrigger
 
         globals()["CronTrigger"] = CronTrigger  # later lookups skip this hook
         return CronTrigger
     if name == "BackgroundScheduler":
         # Threads and the blocking portal: only for an app that uses it.
-        from ._background import BackgroundScheduler
+        from ._sync._background import BackgroundScheduler
 
         globals()["BackgroundScheduler"] = BackgroundScheduler
         return BackgroundScheduler

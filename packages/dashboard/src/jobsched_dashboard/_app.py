@@ -29,12 +29,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from jobsched import JobStatus, JobStore, StoreUnavailableError, open_store
-from jobsched._codec import Codec, own_id_in
-from jobsched._jobs import check_own_id, own_number
-from jobsched._operator_args import LARGEST
-from jobsched._scheduleinfo import PAUSED, from_store
-from jobsched._scheduleinfo import read as read_schedule
-from jobsched._store import MEMBER_EVERY, JobPage, StoredJob
+from jobsched._jobs._job import check_own_id, own_number
+from jobsched._time._scheduleinfo import PAUSED, from_store
+from jobsched._time._scheduleinfo import read as read_schedule
+from jobsched.store._args import LARGEST
+from jobsched.store._base import MEMBER_EVERY, JobPage, StoredJob
+from jobsched.store._codec import Codec, own_id_in
 
 from . import _payload, _views
 

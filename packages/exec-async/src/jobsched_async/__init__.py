@@ -16,7 +16,7 @@ class AsyncExecutor(jobsched.Executor):
     Cancellation and timeouts reach the job at its next ``await``. A job that
     catches the cancellation is cancelled again at each following await, and
     its attempt is recorded as CANCELLED or TIMED_OUT whatever it returns. The
-    bound: a job still running one second (``jobsched._resume.CANCEL_GRACE``)
+    bound: a job still running one second (``jobsched._engine._resume.CANCEL_GRACE``)
     after its cancellation is closed at its next await and abandoned, with a
     warning, so its worker serves the next job (unless it catches
     ``GeneratorExit`` too: then it keeps its worker until it returns). Code

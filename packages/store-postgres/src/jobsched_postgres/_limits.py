@@ -15,9 +15,9 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from jobsched._ratelimit import has_token, refill, token_due
-from jobsched._rotation import take_turns
-from jobsched._store import Claimed
+from jobsched._ordering._ratelimit import has_token, refill, token_due
+from jobsched._ordering._rotation import take_turns
+from jobsched.store._base import Claimed
 
 from . import _sql
 
@@ -214,7 +214,7 @@ def _round_robin(
     conn: _sql.Conn, picker: _Picker, weights: Mapping[str | None, int], want: int
 ) -> list[int]:
     """Fair share: tenants take turns of up to their weight of jobs (see
-    :func:`jobsched._rotation.take_turns`); ``jobsched_tenants`` keeps each
+    :func:`jobsched._ordering._rotation.take_turns`); ``jobsched_tenants`` keeps each
     tenant's last turn and credit across claims and members."""
     # The None tenant's row is the lock: one fair-share claim at a time, so
     # the fleet keeps one rotation. The rows are read by the next statement,

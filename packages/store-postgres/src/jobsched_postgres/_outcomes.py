@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from jobsched._enums import JobStatus
-from jobsched._store import Change, Outcome, Recorded
+from jobsched.store._base import Change, Outcome, Recorded
 
 from ._sql import FINISHED, Conn, notify
 

@@ -6,15 +6,15 @@ from abc import abstractmethod
 from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
-from jobsched._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
 from jobsched._enums import JobStatus
-from jobsched._operator_args import (
+from jobsched.store._args import (
     check_attempts_args,
     check_jobs_args,
     check_limit,
     check_retry_ids,
 )
-from jobsched._store import MEMBERS_KEEP, Attempt, JobStore, Member, StoredJob, StoredSchedule
+from jobsched.store._base import MEMBERS_KEEP, Attempt, JobStore, Member, StoredJob, StoredSchedule
+from jobsched.store._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
 
 from . import _sql
 

@@ -10,7 +10,7 @@ from collections.abc import Collection, Sequence
 from psycopg import errors
 
 from jobsched._enums import JobStatus
-from jobsched._store import DueSchedule, NewJob
+from jobsched.store._base import DueSchedule, NewJob
 
 from ._sql import DB_NOW, Conn, add, notify
 

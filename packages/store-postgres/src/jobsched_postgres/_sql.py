@@ -12,9 +12,9 @@ from typing import Any
 
 import psycopg
 
-from jobsched._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
 from jobsched._enums import JobStatus
-from jobsched._store import KEY_WIDTH, Change, Claimed, NewJob
+from jobsched.store._base import KEY_WIDTH, Change, Claimed, NewJob
+from jobsched.store._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
 
 from ._schema import CHANNEL
 

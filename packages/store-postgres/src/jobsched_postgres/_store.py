@@ -27,8 +27,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from jobsched import RateLimit
 from jobsched._exceptions import StoreUnavailableError
-from jobsched._members import TakeoverLooks, dead_local, local_prefix
-from jobsched._store import (
+from jobsched.store._base import (
     Change,
     Claimed,
     DueSchedule,
@@ -37,6 +36,7 @@ from jobsched._store import (
     Recorded,
     StoredJob,
 )
+from jobsched.store._members import TakeoverLooks, dead_local, local_prefix
 
 from . import _limits, _outcomes, _schedules, _schema, _sql
 from ._reads import Reads

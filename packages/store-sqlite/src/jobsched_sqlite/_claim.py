@@ -12,11 +12,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 
-from jobsched._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
-from jobsched._members import dead_local
-from jobsched._ratelimit import RateLimit, has_token, refill, token_due, whole_tokens
-from jobsched._rotation import take_turns
-from jobsched._store import Claimed
+from jobsched._ordering._ratelimit import RateLimit, has_token, refill, token_due, whole_tokens
+from jobsched._ordering._rotation import take_turns
+from jobsched.store._base import Claimed
+from jobsched.store._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
+from jobsched.store._members import dead_local
 
 from ._schema import TENANT_INDEX
 
@@ -326,7 +326,7 @@ def _round_robin(
     conn: sqlite3.Connection, picker: _Picker, weights: Mapping[str | None, int], want: int
 ) -> list[int]:
     """Fair share: tenants take turns of up to their weight of jobs (see
-    :func:`jobsched._rotation.take_turns`); ``fair_turns`` keeps each tenant's
+    :func:`jobsched._ordering._rotation.take_turns`); ``fair_turns`` keeps each tenant's
     last turn and credit across claims and members."""
     conn.execute(TENANT_INDEX)
     state = {

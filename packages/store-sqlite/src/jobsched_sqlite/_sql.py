@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from jobsched._enums import JobStatus
-from jobsched._store import (
+from jobsched.store._base import (
     KEY_WIDTH,
     Change,
     NewJob,

@@ -21,14 +21,13 @@ import anyio
 from jobsched import RateLimit
 from jobsched._enums import JobStatus
 from jobsched._exceptions import StoreUnavailableError
-from jobsched._members import TakeoverLooks
-from jobsched._operator_args import (
+from jobsched.store._args import (
     check_attempts_args,
     check_jobs_args,
     check_limit,
     check_retry_ids,
 )
-from jobsched._store import (
+from jobsched.store._base import (
     Attempt,
     Change,
     Claimed,
@@ -41,6 +40,7 @@ from jobsched._store import (
     StoredJob,
     StoredSchedule,
 )
+from jobsched.store._members import TakeoverLooks
 
 from . import _operator, _schema, _sql
 from ._claim import RUNNING, claim

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from .._codec import own_id_in
 from .._enums import JobStatus
-from .._store import Attempt, StoredJob
+from ..store._base import Attempt, StoredJob
+from ..store._codec import own_id_in
 
 #: Statuses whose ``run_at`` is when the job is due next.
 WAITING = (JobStatus.PENDING, JobStatus.RETRY_WAIT)

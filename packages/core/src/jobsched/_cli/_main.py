@@ -19,7 +19,7 @@ import click
 
 from .._enums import JobStatus
 from .._exceptions import SchedulerError
-from .._store import JobStore
+from ..store._base import JobStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -97,7 +97,7 @@ def need_store(url: str | None) -> str:
 
 def make_store(url: str) -> JobStore:
     """The store for ``url``, not yet opened; a bad URL or scheme is a user error."""
-    from .._stores import open_store
+    from ..store._registry import open_store
 
     try:
         return open_store(need_store(url))

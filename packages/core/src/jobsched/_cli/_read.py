@@ -17,9 +17,9 @@ import anyio
 import click
 
 from .._enums import JobStatus
-from .._jobs import check_own_id, own_number
-from .._operator_args import LARGEST
-from .._store import JobStore, StoredJob
+from .._jobs._job import check_own_id, own_number
+from ..store._args import LARGEST
+from ..store._base import JobStore, StoredJob
 from . import _format as fmt
 from ._main import Count, IntParam, StatusParam, UserError, cli, opened, store_option
 
@@ -119,7 +119,7 @@ def _result(store: JobStore, job: StoredJob) -> tuple[str | None, str | None]:
     unpickled (the codec's ``loads``); one that does not verify, or does not
     load here, says why instead.
     """
-    from .._codec import BadSignature, Codec, Unloadable
+    from ..store._codec import BadSignature, Codec, Unloadable
 
     if job.status is not JobStatus.COMPLETED:
         return None, None

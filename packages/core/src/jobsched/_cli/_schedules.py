@@ -15,9 +15,9 @@ from typing import Any
 import anyio
 import click
 
-from .._codec import Codec
-from .._scheduleinfo import ScheduleInfo, from_store
-from .._store import JobStore
+from .._time._scheduleinfo import ScheduleInfo, from_store
+from ..store._base import JobStore
+from ..store._codec import Codec
 from . import _format as fmt
 from ._main import UserError, cli, opened, store_option
 
@@ -193,7 +193,7 @@ def trigger(schedule_id: str, store_url: str | None) -> None:
 
 def _producer(url: str | None, action: Callable[[Any], Awaitable[None]]) -> None:
     """Run ``action`` on a producer scheduler (no workers) on the store."""
-    from .._scheduler import JobScheduler
+    from .._engine._scheduler import JobScheduler
 
     async def main() -> None:
         async with opened(url) as store:  # a store that exists, or the one-line error

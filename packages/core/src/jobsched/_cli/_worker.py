@@ -30,9 +30,9 @@ from typing import Any
 import anyio
 import click
 
+from .._engine._scheduler import JobScheduler
 from .._enums import JobStatus
-from .._jobs import Job
-from .._scheduler import JobScheduler
+from .._jobs._job import Job
 from ._format import printable
 from ._main import Count, PairParam, Seconds, UserError, cli, make_store, store_option
 

@@ -1,0 +1,13 @@
+"""The engine: :class:`~jobsched.JobScheduler` and the layers it stacks.
+
+Each layer is a class that adds one concern to the one below it, from the
+shared state up to the public scheduler (``_state`` says how they stack):
+``_state``, ``_outcomes``, ``_submission``, ``_schedules``, ``_timers``,
+``_dispatch`` (the workers, with ``_attempts`` and ``_resume``), ``_stored``
+(the same on a durable store), ``_cancel``, ``_results`` and ``_scheduler``.
+``_storelink`` is the task that links a scheduler to a durable store: group
+commit, claims, leases and riding out outages.
+
+May import every package below it (``_jobs``, ``_ordering``, ``_time``,
+``store``) and the top-level leaf modules; never ``_sync`` or ``_cli``.
+"""

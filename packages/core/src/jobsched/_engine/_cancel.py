@@ -1,0 +1,91 @@
+"""Cancelling: a queued job at once, a running one at its next await, a job
+another member holds through the store."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from .._enums import JobStatus
+from .._jobs._job import id_number
+from ._outcomes import HANDED_BACK
+from ._stored import Stored
+
+_RUNNING = JobStatus.RUNNING
+_CANCELLED = JobStatus.CANCELLED
+
+
+class Cancelling(Stored):
+    """What ``cancel()`` reaches: the queues, running attempts, the store."""
+
+    def cancel(self, job_id: str) -> bool:
+        """Cancel a job; False if it is unknown or already finished.
+
+        A queued or retry-waiting job is CANCELLED at once. A running async
+        job is cancelled at its next await; a running thread or process job is
+        CANCELLED and its executor stops the work where it can.
+        """
+        number = id_number(job_id)
+        job = self._jobs.get(number)
+        link = self._link
+        if link is not None and number and job is None:
+            # Not known here: the store cancels it wherever it is.
+            link.cancel(number)
+            return True
+        if job is None or job.status._terminal:  # type: ignore[attr-defined]
+            return False
+        if link is not None and number not in self._held:
+            if job.status is not _RUNNING:
+                self._finish(job, _CANCELLED, "cancelled")
+            link.cancel(number)
+            return True
+        if job.status is _RUNNING:
+            if link is not None:
+                # Stored too: if this process dies before the attempt ends,
+                # the member that takes the job over ends it CANCELLED.
+                link.cancel(number)
+            self._cancel_running(number)
+        else:
+            self._finish(job, _CANCELLED, "cancelled")
+            if link is None:
+                self._queue.discard(job)
+            if self._admission is not None:
+                self._admission.cancelled(job)
+        return True
+
+    def _cancel_running(self, number: int) -> None:
+        attempt = self._attempts.get(number)
+        if attempt is None:
+            # Cancelled from inside its own first step or from a listener
+            # of its start: the attempt sees it as soon as it can.
+            self._early_cancels.add(number)
+        else:
+            attempt.cancel("cancelled")
+
+    def _hand_back_running(self) -> int:
+        """Cut every running attempt short, for a stop past its grace; how many.
+
+        On a durable store each such job goes back to the store, to run again
+        in any member (its interrupted attempt not counted); in memory it
+        ends CANCELLED.
+        """
+        if self._link is None:
+            # Every one, an attempt its timeout already cut short too: in
+            # memory the job dies with the scheduler, CANCELLED, as it always
+            # did, and never waits for a retry no scheduler will make.
+            attempts = list(self._attempts.values())
+        else:
+            # One cut short already ends as that says (a timeout is retried).
+            attempts = [a for a in self._attempts.values() if not a.scope.cancel_called]
+        for attempt in attempts:
+            attempt.cancel(HANDED_BACK if self._link is not None else "scheduler shut down")
+        return len(attempts)
+
+    def cancel_held(self, ids: Collection[int]) -> None:
+        """Cancels asked for in the store, of jobs this member holds."""
+        jobs = self._jobs
+        for number in ids:
+            job = jobs.get(number)
+            if job is not None and job.status is _RUNNING:
+                self._cancel_running(number)  # the store has the cancel already
+            else:
+                self.cancel(f"job-{number}")

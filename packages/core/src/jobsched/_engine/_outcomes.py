@@ -1,0 +1,330 @@
+"""How an attempt ended: the outcome, a retry or the end, and the dependency cascade."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from .._enums import JobStatus
+from .._exceptions import NonRetryableError
+from .._jobs._job import Job
+from .._log import INFO, logger
+from ..store._base import Outcome
+from ._attempts import Attempt
+from ._state import SchedulerState, _describe, _extra, _format
+
+_RETRY_WAIT = JobStatus.RETRY_WAIT
+_COMPLETED = JobStatus.COMPLETED
+_FAILED = JobStatus.FAILED
+_TIMED_OUT = JobStatus.TIMED_OUT
+_CANCELLED = JobStatus.CANCELLED
+
+#: The cancel reason of an attempt whose job goes back to its durable store
+#: (``jobsched worker`` past its grace) instead of ending CANCELLED.
+HANDED_BACK = "handed back to the store"
+
+
+class Outcomes(SchedulerState):
+    """Records outcomes: cancellation beats timeout beats error beats result."""
+
+    def _settle(
+        self, job: Job, attempt: Attempt | None, result: Any, error: BaseException | None
+    ) -> None:
+        """Record how an attempt ended. Cancellation beats timeout beats error.
+
+        Whatever a cancelled or timed-out job did afterwards (returned,
+        raised, swallowed the cancellation) the outcome is the scheduler's.
+        """
+        try:
+            if attempt is None and self._early_cancels and job._jobsched_id in self._early_cancels:
+                self._early_cancels.discard(job._jobsched_id)
+                self._finish(job, _CANCELLED, "cancelled")
+            elif attempt is not None and attempt.scope.cancel_called:
+                if attempt.reason == HANDED_BACK and self._link is not None:
+                    self._hand_back(job)
+                elif attempt.reason is not None:
+                    self._finish(job, _CANCELLED, attempt.reason)
+                else:
+                    self._after_failure(job, f"timed out after {job.timeout}s", True, True)
+            elif error is not None:
+                self._after_failure(
+                    job,
+                    f"{type(error).__name__}: {error}",
+                    isinstance(error, Exception) and not isinstance(error, NonRetryableError),
+                    False,
+                    error,
+                )
+            else:
+                job.result = result
+                # An earlier attempt's error ("worker lost", a retried
+                # failure) would read as this job's: the attempts keep it.
+                job.last_error = job.last_traceback = None
+                self._finish(job, _COMPLETED, None)
+        except Exception as exc:  # a bug in our own bookkeeping must not kill a worker
+            self._recording_failed(job, exc)
+
+    def _after_failure(
+        self,
+        job: Job,
+        error: str,
+        retryable: bool,
+        timed_out: bool,
+        exc: BaseException | None = None,
+    ) -> None:
+        """Retry a failed or timed-out attempt, or finish the job FAILED / TIMED_OUT.
+
+        :param exc: the exception the attempt raised, for ``last_traceback``
+            and the log; None for a timeout.
+        """
+        job.last_error = error
+        job.last_traceback = None if exc is None else _format(exc)
+        retry = job.retry
+        attempts = job.attempts
+        # A stopping scheduler retries nothing itself, but a durable store
+        # keeps the retry for the next member to run: ending the job FAILED
+        # there would make stop() cost it its retries.
+        if (
+            retryable
+            and attempts <= retry.max_retries
+            and (not self._stopping or self._link is not None)
+        ):
+            now = self._clock()
+            wait = retry.delay(attempts, self._rng)
+            if not 0 <= wait < math.inf:  # NaN too: it would park the job for ever
+                raise ValueError(
+                    f"{type(retry).__name__}.delay({attempts}) returned {wait!r}, "
+                    "not a finite number of seconds >= 0"
+                )
+            job.run_at = now + wait
+            if self._link is not None:
+                self._store_retry(job, wait)
+            logger.warning(
+                "%s: attempt %d of %d %s; retrying in %.3gs",
+                _describe(job),
+                attempts,
+                retry.max_retries + 1,
+                error if timed_out else f"failed ({error})",
+                wait,
+                extra=_extra(job),
+            )
+            self._transition(job, _RETRY_WAIT)
+            if self._link is None:
+                self._push(job, now)
+        else:
+            logger.error(
+                "%s: attempt %d %s; it ends %s",
+                _describe(job),
+                attempts,
+                error if timed_out else f"failed ({error})",
+                "TIMED_OUT" if timed_out else "FAILED",
+                exc_info=exc,
+                extra=_extra(job),
+            )
+            self._finish(job, _TIMED_OUT if timed_out else _FAILED, None)
+
+    def _recording_failed(self, job: Job, exc: Exception) -> None:
+        """Our own bookkeeping raised while recording ``job``'s outcome: end it FAILED anyway.
+
+        A job left RUNNING or RETRY_WAIT would never finish and join() would
+        wait for it for ever; FAILED with the internal error is visible.
+        """
+        reason = f"jobsched internal error while recording the outcome: {type(exc).__name__}: {exc}"
+        logger.error("%s: %s", _describe(job), reason, exc_info=exc, extra=_extra(job))
+        old = job.status
+        if old._terminal:  # type: ignore[attr-defined]
+            return  # recorded before the error; _finish_one counts a job once terminal
+        # Set by hand, not through _transition: RETRY_WAIT -> FAILED is no
+        # legal edge, and the regular path is what just failed.
+        job.status = _FAILED
+        job.last_error = reason
+        job.last_traceback = _format(exc)
+        try:
+            job.finished_at = self._clock()
+        except Exception:
+            job.finished_at = time.monotonic()
+        number = job._jobsched_id
+        if self._link is not None:
+            self._store_failed(job)
+        self._unfinished -= 1
+        if self._outcome_waiters:
+            # wait() on the memory store sleeps until the job ends here.
+            for event in self._outcome_waiters.pop(number, ()):
+                event.set()
+        self._blocked.pop(number, None)
+        self._finished.append(number)
+        if len(self._finished) > self._history_limit:
+            self._jobs.pop(self._finished.popleft(), None)
+        if self._listeners:
+            self._notify(job, old, _FAILED)
+        for dep in self._dependents.pop(number, None) or ():
+            dependent = self._jobs.get(dep)
+            if dependent is not None:
+                self._finish(dependent, _CANCELLED, f"upstream job-{number} failed")
+        if not self._unfinished and self._join_waiters:
+            self._wake_joiners()
+
+    def _finish(self, job: Job, status: JobStatus, error: str | None) -> None:
+        """Make ``job`` terminal, release or cancel its dependents, trim history."""
+        todo = self._finish_one(job, status, error)
+        # A worklist, not recursion: a failure can cascade down a long chain.
+        # Only a failure with dependents builds one; a plain finish allocates nothing.
+        while todo:
+            dependent, reason = todo.pop()
+            more = self._finish_one(dependent, _CANCELLED, reason)
+            if more:
+                todo.extend(more)
+
+    def _finish_one(
+        self, job: Job, status: JobStatus, error: str | None, now: float | None = None
+    ) -> list[tuple[Job, str]] | None:
+        """Finish ``job`` alone; the dependents its failure cancels, if any.
+
+        :param now: the scheduler's clock, if the caller has just read it.
+        """
+        if job.status._terminal:  # type: ignore[attr-defined]
+            return None
+        try:  # costs nothing unless it raises (zero-cost exceptions)
+            if self._link is not None:
+                status = self._store_outcome(job, status, error)
+            if error is not None:
+                # Only cancellations pass a reason: failures set last_error before.
+                job.last_error = error
+                job.last_traceback = None
+                if status is _CANCELLED and logger.isEnabledFor(INFO):
+                    logger.info(
+                        "%s cancelled%s",
+                        _describe(job),
+                        "" if error == "cancelled" else f": {error}",
+                        extra=_extra(job),
+                    )
+            if now is None:
+                now = self._clock()
+            job.finished_at = now
+            self._transition(job, status)
+        except Exception as exc:
+            self._recording_failed(job, exc)
+            return None
+        # Counted as soon as it is terminal, so nothing below can leave join()
+        # waiting for it.
+        self._unfinished -= 1
+        if not self._unfinished and self._join_waiters:
+            self._wake_joiners()
+        number = job._jobsched_id
+        if self._outcome_waiters:
+            for event in self._outcome_waiters.pop(number, ()):
+                event.set()
+        if self._blocked:
+            self._blocked.pop(number, None)
+        cascade: list[tuple[Job, str]] | None = None
+        if self._dependents:
+            dependents = self._dependents.pop(number, None)
+            if dependents:
+                for dep in dependents:
+                    dependent = self._jobs.get(dep)
+                    if dependent is None or dependent.status._terminal:  # type: ignore[attr-defined]
+                        continue
+                    if status is _COMPLETED:
+                        unmet = self._blocked.get(dep)
+                        if unmet is not None:
+                            unmet.discard(number)
+                            if not unmet:
+                                del self._blocked[dep]
+                                try:
+                                    self._push(dependent, now)
+                                except Exception as exc:
+                                    self._recording_failed(dependent, exc)
+                    else:
+                        if cascade is None:
+                            cascade = []
+                        cascade.append((dependent, f"upstream job-{number} {status.value}"))
+        finished = self._finished
+        finished.append(number)
+        if len(finished) > self._history_limit:
+            self._jobs.pop(finished.popleft(), None)
+        return cascade
+
+    # ── on a durable store ───────────────────────────────────────────────
+
+    def _store_outcome(self, job: Job, status: JobStatus, error: str | None) -> JobStatus:
+        """Write a held job's outcome; the status to record (FAILED if its
+        result cannot be stored)."""
+        link = self._link
+        assert link is not None
+        number = job._jobsched_id
+        attempt = self._held.pop(number, None)
+        if attempt is None:
+            return status  # not ours in the store: a cascade, or cancelled while queued
+        ended = self._lost_ended.pop(number, None)
+        result = None
+        # A None result is stored as NULL, which fetch reads back as None.
+        if status is _COMPLETED and job.result is not None:
+            try:
+                result = link.codec.dumps(job.result, lambda: f"the result of {_describe(job)}")
+            except TypeError as exc:
+                status = _FAILED
+                job.last_error = str(exc)
+                job.result = None
+        link.record(
+            Outcome(
+                number,
+                attempt,
+                status,
+                time.time() if ended is None else ended,
+                result=result,
+                error=error if error is not None else job.last_error,
+                traceback=None if error is not None else job.last_traceback,
+            )
+        )
+        return status
+
+    def _store_failed(self, job: Job) -> None:
+        """Write the FAILED end of a held job whose outcome could not be recorded,
+        so that the store's row does not stay RUNNING under this member for ever."""
+        link = self._link
+        assert link is not None
+        attempt = self._held.pop(job._jobsched_id, None)
+        if attempt is not None:
+            link.record(
+                Outcome(
+                    job._jobsched_id,
+                    attempt,
+                    _FAILED,
+                    time.time(),
+                    error=job.last_error,
+                    traceback=job.last_traceback,
+                )
+            )
+
+    def _store_retry(self, job: Job, wait: float) -> None:
+        link = self._link
+        assert link is not None
+        number = job._jobsched_id
+        attempt = self._held.pop(number, None)
+        ended = self._lost_ended.pop(number, None)
+        if attempt is not None:
+            link.record(
+                Outcome(
+                    number,
+                    attempt,
+                    _RETRY_WAIT,
+                    time.time() if ended is None else ended,
+                    run_at=time.time() + wait,
+                    error=job.last_error,
+                    traceback=job.last_traceback,
+                )
+            )
+
+    def _hand_back(self, job: Job) -> None:
+        """A held job whose attempt was cut short by a stopping worker: it goes
+        back to the store (released when the store closes), to run again in
+        any member, its interrupted attempt not counted."""
+        number = job._jobsched_id
+        if self._held.pop(number, None) is not None:
+            self._released.append(number)
+        logger.info("%s stopped: %s, to run again", _describe(job), HANDED_BACK, extra=_extra(job))
+        # This process lets go of the job: its row waits again (RETRY_WAIT if
+        # an earlier attempt ran), the attempt uncounted. Set by hand:
+        # RUNNING -> PENDING is no edge of the table, and the job did not end.
+        job.attempts -= 1
+        job.status = _RETRY_WAIT if job.attempts else JobStatus.PENDING

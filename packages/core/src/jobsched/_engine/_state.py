@@ -1,0 +1,206 @@
+"""The state every part of the scheduler shares, and the primitives on it.
+
+``JobScheduler`` is assembled from parts, one module each, stacked so that a
+part may call the parts below it::
+
+    _scheduler.JobScheduler           lifecycle: start, stop, join, get
+      _results.Results                one job's outcome: wait, result
+        _cancel.Cancelling            cancel: queued, running, held in the store
+          _stored.Stored              on a durable store: claims, the store's view
+            _dispatch.Dispatch        workers: take the next job, run its attempt
+              _timers.Timers          the ticker: due delayed jobs, schedules, timeouts
+                _schedules.Schedules  recurring and cron schedules (in memory or stored)
+                  _submission.Submission    submit and its checks, dependencies
+                    _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
+                      _state.SchedulerState the state (declared here) and its primitives
+
+Every piece of scheduler state is owned by the event-loop thread, and every
+check-then-act on it runs without an ``await`` in the middle, so no other task
+can interleave and no lock is needed. Work that leaves the loop (threads,
+processes) only returns a value; it never touches scheduler state. Other
+threads reach the scheduler through ``submit_threadsafe``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from .._enums import JobStatus
+from .._exceptions import InvalidTransitionError
+from .._jobs._executor import Executor
+from .._jobs._job import Job
+from .._log import logger
+from .._ordering._admission import Admission
+from .._ordering._queue import JobQueue
+from .._ordering._strategies import SchedulingStrategy
+from .._time._recurring import Schedule
+from ._attempts import Attempt, Deadlines
+
+if TYPE_CHECKING:
+    # Imported where they are used, not here: asyncio, anyio.abc,
+    # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
+    # module (datetime) would triple the cost of `import jobsched`.
+    import asyncio
+
+    from anyio.abc import TaskGroup
+    from anyio.lowlevel import EventLoopToken
+
+    from ._storelink import StoreLink
+
+
+JobListener = Callable[[Job, JobStatus, JobStatus], None]
+SubmitHook = Callable[[Job], None]
+
+#: Seconds between looks at the store when nothing woke the claimer; other
+#: processes' commits reach an idle member at the latest this late. Defined
+#: here, not in the store link, so that `import jobsched` never loads the link.
+POLL_INTERVAL = 0.5
+
+# Lifecycle of the scheduler itself.
+NEW, STARTED, STOPPED = range(3)
+
+
+class SchedulerState:
+    """The scheduler's state, set by ``JobScheduler.__init__``, and the
+    small operations every part uses on it."""
+
+    _strategy: SchedulingStrategy
+    _num_workers: int
+    _executors: dict[str, Executor]
+    _rng: random.Random
+    _history_limit: int
+    _clock: Callable[[], float]
+    _queue: JobQueue
+    _admission: Admission | None
+    _take_next: Callable[[], Job | None]
+    # Jobs are known by the number in their id ("job-<n>" outside): the int is
+    # the job's own (see _jobs._numbers), a str would be one more object per
+    # job. Public methods convert with id_number().
+    _jobs: dict[int, Job]
+    _blocked: dict[int, set[int]]  # job -> unmet dependencies
+    _dependents: dict[int, list[int]]  # job -> jobs waiting on it
+    _attempts: dict[int, Attempt]  # suspended attempts, by job
+    _early_cancels: set[int]  # running, cancelled before suspending
+    _setting_up: set[int]  # running, their executor's set-up not over
+    _finished: deque[int]  # terminal jobs, oldest first
+    _recurring: dict[str, Schedule]
+    _listeners: list[JobListener]
+    _submit_hooks: list[SubmitHook]
+    _unfinished: int
+    _in_flight: int
+    #: The most attempts that were ever in flight at once.
+    peak_running: int
+    _state: int
+    _stopping: bool
+    _idle_workers: deque[anyio.Event]
+    #: On a durable store: claimed jobs waiting for a worker (always empty
+    #: on the in-memory one).
+    _claimed: deque[Job]
+    _join_waiters: list[anyio.Event]
+    #: wait(): events per job number, set when that job ends here (and,
+    #: all of them, when the scheduler stops).
+    _outcome_waiters: dict[int, list[anyio.Event]]
+    _ticker_wakeup: anyio.Event | None
+    _deadlines: Deadlines
+    _watching: bool
+    _ticker_sleeps_until: float
+    _live_tasks: int
+    _workers_group: TaskGroup | None
+    _done: anyio.Event | None
+    _task_group: TaskGroup | None
+    _standalone: asyncio.Task[None] | None
+    _loop_token: EventLoopToken | None
+    _loop_thread: int | None
+    # A durable store (see _stored.py): None for the in-memory one.
+    _link: StoreLink | None
+    #: Jobs this member holds in the store (claimed or running), by number:
+    #: the attempt number that fences their outcome.
+    _held: dict[int, int]
+    #: Held attempts taken over as lost: when their owner last renewed them,
+    #: the end their outcome records (they ran until then, not until now).
+    _lost_ended: dict[int, float]
+    #: On a durable store: executor -> the most attempts on it at once here
+    #: (``executor_limits``, lowered to known capacities).
+    _executor_limits: dict[str, int]
+    #: Held jobs whose attempt a stopping worker cut short: handed back to
+    #: the store when it closes.
+    _released: list[int]
+
+    def _push(self, job: Job, now: float) -> None:
+        """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
+        if job.run_at > now:
+            if self._queue.push_delayed(job):
+                self._wake_ticker()
+        else:
+            self._queue.push_ready(job)
+            if self._idle_workers:
+                self._idle_workers.popleft().set()
+
+    def _wake_ticker(self) -> None:
+        if self._ticker_wakeup is not None:
+            self._ticker_wakeup.set()
+
+    def _wake_all(self) -> None:
+        while self._idle_workers:
+            self._idle_workers.popleft().set()
+        self._wake_ticker()
+
+    def _wake_joiners(self) -> None:
+        waiters, self._join_waiters = self._join_waiters, []
+        for event in waiters:
+            event.set()
+        if self._outcome_waiters:
+            # Every job ended, or the scheduler stopped: the waiters look again.
+            outcome_waiters, self._outcome_waiters = self._outcome_waiters, {}
+            for events in outcome_waiters.values():
+                for event in events:
+                    event.set()
+
+    def _task_exited(self) -> None:
+        self._live_tasks -= 1
+        if self._live_tasks == 0:
+            assert self._done is not None
+            self._done.set()
+
+    def _transition(self, job: Job, new: JobStatus) -> None:
+        old = job.status
+        if not old._allowed & new._bit:  # type: ignore[attr-defined]
+            raise InvalidTransitionError(
+                f"{_describe(job)}: {old.value} -> {new.value} is not a legal transition"
+            )
+        job.status = new
+        if self._listeners:
+            self._notify(job, old, new)
+
+    def _notify(self, job: Job, old: JobStatus, new: JobStatus) -> None:
+        for listener in self._listeners:
+            try:
+                listener(job, old, new)
+            except Exception:  # a bad listener must not break the scheduler
+                logger.exception("listener %r failed on %s", listener, _describe(job))
+
+
+def _describe(job: object) -> str:
+    if isinstance(job, Job):
+        try:
+            return f"{job.job_id} ({job.name!r})"
+        except AttributeError:  # its __init__ never called Job.__init__
+            return f"a {type(job).__qualname__} that was never initialised"
+    return repr(job)
+
+
+def _extra(job: Job) -> dict[str, Any]:
+    """The fields every log record about a job carries, for structured (JSON) logging."""
+    return {"job_id": job.job_id, "job_name": job.name, "attempt": job.attempts}
+
+
+def _format(exc: BaseException) -> str:
+    """``last_traceback``'s text: what ``traceback.format_exception`` prints."""
+    import traceback  # on the first failure, not at `import jobsched`
+
+    return "".join(traceback.format_exception(exc))

@@ -1,0 +1,10 @@
+"""Jobs: what to run and how it runs.
+
+The job classes (``_job``), jobs made from plain callables (``_function``),
+the form a durable store keeps of a job (``_form``), the retry policy
+(``_retry``), the executor contract jobs run through (``_executor``) and the
+entry-point lookup that finds executor and store plugins (``_plugins``).
+
+May import only the top-level leaf modules (``_enums``, ``_exceptions``,
+``_log``): everything else in jobsched builds on this package.
+"""

@@ -1,0 +1,396 @@
+"""Jobs: what to run and how (the Command pattern)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import itertools
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, ClassVar, SupportsIndex
+
+from .._enums import JobPriority, JobStatus
+from ._retry import RetryPolicy
+
+# One counter numbers both job ids and submit order (``seq``): a job whose id
+# is first needed at submit gets one int for both, instead of an id string
+# and an int. Ids are unique across schedulers; seq grows in submit order.
+_numbers = itertools.count(1)
+next_number = _numbers.__next__
+_DEFAULT_RETRY = RetryPolicy()
+
+
+class Job(ABC):
+    """What to run plus how to run it.
+
+    Subclass :class:`AsyncJob` (``async def run``) or :class:`BlockingJob` /
+    :class:`CpuBoundJob` (``def run_sync``), or wrap a callable in
+    :class:`FunctionJob`. The execution state (``status``, ``attempts``,
+    ``result``, ``last_error``, ``last_traceback``, the timestamps) is
+    written only by the scheduler.
+
+    :param name: a label for logs and listeners.
+    :param priority: any int, higher runs first under the priority
+        strategies; :class:`JobPriority` names four points on that scale.
+    :param timeout: seconds one attempt may run (default 30); ``None`` for no limit.
+    :param retry: when and how often a failed attempt is retried (default:
+        up to 3 retries with backoff); ``RetryPolicy(max_retries=0)`` for none.
+    :param deadline: a ``time.monotonic()`` time; used by EDF only.
+    :param tenant: the fair-share queue the job belongs to.
+    :param rate_key: the rate limit the job's starts count against.
+    """
+
+    # Slots keep a queued job small (the benchmark counts bytes per queued
+    # job) and attribute access fast. Subclasses without __slots__ still get a
+    # __dict__ for their own fields.
+    __slots__ = (
+        "_jobsched_id",
+        "_options",
+        "attempts",
+        "finished_at",
+        "last_error",
+        "last_traceback",
+        "name",
+        "priority",
+        "result",
+        "retry",
+        "run_at",
+        "seq",
+        "started_at",
+        "status",
+        "submitted_at",
+        "timeout",
+    )
+
+    #: The name of the executor plugin that runs this kind of job.
+    executor: ClassVar[str]
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        priority: JobPriority | int = JobPriority.MEDIUM,
+        timeout: float | None = 30.0,
+        retry: RetryPolicy = _DEFAULT_RETRY,
+        deadline: float | None = None,
+        tenant: str | None = None,
+        rate_key: str | None = None,
+    ) -> None:
+        if timeout is not None and not timeout > 0:
+            raise ValueError(
+                f"timeout must be a positive number of seconds or None, got {timeout!r}"
+            )
+        if tenant is not None:
+            _check_label("tenant", tenant)
+        if rate_key is not None:
+            _check_label("rate_key", rate_key)
+        problem = _class_problem(type(self))
+        if problem is not None:
+            raise TypeError(problem)
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            raise TypeError(
+                f"priority must be an int (higher runs first; any int works, and "
+                f"jobsched.JobPriority names four common levels), got {priority!r}"
+            )
+        if retry is not _DEFAULT_RETRY and not isinstance(retry, RetryPolicy):
+            hint = (
+                f"; for {retry!r} retries pass retry=jobsched.RetryPolicy(max_retries={retry!r})"
+                if isinstance(retry, int) and not isinstance(retry, bool)
+                else ""
+            )
+            raise TypeError(f"retry must be a jobsched.RetryPolicy, got {retry!r}{hint}")
+        # The id is numbered when first needed (job_id or submit), see _numbers.
+        self._jobsched_id = 0
+        self.name: str = name
+        self.priority: JobPriority | int = priority
+        self.timeout: float | None = timeout
+        self.retry: RetryPolicy = retry
+        # A deadline is typed float | None, but a tuple passed anyway must not
+        # pass for packed options.
+        if tenant is None and rate_key is None and type(deadline) is not tuple:  # type: ignore[comparison-overlap]
+            self._options: Any = deadline
+        else:
+            self._options = _pack_options(deadline, tenant, rate_key)
+        self.status: JobStatus = JobStatus.PENDING
+        self.attempts: int = 0
+        self.result: Any = None
+        self.last_error: str | None = None
+        #: The formatted traceback of the failure ``last_error`` describes; None
+        #: when it has none (a timeout, a cancellation) or nothing failed.
+        self.last_traceback: str | None = None
+        self.submitted_at: float = 0.0
+        self.run_at: float = 0.0
+        self.seq: int = 0
+        self.started_at: float | None = None
+        self.finished_at: float | None = None
+
+    # deadline, tenant, rate_key and headers are rarely set, and read only by
+    # EDF, fair share, rate limits and integrations: they share one slot, 24
+    # bytes per job less. It holds the deadline alone (usually None), or
+    # (deadline, tenant, rate_key, headers).
+
+    @property
+    def deadline(self) -> float | None:
+        """A ``time.monotonic()`` time, or None; used by EDF only."""
+        options = self._options
+        return options[0] if type(options) is tuple else options  # type: ignore[no-any-return]
+
+    @deadline.setter
+    def deadline(self, deadline: float | None) -> None:
+        self._options = _pack_options(
+            deadline, self.tenant, self.rate_key, self.headers, self._own_id
+        )
+
+    @property
+    def tenant(self) -> str | None:
+        """The fair-share queue the job belongs to, or None."""
+        options = self._options
+        return options[1] if type(options) is tuple else None
+
+    @tenant.setter
+    def tenant(self, tenant: str | None) -> None:
+        self._options = _pack_options(
+            self.deadline, tenant, self.rate_key, self.headers, self._own_id
+        )
+
+    @property
+    def rate_key(self) -> str | None:
+        """The rate limit the job's starts count against, or None."""
+        options = self._options
+        return options[2] if type(options) is tuple else None
+
+    @rate_key.setter
+    def rate_key(self, rate_key: str | None) -> None:
+        self._options = _pack_options(
+            self.deadline, self.tenant, rate_key, self.headers, self._own_id
+        )
+
+    @property
+    def headers(self) -> dict[str, str] | None:
+        """String pairs that travel with the job wherever it runs, or None.
+
+        They are pickled with the job, so they reach a durable store's row and
+        the process that claims it, like a message's headers in a queue.
+        Integrations write here from a submit hook (see
+        :meth:`JobScheduler.add_submit_hook`): jobsched-otel puts the W3C
+        ``traceparent`` of the span current at submit. Assign a new dict to
+        change them; the scheduler itself never reads them.
+        """
+        options = self._options
+        return options[3] if type(options) is tuple else None
+
+    @headers.setter
+    def headers(self, headers: dict[str, str] | None) -> None:
+        if headers is not None and not (
+            isinstance(headers, dict)
+            and all(type(k) is str and type(v) is str for k, v in headers.items())
+        ):
+            raise TypeError(f"headers must be a dict of str to str or None, got {headers!r}")
+        self._options = _pack_options(
+            self.deadline, self.tenant, self.rate_key, headers, self._own_id
+        )
+
+    @property
+    def _own_id(self) -> str | None:
+        """The id given at submit (``job_id=``), or None (a numbered ``job-<n>``)."""
+        options = self._options
+        # Options stored before own ids were a 4-tuple.
+        return options[4] if type(options) is tuple and len(options) > 4 else None
+
+    def _set_own_id(self, job_id: str) -> None:
+        """Give the job an id of its own (checked by the caller, see check_own_id)."""
+        self._options = _pack_options(
+            self.deadline, self.tenant, self.rate_key, self.headers, job_id
+        )
+        self._jobsched_id = own_number(job_id)
+
+    @property
+    def job_id(self) -> str:
+        """The job's unique id, ``"job-<n>"`` or the one given at submit: what
+        submit() returns and get() takes."""
+        number = self._jobsched_id
+        if not number:
+            number = self._jobsched_id = next_number()
+        elif number < 0:
+            own = self._own_id
+            if own is not None:
+                return own
+        return f"job-{number}"
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
+        # A copy or a pickle (the process executor) carries the id along, as
+        # when ids were made in __init__, instead of numbering its own.
+        if not self._jobsched_id:
+            self._jobsched_id = next_number()
+        return super().__reduce_ex__(protocol)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.job_id}, {self.name!r}, {self.status.value})"
+
+
+# Labels repeat across jobs (a tenant has many), so jobs with the same labels
+# and no deadline share one options tuple; bounded, as labels need not repeat.
+_shared_options: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_SHARED_OPTIONS_MAX = 1024
+
+
+def _pack_options(
+    deadline: Any,
+    tenant: str | None,
+    rate_key: str | None,
+    headers: dict[str, str] | None = None,
+    own_id: str | None = None,
+) -> Any:
+    """What Job._options holds for these (see Job.deadline)."""
+    if own_id is not None:
+        return (deadline, tenant, rate_key, headers, own_id)  # a job's own: never shared
+    if tenant is None and rate_key is None and headers is None and type(deadline) is not tuple:
+        return deadline
+    options = (deadline, tenant, rate_key, headers)
+    # Only exact strs: a str subclass equal to a cached label is another value.
+    # Headers are a job's own (a dict, unhashable): never shared.
+    if (
+        headers is not None
+        or deadline is not None
+        or (tenant is not None and type(tenant) is not str)
+        or (rate_key is not None and type(rate_key) is not str)
+    ):
+        return options
+    shared = _shared_options.get(options)
+    if shared is not None:
+        return shared
+    if len(_shared_options) < _SHARED_OPTIONS_MAX:
+        _shared_options[options] = options
+    return options
+
+
+def id_number(job_id: object) -> int:
+    """The number inside a job id ``"job-<n>"``, or the number an id of the
+    caller's own (``submit(job_id=...)``) is known by; 0 (no job's) for
+    anything else."""
+    if isinstance(job_id, str):
+        if job_id.startswith("job-"):
+            digits = job_id[4:]
+            # Only the exact form job_id gives: int() would also take "+7", " 7",
+            # "0_7" or other scripts' digits, which would alias another job's id.
+            if 0 < len(digits) < 20 and digits.isascii() and digits.isdigit() and digits[0] != "0":
+                return int(digits)
+        elif 0 < len(job_id) <= MAX_OWN_ID:
+            return own_number(job_id)
+    return 0
+
+
+#: The longest id of your own that submit(job_id=...) takes.
+MAX_OWN_ID = 200
+
+
+def check_own_id(job_id: object) -> str:
+    """``job_id`` if it can be an id of the caller's own, else TypeError or ValueError."""
+    if not isinstance(job_id, str):
+        raise TypeError(f"job_id must be a str or None, got {job_id!r}")
+    if not job_id:
+        raise ValueError("job_id must not be empty: pass a non-empty str, or None to number it")
+    if len(job_id) > MAX_OWN_ID:
+        raise ValueError(
+            f"job_id must be at most {MAX_OWN_ID} characters, got {len(job_id)}: "
+            f"{job_id[:40]!r}...; hash a longer key (hashlib.sha256(key).hexdigest())"
+        )
+    if job_id.startswith("job-"):
+        raise ValueError(
+            f"job_id {job_id!r} starts with 'job-', which jobsched's own ids use; "
+            "choose another prefix (e.g. 'order-42')"
+        )
+    return job_id
+
+
+def own_number(job_id: str) -> int:
+    """The number a store knows an id of the caller's own by: negative (numbered
+    ids are positive), from a hash of the id, so every member computes the
+    same one and the store's primary key makes the id unique. Two ids held at
+    once share a number with a chance of about n² / 2⁶⁴ among n of them."""
+    from hashlib import blake2b
+
+    digest = blake2b(job_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return -(int.from_bytes(digest, "big") >> 1) - 1
+
+
+def _check_label(name: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string or None, got {value!r}")
+    if not value.strip():
+        raise ValueError(
+            f"{name} must be a non-empty name or None, got {value!r}; use None for "
+            f"jobs without a {name}"
+        )
+
+
+@functools.cache
+def _class_problem(cls: type) -> str | None:
+    """Why instances of ``cls`` could never run, or None; checked once per class."""
+    name = cls.__qualname__
+    if not (hasattr(cls, "executor") and (hasattr(cls, "run") or hasattr(cls, "run_sync"))):
+        return (
+            f"{name} implements neither run() nor run_sync(): subclass "
+            "jobsched.AsyncJob and define `async def run(self)`, or "
+            "jobsched.BlockingJob and define `def run_sync(self)`"
+        )
+    # A wrong kind of function would only fail when the job runs, attempt
+    # after attempt; say so when the job is made instead.
+    run = getattr(cls, "run", None)
+    if issubclass(cls, AsyncJob) and inspect.isfunction(run) and not _is_coroutine_function(run):
+        return (
+            f"{name}.run is a plain `def`, but an AsyncJob's run is awaited on the event "
+            f"loop: write `async def run(self)`, or subclass jobsched.BlockingJob and "
+            "implement `def run_sync(self)` for blocking code"
+        )
+    run_sync = getattr(cls, "run_sync", None)
+    if issubclass(cls, BlockingJob) and (
+        inspect.iscoroutinefunction(run_sync) or inspect.isasyncgenfunction(run_sync)
+    ):
+        return (
+            f"{name}.run_sync is an `async def`, but run_sync is called in a thread or "
+            "process and never awaited: write `def run_sync(self)`, "
+            "or subclass jobsched.AsyncJob and implement `async def run(self)`"
+        )
+    return None
+
+
+class AsyncJob(Job):
+    """A job written with ``await``; it runs on the event loop."""
+
+    __slots__ = ()
+    executor: ClassVar[str] = "async"
+
+    @abstractmethod
+    async def run(self) -> Any:
+        """Do the work. Return a result, or raise to fail this attempt."""
+
+
+class BlockingJob(Job):
+    """Synchronous work (blocking I/O); it runs in a thread."""
+
+    __slots__ = ()
+    executor: ClassVar[str] = "thread"
+
+    @abstractmethod
+    def run_sync(self) -> Any:
+        """Do the work. Return a result, or raise to fail this attempt."""
+
+
+class CpuBoundJob(BlockingJob):
+    """Synchronous CPU-heavy work; it runs in a worker process.
+
+    The job is pickled (with cloudpickle) into the worker and only the return
+    value comes back, so changes the job makes to its own fields are lost.
+    """
+
+    __slots__ = ()
+    executor: ClassVar[str] = "process"
+
+
+def _is_coroutine_function(func: Callable[..., Any]) -> bool:
+    while isinstance(func, functools.partial):
+        func = func.func
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+        getattr(func, "__call__", None)  # noqa: B004 - an async __call__ counts too
+    )

@@ -1,0 +1,164 @@
+"""The arguments of a store's operator reads and retry, checked once for every store.
+
+``JobStore.jobs``, ``attempts`` and ``retry`` are called by people (the CLI,
+the dashboard, a script at a prompt), so a bad argument must fail the same
+way whichever store is behind them, naming the argument and the fix. Left to
+each store, a database answers with an error of its own, or with none at all
+(``LIMIT 0`` is an empty page, which looks like an empty store). Every store
+calls these before it does any work; a third-party store should too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from .._enums import JobStatus
+
+#: The largest id or limit a store takes: its databases' integers are 64-bit
+#: (a larger one failed deep in the driver, "bigint out of range").
+LARGEST = 2**63 - 1
+
+
+def check_jobs_args(
+    *, statuses: Collection[JobStatus], limit: int, before: int | None
+) -> tuple[tuple[JobStatus, ...], int, int | None]:
+    """The arguments of :meth:`JobStore.jobs <jobsched.JobStore.jobs>`, checked;
+    ``statuses`` as a tuple (read once, so an iterator passed anyway works).
+
+    :raises TypeError: ``statuses`` is one status, is not a collection or
+        holds anything but a :class:`JobStatus`; ``limit`` is not an int; ``before`` is
+        neither a job id nor None.
+    :raises ValueError: ``limit`` is below 1 or above 2**63 - 1; an id is out of that range.
+    """
+    checked = _check_statuses(statuses)
+    limit = _check_limit(limit)
+    if before is not None and not _is_int(before):
+        raise TypeError(f"before must be a job id (an int) or None, got {before!r}")
+    if before is not None:
+        _check_id(before, "before")
+    return checked, limit, before
+
+
+def check_page_args(
+    *,
+    statuses: Collection[JobStatus],
+    name: str | None,
+    executor: str | None,
+    tenant: str | None,
+    limit: int,
+    before: int | None,
+    scan: int,
+) -> tuple[tuple[JobStatus, ...], int, int | None]:
+    """The arguments of :meth:`JobStore.job_page <jobsched.JobStore.job_page>`,
+    checked; those it shares with ``jobs`` as :func:`check_jobs_args` returns them.
+
+    :raises TypeError: a filter is neither a str nor None; ``scan`` is not an
+        int; or as :func:`check_jobs_args`.
+    :raises ValueError: ``scan`` is below 1 or above 2**63 - 1; or as
+        :func:`check_jobs_args`.
+    """
+    checked = check_jobs_args(statuses=statuses, limit=limit, before=before)
+    for what, value in (("name", name), ("executor", executor), ("tenant", tenant)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{what} must be a str (matched exactly) or None, got {value!r}")
+    if not _is_int(scan):
+        raise TypeError(f"scan must be a positive int, got {scan!r}")
+    if not 1 <= scan <= LARGEST:
+        raise ValueError(f"scan must be from 1 to {LARGEST} (2**63 - 1), got {scan!r}")
+    return checked
+
+
+def check_attempts_args(
+    *, since: float | None, job_id: int | None, limit: int
+) -> tuple[float | None, int | None, int]:
+    """The arguments of :meth:`JobStore.attempts <jobsched.JobStore.attempts>`, checked.
+
+    :raises TypeError: ``limit`` is not an int; ``since`` is neither a number
+        nor None; ``job_id`` is neither a job id nor None.
+    :raises ValueError: ``limit`` is below 1 or above 2**63 - 1; an id is out of that range.
+    """
+    limit = _check_limit(limit)
+    if since is not None and (isinstance(since, bool) or not isinstance(since, (int, float))):
+        raise TypeError(f"since must be a wall-clock time in seconds or None, got {since!r}")
+    if job_id is not None and not _is_int(job_id):
+        raise TypeError(f"job_id must be a job id (an int) or None, got {job_id!r}")
+    if job_id is not None:
+        _check_id(job_id, "job_id")
+    return since, job_id, limit
+
+
+def check_retry_ids(ids: Collection[int]) -> list[int]:
+    """The ids :meth:`JobStore.retry <jobsched.JobStore.retry>` takes, checked, as a
+    list in the caller's order (read once, so an iterator passed anyway works).
+
+    :raises TypeError: ``ids`` is one id, or not a collection; one is not an int.
+    :raises ValueError: an id is below 0 or above 2**63 - 1.
+    """
+    # One id for a collection is the likely slip; a str would be read
+    # letter by letter.
+    if isinstance(ids, (int, str)):
+        raise TypeError(
+            f"retry takes a collection of job ids, got {ids!r}; wrap a single id in a list"
+        )
+    try:
+        wanted = list(ids)
+    except TypeError:
+        raise TypeError(f"retry takes a collection of job ids, got {ids!r}") from None
+    for job_id in wanted:
+        if not _is_int(job_id):
+            raise TypeError(f"retry takes job ids (ints), got {job_id!r}")
+        _check_id(job_id, "a job id")
+    return wanted
+
+
+def check_limit(limit: int) -> int:
+    """A read's ``limit`` (``JobStore.members``), checked.
+
+    :raises TypeError: it is not an int.
+    :raises ValueError: it is below 1 or above 2**63 - 1.
+    """
+    return _check_limit(limit)
+
+
+def _is_int(value: object) -> bool:
+    # True and False are ints to isinstance; as an id or a count they are a mistake.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_limit(limit: int) -> int:
+    if not _is_int(limit):
+        raise TypeError(f"limit must be a positive int, got {limit!r}")
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit!r}")
+    if limit > LARGEST:
+        raise ValueError(f"limit must be at most {LARGEST} (2**63 - 1), got {limit!r}")
+    return limit
+
+
+def _check_id(job_id: int, what: str) -> None:
+    # Negative numbers are the ids given at submit (job_id=...), hashed.
+    if not -LARGEST <= job_id <= LARGEST:
+        raise ValueError(
+            f"{what} must be a job's number, from -{LARGEST} to {LARGEST}, got {job_id!r}"
+        )
+
+
+def _check_statuses(statuses: Collection[JobStatus]) -> tuple[JobStatus, ...]:
+    # One status for a collection is the likely slip: a JobStatus is not
+    # iterable, and a str would be read letter by letter.
+    if isinstance(statuses, (str, JobStatus)):
+        raise TypeError(
+            f"statuses must be a collection of JobStatus, got {statuses!r}; "
+            "wrap a single status in a tuple"
+        )
+    try:
+        checked = tuple(statuses)
+    except TypeError:
+        raise TypeError(f"statuses must be a collection of JobStatus, got {statuses!r}") from None
+    for status in checked:
+        if not isinstance(status, JobStatus):
+            raise TypeError(
+                f"statuses must hold JobStatus members, got {status!r}; "
+                f"use e.g. JobStatus.FAILED (one of {', '.join(s.name for s in JobStatus)})"
+            )
+    return checked

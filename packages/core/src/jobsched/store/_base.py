@@ -1,0 +1,633 @@
+"""The store interface: where jobs, their outcomes and their dependencies live.
+
+A durable store is shared: any number of schedulers (*members*, each with an
+``owner`` id) may work on it at once, in one process or many. So every
+operation is a batch (a database store pays one round trip per batch, not per
+job) and every running attempt is *claimed*: the row names its owner, a lease
+that the owner's heartbeat extends, and the attempt number. The pair (owner,
+attempt) is the fencing token: an outcome is written only where both still
+match, so a member whose lease expired and whose job was taken over can never
+overwrite the newer attempt.
+
+The store keeps no policy. It never unpickles a job: the scheduler computes
+strategy keys, retry times and statuses, and the store applies them. Times in
+a store are wall-clock seconds (``time.time()``), since a restart has a new
+monotonic clock; the scheduler converts at this boundary.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+from .._enums import JobStatus
+
+if TYPE_CHECKING:
+    from .._ordering._ratelimit import RateLimit
+
+#: Width of the stored sort key: the longest built-in strategy key (EDF:
+#: deadline, priority, seq). Shorter keys are padded with zeros.
+KEY_WIDTH = 3
+
+_COMPLETED = JobStatus.COMPLETED
+
+#: A member reports itself this often (seconds), idle or busy; the dashboard
+#: marks one stale after three missed reports.
+MEMBER_EVERY = 5.0
+#: A member silent this long (seconds) leaves the members list.
+MEMBERS_KEEP = 86_400.0
+
+
+@dataclass(slots=True)
+class NewJob:
+    """A job to add: what the store needs to order, gate and hand it out."""
+
+    id: int
+    name: str
+    executor: str
+    key: tuple[float, ...]
+    run_at: float
+    submitted_at: float
+    payload: bytes
+    tenant: str | None = None
+    rate_key: str | None = None
+    depends_on: tuple[int, ...] = ()
+    #: With a stored schedule's fire: the store keeps one job per
+    #: (schedule, fire time), whichever member fires it.
+    schedule: str | None = None
+    fire_time: float | None = None
+    #: An id of the submitter's own (``submit(job_id=...)``, a negative
+    #: ``id``): the store adds the job only if it holds no job with that id
+    #: (its primary key decides, also between members), and else sets
+    #: ``existed`` and writes nothing for it.
+    own_id: bool = False
+    existed: bool = False
+
+
+@dataclass(slots=True)
+class DueSchedule:
+    """A stored schedule whose fire time came, claimed by one member to fire."""
+
+    id: str
+    payload: bytes
+    fire_time: float
+    #: The status of the job its last fire made, or None (none, or pruned).
+    last_status: JobStatus | None
+
+
+@dataclass(slots=True)
+class Claimed:
+    """A job handed to one owner: run its attempt ``attempt``, then record it."""
+
+    id: int
+    attempt: int
+    payload: bytes
+    #: "worker lost" when this claim takes over an attempt whose owner died;
+    #: the scheduler then records that attempt's failure instead of running it.
+    lost: bool = False
+    #: With ``lost``: someone asked to cancel the job while that attempt ran;
+    #: the scheduler ends it CANCELLED instead of retrying it.
+    cancelled: bool = False
+    #: With ``lost``: when that attempt's owner last renewed its lease (the
+    #: lease's end less the store's lease), so its outcome records the time
+    #: it really ran, not until the takeover; None if the store cannot tell.
+    renewed_at: float | None = None
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How an attempt ended, as the scheduler decided it."""
+
+    id: int
+    attempt: int
+    status: JobStatus
+    finished_at: float
+    #: With RETRY_WAIT: when the next attempt may start.
+    run_at: float | None = None
+    result: bytes | None = None
+    error: str | None = None
+    traceback: str | None = None
+
+    @property
+    def plain(self) -> bool:
+        """A completion with nothing to write but its time and result: the
+        usual outcome, which a store may write by a shorter statement."""
+        return self.status is _COMPLETED and self.error is None and self.traceback is None
+
+
+@dataclass(slots=True)
+class Change:
+    """A status the store set on its own: a dependent cancelled by a cascade,
+    released by its last upstream, or a job cancelled while queued."""
+
+    id: int
+    status: JobStatus
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class StoredJob:
+    """A job as the store has it (``fetch``), whichever member ran it."""
+
+    id: int
+    name: str
+    executor: str
+    status: JobStatus
+    attempts: int
+    run_at: float
+    submitted_at: float
+    started_at: float | None
+    finished_at: float | None
+    result: bytes | None
+    last_error: str | None
+    last_traceback: str | None
+    owner: str | None
+    payload: bytes
+    tenant: str | None = None
+    depends_on: tuple[int, ...] = field(default_factory=tuple)
+
+
+@dataclass(slots=True)
+class JobPage:
+    """One page of :meth:`JobStore.job_page`: the matching jobs, newest first,
+    and where the next (older) page starts."""
+
+    jobs: list[StoredJob]
+    #: Pass as ``before`` for the next page; None: no older job is left to look at.
+    next_before: int | None
+    #: How many jobs the page looked at (its ``scan`` at most).
+    scanned: int = 0
+
+
+@dataclass(slots=True)
+class Member:
+    """A member (one scheduler on the store) as it last reported itself."""
+
+    #: Its owner id, ``host:pid:token`` (see :attr:`host` and :attr:`pid`).
+    owner: str
+    #: Its ``num_workers``: the most attempts it runs at once.
+    workers: int
+    #: Jobs it held (claimed or running) at its report.
+    busy: int
+    #: Wall-clock seconds: when it started, and its last report.
+    started_at: float
+    seen_at: float
+
+    @property
+    def host(self) -> str:
+        """The machine it runs on, from its owner id."""
+        return self.owner.rsplit(":", 2)[0] if self.owner.count(":") >= 2 else self.owner
+
+    @property
+    def pid(self) -> int | None:
+        """Its process id, from its owner id (None when the id is not ``host:pid:token``)."""
+        parts = self.owner.rsplit(":", 2)
+        return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One attempt of a job as the store recorded it: what a timeline draws."""
+
+    job_id: int
+    attempt: int
+    name: str
+    executor: str
+    #: The member that ran it.
+    owner: str | None
+    started_at: float
+    #: None while it runs.
+    finished_at: float | None
+    #: RUNNING while it runs, then how it ended (RETRY_WAIT: failed, retried).
+    status: JobStatus
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class StoredSchedule:
+    """A stored schedule: its id and when it fires next (``inf``: paused)."""
+
+    id: str
+    next_fire: float
+    #: The member firing it now, if one holds its lease.
+    owner: str | None = None
+    #: Its signed payload (factory and trigger), as :meth:`JobStore.put_schedules` got it.
+    payload: bytes = b""
+    #: The number of the last job it made (a fire or a trigger), if any.
+    last_job: int | None = None
+
+
+@dataclass(slots=True)
+class Recorded:
+    """What :meth:`JobStore.record` did: outcomes refused by the fence, and
+    the statuses it set on other jobs (dependents) in the same transaction."""
+
+    refused: list[int] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+
+
+class JobStore(ABC):
+    """A place where jobs live, shared by every scheduler that opens it.
+
+    Published through the ``jobsched.stores`` entry-point group under its URL
+    scheme. Each method is one transaction; the scheduler batches calls (a
+    group commit every few milliseconds) so a database pays one round trip
+    per batch.
+    """
+
+    #: True for a store that processes on other machines share (PostgreSQL):
+    #: what a job refers to must import in each of them, so a job defined in
+    #: the submitting script (``__main__``) is refused at submit. A store of
+    #: one machine (SQLite) takes it: a restart of the script loads it again.
+    fleet: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        secret: str | bytes | Sequence[str | bytes] | None = None,
+        lease: float = 30.0,
+    ) -> None:
+        """Keep the options every store takes.
+
+        :param secret: signs payloads (HMAC-SHA256); a list of keys rotates
+            them: the first signs, every one verifies. Default: the
+            ``JOBSCHED_SECRET`` environment variable (keys separated by commas).
+        :param lease: seconds a claimed attempt stays owned without a heartbeat.
+        """
+        if isinstance(lease, bool) or not isinstance(lease, (int, float)):
+            raise TypeError(f"lease must be a number of seconds, got {lease!r}")
+        if not (lease > 0 and math.isfinite(lease)):
+            raise ValueError(f"lease must be a positive, finite number of seconds, got {lease!r}")
+        #: The URL it was opened from, with any password masked.
+        from ._codec import key_id, secrets_from  # hashlib and hmac: only for a durable store
+
+        self.url: str = mask_password(url)
+        #: The keys held, the signing one first (empty: payloads are unsigned).
+        self.secrets: tuple[bytes, ...] = secrets_from(secret)
+        #: The key that signs, or None.
+        self.secret: bytes | None = self.secrets[0] if self.secrets else None
+        #: The ids of the keys held: a claim hands out only rows signed with
+        #: one of them (or unsigned, or in the legacy format without an id).
+        self.key_ids: tuple[bytes, ...] = tuple(dict.fromkeys(key_id(k) for k in self.secrets))
+        self.lease: float = float(lease)
+
+    @abstractmethod
+    async def open(self) -> None:
+        """Connect, create or check the schema.
+
+        :raises StoreUnavailableError: the store cannot be reached or opened.
+        """
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Release connections and threads. Idempotent."""
+
+    async def exists(self) -> bool | None:
+        """Whether the store holds a jobsched schema already, asked without
+        creating one (the CLI's read commands never create a store); None if
+        this store cannot tell, so that :meth:`open` decides.
+
+        :raises StoreUnavailableError: the store cannot be reached.
+        """
+        return None
+
+    @abstractmethod
+    def reserve_ids(self, count: int) -> int:
+        """Reserve ``count`` job ids for this process; the first of the block.
+
+        Synchronous, so ``submit`` stays synchronous: the scheduler reserves
+        the next block ahead of need, so this rarely blocks.
+        """
+
+    @abstractmethod
+    async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
+        """Insert jobs (one transaction); the ones cancelled at once because
+        an upstream already failed."""
+
+    @abstractmethod
+    async def claim(
+        self,
+        owner: str,
+        limit: int,
+        executors: Mapping[str, int],
+        now: float,
+        lease: float,
+        *,
+        rates: Mapping[str, RateLimit] | None = None,
+        tenants: Mapping[str | None, int] | None = None,
+    ) -> list[Claimed]:
+        """Up to ``limit`` runnable jobs for ``owner``, best first.
+
+        Runnable: PENDING or RETRY_WAIT, every dependency completed, ``run_at``
+        reached, on an executor in ``executors``, which maps each executor
+        this member has to the most jobs it may claim on it now (its room
+        under ``executor_limits`` or its capacity). Also takes over attempts
+        whose lease expired (``Claimed.lost``). Each is RUNNING under ``owner``
+        with a lease until ``now + lease``, its attempt number counted.
+
+        :param rates: rate key -> its limit. The store keeps one token bucket
+            per key for everyone who opens it (``burst`` tokens at most,
+            ``rate / per`` back a second) and takes a token per claimed job
+            with that ``rate_key`` in the claim's own transaction; a job whose
+            bucket is empty is not runnable yet. Keys absent here are not
+            limited.
+        :param tenants: fair share: tenant -> weight. When given, the claim
+            serves tenants round-robin (up to each one's weight of jobs per
+            turn, each tenant's jobs best first by key) instead of by key
+            alone; tenants absent from the mapping weigh 1.
+        """
+
+    @abstractmethod
+    async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+        """Write outcomes, each fenced on (owner, attempt), and apply the
+        dependency cascade of every terminal one. A completion clears the
+        job's ``last_error`` and ``last_traceback`` (an earlier attempt's
+        error stays in its attempt's row)."""
+
+    @abstractmethod
+    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
+        """Extend the leases of ``owner``'s running jobs; the ids among them
+        that someone asked to cancel."""
+
+    @abstractmethod
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        """Hand back jobs ``owner`` claimed but never started (it is stopping):
+        their attempt is not counted, and any member may claim them again."""
+
+    @abstractmethod
+    async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
+        """Cancel jobs: a queued one at once (with its dependents); a running
+        one is flagged for its owner to stop (see :meth:`extend`)."""
+
+    @abstractmethod
+    async def next_due(self) -> float | None:
+        """The earliest ``run_at`` of a waiting (delayed or retry-waiting,
+        dependencies met) job or fire time of a schedule, or None.
+
+        With ``rates``: also the time the next token is due in a bucket that
+        this store object's last :meth:`claim` left empty, so that a member
+        whose jobs wait only for tokens claims again when one is due.
+        """
+
+    @abstractmethod
+    async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
+        """Store schedules ``(id, payload, first fire time)``; an id already
+        stored is replaced, never duplicated."""
+
+    @abstractmethod
+    async def remove_schedules(self, ids: Collection[str]) -> None:
+        """Forget schedules (a job they already made stays)."""
+
+    @abstractmethod
+    async def claim_schedules(self, owner: str, now: float, lease: float) -> list[DueSchedule]:
+        """The schedules due by ``now`` that no live member is firing, now ``owner``'s."""
+
+    @abstractmethod
+    async def fire(
+        self, owner: str, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
+    ) -> bool:
+        """Make one fire of a claimed schedule: add ``job`` (None: the fire is
+        skipped) and move the schedule to ``next_fire``, in one transaction.
+        False if the fire was already made (by another member) or the
+        schedule is no longer ``owner``'s: nothing changed."""
+
+    @abstractmethod
+    async def fetch(self, job_id: int) -> StoredJob | None:
+        """The stored job, or None."""
+
+    async def waiting_for_keys(self) -> dict[bytes, int]:
+        """Jobs waiting (pending or retry-waiting) that no claim of this store
+        object hands out, because a key it does not hold signed them: that
+        key's id -> how many.
+
+        The default has none: a store that does not filter its claims by
+        :attr:`key_ids` hands such rows out, and the scheduler fails them.
+        """
+        return {}
+
+    async def waiting_for_executors(self, installed: Collection[str]) -> dict[str, int]:
+        """Jobs waiting (pending or retry-waiting) on an executor that is not
+        in ``installed``, which no claim of a member with just those
+        executors hands out: executor name -> how many.
+
+        A worker member calls it now and then to tell its operator about
+        jobs it never claims. It reads only the waiting rows, never the
+        finished history. The default has none, so a store without it
+        stays quiet.
+        """
+        del installed  # nothing counted: the default has no such jobs
+        return {}
+
+    @abstractmethod
+    async def unfinished(self) -> int:
+        """How many jobs are not terminal."""
+
+    @abstractmethod
+    async def prune(self, keep: int) -> int:
+        """Delete the oldest finished jobs beyond ``keep``; how many went."""
+
+    async def watch(
+        self, wake: Callable[[], None], finished: Callable[[], None] | None = None
+    ) -> None:
+        """Call ``wake`` whenever another member committed work this one may
+        claim (a new job, a released dependent, a cancel), until cancelled;
+        and ``finished`` (if given) whenever another member committed the end
+        of a job (what ``wait()`` and ``result()`` wait for).
+
+        The scheduler runs it as a task for as long as the store is open and
+        polls as well, so a store without notifications keeps the default,
+        which returns at once.
+        """
+        del wake, finished  # nothing to watch: polling is the whole story
+
+    # ── reads and actions for operators (CLI, dashboard) ─────────────────
+
+    async def jobs(
+        self,
+        *,
+        statuses: Collection[JobStatus] = (),
+        limit: int = 50,
+        before: int | None = None,
+    ) -> list[StoredJob]:
+        """Jobs newest first (by id), paged: at most ``limit``, with an id
+        below ``before`` when given, with one of ``statuses`` when given.
+
+        A store checks its arguments first with
+        :func:`~jobsched.store._args.check_jobs_args`, so every store
+        refuses the same ones with the same messages.
+
+        :raises TypeError: ``statuses`` is a single status, is not a
+            collection or holds anything but :class:`JobStatus` members; ``limit`` is not an int;
+            ``before`` is neither a job id nor None.
+        :raises ValueError: ``limit`` is below 1.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot list jobs")
+
+    async def job_page(
+        self,
+        *,
+        statuses: Collection[JobStatus] = (),
+        name: str | None = None,
+        executor: str | None = None,
+        tenant: str | None = None,
+        limit: int = 50,
+        before: int | None = None,
+        scan: int = 1000,
+    ) -> JobPage:
+        """One page of the jobs that match every filter given, newest first
+        (keyset pagination on the id: pass ``next_before`` back as ``before``).
+
+        A page looks at no more than ``scan`` jobs of ``statuses`` (newest
+        first, ids below ``before``), so it costs the same on any history:
+        a rare name may give a short or empty page whose ``next_before``
+        says where to look on. ``name``, ``executor`` and ``tenant`` match
+        exactly. The default reads :meth:`jobs` and filters the rest; a
+        store may do it in one query.
+
+        :raises TypeError: a filter is neither a str nor None, or as :meth:`jobs`.
+        :raises ValueError: ``limit`` or ``scan`` is below 1, or as :meth:`jobs`.
+        """
+        from ._args import LARGEST, check_page_args
+
+        statuses, limit, before = check_page_args(
+            statuses=statuses,
+            name=name,
+            executor=executor,
+            tenant=tenant,
+            limit=limit,
+            before=before,
+            scan=scan,
+        )
+        if name is None and executor is None and tenant is None:
+            # Nothing left to filter: one page and one row to tell if more exist.
+            rows = await self.jobs(statuses=statuses, limit=limit + 1, before=before)
+            more = len(rows) > limit
+            rows = rows[:limit]
+            return JobPage(rows, rows[-1].id if more else None, len(rows))
+        # One row past the window tells whether anything older is left.
+        window = await self.jobs(statuses=statuses, limit=min(scan + 1, LARGEST), before=before)
+        more = len(window) > scan
+        window = window[:scan]
+        matches = [
+            job
+            for job in window
+            if (name is None or job.name == name)
+            and (executor is None or job.executor == executor)
+            and (tenant is None or job.tenant == tenant)
+        ]
+        if len(matches) > limit:
+            return JobPage(matches[:limit], matches[limit - 1].id, len(window))
+        return JobPage(matches, window[-1].id if more else None, len(window))
+
+    async def report_member(self, member: Member) -> None:
+        """Record a member's report (its heartbeat for the members list), and
+        forget members silent for longer than ``MEMBERS_KEEP`` seconds, so
+        the list stays as small as the fleet.
+
+        The default keeps nothing: a store without a members list.
+        """
+        del member
+
+    async def forget_member(self, owner: str) -> None:
+        """Drop a member that stopped cleanly from the members list."""
+        del owner
+
+    async def members(self, *, limit: int = 200) -> list[Member]:
+        """The members that reported in the last ``MEMBERS_KEEP`` seconds, the
+        most recently seen first; at most ``limit``.
+
+        :raises TypeError: ``limit`` is not an int.
+        :raises ValueError: ``limit`` is below 1.
+        """
+        raise NotImplementedError(f"{type(self).__name__} keeps no members list")
+
+    async def counts(self) -> dict[tuple[JobStatus, str], int]:
+        """How many jobs the store holds, by (status, executor)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot count jobs")
+
+    async def attempts(
+        self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
+    ) -> list[Attempt]:
+        """Attempts oldest first: the running ones and those that finished at
+        or after ``since``, or every attempt of ``job_id``; at most ``limit``
+        (the newest, when more match).
+
+        A store checks its arguments first with
+        :func:`~jobsched.store._args.check_attempts_args`.
+
+        :raises TypeError: ``limit`` is not an int; ``since`` is neither a
+            number nor None; ``job_id`` is neither a job id nor None.
+        :raises ValueError: ``limit`` is below 1.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot list attempts")
+
+    async def schedules(self) -> list[StoredSchedule]:
+        """Every stored schedule, soonest fire first."""
+        raise NotImplementedError(f"{type(self).__name__} cannot list schedules")
+
+    async def pause_schedule(self, schedule_id: str) -> bool:
+        """Stop firing a stored schedule: its next fire becomes ``inf`` and
+        any member's lease on it ends, so a fire under way is refused by
+        :meth:`fire`'s fence. False if no schedule has that id.
+
+        A paused schedule stays paused when :meth:`put_schedules` registers
+        its id again (a worker's setup does at every start)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot pause schedules")
+
+    async def resume_schedule(self, schedule_id: str, next_fire: float) -> bool:
+        """Fire a paused schedule again from ``next_fire`` on (the scheduler
+        computes it from now: fires missed while paused are skipped). A
+        schedule that is not paused is left alone. False if no schedule has
+        that id."""
+        raise NotImplementedError(f"{type(self).__name__} cannot resume schedules")
+
+    async def trigger_schedule(self, schedule_id: str, job: NewJob) -> bool:
+        """Add ``job``, made by the schedule's factory now, as its last job,
+        in one transaction; its regular fires are unchanged. False (nothing
+        added) if no schedule has that id."""
+        raise NotImplementedError(f"{type(self).__name__} cannot trigger schedules")
+
+    async def retry(self, ids: Collection[int], now: float) -> list[int]:
+        """Run FAILED, TIMED_OUT or CANCELLED jobs again: PENDING from ``now``,
+        their attempts still counted (one more attempt each, the fence stays
+        monotonic). The ids that were requeued, in the caller's order, each
+        once; others are left alone.
+
+        A store checks ``ids`` first with
+        :func:`~jobsched.store._args.check_retry_ids`.
+
+        :raises TypeError: ``ids`` is one id or not a collection; an id is not an int.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot retry jobs")
+
+
+def mask_password(url: str) -> str:
+    """``url`` with every password in it replaced by ``***``: the user part's
+    (``//user:secret@``), a query option's (``?password=secret``,
+    ``&sslpassword=...``) and a libpq keyword's (``host=h password=secret``)."""
+    # The user part starts the URL, or follows its "//" (malformed URLs too).
+    masked = re.sub(r"(^|//)([^:/@]*):[^@/]*@", r"\1\2:***@", url, count=1)
+    return _OPTION_PASSWORD.sub(r"\1***", masked)
+
+
+def passwords_in(url: str) -> list[str]:
+    """The passwords ``url`` holds, as written and percent-decoded, longest
+    first: what a driver's error message may quote, to be masked there too."""
+    from urllib.parse import unquote
+
+    found = [m.group(1) for m in re.finditer(r"(?:^|//)[^:/@]*:([^@/]*)@", url)][:1]
+    found += [m.group(2) for m in _OPTION_PASSWORD.finditer(url)]
+    values = {v for text in found for v in (text, text.strip("'"), unquote(text)) if v}
+    return sorted(values, key=len, reverse=True)
+
+
+# ``password=`` and ``sslpassword=`` as a URL query option or a keyword of a
+# libpq connection string, whose value may be quoted ('a b', 'it\'s').
+_OPTION_PASSWORD = re.compile(
+    r"(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s&#]*)", re.IGNORECASE
+)
