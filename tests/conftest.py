@@ -207,7 +207,7 @@ async def member(
 @pytest.fixture
 def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EntryPoint]]:
     """Replace the installed entry points (executors and stores) with a list the test fills."""
-    from jobsched import _plugins
+    from jobsched._jobs import _plugins
 
     eps: list[EntryPoint] = []
     monkeypatch.setattr(

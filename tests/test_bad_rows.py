@@ -28,7 +28,7 @@ import pytest
 from durable_jobs import Note, make_note, runs, square
 
 import jobsched as js
-from jobsched import _storelink
+from jobsched._engine import _storelink
 from jobsched._jobs._form import stored_form
 from jobsched._time._recurring import StoredSchedule
 from jobsched.store._base import NewJob

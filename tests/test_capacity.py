@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 import jobsched as js
-from jobsched import _plugins
+from jobsched._jobs import _plugins
 from jobsched_process import ProcessExecutor
 from jobsched_thread import ThreadExecutor
 

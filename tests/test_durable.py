@@ -22,7 +22,7 @@ import pytest
 from durable_jobs import Fails, Gated, Noop, Note, StallFirst, runs
 
 import jobsched as js
-from jobsched import _stored, _storelink
+from jobsched._engine import _stored, _storelink
 
 pytestmark = pytest.mark.anyio
 

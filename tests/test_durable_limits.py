@@ -19,7 +19,7 @@ import pytest
 from pg import SECRET, schema_url
 
 import jobsched as js
-from jobsched import _storelink
+from jobsched._engine import _storelink
 
 pytestmark = pytest.mark.anyio
 

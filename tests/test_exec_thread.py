@@ -13,7 +13,7 @@ import anyio.to_thread
 import pytest
 
 import jobsched as js
-from jobsched import _resume
+from jobsched._engine import _resume
 from jobsched_thread import ThreadExecutor
 
 pytestmark = pytest.mark.anyio

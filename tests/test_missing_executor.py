@@ -23,7 +23,7 @@ from durable_jobs import Note, Sleeper, runs
 from pg import SECRET
 
 import jobsched as js
-from jobsched import _storelink
+from jobsched._engine import _storelink
 
 pytestmark = pytest.mark.anyio
 

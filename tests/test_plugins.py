@@ -12,7 +12,7 @@ from fake_plugins import entry_point
 from sample_jobs import Ok
 
 import jobsched as js
-from jobsched import _plugins
+from jobsched._jobs import _plugins
 
 S = js.JobStatus
 

@@ -17,7 +17,7 @@ from pg import SECRET, schema_url
 from sample_jobs import Ok
 
 import jobsched as js
-from jobsched import _storelink
+from jobsched._engine import _storelink
 from jobsched_postgres import PostgresStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]

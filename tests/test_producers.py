@@ -302,7 +302,7 @@ async def test_wait_on_postgres_is_woken_by_the_stores_notifications(
     commits the outcome: the store's NOTIFY wakes it."""
     from pg import require_server, schema_url
 
-    from jobsched import _results
+    from jobsched._engine import _results
 
     require_server()
     url = schema_url(request.getfixturevalue("pg_session_database"))
@@ -507,7 +507,7 @@ def test_stop_and_shutdown_check_grace(tmp_path: Any) -> None:
 EXIT_SCRIPT = """
 import sys
 import jobsched as js
-from jobsched import _scheduler
+from jobsched._engine import _scheduler
 from sample_jobs import Ok
 
 _scheduler.DEFAULT_GRACE = 0.5  # the default grace, shortened for the test

@@ -30,7 +30,7 @@ from durable_jobs import Note, runs
 from outage_jobs import Held
 
 import jobsched as js
-from jobsched import _storelink
+from jobsched._engine import _storelink
 from jobsched._jobs._job import id_number
 from jobsched.store._base import Change, Claimed, DueSchedule, NewJob, Outcome, Recorded
 from jobsched_sqlite import SQLiteStore, _schema
@@ -735,7 +735,7 @@ DISK_FULL = textwrap.dedent(
     import json, logging, os, resource, signal, sys
     import anyio
     import jobsched as js
-    from jobsched import _storelink
+    from jobsched._engine import _storelink
     from durable_jobs import Noop
 
     # A write past the size limit fails with EFBIG instead of killing us.

@@ -9,8 +9,9 @@ import pytest
 from fake_plugins import entry_point
 
 import jobsched as js
-from jobsched import _plugins, _stores
 from jobsched._exceptions import SchedulerError, StoreNotFoundError
+from jobsched._jobs import _plugins
+from jobsched.store import _registry as _stores
 from jobsched.store._base import JobStore, mask_password, passwords_in
 from jobsched_sqlite import SQLiteStore
 

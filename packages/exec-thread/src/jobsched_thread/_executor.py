@@ -14,7 +14,7 @@ import anyio
 import anyio.to_thread
 
 import jobsched
-from jobsched import _resume
+from jobsched._engine import _resume
 
 from ._pool import DaemonPool, Raised
 
