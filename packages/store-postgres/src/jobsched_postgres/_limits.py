@@ -15,9 +15,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from jobsched._ordering._ratelimit import has_token, refill, token_due
-from jobsched._ordering._rotation import take_turns
-from jobsched.store._base import Claimed
+from jobsched.store import Claimed, has_token, refill, take_turns, token_due
 
 from . import _sql
 

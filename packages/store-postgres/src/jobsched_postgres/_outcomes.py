@@ -11,8 +11,8 @@ from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
 
-from jobsched._enums import JobStatus
-from jobsched.store._base import Change, Outcome, Recorded
+from jobsched import JobStatus
+from jobsched.store import Change, Outcome, Recorded
 
 from ._sql import FINISHED, Conn, notify
 

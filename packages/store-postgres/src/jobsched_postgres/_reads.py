@@ -6,15 +6,22 @@ from abc import abstractmethod
 from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
-from jobsched._enums import JobStatus
-from jobsched.store._args import (
+from jobsched import JobStatus
+from jobsched.store import (
+    KEY_ID_SIZE,
+    KEY_ID_START,
+    KEYED,
+    MEMBERS_KEEP,
+    Attempt,
+    JobStore,
+    Member,
+    StoredJob,
+    StoredSchedule,
     check_attempts_args,
     check_jobs_args,
     check_limit,
     check_retry_ids,
 )
-from jobsched.store._base import MEMBERS_KEEP, Attempt, JobStore, Member, StoredJob, StoredSchedule
-from jobsched.store._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
 
 from . import _sql
 

@@ -9,8 +9,8 @@ from collections.abc import Collection, Sequence
 
 from psycopg import errors
 
-from jobsched._enums import JobStatus
-from jobsched.store._base import DueSchedule, NewJob
+from jobsched import JobStatus
+from jobsched.store import DueSchedule, NewJob
 
 from ._sql import DB_NOW, Conn, add, notify
 

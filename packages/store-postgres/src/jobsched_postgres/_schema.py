@@ -8,8 +8,8 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from jobsched._exceptions import StoreUnavailableError
-from jobsched.store._base import mask_password, passwords_in
+from jobsched import StoreUnavailableError
+from jobsched.store import mask_password, passwords_in
 
 #: The schema this code writes. A database with a newer one was written by a
 #: newer jobsched, and this one refuses it rather than guess.

@@ -12,9 +12,8 @@ from typing import Any
 
 import psycopg
 
-from jobsched._enums import JobStatus
-from jobsched.store._base import KEY_WIDTH, Change, Claimed, NewJob
-from jobsched.store._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
+from jobsched import JobStatus
+from jobsched.store import KEY_ID_SIZE, KEY_ID_START, KEY_WIDTH, KEYED, Change, Claimed, NewJob
 
 from ._schema import CHANNEL
 

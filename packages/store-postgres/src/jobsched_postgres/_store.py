@@ -25,9 +25,8 @@ import psycopg
 from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from jobsched import RateLimit
-from jobsched._exceptions import StoreUnavailableError
-from jobsched.store._base import (
+from jobsched import RateLimit, StoreUnavailableError
+from jobsched.store import (
     Change,
     Claimed,
     DueSchedule,
@@ -35,8 +34,10 @@ from jobsched.store._base import (
     Outcome,
     Recorded,
     StoredJob,
+    TakeoverLooks,
+    dead_local,
+    local_prefix,
 )
-from jobsched.store._members import TakeoverLooks, dead_local, local_prefix
 
 from . import _limits, _outcomes, _schedules, _schema, _sql
 from ._reads import Reads

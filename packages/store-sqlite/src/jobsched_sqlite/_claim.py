@@ -12,11 +12,19 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 
-from jobsched._ordering._ratelimit import RateLimit, has_token, refill, token_due, whole_tokens
-from jobsched._ordering._rotation import take_turns
-from jobsched.store._base import Claimed
-from jobsched.store._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
-from jobsched.store._members import dead_local
+from jobsched.store import (
+    KEY_ID_SIZE,
+    KEY_ID_START,
+    KEYED,
+    Claimed,
+    RateLimit,
+    dead_local,
+    has_token,
+    refill,
+    take_turns,
+    token_due,
+    whole_tokens,
+)
 
 from ._schema import TENANT_INDEX
 

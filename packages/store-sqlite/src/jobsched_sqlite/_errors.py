@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from jobsched._exceptions import StoreUnavailableError
+from jobsched import StoreUnavailableError
 
 # Primary result codes (sqlite3.h). Python < 3.11 has no sqlite_errorcode:
 # the messages below, which SQLite has used for these codes for decades.

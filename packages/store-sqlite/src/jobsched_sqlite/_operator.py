@@ -13,9 +13,17 @@ import sqlite3
 from collections.abc import Collection
 from typing import Any
 
-from jobsched._enums import JobStatus
-from jobsched.store._base import MEMBERS_KEEP, Attempt, Member, StoredJob, StoredSchedule
-from jobsched.store._codec import KEY_ID_SIZE, KEY_ID_START, KEYED
+from jobsched import JobStatus
+from jobsched.store import (
+    KEY_ID_SIZE,
+    KEY_ID_START,
+    KEYED,
+    MEMBERS_KEEP,
+    Attempt,
+    Member,
+    StoredJob,
+    StoredSchedule,
+)
 
 from ._sql import count_ended
 

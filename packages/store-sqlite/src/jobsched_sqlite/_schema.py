@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from jobsched._exceptions import StoreUnavailableError
+from jobsched import StoreUnavailableError
 
 #: The schema this code writes. A file with a newer one was written by a newer
 #: jobsched, and this one refuses it rather than guess.

@@ -8,8 +8,8 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from jobsched._enums import JobStatus
-from jobsched.store._base import (
+from jobsched import JobStatus
+from jobsched.store import (
     KEY_WIDTH,
     Change,
     NewJob,

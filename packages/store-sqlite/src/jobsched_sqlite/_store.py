@@ -18,16 +18,8 @@ from typing import TypeVar
 
 import anyio
 
-from jobsched import RateLimit
-from jobsched._enums import JobStatus
-from jobsched._exceptions import StoreUnavailableError
-from jobsched.store._args import (
-    check_attempts_args,
-    check_jobs_args,
-    check_limit,
-    check_retry_ids,
-)
-from jobsched.store._base import (
+from jobsched import JobStatus, RateLimit, StoreUnavailableError
+from jobsched.store import (
     Attempt,
     Change,
     Claimed,
@@ -39,8 +31,12 @@ from jobsched.store._base import (
     Recorded,
     StoredJob,
     StoredSchedule,
+    TakeoverLooks,
+    check_attempts_args,
+    check_jobs_args,
+    check_limit,
+    check_retry_ids,
 )
-from jobsched.store._members import TakeoverLooks
 
 from . import _operator, _schema, _sql
 from ._claim import RUNNING, claim

@@ -1,4 +1,123 @@
-"""The store seam: what a durable store implements and the scheduler relies on.
+"""The store seam: what a durable store implements, and what it may use.
 
-Public for store authors; see docs/stores.md, "Writing a store".
+Public for store authors (docs/stores.md, "Writing a store"): :class:`JobStore`
+and every type its methods take or return, the checks the operator reads share
+(``check_*``), the member helpers (owner ids, which local owners died), the
+token-bucket and fair-share rotation functions the claim applies, and the
+payload header constants. A store package imports nothing else from jobsched.
+``jobsched.store.testing`` is the conformance suite as a pytest plugin.
+
+The codec (hashlib, hmac) and member (socket) helpers load on first use, so
+that ``import jobsched`` does not pay for them.
 """
+
+from typing import TYPE_CHECKING
+
+from ._args import LARGEST as LARGEST
+from ._args import check_attempts_args as check_attempts_args
+from ._args import check_jobs_args as check_jobs_args
+from ._args import check_limit as check_limit
+from ._args import check_page_args as check_page_args
+from ._args import check_retry_ids as check_retry_ids
+from ._base import KEY_WIDTH as KEY_WIDTH
+from ._base import MEMBER_EVERY as MEMBER_EVERY
+from ._base import MEMBERS_KEEP as MEMBERS_KEEP
+from ._base import Attempt as Attempt
+from ._base import Change as Change
+from ._base import Claimed as Claimed
+from ._base import DueSchedule as DueSchedule
+from ._base import JobPage as JobPage
+from ._base import JobStore as JobStore
+from ._base import Member as Member
+from ._base import NewJob as NewJob
+from ._base import Outcome as Outcome
+from ._base import Recorded as Recorded
+from ._base import StoredJob as StoredJob
+from ._base import StoredSchedule as StoredSchedule
+from ._base import mask_password as mask_password
+from ._base import passwords_in as passwords_in
+
+if TYPE_CHECKING:
+    from .._ordering._ratelimit import RateLimit as RateLimit
+    from .._ordering._ratelimit import has_token as has_token
+    from .._ordering._ratelimit import refill as refill
+    from .._ordering._ratelimit import token_due as token_due
+    from .._ordering._ratelimit import whole_tokens as whole_tokens
+    from .._ordering._rotation import take_turns as take_turns
+    from ._codec import KEY_ID_SIZE as KEY_ID_SIZE
+    from ._codec import KEY_ID_START as KEY_ID_START
+    from ._codec import KEYED as KEYED
+    from ._members import TAKEOVER_EVERY as TAKEOVER_EVERY
+    from ._members import TakeoverLooks as TakeoverLooks
+    from ._members import dead_local as dead_local
+    from ._members import local_prefix as local_prefix
+    from ._members import new_owner as new_owner
+
+__all__ = [
+    "KEYED",
+    "KEY_ID_SIZE",
+    "KEY_ID_START",
+    "KEY_WIDTH",
+    "LARGEST",
+    "MEMBERS_KEEP",
+    "MEMBER_EVERY",
+    "TAKEOVER_EVERY",
+    "Attempt",
+    "Change",
+    "Claimed",
+    "DueSchedule",
+    "JobPage",
+    "JobStore",
+    "Member",
+    "NewJob",
+    "Outcome",
+    "RateLimit",
+    "Recorded",
+    "StoredJob",
+    "StoredSchedule",
+    "TakeoverLooks",
+    "check_attempts_args",
+    "check_jobs_args",
+    "check_limit",
+    "check_page_args",
+    "check_retry_ids",
+    "dead_local",
+    "has_token",
+    "local_prefix",
+    "mask_password",
+    "new_owner",
+    "passwords_in",
+    "refill",
+    "take_turns",
+    "token_due",
+    "whole_tokens",
+]
+
+_LAZY = {
+    "KEYED": "._codec",
+    "KEY_ID_SIZE": "._codec",
+    "KEY_ID_START": "._codec",
+    "TAKEOVER_EVERY": "._members",
+    "TakeoverLooks": "._members",
+    "dead_local": "._members",
+    "local_prefix": "._members",
+    "new_owner": "._members",
+    "RateLimit": ".._ordering._ratelimit",
+    "has_token": ".._ordering._ratelimit",
+    "refill": ".._ordering._ratelimit",
+    "token_due": ".._ordering._ratelimit",
+    "whole_tokens": ".._ordering._ratelimit",
+    "take_turns": ".._ordering._rotation",
+}
+
+
+def __getattr__(name: str) -> object:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    from importlib import import_module
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this hook
+    return value
