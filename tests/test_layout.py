@@ -143,3 +143,15 @@ def test_stored_rows_keep_the_module_names_older_versions_wrote() -> None:
     }
     again = pickle.loads(pickle.dumps(stored_form(job)))
     assert isinstance(again, js.FunctionJob) and again.retry == js.RetryPolicy()
+
+
+def test_the_architecture_page_draws_the_folders() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    folders = sorted(p.parent.name for p in CORE.glob("*/__init__.py"))
+    missing = [f for f in folders if f"{f}/" not in page]
+    assert not missing, f"docs/architecture.md does not draw {missing}"
+    modules = sorted(
+        p.name for p in CORE.glob("*/*.py") if p.name != "__init__.py" and p.parent.name != "_cli"
+    )
+    unlisted = [m for m in modules if f"`{m}`" not in page]
+    assert not unlisted, f"docs/architecture.md's table does not list {unlisted}"
