@@ -10,6 +10,11 @@ The conventions (docs/testing.md, "Code blocks in the docs"):
   not run;
 - ``<!-- file: path -->`` on the line before the fence: the block is that
   repository file, word for word.
+
+And every relative link (``[text](path#anchor)``) names a file or folder of
+the repository and, for a Markdown file, a heading in it: the README sends a
+newcomer on into docs/, so a page moved or a heading renamed must not leave a
+link dangling.
 """
 
 from __future__ import annotations
@@ -153,3 +158,75 @@ def test_file_block_is_the_repository_file(block: Block) -> None:
     path = ROOT / block.marker.removeprefix("file:")  # type: ignore[union-attr]
     assert path.is_file(), f"{block.id} shows {path}, which does not exist"
     assert block.text == path.read_text(), f"{block.id} differs from {path}"
+
+
+# ── Links ────────────────────────────────────────────────────────────────
+
+_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def _prose(doc: Path, *, spans: bool = False) -> list[tuple[int, str]]:
+    """The lines of ``doc`` outside fenced blocks, 1-based; code spans blanked unless ``spans``."""
+    out, fence = [], None
+    for n, line in enumerate(doc.read_text().splitlines(), 1):
+        match = _FENCE.match(line)
+        if fence is None and match:
+            fence = match.group(1)
+        elif fence is not None and line.strip() == fence:
+            fence = None
+        elif fence is None:
+            out.append((n, line if spans else _CODE_SPAN.sub("``", line)))
+    return out
+
+
+def anchors(doc: Path) -> set[str]:
+    """The anchors GitHub gives the headings of ``doc`` (duplicates get -1, -2, ...)."""
+    seen: dict[str, int] = {}
+    found = set()
+    for _, line in _prose(doc, spans=True):  # a heading's anchor keeps its code's text
+        heading = _HEADING.match(line)
+        if not heading:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", heading.group(2).lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        found.add(slug if count == 0 else f"{slug}-{count}")
+    return found
+
+
+def links(doc: Path) -> list[tuple[int, str]]:
+    """The relative link targets of ``doc``'s prose, with their line numbers."""
+    return [
+        (n, target)
+        for n, line in _prose(doc)
+        for target in _LINK.findall(line)
+        if not re.match(r"[a-z][a-z+.-]*:", target)  # https:, mailto:
+    ]
+
+
+def test_parser_finds_links_and_anchors(tmp_path: Path) -> None:
+    """Links in prose count, links in code do not; anchors are GitHub's."""
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "# A title\n\n## `jobsched worker`: the (first) one\n\n## A title\n\n"
+        "See [b](b.md#x), ![img](i.png), [web](https://example.org) and `[no](c.md)`.\n"
+        "```python\n# not a heading\n[no](d.md)\n```\n"
+    )
+    assert links(doc) == [(7, "b.md#x"), (7, "i.png")]
+    assert anchors(doc) == {"a-title", "jobsched-worker-the-first-one", "a-title-1"}
+
+
+@pytest.mark.parametrize("doc", [pytest.param(d, id=str(d.relative_to(ROOT))) for d in DOCS])
+def test_relative_links_resolve(doc: Path) -> None:
+    """Each relative link names an existing path and, in a Markdown file, a heading of it."""
+    broken = []
+    for n, target in links(doc):
+        path, _, anchor = target.partition("#")
+        dest = (doc.parent / path).resolve() if path else doc
+        if not dest.exists():
+            broken.append(f"{doc.name}:{n}: {target} (no such file)")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            broken.append(f"{doc.name}:{n}: {target} (no such heading)")
+    assert broken == []
