@@ -146,8 +146,8 @@ class _Reference:
 
 # What a trigger is made of; anything else the payload names is a reference.
 _BUILT = {
-    ("jobsched._time._recurring", "StoredSchedule"),
-    ("jobsched._time._cron", "CronTrigger"),
+    ("jobsched._recurring", "StoredSchedule"),
+    ("jobsched._cron", "CronTrigger"),
     ("zoneinfo", "ZoneInfo"),
     ("zoneinfo", "ZoneInfo._unpickle"),
     ("zoneinfo._zoneinfo", "ZoneInfo"),
