@@ -5,6 +5,8 @@ from __future__ import annotations
 from importlib.metadata import EntryPoint
 from typing import Any
 
+import click
+
 import jobsched as js
 
 raise_on_import = False
@@ -52,3 +54,31 @@ def entry_point(group: str, name: str, value: str, dist: str) -> EntryPoint:
     # EntryPoint is immutable; real ones get their distribution the same way.
     vars(ep)["dist"] = _Dist(dist)
     return ep
+
+
+# ── commands (the jobsched.commands group) ─────────────────────────────────
+
+
+@click.command()
+@click.option("--times", type=int, default=1, help="How many times.")
+def echo_command(times: int) -> None:
+    """Say echo (a fake plugin's command)."""
+    for _ in range(times):
+        click.echo("echo")
+
+
+@click.command()
+def other_echo_command() -> None:
+    """A second distribution's command under the same name."""
+    click.echo("other echo")
+
+
+@click.group()
+def tools() -> None:
+    """A fake plugin's group of commands."""
+
+
+@tools.command()
+def ping() -> None:
+    """Answer pong."""
+    click.echo("pong")

@@ -729,9 +729,20 @@ def _dashboard(setup: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_dashboard_not_installed(store_url: str) -> None:
-    """Without jobsched-dashboard, `dashboard` says what to install, in one line."""
-    done = _dashboard("sys.modules['jobsched_dashboard'] = None", "--store", store_url)
+#: As if jobsched-dashboard were not installed: neither its module nor its entry point.
+_UNINSTALLED = """
+sys.modules['jobsched_dashboard'] = None
+from jobsched._jobs import _plugins
+installed = _plugins.entry_points
+_plugins.entry_points = lambda group: [e for e in installed(group) if e.name != 'dashboard']
+"""
+
+
+@pytest.mark.parametrize("args", [[], ["--port", "8123"], ["--help"]])
+def test_dashboard_not_installed(store_url: str, args: list[str]) -> None:
+    """Without jobsched-dashboard, `dashboard` says what to install, in one line,
+    whatever its arguments (the core no longer knows the dashboard's options)."""
+    done = _dashboard(_UNINSTALLED, "--store", store_url, *args)
     assert done.returncode == 1
     assert done.stderr == (
         "jobsched: error: the dashboard is not installed; to fix: "
@@ -745,7 +756,7 @@ _PRINTS = "types.SimpleNamespace(serve=lambda *a, **k: print(*a, k))"
 def test_dashboard_calls_serve(store_url: str) -> None:
     """`dashboard` hands the store, address, token and allowed hosts to
     jobsched_dashboard.serve."""
-    fake = f"sys.modules['jobsched_dashboard'] = {_PRINTS}"
+    fake = f"sys.modules['jobsched_dashboard._serve'] = {_PRINTS}"
     done = _dashboard(fake, "--store", store_url, "--port", "8123", "--token", "s3cret")
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"{store_url} 127.0.0.1 8123 s3cret {{'allowed_hosts': ()}}\n"
@@ -775,7 +786,7 @@ def test_dashboard_user_errors(store_url: str, setup: str, args: list[str], expe
     """A bad URL, an empty token, or input serve() refuses (ValueError): one line, exit 1."""
     if "--store" not in args:
         args = ["--store", store_url, *args]
-    done = _dashboard(f"sys.modules['jobsched_dashboard'] = {setup}", *args)
+    done = _dashboard(f"sys.modules['jobsched_dashboard._serve'] = {setup}", *args)
     assert done.returncode == 1
     assert len(done.stderr.splitlines()) == 1 and expected in done.stderr, done.stderr
 

@@ -78,6 +78,19 @@ def test_every_part_says_what_lives_there() -> None:
         assert doc and "import" in doc, f"{part}/__init__.py must say what it may import"
 
 
+def test_the_core_does_not_import_the_dashboard() -> None:
+    """The dashboard adds its command through the ``jobsched.commands`` entry
+    points (issue 23): no module of the core names its package, so neither an
+    import nor ``importlib.import_module("...")`` of it can hide there."""
+    wrong = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted(CORE.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "jobsched_dashboard" in line
+    ]
+    assert not wrong, "the core names jobsched_dashboard:\n" + "\n".join(wrong)
+
+
 @pytest.mark.parametrize("package", ["store-sqlite", "store-postgres"])
 def test_a_store_package_imports_only_public_names(package: str) -> None:
     import jobsched

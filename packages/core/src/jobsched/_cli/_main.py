@@ -8,6 +8,7 @@ print with the usage text and exit status 2.
 
 from __future__ import annotations
 
+import difflib
 import math
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -132,7 +133,57 @@ async def opened(url: str | None) -> AsyncIterator[JobStore]:
         await store.close()
 
 
+class Commands(click.Group):
+    """The ``jobsched`` group: its commands come from :mod:`._commands`, each
+    imported when it is run or listed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from . import _commands
+
+        return _commands.names()
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from . import _commands
+
+        try:
+            return _commands.load(cmd_name)
+        except SchedulerError as exc:
+            if not ctx.meta.get(_LISTING):
+                raise UserError(str(exc)) from None
+            warn(f"{exc}; left out")  # --help lists the other commands
+            return None
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        from . import _commands
+
+        name = args[0]
+        known = name in _commands.BUILT_IN or name.startswith("-") or ctx.resilient_parsing
+        if not known and name not in _commands.names():
+            # click would suggest from self.commands, which stays empty.
+            close = difflib.get_close_matches(name, _commands.names(), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from . import _commands
+
+        for warning in _commands.shadowing():
+            warn(warning)
+        ctx.meta[_LISTING] = True
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            ctx.meta[_LISTING] = False
+
+
+_LISTING = "jobsched.listing"
+
+
 @click.group(
+    cls=Commands,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.version_option(package_name="jobsched-core", prog_name="jobsched")
@@ -146,8 +197,6 @@ def cli() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status (0 done, 1 user error)."""
-    from . import _dashboard, _read, _schedules, _worker  # noqa: F401  (they add their commands)
-
     try:
         code = cli.main(args=argv, prog_name="jobsched", standalone_mode=False)
     except click.exceptions.UsageError as exc:
@@ -170,9 +219,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fail(message: str) -> None:
+    _say("error", message)
+
+
+def warn(message: str) -> None:
+    """One line on stderr: ``jobsched: warning: ...``."""
+    _say("warning", message)
+
+
+def _say(level: str, message: str) -> None:
     from ._format import printable
 
-    click.echo(f"jobsched: error: {printable(' '.join(message.split()))}", err=True)
+    click.echo(f"jobsched: {level}: {printable(' '.join(message.split()))}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

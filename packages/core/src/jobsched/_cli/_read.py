@@ -1,4 +1,4 @@
-"""The store commands: ``jobs``, ``show``, ``cancel``, ``retry``, ``stats``.
+"""The commands that read the store: ``jobs``, ``show``, ``stats``.
 
 Each opens the store, asks it through the :class:`~jobsched.JobStore`
 interface (no SQL here), prints, and closes it. None unpickles a job: they
@@ -10,105 +10,15 @@ job's result, once its signature verifies (else it says why).
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
 
-import anyio
 import click
 
 from .._enums import JobStatus
-from .._jobs._job import check_own_id, own_number
 from ..store._args import LARGEST
 from ..store._base import JobStore, StoredJob
 from . import _format as fmt
-from ._main import Count, IntParam, StatusParam, UserError, cli, opened, store_option
-
-#: What ``retry`` may requeue.
-RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
-
-
-class JobRef(int):
-    """A job's number as the command line named it: ``text`` is what to call it
-    in messages (``job-12``, or the id given at submit as typed)."""
-
-    text: str
-
-    def __new__(cls, number: int, text: str) -> JobRef:
-        ref = super().__new__(cls, number)
-        ref.text = text
-        return ref
-
-
-class JobIdType(IntParam):
-    """``job-12`` (as the scheduler prints ids) or ``12``: the job's number; or an
-    id given at submit (``order-42``), or the number such a job is listed by
-    (``job--5356850041204204794``)."""
-
-    name = "JOB_ID"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> JobRef:
-        if isinstance(value, JobRef):
-            return value
-        text = str(value)
-        digits = text[4:] if text.startswith("job-") else text
-        well_formed = digits.isascii() and digits.isdigit() and digits[0] != "0"
-        if well_formed and len(digits) < 20 and int(digits) <= LARGEST:
-            return JobRef(int(digits), fmt.job_id(int(digits)))
-        if digits.startswith("-") and digits[1:].isascii() and digits[1:].isdigit():
-            number = -int(digits[1:])  # an own id's number, as listed
-            return JobRef(number, fmt.job_id(number))
-        try:
-            return JobRef(own_number(check_own_id(text)), repr(text))
-        except (TypeError, ValueError):
-            pass
-        self.fail(
-            f"{text!r} is not a job id: expected job-<n>, as 'jobsched jobs' shows, or an "
-            "id given at submit",
-            param,
-            ctx,
-        )
-
-
-class StatusType(StatusParam):
-    """A status value (``failed``, ``timed_out``; any case, ``-`` for ``_``)."""
-
-    name = "STATUS"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> JobStatus:
-        if isinstance(value, JobStatus):
-            return value
-        try:
-            return JobStatus(str(value).strip().lower().replace("-", "_"))
-        except ValueError:
-            known = ", ".join(s.value for s in JobStatus)
-            self.fail(f"{value!r} is not a status; use one of {known}", param, ctx)
-
-
-def _run(url: str | None, action: Callable[[JobStore], Awaitable[None]]) -> None:
-    async def main() -> None:
-        async with opened(url) as store:
-            await action(store)
-
-    anyio.run(main)
-
-
-def _named(job: int) -> str:
-    """What to call the job the command line named: as typed, for an own id."""
-    return job.text if isinstance(job, JobRef) else fmt.job_id(job)
-
-
-async def _fetch(store: JobStore, number: int) -> StoredJob:
-    job = await store.fetch(int(number))  # a plain int: a driver may not adapt a subclass
-    if job is None:
-        raise UserError(
-            f"no job {_named(number)} in {store.url}: never submitted there, or pruned "
-            "(history_limit)"
-        )
-    return job
+from ._jobargs import JobIdType, StatusType, fetch, json_option, print_json, run
+from ._main import Count, store_option
 
 
 def _result(store: JobStore, job: StoredJob) -> tuple[str | None, str | None]:
@@ -136,14 +46,7 @@ def _result(store: JobStore, job: StoredJob) -> tuple[str | None, str | None]:
     return fmt.cut(text, fmt.RESULT_WIDTH), None
 
 
-def _print_json(value: object) -> None:
-    click.echo(fmt.json_text(value))
-
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
-
-
-@cli.command()
+@click.command()
 @store_option
 @click.option(
     "--status",
@@ -170,7 +73,7 @@ def jobs(store_url: str | None, statuses: tuple[JobStatus, ...], limit: int, as_
         found = await store.jobs(statuses=statuses, limit=limit)
         now = time.time()
         if as_json:
-            _print_json([fmt.job_json(job, now) for job in found])
+            print_json([fmt.job_json(job, now) for job in found])
             return
         if not found:
             click.echo("no jobs" + (" with that status" if statuses else ""))
@@ -191,10 +94,10 @@ def jobs(store_url: str | None, statuses: tuple[JobStatus, ...], limit: int, as_
         headers = ["JOB", "NAME", "STATUS", "ATTEMPTS", "SUBMITTED", "DUE", "RAN", "LAST ERROR"]
         click.echo(fmt.table(headers, rows, right=[3]))
 
-    _run(store_url, action)
+    run(store_url, action)
 
 
-@cli.command()
+@click.command()
 @click.argument("job", type=JobIdType(), metavar="JOB_ID")
 @store_option
 @json_option
@@ -202,12 +105,12 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
     """Show one job: its status, times, result, last error and every attempt."""
 
     async def action(store: JobStore) -> None:
-        stored = await _fetch(store, job)
+        stored = await fetch(store, job)
         attempts = await store.attempts(job_id=int(job))
         now = time.time()
         result, unshown = _result(store, stored)
         if as_json:
-            _print_json(
+            print_json(
                 {
                     **fmt.job_json(stored, now),
                     "result": result,
@@ -254,131 +157,14 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
             lines += ["", "last traceback:", tb]
         click.echo("\n".join(lines))
 
-    _run(store_url, action)
+    run(store_url, action)
 
 
 def _attempts(n: int) -> str:
     return f"{n} attempt" if n == 1 else f"{n} attempts"
 
 
-@cli.command()
-@click.argument("job", type=JobIdType(), metavar="JOB_ID")
-@store_option
-def cancel(job: int, store_url: str | None) -> None:
-    """Cancel a job: at once if it waits, within a second if it runs."""
-
-    async def action(store: JobStore) -> None:
-        stored = await _fetch(store, job)
-        name = _named(job)
-        if stored.status.is_terminal:
-            raise UserError(f"{name} already ended {stored.status.value}: nothing to cancel")
-        await store.cancel([int(job)], time.time())
-        after = await _fetch(store, job)
-        if after.status is JobStatus.RUNNING:
-            click.echo(
-                f"{name} is running on {fmt.printable(after.owner or '-')}: asked it to stop "
-                "(its worker cancels it within a second)"
-            )
-        elif after.status is JobStatus.CANCELLED:
-            click.echo(f"{name} cancelled")
-        else:
-            click.echo(f"{name} {after.status.value}")
-
-    _run(store_url, action)
-
-
-#: ``retry --all`` looks at this many jobs a page and requeues each page's at once.
-RETRY_PAGE = 1_000
-
-
-@cli.command()
-@click.argument("job", type=JobIdType(), metavar="[JOB_ID]", required=False)
-@store_option
-@click.option(
-    "--all",
-    "every",
-    is_flag=True,
-    help="Retry every failed, timed-out and cancelled job that matches the filters below.",
-)
-@click.option(
-    "--status",
-    "statuses",
-    type=StatusType(),
-    multiple=True,
-    metavar="S",
-    help="With --all: only jobs with status S (failed, timed_out, cancelled); repeatable.",
-)
-@click.option("--name", metavar="NAME", help="With --all: only jobs with this name.")
-@click.option("--executor", metavar="NAME", help="With --all: only jobs on this executor.")
-@click.option("--tenant", metavar="T", help="With --all: only this tenant's jobs.")
-def retry(
-    job: int | None,
-    store_url: str | None,
-    every: bool,
-    statuses: tuple[JobStatus, ...],
-    name: str | None,
-    executor: str | None,
-    tenant: str | None,
-) -> None:
-    """Run a failed, timed-out or cancelled job again (or, with --all, every one that matches)."""
-    filtered = bool(statuses) or name is not None or executor is not None or tenant is not None
-    if every and job is not None:
-        raise UserError("give a JOB_ID or --all, not both")
-    if filtered and not every:
-        raise UserError(
-            "--status, --name, --executor and --tenant select jobs for --all; add --all"
-        )
-    if not every and job is None:
-        raise UserError(
-            "give a JOB_ID to retry one job, or --all (with --status, --name, --executor, "
-            "--tenant) to retry every one that matches"
-        )
-    wrong = [s.value for s in statuses if s not in RETRYABLE]
-    if wrong:
-        raise UserError(
-            f"--status {', '.join(wrong)}: only failed, timed_out or cancelled jobs can be retried"
-        )
-
-    async def retry_all(store: JobStore) -> None:
-        before: int | None = None
-        requeued = 0
-        while True:
-            page = await store.job_page(
-                statuses=statuses or RETRYABLE,
-                name=name,
-                executor=executor,
-                tenant=tenant,
-                limit=RETRY_PAGE,
-                before=before,
-                scan=RETRY_PAGE,
-            )
-            if page.jobs:
-                requeued += len(await store.retry([j.id for j in page.jobs], time.time()))
-            if page.next_before is None:
-                break
-            before = page.next_before
-        click.echo(f"{requeued} job(s) queued again" if requeued else "no job to retry matches")
-
-    async def retry_one(store: JobStore) -> None:
-        assert job is not None
-        stored = await _fetch(store, job)
-        label = _named(job)
-        if stored.status not in RETRYABLE:
-            raise UserError(
-                f"{label} is {stored.status.value}: only failed, timed_out or cancelled jobs "
-                "can be retried"
-            )
-        if job not in await store.retry([int(job)], time.time()):
-            after = await _fetch(store, job)
-            raise UserError(f"{label} is {after.status.value} now: not retried")
-        click.echo(
-            f"{label} queued again (attempt {stored.attempts + 1} runs when a worker is free)"
-        )
-
-    _run(store_url, retry_all if every else retry_one)
-
-
-@cli.command()
+@click.command()
 @store_option
 @json_option
 def stats(store_url: str | None, as_json: bool) -> None:
@@ -398,7 +184,7 @@ def stats(store_url: str | None, as_json: bool) -> None:
             by_executor[executor][status.value] = n
         total = sum(by_status.values())
         if as_json:
-            _print_json(
+            print_json(
                 {
                     "total": total,
                     "by_status": by_status,
@@ -440,4 +226,4 @@ def stats(store_url: str | None, as_json: bool) -> None:
             ]
         click.echo("\n".join(lines))
 
-    _run(store_url, action)
+    run(store_url, action)

@@ -19,7 +19,7 @@ from .._time._scheduleinfo import ScheduleInfo, from_store
 from ..store._base import JobStore
 from ..store._codec import Codec
 from . import _format as fmt
-from ._main import UserError, cli, opened, store_option
+from ._main import UserError, opened, store_option
 
 
 def _run(url: str | None, action: Callable[[JobStore], Awaitable[None]]) -> None:
@@ -61,7 +61,7 @@ def spec_text(info: ScheduleInfo) -> str:
     return "-" if info.spec is None else str(info.spec)
 
 
-@cli.command()
+@click.command()
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
 def schedules(store_url: str | None, as_json: bool) -> None:
@@ -101,7 +101,7 @@ def schedules(store_url: str | None, as_json: bool) -> None:
     _run(store_url, action)
 
 
-@cli.group()
+@click.group()
 def schedule() -> None:
     """Pause, resume, trigger or remove a stored schedule."""
 

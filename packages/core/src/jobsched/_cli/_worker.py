@@ -34,7 +34,7 @@ from .._engine._scheduler import JobScheduler
 from .._enums import JobStatus
 from .._jobs._job import Job
 from ._format import printable
-from ._main import Count, PairParam, Seconds, UserError, cli, make_store, store_option
+from ._main import Count, PairParam, Seconds, UserError, make_store, store_option
 
 #: The function an imported module may define to set the worker up.
 HOOK = "jobsched_setup"
@@ -61,7 +61,7 @@ class LimitType(PairParam):
         return name, int(count)
 
 
-@cli.command()
+@click.command()
 @store_option
 @click.option(
     "--import",

@@ -12,7 +12,7 @@ While its thread runs, the loop is registered with the interpreter-exit hook
 (``_exithook.py``), which stops it as ``shutdown(cancel_running=True)`` would.
 
 :class:`LoopThread` serves :class:`~jobsched.BackgroundScheduler` alone, so
-its error messages name that class and its public methods.
+its error messages (``_misuse``) name that class and its public methods.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from .._engine._dispatch import inside_workers_of
 from .._engine._scheduler import DEFAULT_GRACE, JobScheduler, check_grace
 from .._exceptions import SchedulerError, SchedulerStoppedError, StoreUnavailableError
 from .._log import logger
+from . import _misuse as misuse
 from ._exithook import register, unregister
 
 T = TypeVar("T")
@@ -182,12 +183,7 @@ class LoopThread:
         """Run a method that changes something; with a durable store, return once committed."""
         if self.on_loop():
             if self._durable:
-                raise SchedulerError(
-                    f"{what} on a durable store waits for the commit, which can't happen on the "
-                    "scheduler's own thread (from a listener or an async job) while it waits: "
-                    "call the JobScheduler's method there (BackgroundScheduler.scheduler), whose "
-                    "change is written in the next group commit"
-                )
+                raise misuse.commit_on_loop(what)
             return func()
         if not self._durable:
             return self._call_sync(what, func)
@@ -196,11 +192,7 @@ class LoopThread:
     def wait_for(self, what: str, func: Callable[[], Awaitable[T]]) -> T:
         """Run a coroutine method on the loop and wait for it."""
         if self.on_loop():
-            raise SchedulerError(
-                f"{what} waits for the scheduler's event loop, so it can't be called on that "
-                "loop's own thread (from a listener or an async job): await the JobScheduler's "
-                "method there (BackgroundScheduler.scheduler)"
-            )
+            raise misuse.wait_on_loop(what)
         return self._call_async(what, func)
 
     def _call_sync(self, what: str, func: Callable[[], T]) -> T:
@@ -251,48 +243,22 @@ class LoopThread:
                 self._calls -= 1
 
     def _not_running_error(self, what: str) -> SchedulerError:
-        state = self._state
-        if state in (_NEW, _STARTING):
-            return SchedulerError(
-                f"{what} needs a started scheduler: call start() first, or use "
-                "`with BackgroundScheduler(...) as s:`"
-            )
+        if self._state in (_NEW, _STARTING):
+            return misuse.not_started(what)
         return self._stopped_error(what)
 
     def _stopped_error(self, what: str) -> SchedulerStoppedError:
-        error = self._error
-        if error is not None:
-            # The scheduler's task group wraps it: name the error itself.
-            while len(getattr(error, "exceptions", ())) == 1:
-                error = error.exceptions[0]  # type: ignore[attr-defined,union-attr]
-            return SchedulerStoppedError(
-                f"{what}: the scheduler's thread ended on an error "
-                f"({type(error).__name__}: {error}); create a new BackgroundScheduler"
-            )
-        return SchedulerStoppedError(
-            f"{what}: the scheduler was shut down; create a new BackgroundScheduler"
-        )
+        return misuse.stopped(what, self._error)
 
     def _check_process(self, what: str) -> None:
         if self._pid is not None and self._pid != os.getpid():
-            raise SchedulerError(
-                f"{what} in a forked child of the process that started this scheduler: its "
-                "thread did not survive the fork. Start a scheduler in each worker process "
-                "(e.g. in gunicorn's post_fork hook), not before the fork"
-            )
+            raise misuse.forked(what)
 
     def _refuse_own_wait(self, what: str) -> None:
         if self.on_loop():
-            raise SchedulerError(
-                f"{what} with wait=True was called on the scheduler's own thread (from a "
-                "listener or an async job), which it would wait for: use wait=False"
-            )
+            raise misuse.own_wait_on_loop(what)
         if self._scheduler in inside_workers_of.get():
-            raise SchedulerError(
-                f"{what} with wait=True was called from inside one of this scheduler's jobs, "
-                "whose attempt must end before the shutdown can: use wait=False, or shut "
-                "down from the code that owns the scheduler"
-            )
+            raise misuse.own_wait_in_job(what)
 
     def _request_stop(self, cancel_running: bool) -> None:
         if self.on_loop():

@@ -145,6 +145,8 @@ class _Reference:
 
 
 # What a trigger is made of; anything else the payload names is a reference.
+# Payloads name the classes where they were before the core's subpackages
+# (the stored format, tests/test_layout.py); the new paths are accepted too.
 _BUILT = {
     ("jobsched._recurring", "StoredSchedule"),
     ("jobsched._cron", "CronTrigger"),

@@ -1,4 +1,10 @@
-"""``jobsched dashboard``: starts the web page from the optional jobsched-dashboard."""
+"""``jobsched dashboard``: the command this distribution adds to ``jobsched``
+(the ``jobsched.commands`` entry point in its pyproject.toml).
+
+Light on purpose: ``jobsched --help`` imports this module for the one-line
+help, and the web stack (Starlette, Jinja2, uvicorn) loads only when the
+command runs.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +12,12 @@ import importlib
 
 import click
 
-from ._main import UserError, cli, make_store, store_option
+from jobsched._cli._main import UserError, make_store, store_option
 
 INSTALL = 'pip install "jobsched-core[dashboard]"'
 
 
-@cli.command()
+@click.command()
 @store_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
 @click.option(
@@ -46,11 +52,9 @@ def dashboard(
     if any(not name.strip() for name in allowed_hosts):
         raise UserError("--allowed-host is empty: give a host name, e.g. jobs.example.org")
     try:
-        # Imported here: the dashboard and its web stack are optional.
-        module = importlib.import_module("jobsched_dashboard")
+        # Imported here: --help needs none of the web stack.
+        module = importlib.import_module("jobsched_dashboard._serve")
     except ImportError as exc:
-        if exc.name == "jobsched_dashboard":
-            raise UserError(f"the dashboard is not installed; to fix: {INSTALL}") from None
         raise UserError(
             f"the dashboard cannot load ({type(exc).__name__}: {exc}); to fix: {INSTALL}"
         ) from None

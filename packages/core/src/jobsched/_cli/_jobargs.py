@@ -1,0 +1,109 @@
+"""What the job commands share: the ``JOB_ID`` and ``--status`` types, the
+job a command names, fetched, and running one action on the open store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import click
+
+from .._enums import JobStatus
+from .._jobs._job import check_own_id, own_number
+from ..store._args import LARGEST
+from ..store._base import JobStore, StoredJob
+from . import _format as fmt
+from ._main import IntParam, StatusParam, UserError, opened
+
+
+class JobRef(int):
+    """A job's number as the command line named it: ``text`` is what to call it
+    in messages (``job-12``, or the id given at submit as typed)."""
+
+    text: str
+
+    def __new__(cls, number: int, text: str) -> JobRef:
+        ref = super().__new__(cls, number)
+        ref.text = text
+        return ref
+
+
+class JobIdType(IntParam):
+    """``job-12`` (as the scheduler prints ids) or ``12``: the job's number; or an
+    id given at submit (``order-42``), or the number such a job is listed by
+    (``job--5356850041204204794``)."""
+
+    name = "JOB_ID"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> JobRef:
+        if isinstance(value, JobRef):
+            return value
+        text = str(value)
+        digits = text[4:] if text.startswith("job-") else text
+        well_formed = digits.isascii() and digits.isdigit() and digits[0] != "0"
+        if well_formed and len(digits) < 20 and int(digits) <= LARGEST:
+            return JobRef(int(digits), fmt.job_id(int(digits)))
+        if digits.startswith("-") and digits[1:].isascii() and digits[1:].isdigit():
+            number = -int(digits[1:])  # an own id's number, as listed
+            return JobRef(number, fmt.job_id(number))
+        try:
+            return JobRef(own_number(check_own_id(text)), repr(text))
+        except (TypeError, ValueError):
+            pass
+        self.fail(
+            f"{text!r} is not a job id: expected job-<n>, as 'jobsched jobs' shows, or an "
+            "id given at submit",
+            param,
+            ctx,
+        )
+
+
+class StatusType(StatusParam):
+    """A status value (``failed``, ``timed_out``; any case, ``-`` for ``_``)."""
+
+    name = "STATUS"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> JobStatus:
+        if isinstance(value, JobStatus):
+            return value
+        try:
+            return JobStatus(str(value).strip().lower().replace("-", "_"))
+        except ValueError:
+            known = ", ".join(s.value for s in JobStatus)
+            self.fail(f"{value!r} is not a status; use one of {known}", param, ctx)
+
+
+def run(url: str | None, action: Callable[[JobStore], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with opened(url) as store:
+            await action(store)
+
+    anyio.run(main)
+
+
+def named(job: int) -> str:
+    """What to call the job the command line named: as typed, for an own id."""
+    return job.text if isinstance(job, JobRef) else fmt.job_id(job)
+
+
+async def fetch(store: JobStore, number: int) -> StoredJob:
+    job = await store.fetch(int(number))  # a plain int: a driver may not adapt a subclass
+    if job is None:
+        raise UserError(
+            f"no job {named(number)} in {store.url}: never submitted there, or pruned "
+            "(history_limit)"
+        )
+    return job
+
+
+def print_json(value: object) -> None:
+    click.echo(fmt.json_text(value))
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
