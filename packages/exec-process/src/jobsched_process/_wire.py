@@ -19,9 +19,14 @@ import pickle
 import socket
 import struct
 import time
-from typing import Any
 
-import cloudpickle  # type: ignore[import-untyped]
+# Neither typing nor cloudpickle is imported here: a worker imports this
+# module to start, and the two cost more than the rest of its start. A
+# worker's job and replies load with plain pickle, which imports cloudpickle
+# only for what cloudpickle pickled by value (see _worker.dumps).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "JOB",
@@ -76,6 +81,8 @@ def dumps(obj: Any, deadline: float | None = None) -> Chunks:
 
     :raises OverBudget: ``time.perf_counter()`` passed ``deadline`` meanwhile.
     """
+    import cloudpickle  # type: ignore[import-untyped]
+
     out = Chunks(deadline)
     cloudpickle.Pickler(out, protocol=cloudpickle.DEFAULT_PROTOCOL).dump(obj)
     return out

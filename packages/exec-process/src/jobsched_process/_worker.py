@@ -18,16 +18,20 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import pickle
 import signal
 import socket
 import sys
 import threading
-import traceback
-from typing import Any
-
-import cloudpickle  # type: ignore[import-untyped]
 
 from . import _wire
+
+# What a worker imports is what its start costs: typing, traceback and
+# cloudpickle are left out (cloudpickle is imported when a job or a reply
+# needs it, see dumps), which about halves a worker's start.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Reply kinds, the first item of every reply tuple:
 # (OK, result)
@@ -134,25 +138,53 @@ def serve(body: _wire.BodyReader) -> _wire.Chunks:
     except (EOFError, OSError):
         raise
     except BaseException as exc:
-        return _wire.dumps((BAD_JOB, _describe(exc), traceback.format_exc()))
+        return dumps((BAD_JOB, _describe(exc), _format_exc()))
     try:
         result = job.run_sync()
     except BaseException as exc:
         return _raised(exc)
     try:
-        return _wire.dumps((OK, result))
+        return dumps((OK, result))
     except Exception as exc:
-        return _wire.dumps((BAD_RESULT, _type_name(type(result)), _describe(exc)))
+        return dumps((BAD_RESULT, _type_name(type(result)), _describe(exc)))
+
+
+def dumps(obj: Any) -> _wire.Chunks:
+    """Pickle a reply (or an exception): with plain pickle where it can, else cloudpickle.
+
+    Plain pickle writes what it can pickle as cloudpickle would: it refuses
+    what cloudpickle would write by value (a lambda, a class made in a
+    function or brought here by value), and writes the rest by reference or
+    by its own ``__reduce__``, as cloudpickle does. So only what it refuses
+    needs cloudpickle, and a worker need not import cloudpickle to start.
+    Once imported (a job that came by value loads it), cloudpickle writes
+    everything, so nothing is pickled twice.
+    """
+    if "cloudpickle" not in sys.modules:
+        out = _wire.Chunks()
+        try:
+            pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+        except Exception:
+            pass
+        else:
+            return out
+    return _wire.dumps(obj)
+
+
+def _format_exc() -> str:
+    import traceback
+
+    return traceback.format_exc()
 
 
 def _raised(exc: BaseException) -> _wire.Chunks:
-    text = traceback.format_exc()
+    text = _format_exc()
     try:
-        blob: bytes | None = cloudpickle.dumps(exc)
+        blob: bytes | None = b"".join(dumps(exc).parts)
     except Exception:
         blob = None
     cls = type(exc)
-    return _wire.dumps(
+    return dumps(
         (
             RAISED,
             blob,
