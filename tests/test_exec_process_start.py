@@ -242,13 +242,13 @@ async def test_a_function_job_subclass_runs_its_own_run_sync() -> None:
 
 
 def test_importing_the_package_loads_no_parent_side() -> None:
-    """What each worker imports first: the package, without anyio or jobsched."""
+    """What each worker imports first: the package, without anyio, jobsched or cloudpickle."""
     done = subprocess.run(
         [
             sys.executable,
             "-c",
-            "import sys, jobsched_process._worker; print(sorted({'anyio', 'jobsched'} & "
-            "set(sys.modules)))",
+            "import sys, jobsched_process._worker; print(sorted({'anyio', 'jobsched', "
+            "'cloudpickle'} & set(sys.modules)))",
         ],
         capture_output=True,
         text=True,

@@ -15,20 +15,19 @@ worker stops replying is by dying, which the parent sees as end-of-file.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
+import _signal  # type: ignore[import-not-found]  # signal's stub-less C half
+import _socket
+import _thread
 import os
-import pickle
-import signal
-import socket
 import sys
-import threading
 
 from . import _wire
 
-# What a worker imports is what its start costs: typing, traceback and
-# cloudpickle are left out (cloudpickle is imported when a job or a reply
-# needs it, see dumps), which about halves a worker's start.
+# What a worker imports is what its start costs, and the interpreter's own
+# start aside, the imports were most of it: the C halves of signal, socket
+# and threading serve as well as the modules, which import enum, selectors
+# and more; typing, traceback and cloudpickle are left out (cloudpickle is
+# imported when a job or a reply needs it, see dumps).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -84,12 +83,11 @@ def main(sock_fd: int, alive_fd: int, preload: str = "") -> None:
     os.setpgid(0, 0)
     # Ctrl-C in a terminal is for the parent, which decides what happens to
     # running jobs (and this group is not the terminal's foreground one).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(
-        target=_exit_with_parent, args=(alive_fd,), name="jobsched-parent-watch", daemon=True
-    ).start()
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+    # A daemon thread: the interpreter's exit does not wait for it.
+    _thread.start_new_thread(_exit_with_parent, (alive_fd,))
     _preload(preload)
-    sock = socket.socket(fileno=sock_fd)
+    sock = _socket.socket(fileno=sock_fd)
     # Everything a start costs is paid by now, so the parent starts the
     # job's clock only from here.
     _wire.send(sock, _wire.READY, _wire.Chunks())
@@ -111,8 +109,10 @@ def _preload(modules: str) -> None:
     """Import ``modules`` as part of the start, so the first job does not pay for them."""
     for name in filter(None, modules.split(",")):
         # A failure is the job's own load's to report, in its attempt.
-        with contextlib.suppress(BaseException):
-            importlib.import_module(name)
+        try:  # noqa: SIM105 (contextlib costs the start a module more)
+            __import__(name)
+        except BaseException:
+            pass
 
 
 def _exit_with_parent(alive_fd: int) -> None:
@@ -125,7 +125,7 @@ def _exit_with_parent(alive_fd: int) -> None:
     """
     while os.read(alive_fd, 4096):
         pass
-    os.killpg(0, signal.SIGKILL)
+    os.killpg(0, _signal.SIGKILL)
 
 
 def serve(body: _wire.BodyReader) -> _wire.Chunks:
@@ -161,13 +161,10 @@ def dumps(obj: Any) -> _wire.Chunks:
     everything, so nothing is pickled twice.
     """
     if "cloudpickle" not in sys.modules:
-        out = _wire.Chunks()
         try:
-            pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+            return _wire.plain_dumps(obj)
         except Exception:
             pass
-        else:
-            return out
     return _wire.dumps(obj)
 
 
