@@ -207,6 +207,24 @@ async def test_a_worker_running_only_functions_never_imports_jobsched() -> None:
     assert job.result == [False, False, False]
 
 
+async def test_a_worker_starts_without_cloudpickle_and_loads_it_when_a_reply_needs_it() -> None:
+    """Replies go with plain pickle until one needs cloudpickle: a lambda, a local class."""
+    first = process_job(proc_plain.loaded, "cloudpickle")
+    by_value = process_job(proc_plain.adder, 40)
+    local_error = process_job(proc_plain.raise_local_error, "made here", retry=NO_RETRY)
+    then = process_job(proc_plain.loaded, "cloudpickle")
+    executor = ProcessExecutor(max_processes=1)
+    async with js.JobScheduler(num_workers=1, executors={"process": executor}) as s:
+        for job in (first, by_value, local_error, then):
+            s.submit(job)
+        with anyio.fail_after(WATCHDOG):
+            await s.join()
+    assert first.result == [False]
+    assert by_value.result(2) == 42
+    assert local_error.last_error == "LocalError: made here"
+    assert then.result == [True]
+
+
 class Doubled(js.FunctionJob):
     """A FunctionJob subclass with a run_sync of its own: it must travel whole."""
 
@@ -224,13 +242,13 @@ async def test_a_function_job_subclass_runs_its_own_run_sync() -> None:
 
 
 def test_importing_the_package_loads_no_parent_side() -> None:
-    """What each worker imports first: the package, without anyio or jobsched."""
+    """What each worker imports first: the package, without anyio, jobsched or cloudpickle."""
     done = subprocess.run(
         [
             sys.executable,
             "-c",
-            "import sys, jobsched_process._worker; print(sorted({'anyio', 'jobsched'} & "
-            "set(sys.modules)))",
+            "import sys, jobsched_process._worker; print(sorted({'anyio', 'jobsched', "
+            "'cloudpickle'} & set(sys.modules)))",
         ],
         capture_output=True,
         text=True,

@@ -15,9 +15,12 @@ entry-point group. The pieces, parent side to child side:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+# Not typing's: a worker imports this package first, and typing would cost
+# it more than the rest of its start (type checkers honour this name as well).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ._errors import WorkerDiedError as WorkerDiedError
     from ._executor import ProcessExecutor as ProcessExecutor
 

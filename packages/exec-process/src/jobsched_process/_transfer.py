@@ -26,6 +26,10 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+# Every job is pickled with it here: imported with the executor, not in the
+# first job's time (_wire imports it only when used, for the workers' sake).
+import cloudpickle  # type: ignore[import-untyped]  # noqa: F401
+
 from . import _wire
 
 __all__ = ["INLINE_LIMIT", "UNLOADABLE", "dumps", "receive", "send"]

@@ -15,13 +15,24 @@ side, and threads of the parent (its event loop) keep running.
 
 from __future__ import annotations
 
-import pickle
-import socket
 import struct
 import time
-from typing import Any
 
-import cloudpickle  # type: ignore[import-untyped]
+# What a worker imports to start is what its start costs, so this module
+# (which it imports) takes the C pickler without the pickle module (which
+# imports re), and neither typing, socket nor cloudpickle: a worker's job
+# loads with plain pickle, which imports cloudpickle only for what
+# cloudpickle wrote by value (and replies, see _worker.dumps).
+try:
+    from _pickle import Pickler, Unpickler, UnpicklingError, loads
+except ImportError:  # not CPython
+    from pickle import Pickler, Unpickler, UnpicklingError, loads
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    # What both ends pass (the parent's socket.socket is one).
+    from _socket import socket as Socket
+    from typing import Any
 
 __all__ = [
     "JOB",
@@ -32,6 +43,7 @@ __all__ = [
     "Chunks",
     "OverBudget",
     "dumps",
+    "plain_dumps",
     "read_header",
     "send",
 ]
@@ -76,12 +88,21 @@ def dumps(obj: Any, deadline: float | None = None) -> Chunks:
 
     :raises OverBudget: ``time.perf_counter()`` passed ``deadline`` meanwhile.
     """
+    import cloudpickle  # type: ignore[import-untyped]
+
     out = Chunks(deadline)
     cloudpickle.Pickler(out, protocol=cloudpickle.DEFAULT_PROTOCOL).dump(obj)
     return out
 
 
-def send(sock: socket.socket, kind: bytes, body: Chunks) -> None:
+def plain_dumps(obj: Any) -> Chunks:
+    """Pickle ``obj`` with plain pickle into chunks (no cloudpickle: it may refuse)."""
+    out = Chunks()
+    Pickler(out, protocol=-1).dump(obj)
+    return out
+
+
+def send(sock: Socket, kind: bytes, body: Chunks) -> None:
     """Send one message (blocking)."""
     parts = body.parts
     if body.size <= _READ_WHOLE:
@@ -93,7 +114,7 @@ def send(sock: socket.socket, kind: bytes, body: Chunks) -> None:
         sock.sendall(part)
 
 
-def read_header(sock: socket.socket) -> tuple[bytes, int]:
+def read_header(sock: Socket) -> tuple[bytes, int]:
     """The next message's kind and body length (blocking).
 
     :raises EOFError: the other end closed the socket (or died).
@@ -102,7 +123,7 @@ def read_header(sock: socket.socket) -> tuple[bytes, int]:
     return kind, size
 
 
-def _read_exact(sock: socket.socket, n: int) -> bytearray:
+def _read_exact(sock: Socket, n: int) -> bytearray:
     data = bytearray(n)
     view = memoryview(data)
     got = 0
@@ -122,7 +143,7 @@ class BodyReader:
 
     __slots__ = ("left", "sock")
 
-    def __init__(self, sock: socket.socket, size: int) -> None:
+    def __init__(self, sock: Socket, size: int) -> None:
         self.sock = sock
         self.left = size
 
@@ -132,8 +153,8 @@ class BodyReader:
             if self.left <= _READ_WHOLE:
                 data = _read_exact(self.sock, self.left)
                 self.left = 0
-                return pickle.loads(data)
-            return pickle.Unpickler(self).load()
+                return loads(data)
+            return Unpickler(self).load()
         finally:
             self.skip()
 
@@ -157,7 +178,7 @@ class BodyReader:
 
     def readline(self) -> bytes:
         # Only protocol 0 reads lines; cloudpickle never writes it.
-        raise pickle.UnpicklingError("unexpected line-based pickle")
+        raise UnpicklingError("unexpected line-based pickle")
 
     def skip(self) -> None:
         while self.left:

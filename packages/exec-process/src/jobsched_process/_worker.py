@@ -15,19 +15,22 @@ worker stops replying is by dying, which the parent sees as end-of-file.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
+import _signal  # type: ignore[import-not-found]  # signal's stub-less C half
+import _socket
+import _thread
 import os
-import signal
-import socket
 import sys
-import threading
-import traceback
-from typing import Any
-
-import cloudpickle  # type: ignore[import-untyped]
 
 from . import _wire
+
+# What a worker imports is what its start costs, and the interpreter's own
+# start aside, the imports were most of it: the C halves of signal, socket
+# and threading serve as well as the modules, which import enum, selectors
+# and more; typing, traceback and cloudpickle are left out (cloudpickle is
+# imported when a job or a reply needs it, see dumps).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Reply kinds, the first item of every reply tuple:
 # (OK, result)
@@ -80,12 +83,11 @@ def main(sock_fd: int, alive_fd: int, preload: str = "") -> None:
     os.setpgid(0, 0)
     # Ctrl-C in a terminal is for the parent, which decides what happens to
     # running jobs (and this group is not the terminal's foreground one).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(
-        target=_exit_with_parent, args=(alive_fd,), name="jobsched-parent-watch", daemon=True
-    ).start()
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+    # A daemon thread: the interpreter's exit does not wait for it.
+    _thread.start_new_thread(_exit_with_parent, (alive_fd,))
     _preload(preload)
-    sock = socket.socket(fileno=sock_fd)
+    sock = _socket.socket(fileno=sock_fd)
     # Everything a start costs is paid by now, so the parent starts the
     # job's clock only from here.
     _wire.send(sock, _wire.READY, _wire.Chunks())
@@ -107,8 +109,10 @@ def _preload(modules: str) -> None:
     """Import ``modules`` as part of the start, so the first job does not pay for them."""
     for name in filter(None, modules.split(",")):
         # A failure is the job's own load's to report, in its attempt.
-        with contextlib.suppress(BaseException):
-            importlib.import_module(name)
+        try:  # noqa: SIM105 (contextlib costs the start a module more)
+            __import__(name)
+        except BaseException:
+            pass
 
 
 def _exit_with_parent(alive_fd: int) -> None:
@@ -121,7 +125,7 @@ def _exit_with_parent(alive_fd: int) -> None:
     """
     while os.read(alive_fd, 4096):
         pass
-    os.killpg(0, signal.SIGKILL)
+    os.killpg(0, _signal.SIGKILL)
 
 
 def serve(body: _wire.BodyReader) -> _wire.Chunks:
@@ -134,25 +138,50 @@ def serve(body: _wire.BodyReader) -> _wire.Chunks:
     except (EOFError, OSError):
         raise
     except BaseException as exc:
-        return _wire.dumps((BAD_JOB, _describe(exc), traceback.format_exc()))
+        return dumps((BAD_JOB, _describe(exc), _format_exc()))
     try:
         result = job.run_sync()
     except BaseException as exc:
         return _raised(exc)
     try:
-        return _wire.dumps((OK, result))
+        return dumps((OK, result))
     except Exception as exc:
-        return _wire.dumps((BAD_RESULT, _type_name(type(result)), _describe(exc)))
+        return dumps((BAD_RESULT, _type_name(type(result)), _describe(exc)))
+
+
+def dumps(obj: Any) -> _wire.Chunks:
+    """Pickle a reply (or an exception): with plain pickle where it can, else cloudpickle.
+
+    Plain pickle writes what it can pickle as cloudpickle would: it refuses
+    what cloudpickle would write by value (a lambda, a class made in a
+    function or brought here by value), and writes the rest by reference or
+    by its own ``__reduce__``, as cloudpickle does. So only what it refuses
+    needs cloudpickle, and a worker need not import cloudpickle to start.
+    Once imported (a job that came by value loads it), cloudpickle writes
+    everything, so nothing is pickled twice.
+    """
+    if "cloudpickle" not in sys.modules:
+        try:
+            return _wire.plain_dumps(obj)
+        except Exception:
+            pass
+    return _wire.dumps(obj)
+
+
+def _format_exc() -> str:
+    import traceback
+
+    return traceback.format_exc()
 
 
 def _raised(exc: BaseException) -> _wire.Chunks:
-    text = traceback.format_exc()
+    text = _format_exc()
     try:
-        blob: bytes | None = cloudpickle.dumps(exc)
+        blob: bytes | None = b"".join(dumps(exc).parts)
     except Exception:
         blob = None
     cls = type(exc)
-    return _wire.dumps(
+    return dumps(
         (
             RAISED,
             blob,
