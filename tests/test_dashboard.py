@@ -292,6 +292,25 @@ def test_store_opened_and_closed_with_the_app(store: FakeStore) -> None:
     assert store.closed
 
 
+def test_a_store_that_does_not_exist_is_never_opened(store: FakeStore) -> None:
+    """Opening creates a store: while exists() says no, pages are 503 naming
+    the fix and open() is never called; the first page after it exists opens it."""
+    there = False
+
+    async def exists() -> bool:
+        return there
+
+    store.exists = exists  # type: ignore[method-assign]
+    with client(store) as c:
+        page = c.get("/")
+        assert page.status_code == 503 and "No jobsched store" in page.text
+        assert "has no jobsched tables" in page.text and "a worker or a scheduler" in page.text
+        assert c.get("/jobs/1").status_code == 503 and not store.opened
+        there = True
+        assert c.get("/").status_code == 200 and store.opened
+    assert store.closed
+
+
 def test_unavailable_store_is_503_with_the_reason(store: FakeStore) -> None:
     store.fail_with = StoreUnavailableError("database is locked; try later")
     with client(store) as c:
