@@ -549,11 +549,13 @@ def test_user_error_is_one_line(shared_store: dict[str, str], case: str) -> None
     assert "hunter2" not in done.stderr  # a password in a URL is never printed
 
 
-def test_reading_a_missing_file_does_not_create_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["jobs"], ["dashboard", "--port", "0"]], ids=lambda c: c[0])
+def test_reading_a_missing_file_does_not_create_it(tmp_path: Path, command: list[str]) -> None:
     """A mistyped SQLite path is an error, not a new empty store."""
     path = tmp_path / "typo.db"
-    done = jobsched("jobs", "--store", f"sqlite:///{path}")
+    done = jobsched(*command, "--store", f"sqlite:///{path}")
     assert done.returncode == 1 and "does not exist" in done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
     assert not path.exists()
 
 
@@ -566,6 +568,8 @@ def test_reading_a_missing_file_does_not_create_it(tmp_path: Path) -> None:
         ["show", "job-1"],
         ["cancel", "job-1"],
         ["retry", "1"],
+        # Nor does the dashboard (it created the schema, then served it empty).
+        ["dashboard", "--port", "0"],
     ],
     ids=lambda c: "-".join(c),
 )

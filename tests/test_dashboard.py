@@ -292,6 +292,25 @@ def test_store_opened_and_closed_with_the_app(store: FakeStore) -> None:
     assert store.closed
 
 
+def test_a_store_that_does_not_exist_is_never_opened(store: FakeStore) -> None:
+    """Opening creates a store: while exists() says no, pages are 503 naming
+    the fix and open() is never called; the first page after it exists opens it."""
+    there = False
+
+    async def exists() -> bool:
+        return there
+
+    store.exists = exists  # type: ignore[method-assign]
+    with client(store) as c:
+        page = c.get("/")
+        assert page.status_code == 503 and "No jobsched store" in page.text
+        assert "has no jobsched tables" in page.text and "a worker or a scheduler" in page.text
+        assert c.get("/jobs/1").status_code == 503 and not store.opened
+        there = True
+        assert c.get("/").status_code == 200 and store.opened
+    assert store.closed
+
+
 def test_unavailable_store_is_503_with_the_reason(store: FakeStore) -> None:
     store.fail_with = StoreUnavailableError("database is locked; try later")
     with client(store) as c:
@@ -619,9 +638,9 @@ def test_job_list_filters_by_status_name_executor_and_tenant() -> None:
 def test_a_filtered_page_looks_at_a_bounded_number_of_jobs(monkeypatch: Any) -> None:
     """A rare name does not make one page read the whole history: it looks at
     PAGE_SCAN jobs and links where to look on."""
-    from jobsched_dashboard import _app
+    from jobsched_dashboard import _limits
 
-    monkeypatch.setattr(_app, "PAGE_SCAN", 20)
+    monkeypatch.setattr(_limits, "PAGE_SCAN", 20)
     s = _many(100)
     s.rows[3].name = "rare"
     seen: list[int] = []
@@ -741,9 +760,9 @@ def test_bulk_cancel_cancels_the_unfinished_ones_of_the_filter(store: FakeStore)
 
 def test_bulk_actions_stop_at_the_limit_and_say_more_remain(monkeypatch: Any) -> None:
     """A press acts on BULK_LIMIT jobs at most; the notice says to press again."""
-    from jobsched_dashboard import _app
+    from jobsched_dashboard import _limits
 
-    monkeypatch.setattr(_app, "BULK_LIMIT", 7)
+    monkeypatch.setattr(_limits, "BULK_LIMIT", 7)
     s = _many(40)
     with client(s) as c:
         r = c.post("/jobs/retry", data={"token": TOKEN}, follow_redirects=False)
@@ -858,16 +877,16 @@ def test_throughput_chart_has_labelled_axes(store: FakeStore) -> None:
 
 def test_times_are_utc_and_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every time the dashboard shows is UTC with the zone written, whatever TZ is."""
-    from jobsched_dashboard import _app
+    from jobsched_dashboard import _render
 
     monkeypatch.setenv("TZ", "Asia/Kolkata")
     time.tzset()
     try:
         now = time.time()
         # (With the date too should the day turn between the two calls.)
-        assert _app._clock(now).endswith(time.strftime("%H:%M:%S UTC", time.gmtime(now)))
-        assert _app._clock(1_764_547_200.0) == "2025-12-01 00:00:00 UTC"
-        assert _app._clock(None) == "—"
+        assert _render.clock(now).endswith(time.strftime("%H:%M:%S UTC", time.gmtime(now)))
+        assert _render.clock(1_764_547_200.0) == "2025-12-01 00:00:00 UTC"
+        assert _render.clock(None) == "—"
     finally:
         monkeypatch.undo()
         time.tzset()
@@ -958,7 +977,7 @@ def test_without_allowed_hosts_every_host_is_answered(store: FakeStore) -> None:
 def test_the_hosts_served_follow_the_bind_address() -> None:
     import socket
 
-    from jobsched_dashboard._app import ANY_IP
+    from jobsched_dashboard._hosts import ANY_IP
     from jobsched_dashboard._serve import served_hosts
 
     assert served_hosts("127.0.0.1") == {"127.0.0.1", "localhost", "::1"}
@@ -1048,7 +1067,7 @@ async def test_an_action_reads_no_body_past_the_cap_and_none_after_a_header_toke
     most_read: int,
 ) -> None:
     """An unauthenticated 300 MiB POST was read whole before its 403."""
-    from jobsched_dashboard._app import MAX_BODY
+    from jobsched_dashboard._limits import MAX_BODY
 
     assert len(MIB[0]) > MAX_BODY
     app = create_app(store, token=TOKEN, allowed_hosts=None)

@@ -87,6 +87,35 @@ def test_pages_and_a_cancel_on_a_real_store(url: str) -> None:
     assert _status(url, ids["waiting"]) is js.JobStatus.CANCELLED
 
 
+def _exists(url: str) -> bool | None:
+    return anyio.run(js.open_store(url).exists)
+
+
+def test_the_dashboard_never_creates_a_store(url: str) -> None:
+    """On a URL with no jobsched store (no file, an empty file, a PostgreSQL
+    schema without the tables) every page is a 503 naming the fix, and the
+    store is left uncreated; once a scheduler makes it, the pages show it."""
+    path = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:") else None
+    with TestClient(create_app(url, token=TOKEN)) as client:
+        for empty_file in (False, True) if path is not None else (False,):
+            if empty_file:
+                assert path is not None
+                path.touch()
+            for page in ("/", "/live", "/jobs", "/jobs/1", "/members", "/schedules"):
+                answer = client.get(page)
+                assert answer.status_code == 503, (page, answer.text)
+                assert "No jobsched store" in answer.text
+                assert "a worker or a scheduler creates" in answer.text
+            assert client.post("/jobs/1/cancel", data={"token": TOKEN}).status_code == 503
+            assert _exists(url) is False
+            if path is not None:
+                assert path.exists() is empty_file
+        ids = _run(url)  # a scheduler creates the store: the same app now shows it
+        page = client.get("/")
+        assert page.status_code == 200 and "tidy-up" in page.text
+        assert client.get(f"/jobs/{ids['done'].split('-')[1]}").status_code == 200
+
+
 def test_job_list_filters_pages_and_bulk_retry_on_a_real_store(url: str) -> None:
     """The job list filters by status and name on the store, a job's page shows
     its fields and result read from the pickles, and a bulk retry requeues the

@@ -11,7 +11,9 @@ import anyio
 
 from jobsched import JobStore
 
-from ._app import ANY_IP, create_app
+from ._app import create_app
+from ._hosts import ANY_IP
+from ._lifetime import check_exists
 
 
 def serve(
@@ -31,8 +33,9 @@ def serve(
     :raises ValueError: the URL is malformed, ``token`` is empty or ``port``
         is out of range.
     :raises StoreNotFoundError: no installed store serves the URL's scheme.
-    :raises StoreUnavailableError: the store cannot be opened (checked before
-        the server starts, so the error is one line, not a failed startup).
+    :raises StoreUnavailableError: the store cannot be opened, or there is no
+        jobsched store at the URL, which it never creates (checked before the
+        server starts, so the error is one line, not a failed startup).
     """
     import uvicorn  # the server only when serving: create_app alone does not need it
 
@@ -51,6 +54,7 @@ def serve(
 
 
 async def _check_opens(store: JobStore) -> None:
+    await check_exists(store)  # never create one: a mistyped URL fails here
     await store.open()
     await store.close()
 

@@ -260,6 +260,9 @@ def timeline(attempts: Sequence[Attempt], now: float, window: float = 300.0) -> 
         by_owner.setdefault(a.owner or "(no member)", []).append(a)
     out = Timeline(window=window)
     placed: dict[tuple[int, int], Bar] = {}
+    bars = out.bars
+    width = float(TIMELINE_WIDTH)
+    retry_wait = JobStatus.RETRY_WAIT
     y = 0.0
     names = member_names(by_owner)
     for owner in sorted(by_owner):
@@ -270,24 +273,28 @@ def timeline(attempts: Sequence[Attempt], now: float, window: float = 300.0) -> 
             out.lanes.append(Lane(owner, slot, y + slot * LANE_HEIGHT, names.get(owner, owner)))
         for a, (start, end), slot in zip(rows, spans, slots, strict=True):
             x = max(0.0, (start - t0) * scale)
-            x_end = min(float(TIMELINE_WIDTH), (end - t0) * scale)
-            bar_y = y + slot * LANE_HEIGHT
-            status = "retried" if a.status is JobStatus.RETRY_WAIT else a.status.value
+            x_end = min(width, (end - t0) * scale)
+            # (``_value_``: the plain attribute; ``value`` is a property,
+            # and this loop runs for every bar of every refresh.)
+            status = a.status
+            retried = status is retry_wait
             # One decimal is a tenth of a unit at most, and a shorter page.
             bar = Bar(
                 round(x, 1),
-                bar_y,
+                y + slot * LANE_HEIGHT,
                 round(max(MIN_BAR, x_end - x), 1),
-                status,
-                _bar_title(a, end),
+                "retried" if retried else status._value_,
+                _bar_title(a, end, retried),
                 a.job_id,
                 a.attempt,
             )
-            out.bars.append(bar)
+            bars.append(bar)
             placed[a.job_id, a.attempt] = bar
         y += (max(slots) + 1) * LANE_HEIGHT
     middle = LANE_HEIGHT / 2
     for a in attempts:
+        if a.attempt < 2:
+            continue  # the first attempt: no wait before it
         previous = placed.get((a.job_id, a.attempt - 1))
         here = placed.get((a.job_id, a.attempt))
         if previous is None or here is None:
@@ -309,10 +316,11 @@ def timeline(attempts: Sequence[Attempt], now: float, window: float = 300.0) -> 
     return out
 
 
-def _bar_title(a: Attempt, end: float) -> str:
-    ended = "running" if a.finished_at is None else a.status.value
-    if a.status is JobStatus.RETRY_WAIT:
+def _bar_title(a: Attempt, end: float, retried: bool) -> str:
+    if retried:
         ended = "failed, retried"
+    else:
+        ended = "running" if a.finished_at is None else a.status._value_
     text = f"{a.name} (job-{a.job_id}) attempt {a.attempt}: {ended}, {end - a.started_at:.2f} s"
     if a.error:
         text += f": {a.error}"

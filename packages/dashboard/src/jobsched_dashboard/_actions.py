@@ -1,0 +1,195 @@
+"""The actions (POST): cancel and retry a job, retry or cancel the jobs a
+filter selects, pause and resume a schedule. Each needs the token."""
+
+from __future__ import annotations
+
+import hmac
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from jobsched.store._codec import Codec
+from jobsched._time._scheduleinfo import PAUSED
+from jobsched._time._scheduleinfo import read as read_schedule
+from jobsched.store._base import JobPage
+
+from . import _limits, _params, _views
+from ._render import Handlers
+
+
+class Actions(Handlers):
+    """The actions' route handlers; each answers with a redirect or an error page."""
+
+    async def cancel(self, request: Request) -> Response:
+        job_id = request.path_params["job_id"]
+        refused = await self.refuse(request, "cancel")
+        if refused is not None:
+            return refused
+        job = await self.store.fetch(job_id)
+        if job is None:
+            return self.error(404, "No such job", f"no job-{job_id} in the store {self.store.url}")
+        if job.status.is_terminal:
+            return self.error(
+                409,
+                "Not cancelled",
+                f"job-{job_id} already ended {job.status.value}; only a job that has not "
+                "ended can be cancelled",
+            )
+        await self.store.cancel([job_id], time.time())
+        return RedirectResponse(f"/jobs/{job_id}?done=cancel", status_code=303)
+
+    async def retry(self, request: Request) -> Response:
+        job_id = request.path_params["job_id"]
+        refused = await self.refuse(request, "retry")
+        if refused is not None:
+            return refused
+        job = await self.store.fetch(job_id)
+        if job is None:
+            return self.error(404, "No such job", f"no job-{job_id} in the store {self.store.url}")
+        if job_id not in await self.store.retry([job_id], time.time()):
+            return self.error(
+                409,
+                "Not retried",
+                f"job-{job_id} is {job.status.value}; only a failed, timed-out or "
+                "cancelled job can be retried",
+            )
+        return RedirectResponse(f"/jobs/{job_id}?done=retry", status_code=303)
+
+    async def bulk_retry(self, request: Request) -> Response:
+        return await self.bulk(request, "retry")
+
+    async def bulk_cancel(self, request: Request) -> Response:
+        return await self.bulk(request, "cancel")
+
+    async def bulk(self, request: Request, action: str) -> Response:
+        """Retry or cancel the jobs the list's filters (in the query string) select."""
+        refused = await self.refuse(request, action)
+        if refused is not None:
+            return refused
+        filters = _params.filters(request)
+        applies = _views.RETRYABLE if action == "retry" else _limits.UNFINISHED
+        statuses = filters.narrowed(applies)
+        if not statuses:
+            wanted = ", ".join(s.value for s in filters.statuses)
+            able = ", ".join(s.value for s in _params.STATUS_NAMES if s in applies)
+            return self.error(
+                409,
+                f"Nothing to {action}",
+                f"the filter selects only {wanted} jobs; {action} applies to {able} jobs",
+            )
+        args = {**filters.store_args(), "statuses": statuses}
+        done = 0
+        before: int | None = None
+        more = False
+        now = time.time()
+        for _ in range(_limits.BULK_PAGES):
+            page: JobPage = await self.store.job_page(
+                **args, limit=_limits.BULK_LIMIT - done, before=before, scan=_limits.PAGE_SCAN
+            )
+            ids = [job.id for job in page.jobs]
+            if ids and action == "retry":
+                done += len(await self.store.retry(ids, now))
+            elif ids:
+                await self.store.cancel(ids, now)
+                done += len(ids)
+            before = page.next_before
+            if before is None:
+                break
+            if done >= _limits.BULK_LIMIT:
+                more = True
+                break
+        else:
+            more = before is not None
+        done_query = urlencode({"done": action, "n": done, "more": int(more)})
+        return RedirectResponse(f"/jobs?{filters.query()}&{done_query}", status_code=303)
+
+    async def pause_schedule(self, request: Request) -> Response:
+        schedule_id = request.path_params["schedule_id"]
+        refused = await self.refuse(request, "pause", "schedule")
+        if refused is not None:
+            return refused
+        row = await self.stored_schedule(schedule_id)
+        if isinstance(row, Response):
+            return row
+        if row.next_fire == PAUSED:
+            return self.error(409, "Not paused", f"the schedule {schedule_id!r} is paused already")
+        if not await self.store.pause_schedule(schedule_id):
+            return self.no_schedule(schedule_id)
+        return self.schedule_done("pause", schedule_id)
+
+    async def resume_schedule(self, request: Request) -> Response:
+        schedule_id = request.path_params["schedule_id"]
+        refused = await self.refuse(request, "resume", "schedule")
+        if refused is not None:
+            return refused
+        row = await self.stored_schedule(schedule_id)
+        if isinstance(row, Response):
+            return row
+        if row.next_fire != PAUSED:
+            return self.error(409, "Not resumed", f"the schedule {schedule_id!r} is not paused")
+        try:
+            # From now, from the trigger in the signed payload: fires missed
+            # while paused are skipped.
+            first = read_schedule(Codec(self.store.secrets), row.payload).resumed_fire(time.time())
+        except Exception as exc:
+            return self.error(
+                409,
+                "Not resumed",
+                f"the schedule {schedule_id!r} cannot be read here ({exc}); start the "
+                "dashboard with the store's key (JOBSCHED_SECRET) to resume it",
+            )
+        if not await self.store.resume_schedule(schedule_id, first):
+            return self.no_schedule(schedule_id)
+        return self.schedule_done("resume", schedule_id)
+
+    async def stored_schedule(self, schedule_id: str) -> Any:
+        for row in await self.store.schedules():
+            if row.id == schedule_id:
+                return row
+        return self.no_schedule(schedule_id)
+
+    def no_schedule(self, schedule_id: str) -> Response:
+        return self.error(
+            404, "No such schedule", f"no schedule {schedule_id!r} in the store {self.store.url}"
+        )
+
+    def schedule_done(self, action: str, schedule_id: str) -> Response:
+        query = urlencode({"done": action, "schedule": schedule_id})
+        return RedirectResponse(f"/schedules?{query}", status_code=303)
+
+    async def refuse(self, request: Request, action: str, thing: str = "job") -> Response | None:
+        """A 403 page unless the request carries the configured token."""
+        if self.token is None:
+            return self.error(
+                403,
+                "Actions are disabled",
+                f"this dashboard was started without a token, so it cannot {action} {thing}s; "
+                "restart it with --token or JOBSCHED_DASHBOARD_TOKEN set",
+            )
+        # The header first: a request that carries it is answered without
+        # reading its body, and a form's body is read only up to MAX_BODY.
+        given = _params.bearer(request.headers)
+        if given is None:
+            body = await _params.form_body(request)
+            if body is None:
+                return self.error(
+                    413,
+                    "Request too large",
+                    f"an action's form is at most {_limits.MAX_BODY} bytes; not {action}",
+                )
+            given = _params.form_field(body, "token")
+        if given is None:
+            return self.error(
+                403,
+                "Token required",
+                f"to {action} a {thing}, enter the dashboard's token (or send it as an "
+                "'Authorization: Bearer' header)",
+            )
+        if not hmac.compare_digest(given.encode(), self.token.encode()):
+            return self.error(
+                403, "Wrong token", f"the token is not this dashboard's; not {action}"
+            )
+        return None
