@@ -11,10 +11,10 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from jobsched.store._codec import Codec
 from jobsched._time._scheduleinfo import PAUSED
 from jobsched._time._scheduleinfo import read as read_schedule
 from jobsched.store._base import JobPage
+from jobsched.store._codec import Codec
 
 from . import _limits, _params, _views
 from ._render import Handlers

@@ -19,9 +19,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from jobsched import JobStatus
-from jobsched.store._codec import Codec
 from jobsched._time._scheduleinfo import from_store
 from jobsched.store._base import StoredJob
+from jobsched.store._codec import Codec
 
 from . import _limits, _params, _payload, _views
 from ._render import Handlers

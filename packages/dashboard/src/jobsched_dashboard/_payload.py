@@ -18,7 +18,7 @@ import pickle
 from dataclasses import dataclass
 from typing import Any
 
-from jobsched._jobs._job._job import Job
+from jobsched._jobs._job import Job
 from jobsched.store._codec import KEY_ID_SIZE, KEYED
 
 #: The payload formats (see jobsched.store._codec): header bytes before the pickle.
@@ -35,7 +35,7 @@ MAX_TEXT = 2_000
 MAX_ITEMS = 20
 MAX_DEPTH = 6
 MAX_STRING = 200
-#: What a job's stored form pickles as (see jobsched._jobs._job._form.StoredForm).
+#: What a job's stored form pickles as (see jobsched._jobs._form.StoredForm).
 _STORED_FORM = "jobsched._jobform.restore"
 #: Job fields every job has; the page shows them elsewhere, so not as arguments.
 _JOB_FIELDS = frozenset(Job.__slots__)
@@ -123,7 +123,7 @@ def job(payload: bytes | None) -> Shown:
     args = value.__dict__["_args"]
     if kind == _STORED_FORM and len(args) >= 8:
         # restore(cls, name, priority, timeout, retry, options, slots, state):
-        # the stored form (jobsched._jobs._job._form) keeps only a job's own fields.
+        # the stored form (jobsched._jobs._form) keeps only a job's own fields.
         cls, slots, extra = args[0], args[6], args[7]
         kind = cls._qualname if isinstance(cls, type) and issubclass(cls, _Opaque) else text(cls)
         state = {**(slots if isinstance(slots, dict) else {})}

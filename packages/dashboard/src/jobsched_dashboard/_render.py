@@ -18,9 +18,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from jobsched import JobStore
-from jobsched.store._codec import own_id_in
 from jobsched._time._scheduleinfo import PAUSED
 from jobsched.store._base import StoredJob
+from jobsched.store._codec import own_id_in
 
 from . import _limits, _views
 
