@@ -6,6 +6,7 @@ import inspect
 import re
 from pathlib import Path
 
+import anyio
 import pytest
 
 import jobsched as js
@@ -83,6 +84,37 @@ def test_scheduler_signature() -> None:
     for method in ["wait", "result"]:
         timeout = inspect.signature(getattr(js.JobScheduler, method)).parameters["timeout"]
         assert timeout.default is None and timeout.kind is inspect.Parameter.KEYWORD_ONLY
+
+
+#: JobScheduler's public methods and attributes: the contract's (shared/spec/
+#: API.md, "The scheduler" and later sections), and the three that integrations
+#: use beyond it (jobsched-otel: submit hooks, removing its listener).
+SCHEDULER_PUBLIC = {
+    "submit", "submit_threadsafe", "schedule_recurring", "schedule_cron",
+    "cancel_recurring", "cancel", "get", "jobs", "join", "add_listener", "start",
+    "stop", "peak_running", "flush", "enqueue", "fetch", "wait", "result",
+    "schedules", "pause_schedule", "resume_schedule", "trigger_schedule",
+    "add_submit_hook", "remove_submit_hook", "remove_listener",
+}  # fmt: skip
+
+
+def test_scheduler_public_surface_is_the_contract(tmp_path: Path) -> None:
+    """No name without an underscore on JobScheduler (its class, or an
+    instance in memory or running on a durable store) beyond the contract's:
+    the store link's callbacks (claim_capacity, claimed, changed, existed,
+    held, cancel_held, fire_schedules) live on a private object (issue 23)."""
+
+    def public(obj: object) -> set[str]:
+        return {name for name in dir(obj) if not name.startswith("_")}
+
+    async def main() -> set[str]:
+        async with js.JobScheduler(store=f"sqlite:///{tmp_path / 'jobs.db'}") as s:
+            return public(s)
+
+    for found in [public(js.JobScheduler), public(js.JobScheduler()), anyio.run(main)]:
+        assert found <= SCHEDULER_PUBLIC, sorted(found - SCHEDULER_PUBLIC)
+    for name in SCHEDULER_PUBLIC - {"peak_running"}:
+        assert callable(getattr(js.JobScheduler, name)), name
 
 
 def test_job_signature() -> None:
