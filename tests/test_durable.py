@@ -24,6 +24,7 @@ from durable_jobs import Fails, Gated, Noop, Note, StallFirst, runs
 import jobsched as js
 from jobsched._engine import _stored
 from jobsched._engine._link import _timing
+from jobsched.strategies import ReadyQueue
 
 pytestmark = pytest.mark.anyio
 
@@ -396,7 +397,7 @@ class OwnQueue(js.SchedulingStrategy):
     def key(self, job: js.Job) -> tuple[float, ...]:
         return (job.seq,)
 
-    def ready_queue(self) -> js.ReadyQueue:
+    def ready_queue(self) -> ReadyQueue:
         return js.FairShareStrategy().ready_queue()
 
 

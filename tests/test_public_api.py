@@ -31,12 +31,37 @@ CONTRACT_NAMES = {
 PENDING_NAMES: dict[str, int] = {}
 
 
+#: Names that left jobsched.__all__ for jobsched.strategies (issue 23): still
+#: importable from jobsched, with a DeprecationWarning.
+MOVED_TO_STRATEGIES = {"ReadyQueue", "SortKey"}
+
+
 def test_contract_names_are_exported() -> None:
     """Every name the contract fixes is importable from jobsched and listed in __all__."""
     missing = sorted(n for n in CONTRACT_NAMES if not hasattr(js, n))
     assert missing == []
     assert set(js.__all__) >= CONTRACT_NAMES
     assert all(hasattr(js, n) for n in js.__all__)
+
+
+def test_strategy_authors_import_from_jobsched_strategies() -> None:
+    """jobsched.strategies has what a strategy author needs: the base class,
+    SortKey, ReadyQueue and the built-in strategies. ReadyQueue and SortKey are
+    no longer in jobsched.__all__; from jobsched they still work, with a
+    DeprecationWarning naming the new place."""
+    import jobsched.strategies as strategies
+
+    assert set(strategies.__all__) == MOVED_TO_STRATEGIES | {
+        "SchedulingStrategy", "FIFOStrategy", "PriorityStrategy", "AgingPriorityStrategy",
+        "EarliestDeadlineFirstStrategy", "FairShareStrategy",
+    }  # fmt: skip
+    assert all(hasattr(strategies, n) for n in strategies.__all__)
+    for name in set(strategies.__all__) - MOVED_TO_STRATEGIES:
+        assert getattr(strategies, name) is getattr(js, name)
+    assert not MOVED_TO_STRATEGIES & set(js.__all__)
+    for name in sorted(MOVED_TO_STRATEGIES):
+        with pytest.warns(DeprecationWarning, match=f"jobsched.{name} .*jobsched.strategies"):
+            assert getattr(js, name) is getattr(strategies, name)
 
 
 @pytest.mark.skipif(not SPEC.exists(), reason="the shared spec is not beside this checkout")
