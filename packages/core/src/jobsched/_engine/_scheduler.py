@@ -142,7 +142,7 @@ class JobScheduler(Lifecycle):
         self._take_next: Callable[[], Job | None] = self._queue.pop_next
         self._executor_limits = gates
         if self._link is not None:
-            # The store applies the limits in its claims (see Stored.claim_capacity).
+            # The store applies the limits in its claims (see LinkHost.claim_capacity).
             self._take_next = self._take_claimed
             self._link.rates = rates or None
             if isinstance(self._strategy, FairShareStrategy):
