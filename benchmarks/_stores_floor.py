@@ -28,7 +28,7 @@ from jobsched.store._codec import Codec
 from jobsched.store._members import new_owner
 
 #: What the scheduler passes: its default ``history_limit``, how many finished
-#: jobs go between prunes (jobsched._engine._storelink.PRUNE_EVERY), the executor.
+#: jobs go between prunes (jobsched._engine._link._timing.PRUNE_EVERY), the executor.
 HISTORY_LIMIT = 10_000
 PRUNE_EVERY = 1_000
 EXECUTOR = "async"

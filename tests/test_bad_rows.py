@@ -28,7 +28,7 @@ import pytest
 from durable_jobs import Note, make_note, runs, square
 
 import jobsched as js
-from jobsched._engine import _storelink
+from jobsched._engine._link import _timing
 from jobsched._jobs._form import stored_form
 from jobsched._time._recurring import StoredSchedule
 from jobsched.store._base import NewJob
@@ -305,7 +305,7 @@ async def test_a_member_never_claims_a_row_signed_by_a_key_it_lacks(
     """A member with another secret leaves the row PENDING, logs one ERROR naming
     the key id, `jobsched stats` counts the row, and a member that holds the key
     runs it: nothing FAILED."""
-    monkeypatch.setattr(_storelink, "KEYS_EVERY", 0.0)  # look on every idle pass
+    monkeypatch.setattr(_timing, "KEYS_EVERY", 0.0)  # look on every idle pass
     log = tmp_path / "log"
     (waiting,) = await plant(url, b"one", [job_bytes(Note(str(log), "one's"), b"one")])
     store = js.open_store(url, secret="two")
@@ -343,7 +343,7 @@ async def test_a_fleet_rotates_its_key_with_jobs_flowing_and_none_failed(
     """Members roll from A to [B, A] to B one at a time, each submitting while
     the others run: a member on A alone never takes a B row, a member on
     [B, A] runs both, and no job ends FAILED."""
-    monkeypatch.setattr(_storelink, "KEYS_EVERY", 0.0)
+    monkeypatch.setattr(_timing, "KEYS_EVERY", 0.0)
     log = str(tmp_path / "log")
     submitted: list[str] = []
 

@@ -232,7 +232,7 @@ def test_a_member_that_stops_during_a_lease_renewal_still_leaves_the_list(
     """The heartbeat forgets its member at stop also when the stop comes
     while a renewal is on its way (it left its loop without a word: the
     member stayed listed, stale, until MEMBERS_KEEP)."""
-    from jobsched._engine._storelink import StoreLink
+    from jobsched._engine._link import StoreLink
 
     store = js.open_store(f"sqlite:///{tmp_path / 'jobs.db'}")
     in_renewal, renewal_may_end = anyio.Event(), anyio.Event()
@@ -252,7 +252,7 @@ def test_a_member_that_stops_during_a_lease_renewal_still_leaves_the_list(
     store.forget_member = forget_member  # type: ignore[method-assign]
 
     class Host:
-        _num_workers = 1
+        num_workers = 1
 
         def held(self) -> list[int]:
             return [1]  # a job the renewal is for
@@ -266,7 +266,7 @@ def test_a_member_that_stops_during_a_lease_renewal_still_leaves_the_list(
             host: Any = Host()  # the link's Host protocol, in part
             link = StoreLink(store, host, 0)
             async with anyio.create_task_group() as tg:
-                tg.start_soon(link.heartbeat, host)
+                tg.start_soon(link.heartbeat)
                 with anyio.fail_after(60):
                     await in_renewal.wait()
                 link.close()  # the stop, while the renewal is on its way

@@ -22,7 +22,9 @@ import pytest
 from durable_jobs import Fails, Gated, Noop, Note, StallFirst, runs
 
 import jobsched as js
-from jobsched._engine import _stored, _storelink
+from jobsched._engine import _stored
+from jobsched._engine._link import _timing
+from jobsched.strategies import ReadyQueue
 
 pytestmark = pytest.mark.anyio
 
@@ -150,7 +152,7 @@ async def test_join_sees_a_commit_that_lands_while_it_counts(
 ) -> None:
     """The last outcome commits while join() asks the store how many jobs are
     left: join returns then, not a poll interval later (here, never)."""
-    monkeypatch.setattr(_storelink, "POLL_INTERVAL", 3600.0)
+    monkeypatch.setattr(_timing, "POLL_INTERVAL", 3600.0)
     monkeypatch.setattr(_stored, "POLL_INTERVAL", 3600.0)
     durable_jobs.GATE = anyio.Event()
     ended = anyio.Event()
@@ -395,7 +397,7 @@ class OwnQueue(js.SchedulingStrategy):
     def key(self, job: js.Job) -> tuple[float, ...]:
         return (job.seq,)
 
-    def ready_queue(self) -> js.ReadyQueue:
+    def ready_queue(self) -> ReadyQueue:
         return js.FairShareStrategy().ready_queue()
 
 

@@ -19,7 +19,7 @@ import pytest
 from pg import SECRET, schema_url
 
 import jobsched as js
-from jobsched._engine import _storelink
+from jobsched._engine._link import _timing
 
 pytestmark = pytest.mark.anyio
 
@@ -94,7 +94,7 @@ async def test_a_member_waiting_for_tokens_claims_when_one_is_due(
 ) -> None:
     """With polling switched off, the claimer still comes back for each token in time."""
     # An hour between polls: only a precise wake-up can start the next job.
-    monkeypatch.setattr(_storelink, "POLL_INTERVAL", 3600.0)
+    monkeypatch.setattr(_timing, "POLL_INTERVAL", 3600.0)
     starts: list[tuple[str, float]] = []
     limits = {"k": js.RateLimit(10, per=1.0, burst=1)}
     async with js.JobScheduler(store=db, rate_limits=limits) as s:

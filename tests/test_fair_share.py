@@ -11,6 +11,7 @@ import pytest
 from durable_jobs import Fails
 
 import jobsched as js
+from jobsched.strategies import ReadyQueue
 
 _seq = itertools.count(1)
 
@@ -22,7 +23,7 @@ def job(tenant: str | None, name: str = "", priority: int = 1) -> js.Job:
     return j
 
 
-def drain(queue: js.ReadyQueue) -> list[str]:
+def drain(queue: ReadyQueue) -> list[str]:
     names = []
     while (j := queue.pop()) is not None:
         names.append(j.name)

@@ -36,7 +36,8 @@ print(json.dumps({"started": started, "croniter": "croniter" in sys.modules,
 #: codec (hashlib, hmac, pickle) and the members module (socket). Issue 22
 #: found them loaded by a bare import, which had doubled its cost.
 LAZY = (
-    "jobsched._engine._storelink",
+    "jobsched._engine._link",
+    "jobsched._engine._linkhost",
     "jobsched.store._codec",
     "jobsched.store._members",
     "hashlib",
@@ -92,7 +93,7 @@ def test_a_durable_store_loads_them_when_first_used(tmp_path: object) -> None:
     bound above is on what a bare import loads, not on what works."""
     seen = _probe(
         "import anyio, jobsched as js\n"
-        "assert 'jobsched._engine._storelink' not in sys.modules\n"
+        "assert 'jobsched._engine._link' not in sys.modules\n"
         "async def main():\n"
         f"    async with js.JobScheduler(store='sqlite:///{tmp_path}/jobs.db') as s:\n"
         "        job_id = s.submit(js.FunctionJob(len, args=('abc',)))\n"

@@ -23,7 +23,7 @@ from durable_jobs import Note, Sleeper, runs
 from pg import SECRET
 
 import jobsched as js
-from jobsched._engine import _storelink
+from jobsched._engine._link import _timing
 
 pytestmark = pytest.mark.anyio
 
@@ -169,7 +169,7 @@ async def test_a_worker_warns_once_about_an_executor_it_lacks(
     """Two thread jobs wait: one WARNING naming 'thread', the count and the extra,
     however many looks; the member runs its async jobs meanwhile; the thread
     jobs stay PENDING. Once none waits and one comes back, it warns again."""
-    monkeypatch.setattr(_storelink, "EXECUTORS_EVERY", 0.0)  # look on every pass
+    monkeypatch.setattr(_timing, "EXECUTORS_EVERY", 0.0)  # look on every pass
     caplog.set_level(logging.WARNING, logger="jobsched")
     log = str(tmp_path / "log")
     waiting = await submit(new_store(), Sleeper(log, 0), Sleeper(log, 0))
@@ -216,8 +216,8 @@ async def test_a_worker_repeats_the_warning_after_executors_repeat(
     monkeypatch: pytest.MonkeyPatch,
     only_async: None,
 ) -> None:
-    monkeypatch.setattr(_storelink, "EXECUTORS_EVERY", 0.0)
-    monkeypatch.setattr(_storelink, "EXECUTORS_REPEAT", 0.0)
+    monkeypatch.setattr(_timing, "EXECUTORS_EVERY", 0.0)
+    monkeypatch.setattr(_timing, "EXECUTORS_REPEAT", 0.0)
     caplog.set_level(logging.WARNING, logger="jobsched")
     await submit(new_store(), Sleeper(str(tmp_path / "log"), 0))
     store = new_store()
@@ -235,7 +235,7 @@ async def test_no_warning_when_every_executor_is_installed(
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(_storelink, "EXECUTORS_EVERY", 0.0)
+    monkeypatch.setattr(_timing, "EXECUTORS_EVERY", 0.0)
     caplog.set_level(logging.WARNING, logger="jobsched")
     log = str(tmp_path / "log")
     queued = await submit(new_store(), Sleeper(log, 0), Note(log, "a"))

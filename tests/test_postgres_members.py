@@ -17,7 +17,7 @@ from pg import SECRET, schema_url
 from sample_jobs import Ok
 
 import jobsched as js
-from jobsched._engine import _storelink
+from jobsched._engine._link import _timing
 from jobsched_postgres import PostgresStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
@@ -33,7 +33,7 @@ async def test_an_idle_member_is_woken_by_notify_not_by_polling(
     pg_session_database: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With polling an hour apart, the store's NOTIFY wakes the idle member and it runs the job."""
-    monkeypatch.setattr(_storelink, "POLL_INTERVAL", 3600.0)
+    monkeypatch.setattr(_timing, "POLL_INTERVAL", 3600.0)
     url = schema_url(pg_session_database)
     worker_store, submitter_store = (PostgresStore(url, secret=SECRET) for _ in range(2))
     listening, notified, finished = anyio.Event(), anyio.Event(), anyio.Event()

@@ -507,10 +507,10 @@ def test_stop_and_shutdown_check_grace(tmp_path: Any) -> None:
 EXIT_SCRIPT = """
 import sys
 import jobsched as js
-from jobsched._engine import _scheduler
+from jobsched._engine import _lifecycle
 from sample_jobs import Ok
 
-_scheduler.DEFAULT_GRACE = 0.5  # the default grace, shortened for the test
+_lifecycle.DEFAULT_GRACE = 0.5  # the default grace, shortened for the test
 bg = js.BackgroundScheduler(store=sys.argv[1])
 bg.start()
 job_id = bg.submit(Ok("long", seconds=3600, timeout=None))

@@ -6,6 +6,7 @@ import inspect
 import re
 from pathlib import Path
 
+import anyio
 import pytest
 
 import jobsched as js
@@ -30,12 +31,37 @@ CONTRACT_NAMES = {
 PENDING_NAMES: dict[str, int] = {}
 
 
+#: Names that left jobsched.__all__ for jobsched.strategies (issue 23): still
+#: importable from jobsched, with a DeprecationWarning.
+MOVED_TO_STRATEGIES = {"ReadyQueue", "SortKey"}
+
+
 def test_contract_names_are_exported() -> None:
     """Every name the contract fixes is importable from jobsched and listed in __all__."""
     missing = sorted(n for n in CONTRACT_NAMES if not hasattr(js, n))
     assert missing == []
     assert set(js.__all__) >= CONTRACT_NAMES
     assert all(hasattr(js, n) for n in js.__all__)
+
+
+def test_strategy_authors_import_from_jobsched_strategies() -> None:
+    """jobsched.strategies has what a strategy author needs: the base class,
+    SortKey, ReadyQueue and the built-in strategies. ReadyQueue and SortKey are
+    no longer in jobsched.__all__; from jobsched they still work, with a
+    DeprecationWarning naming the new place."""
+    import jobsched.strategies as strategies
+
+    assert set(strategies.__all__) == MOVED_TO_STRATEGIES | {
+        "SchedulingStrategy", "FIFOStrategy", "PriorityStrategy", "AgingPriorityStrategy",
+        "EarliestDeadlineFirstStrategy", "FairShareStrategy",
+    }  # fmt: skip
+    assert all(hasattr(strategies, n) for n in strategies.__all__)
+    for name in set(strategies.__all__) - MOVED_TO_STRATEGIES:
+        assert getattr(strategies, name) is getattr(js, name)
+    assert not MOVED_TO_STRATEGIES & set(js.__all__)
+    for name in sorted(MOVED_TO_STRATEGIES):
+        with pytest.warns(DeprecationWarning, match=f"jobsched.{name} .*jobsched.strategies"):
+            assert getattr(js, name) is getattr(strategies, name)
 
 
 @pytest.mark.skipif(not SPEC.exists(), reason="the shared spec is not beside this checkout")
@@ -83,6 +109,37 @@ def test_scheduler_signature() -> None:
     for method in ["wait", "result"]:
         timeout = inspect.signature(getattr(js.JobScheduler, method)).parameters["timeout"]
         assert timeout.default is None and timeout.kind is inspect.Parameter.KEYWORD_ONLY
+
+
+#: JobScheduler's public methods and attributes: the contract's (shared/spec/
+#: API.md, "The scheduler" and later sections), and the three that integrations
+#: use beyond it (jobsched-otel: submit hooks, removing its listener).
+SCHEDULER_PUBLIC = {
+    "submit", "submit_threadsafe", "schedule_recurring", "schedule_cron",
+    "cancel_recurring", "cancel", "get", "jobs", "join", "add_listener", "start",
+    "stop", "peak_running", "flush", "enqueue", "fetch", "wait", "result",
+    "schedules", "pause_schedule", "resume_schedule", "trigger_schedule",
+    "add_submit_hook", "remove_submit_hook", "remove_listener",
+}  # fmt: skip
+
+
+def test_scheduler_public_surface_is_the_contract(tmp_path: Path) -> None:
+    """No name without an underscore on JobScheduler (its class, or an
+    instance in memory or running on a durable store) beyond the contract's:
+    the store link's callbacks (claim_capacity, claimed, changed, existed,
+    held, cancel_held, fire_schedules) live on a private object (issue 23)."""
+
+    def public(obj: object) -> set[str]:
+        return {name for name in dir(obj) if not name.startswith("_")}
+
+    async def main() -> set[str]:
+        async with js.JobScheduler(store=f"sqlite:///{tmp_path / 'jobs.db'}") as s:
+            return public(s)
+
+    for found in [public(js.JobScheduler), public(js.JobScheduler()), anyio.run(main)]:
+        assert found <= SCHEDULER_PUBLIC, sorted(found - SCHEDULER_PUBLIC)
+    for name in SCHEDULER_PUBLIC - {"peak_running"}:
+        assert callable(getattr(js.JobScheduler, name)), name
 
 
 def test_job_signature() -> None:

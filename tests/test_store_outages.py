@@ -30,7 +30,7 @@ from durable_jobs import Note, runs
 from outage_jobs import Held
 
 import jobsched as js
-from jobsched._engine import _storelink
+from jobsched._engine._link import _outage, _timing
 from jobsched._jobs._job import id_number
 from jobsched.store._base import Change, Claimed, DueSchedule, NewJob, Outcome, Recorded
 from jobsched_sqlite import SQLiteStore, _schema
@@ -55,7 +55,7 @@ def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     # The same capped, jittered backoff, on a smaller scale: seconds of
     # retries are not what these tests are about.
     monkeypatch.setattr(
-        _storelink, "STORE_BACKOFF", js.RetryPolicy(max_retries=0, base_delay=0.005, max_delay=0.05)
+        _timing, "STORE_BACKOFF", js.RetryPolicy(max_retries=0, base_delay=0.005, max_delay=0.05)
     )
 
 
@@ -426,7 +426,7 @@ async def test_stop_gives_up_handing_back_after_the_wait(
 ) -> None:
     """A store away for all of UNAVAILABLE_WAIT: stop() raises, saying the
     claimed jobs were not handed back and what becomes of them."""
-    monkeypatch.setattr(_storelink, "UNAVAILABLE_WAIT", 0.3)
+    monkeypatch.setattr(_timing, "UNAVAILABLE_WAIT", 0.3)
     store = ReleaseFails(f"sqlite:///{tmp_path / 'jobs.db'}")
     store.release_failures = 10**9
     stopped = pytest.RaisesGroup(
@@ -555,7 +555,7 @@ async def test_flush_and_enqueue_raise_after_their_wait(
     """While the store stays away past UNAVAILABLE_WAIT, flush() and enqueue()
     raise StoreUnavailableError; what they waited for is written once it is back."""
     caplog.set_level(logging.INFO, logger="jobsched")
-    monkeypatch.setattr(_storelink, "UNAVAILABLE_WAIT", 0.3)
+    monkeypatch.setattr(_timing, "UNAVAILABLE_WAIT", 0.3)
     store = flaky(tmp_path)
     log = str(tmp_path / "log")
     async with js.JobScheduler(store=store) as s:
@@ -589,7 +589,7 @@ async def test_flush_before_start_gives_up_too(
 ) -> None:
     """flush() before start() writes the batch itself, with the same bounded
     wait; the job stays queued and runs once the store is back."""
-    monkeypatch.setattr(_storelink, "UNAVAILABLE_WAIT", 0.3)
+    monkeypatch.setattr(_timing, "UNAVAILABLE_WAIT", 0.3)
     store = flaky(tmp_path)
     log = str(tmp_path / "log")
     s = js.JobScheduler(store=store)
@@ -610,7 +610,7 @@ async def test_stop_while_the_store_is_away_raises_and_ends(
 ) -> None:
     """stop() with the store away raises StoreUnavailableError after the wait
     and ends (its writes are not reported committed); the store still works."""
-    monkeypatch.setattr(_storelink, "UNAVAILABLE_WAIT", 0.3)
+    monkeypatch.setattr(_timing, "UNAVAILABLE_WAIT", 0.3)
     store = flaky(tmp_path)
     log = str(tmp_path / "log")
     s = js.JobScheduler(store=store)
@@ -645,7 +645,7 @@ async def test_stop_while_the_store_is_away_raises_and_ends(
 def test_an_outage_warning_masks_the_password(caplog: pytest.LogCaptureFixture) -> None:
     """The WARNING names the store URL with its password masked."""
     caplog.set_level(logging.INFO, logger="jobsched")
-    outage = _storelink._Outage("postgresql://app:hunter2@db:5432/jobs")
+    outage = _outage.Outage("postgresql://app:hunter2@db:5432/jobs")
     outage.failed("claiming jobs", js.StoreUnavailableError("connection refused"))
     outage.failed("writing", js.StoreUnavailableError("connection refused"))
     assert not outage.ok("claiming jobs")  # the writes still fail
@@ -735,12 +735,12 @@ DISK_FULL = textwrap.dedent(
     import json, logging, os, resource, signal, sys
     import anyio
     import jobsched as js
-    from jobsched._engine import _storelink
+    from jobsched._engine._link import _timing
     from durable_jobs import Noop
 
     # A write past the size limit fails with EFBIG instead of killing us.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    _storelink.STORE_BACKOFF = js.RetryPolicy(max_retries=0, base_delay=0.005, max_delay=0.05)
+    _timing.STORE_BACKOFF = js.RetryPolicy(max_retries=0, base_delay=0.005, max_delay=0.05)
     db, backend = sys.argv[1], sys.argv[2]
     records = []
 

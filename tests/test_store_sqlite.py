@@ -1058,7 +1058,7 @@ async def test_exists_asks_without_creating_the_schema(tmp_path: Path) -> None:
 
 
 def test_the_prune_cadence_follows_a_small_history_limit() -> None:
-    from jobsched._engine._storelink import PRUNE_EVERY, prune_every
+    from jobsched._engine._link._timing import PRUNE_EVERY, prune_every
 
     assert [prune_every(n) for n in (0, 1, 5, 999)] == [1, 1, 5, 999]
     assert prune_every(10_000) == PRUNE_EVERY == 1000

@@ -35,19 +35,19 @@ from ._jobs._job import CpuBoundJob as CpuBoundJob
 from ._jobs._job import Job as Job
 from ._jobs._retry import RetryPolicy as RetryPolicy
 from ._ordering._fairshare import FairShareStrategy as FairShareStrategy
-from ._ordering._queue import ReadyQueue as ReadyQueue
 from ._ordering._ratelimit import RateLimit as RateLimit
 from ._ordering._strategies import AgingPriorityStrategy as AgingPriorityStrategy
 from ._ordering._strategies import EarliestDeadlineFirstStrategy as EarliestDeadlineFirstStrategy
 from ._ordering._strategies import FIFOStrategy as FIFOStrategy
 from ._ordering._strategies import PriorityStrategy as PriorityStrategy
 from ._ordering._strategies import SchedulingStrategy as SchedulingStrategy
-from ._ordering._strategies import SortKey as SortKey
 from ._time._scheduleinfo import ScheduleInfo as ScheduleInfo
 from .store._base import JobStore as JobStore
 from .store._registry import open_store as open_store
 
 if TYPE_CHECKING:
+    from ._ordering._queue import ReadyQueue as ReadyQueue  # deprecated: jobsched.strategies
+    from ._ordering._strategies import SortKey as SortKey  # deprecated: jobsched.strategies
     from ._sync._background import BackgroundScheduler as BackgroundScheduler
     from ._time._cron import CronTrigger as CronTrigger
 
@@ -76,13 +76,11 @@ __all__ = [
     "NonRetryableError",
     "PriorityStrategy",
     "RateLimit",
-    "ReadyQueue",
     "RetryPolicy",
     "ScheduleInfo",
     "SchedulerError",
     "SchedulerStoppedError",
     "SchedulingStrategy",
-    "SortKey",
     "StoreNotFoundError",
     "StoreUnavailableError",
     "SubmitHook",
@@ -109,6 +107,19 @@ def __getattr__(name: str) -> object:
 
         globals()["BackgroundScheduler"] = BackgroundScheduler
         return BackgroundScheduler
+    if name in ("ReadyQueue", "SortKey"):
+        # For strategy authors only: moved to jobsched.strategies (issue 23).
+        # Not cached, so that every use from here warns.
+        import warnings
+
+        from . import strategies
+
+        warnings.warn(
+            f"jobsched.{name} is deprecated: import it from jobsched.strategies",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(strategies, name)
     if name == "__version__":
         from importlib.metadata import version
 

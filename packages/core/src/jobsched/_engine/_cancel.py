@@ -3,8 +3,6 @@ another member holds through the store."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
-
 from .._enums import JobStatus
 from .._jobs._job import id_number
 from ._outcomes import HANDED_BACK
@@ -79,13 +77,3 @@ class Cancelling(Stored):
         for attempt in attempts:
             attempt.cancel(HANDED_BACK if self._link is not None else "scheduler shut down")
         return len(attempts)
-
-    def cancel_held(self, ids: Collection[int]) -> None:
-        """Cancels asked for in the store, of jobs this member holds."""
-        jobs = self._jobs
-        for number in ids:
-            job = jobs.get(number)
-            if job is not None and job.status is _RUNNING:
-                self._cancel_running(number)  # the store has the cancel already
-            else:
-                self.cancel(f"job-{number}")

@@ -3,16 +3,21 @@
 ``JobScheduler`` is assembled from parts, one module each, stacked so that a
 part may call the parts below it::
 
-    _scheduler.JobScheduler           lifecycle: start, stop, join, get
-      _results.Results                one job's outcome: wait, result
-        _cancel.Cancelling            cancel: queued, running, held in the store
-          _stored.Stored              on a durable store: claims, the store's view
-            _dispatch.Dispatch        workers: take the next job, run its attempt
-              _timers.Timers          the ticker: due delayed jobs, schedules, timeouts
-                _schedules.Schedules  recurring and cron schedules (in memory or stored)
-                  _submission.Submission    submit and its checks, dependencies
-                    _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
-                      _state.SchedulerState the state (declared here) and its primitives
+    _scheduler.JobScheduler             construction, listeners, join, get
+      _lifecycle.Lifecycle              start, stop, async with
+        _results.Results                one job's outcome: wait, result
+          _cancel.Cancelling            cancel: queued, running, held in the store
+            _stored.Stored              on a durable store: claimed jobs, the store's view
+              _dispatch.Dispatch        workers: take the next job, run its attempt
+                _timers.Timers          the ticker: due delayed jobs, schedules, timeouts
+                  _schedules.Schedules  recurring and cron schedules (in memory or stored)
+                    _submission.Submission    submit and its checks, dependencies
+                      _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
+                        _state.SchedulerState the state (declared here) and its primitives
+
+On a durable store the scheduler also has a link (``_link``, its tasks) and
+the link a ``_linkhost.LinkHost``: what the link calls back, on this state,
+kept off the public class.
 
 Every piece of scheduler state is owned by the event-loop thread, and every
 check-then-act on it runs without an ``await`` in the middle, so no other task
@@ -50,7 +55,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
 
-    from ._storelink import StoreLink
+    from ._link import StoreLink
 
 
 JobListener = Callable[[Job, JobStatus, JobStatus], None]

@@ -284,7 +284,7 @@ class Submission(Outcomes):
         capacity = executor_capacity(name, executor)
         if capacity is None or self._link is not None:
             # A durable store claims only what an executor has room for
-            # (see Stored.claim_capacity).
+            # (see LinkHost.claim_capacity).
             return
         if self._admission is None:
             # Workers read _take_next before each job, so they use it at once.

@@ -31,7 +31,8 @@ from anyio.from_thread import BlockingPortal
 from anyio.lowlevel import EventLoopToken, current_token
 
 from .._engine._dispatch import inside_workers_of
-from .._engine._scheduler import DEFAULT_GRACE, JobScheduler, check_grace
+from .._engine._lifecycle import DEFAULT_GRACE, check_grace
+from .._engine._scheduler import JobScheduler
 from .._exceptions import SchedulerError, SchedulerStoppedError, StoreUnavailableError
 from .._log import logger
 from . import _misuse as misuse

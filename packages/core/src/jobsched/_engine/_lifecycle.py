@@ -1,0 +1,243 @@
+"""The scheduler's lifecycle: start, stop, and ``async with``.
+
+Starting spawns the workers, the ticker and (on a durable store) the link's
+tasks; stopping rejects new work, gives running attempts their grace, hands
+back or cancels what is left, closes the store and shuts the executors down.
+"""
+
+from __future__ import annotations
+
+from _thread import get_ident  # threading's, without importing threading
+from types import TracebackType
+from typing import TYPE_CHECKING, TypeVar
+
+import anyio
+
+from .._exceptions import SchedulerError
+from .._log import logger
+from ._dispatch import inside_workers_of
+from ._results import Results
+from ._state import NEW, STARTED, STOPPED
+
+if TYPE_CHECKING:
+    # Imported where they are used, not here: asyncio, anyio.abc and
+    # anyio.lowlevel would add to the cost of `import jobsched`.
+    import asyncio
+
+    from anyio.abc import TaskGroup
+
+_Self = TypeVar("_Self", bound="Lifecycle")
+
+
+class Lifecycle(Results):
+    """``start``, ``stop`` and ``async with``: the scheduler's tasks, begun and ended."""
+
+    async def start(self) -> None:
+        """Start the workers in a background task (asyncio only).
+
+        Under trio, use ``async with JobScheduler() as s:`` instead.
+
+        :raises SchedulerError: already started.
+        """
+        self._begin_start()
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._state = NEW
+            raise SchedulerError(
+                "start() by hand runs on asyncio only; under trio use "
+                "`async with JobScheduler(...) as s:`"
+            ) from None
+        try:
+            await self._open_store()
+        except BaseException:
+            self._state = NEW
+            raise
+        started = anyio.Event()
+        self._standalone = loop.create_task(self._serve_standalone(started))
+        self._standalone.add_done_callback(_log_crash)
+        await started.wait()
+
+    async def stop(self, *, cancel_running: bool = False, grace: float | None = None) -> None:
+        """Stop: reject new work, let running attempts finish, stop workers.
+
+        Queued jobs stay PENDING. Every executor the scheduler used is shut
+        down. Calling it again waits for the first call to finish.
+
+        On a durable store stopping never cancels a job: running attempts
+        get ``grace`` seconds (30 by default) to finish, and every job still
+        running then goes back to the store, PENDING again with that attempt
+        not counted, to run on another member or after a restart.
+        ``cancel_running=True`` means a grace of 0. Only :meth:`cancel`
+        makes a durable job CANCELLED.
+
+        On the memory store running attempts are waited for (``grace=None``,
+        the default there) or, past an explicit ``grace`` or with
+        ``cancel_running``, cancelled: a job in memory can't outlive its
+        scheduler.
+
+        :raises SchedulerError: called from inside one of this scheduler's
+            running jobs, whose attempt would have to end before stop() can.
+        """
+        if self in inside_workers_of.get():
+            raise SchedulerError(
+                "stop() was called from inside a job of this scheduler: stop() waits for "
+                "every running attempt to end, this job's own too, so it would never "
+                "return. Stop from the code that owns the scheduler (a job can set an "
+                "anyio.Event that code awaits before calling stop())"
+            )
+        check_grace(grace)
+        if cancel_running:
+            grace = 0.0
+        elif grace is None and self._link is not None:
+            grace = DEFAULT_GRACE
+        if self._state == NEW:
+            self._stopping = True
+            self._state = STOPPED
+            await self._shutdown_executors(cancel_running)
+            if self._link is not None:
+                # Never started: what was submitted is written, then the store closed.
+                try:
+                    await self._link.flush()
+                finally:
+                    await self._link.store.close()
+            return
+        if self._stopping:
+            # Another stop() is under way: cut its grace short if asked, and
+            # wait until it has finished.
+            if cancel_running:
+                self._hand_back_running()
+            while self._state != STOPPED:
+                event = anyio.Event()
+                self._join_waiters.append(event)
+                await event.wait()
+            return
+        self._stopping = True
+        self._wake_all()
+        assert self._done is not None
+        cut = 0
+        try:
+            if grace is not None:
+                with anyio.move_on_after(grace):
+                    await self._done.wait()
+                if not self._done.is_set():
+                    # Durable: back to the store; in memory: CANCELLED.
+                    cut = self._hand_back_running()
+                    if cut:
+                        logger.info(
+                            "stopping: %d running job(s) %s after a grace of %ss",
+                            cut,
+                            "handed back to the store" if self._link else "cancelled",
+                            f"{grace:g}",
+                        )
+            await self._done.wait()
+            await self._close_store()
+            if self._standalone is not None:
+                task, self._standalone = self._standalone, None
+                await task
+        finally:
+            try:
+                await self._shutdown_executors(cancel_running or cut > 0)
+            finally:
+                self._state = STOPPED
+                self._wake_joiners()
+
+    async def __aenter__(self: _Self) -> _Self:
+        self._begin_start()
+        try:
+            await self._open_store()
+        except BaseException:
+            self._state = NEW
+            raise
+        task_group = anyio.create_task_group()
+        await task_group.__aenter__()
+        self._task_group = task_group
+        self._spawn(task_group)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        task_group, self._task_group = self._task_group, None
+        assert task_group is not None
+        try:
+            # If the body failed or was cancelled, don't wait for running
+            # jobs: cut them short at once (on a durable store handed back,
+            # not cancelled), and shield the clean-up from that cancellation.
+            with anyio.CancelScope(shield=exc_type is not None):
+                await self.stop(cancel_running=exc_type is not None)
+        except BaseException as stop_error:
+            await task_group.__aexit__(type(stop_error), stop_error, stop_error.__traceback__)
+            raise
+        # The workers have exited, so the group has nothing left to wait for.
+        # Exiting it clean lets the body's own exception propagate as itself
+        # instead of wrapped in an ExceptionGroup.
+        await task_group.__aexit__(None, None, None)
+        return None
+
+    def _begin_start(self) -> None:
+        if self._state != NEW:
+            raise SchedulerError("the scheduler was already started; a scheduler starts once")
+        self._state = STARTED
+        self._done = anyio.Event()
+        from anyio.lowlevel import current_token
+
+        self._loop_token = current_token()
+        self._loop_thread = get_ident()
+
+    def _spawn(self, task_group: TaskGroup) -> None:
+        self._workers_group = task_group
+        # The ticker watches attempt deadlines from now on, also those of
+        # attempts that start before it first runs (trio starts tasks in no
+        # fixed order); it reads the heap when it starts.
+        self._watching = True
+        self._live_tasks = self._num_workers + 1
+        self._start_workers(task_group, self._num_workers, "jobsched-worker")
+        task_group.start_soon(self._ticker, name="jobsched-ticker")
+        link = self._link
+        if link is not None:
+            task_group.start_soon(link.committer, name="jobsched-store-committer")
+            task_group.start_soon(link.claimer, name="jobsched-store-claimer")
+            task_group.start_soon(link.heartbeat, name="jobsched-store-heartbeat")
+
+    async def _serve_standalone(self, started: anyio.Event) -> None:
+        async with anyio.create_task_group() as task_group:
+            self._spawn(task_group)
+            started.set()
+
+    async def _shutdown_executors(self, cancel_running: bool) -> None:
+        for name, executor in list(self._executors.items()):
+            try:
+                await executor.shutdown(cancel_running=cancel_running)
+            except Exception:
+                logger.exception("executor %r failed to shut down", name)
+
+
+#: Seconds stop() gives running attempts on a durable store before it hands
+#: them back (``stop(grace=...)``, ``jobsched worker --grace``).
+DEFAULT_GRACE = 30.0
+
+
+def check_grace(grace: object) -> None:
+    """stop()'s and shutdown()'s check of ``grace``."""
+    if grace is None:
+        return
+    try:
+        if not grace >= 0:  # type: ignore[operator]  # NaN too; math.inf waits as long as it takes
+            raise ValueError(f"grace must be a number of seconds >= 0, got {grace!r}")
+    except TypeError:
+        raise TypeError(f"grace must be a number of seconds or None, got {grace!r}") from None
+
+
+def _log_crash(task: asyncio.Task[None]) -> None:
+    # Without `async with` nobody awaits the workers until stop(): say at once.
+    if not task.cancelled() and task.exception() is not None:
+        logger.error(
+            "jobsched's workers stopped on an internal error; stop() raises it",
+            exc_info=task.exception(),
+        )

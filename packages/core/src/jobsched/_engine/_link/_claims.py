@@ -1,0 +1,211 @@
+"""Claims: the claimer task that feeds the idle workers, and the store's wake-ups.
+
+The *claimer* claims as many runnable jobs as there are idle workers, best
+first, and hands them to the scheduler; it claims the fires of stored
+schedules that are due, and tells once about jobs this member never claims
+(signed by a key it lacks, or for an executor it has not installed). The
+store's ``watch`` wakes it between polls. :class:`StoreLink` is the whole
+link: this layer on the ones below.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import math
+import time
+from collections.abc import Collection, Mapping
+
+import anyio
+
+from ..._exceptions import StoreUnavailableError
+from ..._jobs import _plugins
+from ..._log import logger
+from ...store._base import Claimed, JobStore, NewJob
+from ...store._codec import key_name
+from . import _timing
+from ._leases import Leasing
+from ._retry import LinkClosed
+
+
+class StoreLink(Leasing):
+    """Batches a scheduler's writes to ``store`` and feeds it claimed work."""
+
+    async def claimer(self) -> None:
+        """Claim as many jobs as workers are idle, best first, until closed."""
+        try:
+            async with anyio.create_task_group() as tg:
+                # The store's notifications wake the claimer between polls.
+                tg.start_soon(self._watch, name="jobsched-store-watch")
+                if self.producer:
+                    # Claims nothing: the watch alone runs, for wait() and join().
+                    while not self.closing:
+                        await self._claim_wakeup.wait()
+                        self._claim_wakeup = anyio.Event()
+                else:
+                    with contextlib.suppress(LinkClosed):
+                        await self._claim_all()
+                tg.cancel_scope.cancel()
+        finally:
+            self._task_done()
+
+    async def _watch(self) -> None:
+        """The store's ``watch``, subscribed again after a transient failure."""
+        failures = 0
+        while True:
+            started = time.monotonic()
+            try:
+                if _watches_finished(self.store):
+                    await self.store.watch(self._store_woke, finished=self._store_finished)
+                else:  # a store written before the finished callback
+                    await self.store.watch(self._store_woke)
+                return
+            except StoreUnavailableError as exc:
+                if time.monotonic() - started > 10 * _timing.STORE_BACKOFF.max_delay:
+                    failures = 0  # it ran well for a while: a new outage
+                failures += 1
+                self._failed("watching for changes", exc)
+            await self._backoff(failures)
+            if self.closing:
+                return
+            # Whether the new subscription holds is not known until it
+            # fails: the next call that succeeds may end the outage.
+            self._outage.drop("watching for changes")
+            self._store_woke()  # what it missed meanwhile
+
+    async def fire(
+        self, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
+    ) -> bool:
+        """The store's ``fire`` for this member, retried while the store is unavailable."""
+        return await self._call(
+            "firing a schedule",
+            lambda: self.store.fire(self.owner, schedule, fire_time, next_fire, job),
+        )
+
+    async def _claim(self, limit: int, executors: Mapping[str, int]) -> list[Claimed]:
+        store = self.store
+        if self._renew_first:
+            # After an outage: leases first, so this claim does not take over
+            # this member's own jobs whose leases ran out meanwhile.
+            await self._extend()
+            self._renew_first = False
+        return await store.claim(
+            self.owner,
+            limit,
+            executors,
+            self._wall(),
+            store.lease,
+            rates=self.rates,
+            tenants=self.tenants,
+        )
+
+    async def _claim_all(self) -> None:
+        store, host = self.store, self._host
+        while not self.closing:
+            self._claim_wakeup = anyio.Event()
+            # The claim first: the workers that just went idle woke this task
+            # together with the committer (their outcomes), so a store that
+            # commits writes asked for together in one transaction (SQLite's
+            # group commit) pays one fsync for both.
+            limit, executors = host.claim_capacity()
+            claims: list[Claimed] = []
+            looked_at = self._wall()
+            if limit > 0 and executors:
+                claims = await self._call(
+                    "claiming jobs", functools.partial(self._claim, limit, executors)
+                )
+                if claims:
+                    host.claimed(claims)
+            # Schedules fire whether or not a worker is free: their jobs queue.
+            # While the workers are busy or claims keep finding work, the
+            # look waits SCHEDULES_EVERY; an idle member looks every pass.
+            clock = time.monotonic()
+            idle = limit > 0 and not claims
+            if idle or clock - self._schedules_seen >= _timing.SCHEDULES_EVERY:
+                self._schedules_seen = clock
+                fires = await self._call(
+                    "claiming schedules",
+                    lambda: store.claim_schedules(self.owner, self._wall(), store.lease),
+                )
+                if fires:
+                    await host.fire_schedules(fires)
+            if idle and clock - self._keys_seen >= _timing.KEYS_EVERY:
+                self._keys_seen = clock
+                await self._report_unknown_keys()
+            # Not only when idle: a member kept busy by its own executors'
+            # jobs still tells about those it never claims.
+            if limit > 0 and clock - self._executors_seen >= _timing.EXECUTORS_EVERY:
+                self._executors_seen = clock
+                await self._report_missing_executors(executors, clock)
+            if claims:
+                continue
+            wait = _timing.POLL_INTERVAL
+            if limit > 0:
+                # Also when a rate-limited job's next token is due (next_due).
+                due = await self._call("reading the next due time", store.next_due)
+                # Due already when this pass claimed, yet nothing came: not
+                # this member's to take now (a schedule leased by another
+                # member, or signed by a key this one lacks). Waiting 0 for
+                # it spun the claimer, thousands of round trips a second.
+                if due is not None and due > looked_at:
+                    wait = min(wait, max(0.0, due - self._wall()))
+            with anyio.move_on_after(wait):
+                await self._claim_wakeup.wait()
+
+    async def _report_unknown_keys(self) -> None:
+        """Log an ERROR, once per key id, for jobs this member never claims
+        because a key it does not hold signed them."""
+        # Retried as every store call is: an outage must not end the claimer.
+        waiting = await self._call(
+            "looking for jobs signed by unknown keys", self.store.waiting_for_keys
+        )
+        for kid, count in waiting.items():
+            if kid not in self._keys_reported:
+                self._keys_reported.add(kid)
+                held = ", ".join(key_name(k) for k in self.codec.key_ids) or "none"
+                logger.error(
+                    "%d job(s) in the store %s are signed with key id %s, which this member "
+                    "does not hold (its key ids: %s): they wait for a member that holds it; "
+                    "add that key to secret=[...] or JOBSCHED_SECRET (the first key signs, "
+                    "every one verifies)",
+                    count,
+                    self.store.url,
+                    key_name(kid),
+                    held,
+                )
+
+    async def _report_missing_executors(self, installed: Collection[str], clock: float) -> None:
+        """Log a WARNING, once per executor name (again after
+        EXECUTORS_REPEAT, or when it comes back after none waited), for
+        jobs this member never claims because it lacks their executor."""
+        # Retried as every store call is: an outage must not end the claimer.
+        waiting = await self._call(
+            "looking for jobs on executors this member lacks",
+            lambda: self.store.waiting_for_executors(installed),
+        )
+        reported = self._executors_reported
+        for name in [n for n in reported if n not in waiting]:
+            del reported[name]  # resolved: told again if it comes back
+        for name, count in sorted(waiting.items()):
+            if clock - reported.get(name, -math.inf) < _timing.EXECUTORS_REPEAT:
+                continue
+            reported[name] = clock
+            logger.warning(
+                "%d job(s) in the store %s wait for the executor %r, which this member has "
+                "not installed (its executors: %s), so it never claims them: they wait for a "
+                "member that has it; to fix, on the workers that should run them: %s",
+                count,
+                self.store.url,
+                name,
+                ", ".join(sorted(installed)) or "none",
+                _plugins.install_hint(name),
+            )
+
+
+def _watches_finished(store: JobStore) -> bool:
+    """Whether ``store.watch`` takes the ``finished`` callback (see JobStore.watch)."""
+    try:
+        return "finished" in inspect.signature(store.watch).parameters
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,113 @@
+"""Riding out an outage: store calls retried with backoff, logged as one outage.
+
+A store call that fails with :class:`StoreUnavailableError` (the store's mark
+for a transient failure: a dropped connection, a locked or full database) is
+retried with capped, jittered backoff (``_timing.STORE_BACKOFF``), and never
+ends the scheduler. Any other exception is a bug, and ends the scheduler as it
+always did.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+
+from ..._exceptions import StoreUnavailableError
+from . import _timing
+from ._base import LinkBase
+
+T = TypeVar("T")
+
+
+class LinkClosed(Exception):
+    """The link closed while a call waited to be retried: the task ends."""
+
+
+class Retrying(LinkBase):
+    """Store calls for the link's tasks and for callers that wait anyway."""
+
+    async def _call(
+        self,
+        what: str,
+        call: Callable[[], Awaitable[T]],
+        *,
+        give_up: Callable[[float], bool] | None = None,
+    ) -> T:
+        """``call()`` until it succeeds; a StoreUnavailableError is retried.
+
+        Each call runs shielded, so its caller knows whether it finished.
+        ``give_up(seconds failing)`` True re-raises the error instead; without
+        it, the link closing ends the retries with :class:`LinkClosed`.
+        """
+        failures = 0
+        first = 0.0
+        while True:
+            try:
+                with anyio.CancelScope(shield=True):
+                    result = await call()
+            except StoreUnavailableError as exc:
+                if not failures:
+                    first = time.monotonic()
+                failures += 1
+                self._failed(what, exc)
+                if give_up is not None:
+                    if give_up(time.monotonic() - first):
+                        raise
+                elif self.closing:
+                    raise LinkClosed() from exc
+                await self._backoff(failures)
+                continue
+            self._ok(what)
+            return result
+
+    async def read(
+        self, what: str, call: Callable[[], Awaitable[T]], patience: float | None = math.inf
+    ) -> T:
+        """``call()`` for a caller that waits anyway (``join()``, ``wait()``,
+        stop's hand-back): retried through an outage, logged as one with the
+        link's own calls.
+
+        :param patience: seconds of failing calls before giving up (None:
+            ``_timing.UNAVAILABLE_WAIT``); once the link closes, at the next failure.
+        :raises StoreUnavailableError: given up.
+        """
+
+        def give_up(failing: float) -> bool:
+            # Closing: the store is about to close under the caller anyway.
+            limit = _timing.UNAVAILABLE_WAIT if patience is None else patience
+            return self.closing or failing >= limit
+
+        try:
+            return await self._call(what, call, give_up=give_up)
+        except BaseException:
+            # Given up, or the caller cancelled (a wait's timeout): the call
+            # is not failing any more, so the outage can end without it.
+            self._outage.drop(what)
+            raise
+
+    def _failed(self, what: str, exc: StoreUnavailableError) -> None:
+        if self._outage.since is None:
+            self._renew_first = True
+        self._outage.failed(what, exc)
+
+    def _ok(self, what: str) -> None:
+        if self._outage.ok(what):
+            # Back: claim at once (notifications may have been missed), and
+            # write whatever piled up.
+            self._store_woke()
+            self._commit_wakeup.set()
+
+    async def _backoff(self, failures: int) -> None:
+        delay = _timing.STORE_BACKOFF.delay(failures, self._rng)
+        if self.closing:
+            # The committer still writing at stop: a backoff all the same
+            # (the wakeup below is set for good now).
+            await anyio.sleep(delay)
+            return
+        # Cut short by close(): the call is tried once more, then the task ends.
+        with anyio.move_on_after(delay):
+            await self._close_wakeup.wait()

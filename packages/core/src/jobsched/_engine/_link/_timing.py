@@ -1,0 +1,48 @@
+"""The link's timings: how often it looks, how long it waits, how it backs off.
+
+In one place, and read by the other modules as ``_timing.NAME`` when they run,
+so that a test (or an operator's patch) that changes one changes it for the
+whole link.
+"""
+
+from __future__ import annotations
+
+from ..._jobs._retry import RetryPolicy
+from .._state import POLL_INTERVAL as POLL_INTERVAL  # there: `import jobsched` skips the link
+
+#: Ids reserved per round trip at first; the next block is reserved when
+#: half is used, twice as large while submits keep coming (up to
+#: MAX_ID_BLOCK), so a burst of submits rarely waits on the store.
+ID_BLOCK = 1024
+MAX_ID_BLOCK = 65536
+#: Finished jobs between two prunes of the store's history, at most: a
+#: smaller ``history_limit`` prunes every ``history_limit`` (see prune_every).
+PRUNE_EVERY = 1000
+#: Seconds between looks for due schedules while every claim finds work: a
+#: look is a round trip, and one per claim cost W10 a third of its speed.
+SCHEDULES_EVERY = 0.05
+#: Seconds ``flush()`` and ``enqueue()`` wait while the store is unavailable
+#: before they raise StoreUnavailableError. What they waited for is not lost:
+#: it stays in the batch and is written when the store is back.
+UNAVAILABLE_WAIT = 30.0
+#: Waits between retries of a store call that failed for a transient reason:
+#: capped exponential backoff with full jitter, so members that lost their
+#: database together do not come back as a herd. A small cap: an outage
+#: ends for this member at most this long after the store is back.
+STORE_BACKOFF = RetryPolicy(max_retries=0, base_delay=0.05, max_delay=2.0)
+#: Seconds between an idle member's looks for jobs signed by a key it lacks
+#: (a scan of the waiting rows' first bytes), which its claims never see.
+KEYS_EVERY = 10.0
+#: Seconds between a member's looks for jobs waiting on an executor it has
+#: not installed (a count of the waiting rows), which its claims never see.
+EXECUTORS_EVERY = 30.0
+#: Seconds before a member repeats its WARNING about jobs still waiting on an
+#: executor it lacks (one that was resolved and comes back is told at once).
+EXECUTORS_REPEAT = 600.0
+
+
+def prune_every(history_limit: int) -> int:
+    """Finished jobs between two prunes: the store keeps at most
+    ``history_limit + prune_every(history_limit)`` finished jobs, which is
+    ``min(2 x limit, limit + PRUNE_EVERY)`` (and one batch's for a limit of 0)."""
+    return max(1, min(history_limit, PRUNE_EVERY))

@@ -1,0 +1,249 @@
+"""The scheduler's side of its store link: what the link calls back.
+
+The link (:mod:`jobsched._engine._link`) asks how many jobs to claim, hands
+over the claims, reports statuses the store set itself, and asks which jobs
+this member holds; :class:`LinkHost` answers on the scheduler's state. It is a
+separate object, not methods of the scheduler, so that none of this is on the
+public :class:`~jobsched.JobScheduler`.
+
+Loaded with the first durable store, with the link.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
+
+from .._enums import JobStatus
+from .._jobs import _plugins
+from .._log import logger
+from .._ordering._admission import executor_capacity
+from ..store._base import Change, Claimed, DueSchedule, NewJob, Outcome
+from ._stored import load_job
+
+if TYPE_CHECKING:
+    from ._cancel import Cancelling
+
+_PENDING = JobStatus.PENDING
+_RUNNING = JobStatus.RUNNING
+_FAILED = JobStatus.FAILED
+_CANCELLED = JobStatus.CANCELLED
+
+WORKER_LOST = "worker lost"
+
+
+class LinkHost:
+    """The link's :class:`~jobsched._engine._link.Host`: the scheduler it serves."""
+
+    __slots__ = ("_scheduler",)
+
+    def __init__(self, scheduler: Cancelling) -> None:
+        self._scheduler = scheduler
+
+    @property
+    def num_workers(self) -> int:
+        """The scheduler's ``num_workers``, for the members list."""
+        return self._scheduler._num_workers
+
+    def claim_capacity(self) -> tuple[int, dict[str, int]]:
+        """Claim for the idle workers; on each executor this member has, at
+        most its room under ``executor_limits`` or its capacity."""
+        s = self._scheduler
+        if s._stopping:
+            return 0, {}
+        wanted = len(s._idle_workers) - len(s._claimed)
+        if wanted <= 0:
+            return 0, {}
+        rooms = dict.fromkeys(set(s._executors) | set(_plugins.registered()), wanted)
+        # A bounded executor gets no more claims than it has room for, so a
+        # claimed job starts at once (its timeout counts its run) and the
+        # limit holds: the store honours each executor's room.
+        bounds = dict(s._executor_limits)
+        for name, executor in s._executors.items():
+            capacity = executor_capacity(name, executor)
+            if capacity is not None:
+                bounds[name] = min(bounds.get(name, capacity), capacity)
+        if bounds:
+            jobs = s._jobs
+            holding = Counter(jobs[n].executor for n in s._held if n in jobs)
+            for name, bound in bounds.items():
+                rooms[name] = max(0, min(wanted, bound - holding[name]))
+        return wanted, rooms
+
+    def claimed(self, claims: Sequence[Claimed]) -> None:
+        """Jobs the store handed to this member: queue them, or settle lost ones."""
+        s = self._scheduler
+        link = s._link
+        assert link is not None
+        jobs = s._jobs
+        for claim in claims:
+            number = claim.id
+            s._held[number] = claim.attempt
+            job = jobs.get(number)
+            # A job this process submitted and still has needs no loading:
+            # the payload is its own pickle (the usual case, and a quarter
+            # of a claim's cost).
+            local = job is not None and not job.status._terminal  # type: ignore[attr-defined]
+            if not local:
+                stored, reason = load_job(link.codec, claim.payload)
+                if stored is None:
+                    self._refuse(number, claim.attempt, reason)
+                    continue
+                stored._jobsched_id = number  # a stored form carries no id: the row has it
+            name = job.executor if local else stored.executor  # type: ignore[union-attr]
+            if name not in s._executors:
+                # Submitted by another process: this one loads its executor now.
+                try:
+                    s._executors[name] = _plugins.create(name)
+                except Exception as exc:
+                    self._refuse(number, claim.attempt, f"{type(exc).__name__}: {exc}")
+                    continue
+            if job is not None and job.status is _CANCELLED and not claim.lost:
+                # Cancelled here while its add or this claim was on the way:
+                # the claim is ours, so end it CANCELLED in one fenced write
+                # (a release and a cancel are two transactions, and another
+                # claim could come between them).
+                del s._held[number]
+                link.record(
+                    Outcome(number, claim.attempt, _CANCELLED, time.time(), error=job.last_error)
+                )
+                continue
+            if not local:
+                # Submitted elsewhere (or before a restart): this process's view.
+                job = stored
+                job.status = _PENDING
+                jobs[number] = job
+                s._unfinished += 1
+            assert job is not None
+            if claim.lost and claim.cancelled:
+                # Cancelled while it ran in a member that died: the cancel wins.
+                del s._held[number]
+                ended = _lost_end(claim)
+                link.record(Outcome(number, claim.attempt, _CANCELLED, ended, error="cancelled"))
+                if not job.status.is_terminal:
+                    job.attempts = claim.attempt
+                    job.status = _RUNNING
+                    s._finish(job, _CANCELLED, "cancelled")
+                continue
+            if claim.lost:
+                # Its attempt ran in a member that died: that attempt failed.
+                s._lost_ended[number] = _lost_end(claim)
+                job.attempts = claim.attempt
+                job.status = _RUNNING
+                s._after_failure(job, WORKER_LOST, True, False)
+                continue
+            job.attempts = claim.attempt - 1  # the worker counts the attempt
+            s._claimed.append(job)
+        # One worker: it runs the claimed jobs that never suspend back to
+        # back and passes the rest on as one suspends (Dispatch._work).
+        # Waking one per job cost a task switch each, mostly for workers
+        # that found the jobs gone.
+        if s._claimed and s._idle_workers:
+            s._idle_workers.popleft().set()
+
+    def _refuse(self, number: int, attempt: int, reason: str) -> None:
+        """A claimed row that must not run: FAILED in the store, unread."""
+        s = self._scheduler
+        link = s._link
+        assert link is not None
+        s._held.pop(number, None)
+        link.record(Outcome(number, attempt, _FAILED, time.time(), error=reason))
+        job = s._jobs.get(number)
+        if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
+            job.last_error = reason
+            job.status = _RUNNING
+            s._finish(job, _FAILED, None)
+
+    def changed(self, changes: Sequence[Change]) -> None:
+        """Statuses the store set itself (a cascade): this process's view follows."""
+        s = self._scheduler
+        for change in changes:
+            job = s._jobs.get(change.id)
+            if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
+                s._finish_one(job, change.status, change.error)
+
+    def existed(self, ids: Sequence[int]) -> None:
+        """Jobs submitted here with an id of their own that the store already
+        held: the store's job stands, and this process forgets its copy."""
+        s = self._scheduler
+        jobs = s._jobs
+        for number in ids:
+            job = jobs.get(number)
+            if job is not None and not job.status._terminal and number not in s._held:  # type: ignore[attr-defined]
+                del jobs[number]
+                s._unfinished -= 1
+        if not s._unfinished and s._join_waiters:
+            s._wake_joiners()
+
+    def held(self) -> Collection[int]:
+        """The jobs this member holds in the store, for their leases."""
+        s = self._scheduler
+        # With the jobs handed back but not yet released: still RUNNING under
+        # this member in the store, whose leases must not lapse meanwhile.
+        return [*s._held, *s._released]
+
+    async def fire_schedules(self, due: Sequence[DueSchedule]) -> None:
+        """Make the fires of the stored schedules this member claimed."""
+        s = self._scheduler
+        link = s._link
+        assert link is not None
+        for schedule in due:
+            try:
+                stored = link.codec.loads(schedule.payload)
+            except Exception as exc:
+                from ..store._codec import UnknownKey
+
+                if isinstance(exc, UnknownKey):
+                    # Another key's schedule (a rotation under way, or this
+                    # member misconfigured): not ours to remove. Its lease
+                    # runs out and a member that holds the key fires it.
+                    if schedule.id not in link.unkeyed_schedules:
+                        link.unkeyed_schedules.add(schedule.id)
+                        logger.error("stored schedule %r is left alone: %s", schedule.id, exc)
+                    continue
+                logger.exception(
+                    "stored schedule %r cannot be loaded here; it is removed", schedule.id
+                )
+                link.remove_schedule(schedule.id)
+                continue
+            now = time.time()
+            after = stored.next_fire(schedule.fire_time, now)
+            row: NewJob | None = None
+            last = schedule.last_status
+            if stored.allow_overlap or last is None or last.is_terminal:
+                try:
+                    job = stored.factory()
+                    s._check_submit(job, 0.0, ())
+                    row = s._stored_row(job, 0.0, [])
+                except Exception:  # a broken factory must not stop the claimer
+                    logger.exception("stored schedule %r failed to fire", schedule.id)
+                else:
+                    row.schedule = schedule.id
+                    row.fire_time = schedule.fire_time
+            if not await link.fire(schedule.id, schedule.fire_time, after, row):
+                if row is not None:  # another member made this fire: forget ours
+                    del s._jobs[row.id]
+                    s._unfinished -= 1
+            elif row is not None:
+                link.wake_claimer()
+
+    def cancel_held(self, ids: Collection[int]) -> None:
+        """Cancels asked for in the store, of jobs this member holds."""
+        s = self._scheduler
+        jobs = s._jobs
+        for number in ids:
+            job = jobs.get(number)
+            if job is not None and job.status is _RUNNING:
+                s._cancel_running(number)  # the store has the cancel already
+            else:
+                s.cancel(f"job-{number}")
+
+
+def _lost_end(claim: Claimed) -> float:
+    """When a lost attempt stopped running, as far as the store knows: its
+    owner's last lease renewal (never later than now)."""
+    now = time.time()
+    renewed = claim.renewed_at
+    return now if renewed is None else min(renewed, now)
