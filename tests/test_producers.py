@@ -633,10 +633,27 @@ async def test_a_deploy_loses_nothing_and_cancels_nothing(
             env=env,
         )
 
+    def started(process: subprocess.Popen[str]) -> list[str]:
+        # Its signal handler is in place once it says so: a SIGTERM before
+        # that would kill it (exit -15), not drain it, and a loaded machine
+        # can take longer to start a worker than the producer takes to run
+        # its first 30 jobs.
+        assert process.stderr is not None
+        seen = []
+        for line in process.stderr:
+            seen.append(line)
+            if "started on" in line:
+                return seen
+        raise AssertionError(f"the worker exited before it started: {''.join(seen)}")
+
     producer = member(url, num_workers=4)
     ids: list[str] = []
     workers = [worker(), worker()]
     try:
+        with anyio.fail_after(120):
+            early = [
+                await anyio.to_thread.run_sync(started, w, abandon_on_cancel=True) for w in workers
+            ]
         async with producer:
             for i in range(200):
                 long = i % 40 == 0  # 5 jobs that outlast the grace: handed back
@@ -649,6 +666,7 @@ async def test_a_deploy_loses_nothing_and_cancels_nothing(
             workers[0].send_signal(signal.SIGTERM)
             await producer.stop(grace=0.1)
         _, err = workers[0].communicate(timeout=60)
+        err = "".join(early[0]) + err
         assert workers[0].returncode == 0, err
         assert "handed back to the store" in err or "none cut short" in err, err
         async with member(url, num_workers=0) as look:
