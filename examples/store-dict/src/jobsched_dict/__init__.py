@@ -139,7 +139,7 @@ class DictStore(JobStore):
         running = [r for r in self._state.jobs.values() if r.status is S.RUNNING]
         dead = set(dead_local({r.owner for r in running if r.owner is not None}))
         lease = until - now
-        taken = []
+        taken: list[Claimed] = []
         for row in running:
             if len(taken) == limit:
                 break
@@ -248,7 +248,9 @@ class DictStore(JobStore):
             was = stored.get(schedule_id)
             paused = was is not None and was.next_fire == math.inf  # stays paused
             last_job = was.last_job if was is not None else None
-            stored[schedule_id] = Schedule(payload, math.inf if paused else first, None, None, last_job)
+            stored[schedule_id] = Schedule(
+                payload, math.inf if paused else first, None, None, last_job
+            )
 
     async def remove_schedules(self, ids: Collection[str]) -> None:
         for schedule_id in ids:
@@ -262,7 +264,9 @@ class DictStore(JobStore):
                 s.owner, s.lease_until = owner, now + lease
                 last = state.jobs.get(s.last_job) if s.last_job is not None else None
                 due.append(
-                    DueSchedule(schedule_id, s.payload, s.next_fire, last and last.status)
+                    DueSchedule(
+                        schedule_id, s.payload, s.next_fire, None if last is None else last.status
+                    )
                 )
         return due
 
@@ -365,9 +369,15 @@ class DictStore(JobStore):
             ):
                 found.append(
                     Attempt(
-                        row.id, row.attempts, row.name, row.executor, row.ran_by,
-                        row.started_at or 0.0, row.finished_at, row.status,
-                    )  # fmt: skip
+                        row.id,
+                        row.attempts,
+                        row.name,
+                        row.executor,
+                        row.ran_by,
+                        row.started_at or 0.0,
+                        row.finished_at,
+                        row.status,
+                    )
                 )
         found.sort(key=lambda a: (a.started_at, a.job_id, a.attempt))
         return found[-limit:]

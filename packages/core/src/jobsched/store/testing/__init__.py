@@ -29,12 +29,12 @@ plugin (anyio, a dependency of jobsched, registers it).
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
-from .. import JobStore
+from jobsched.store import JobStore
 
 #: The secret the suite's stores sign with.
 SECRET = "conformance-secret"
@@ -67,8 +67,15 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    url = config.getoption("store_url")
+    if url == "memory":
+        raise pytest.UsageError(
+            "--store-url memory: the memory store keeps no jobs of its own (the scheduler "
+            "holds them), so the store conformance suite does not apply; give a durable "
+            "store's URL"
+        )
     # With a store and no paths of the user's, the suite is what runs.
-    if config.getoption("store_url") and config.args_source is not pytest.Config.ArgsSource.ARGS:
+    if url and config.args_source is not pytest.Config.ArgsSource.ARGS:
         config.args = [str(_HERE)]
 
 
@@ -83,59 +90,3 @@ def pytest_jobsched_store_lapse(store: JobStore, seconds: float) -> bool:
     """The default: nothing to do, the store compares leases with the claim's ``now``."""
     del store, seconds
     return True
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    # A store's logic does not depend on the backend, and stores that work in
-    # threads would not run on trio's mock clock.
-    return "asyncio"
-
-
-@pytest.fixture
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The URL of a new, empty store for this test (``--store-url``, made fresh)."""
-    url = request.config.getoption("store_url")
-    if not url:
-        raise pytest.UsageError(
-            "the jobsched store conformance suite needs --store-url URL "
-            "(e.g. --store-url 'sqlite:///{tmp_path}/jobs.db')"
-        )
-    fresh: str = request.config.hook.pytest_jobsched_store_url(url=url, tmp_path=tmp_path)
-    return fresh
-
-
-@pytest.fixture
-async def member(store_url: str) -> AsyncIterator[Opener]:
-    """Opens another member of the test's store (each call, one more), with
-    :data:`SECRET`; every one is closed after the test."""
-    from .. import _registry
-
-    opened: list[JobStore] = []
-
-    async def open_member() -> JobStore:
-        store = _registry.open_store(store_url, secret=SECRET)
-        await store.open()
-        opened.append(store)
-        return store
-
-    yield open_member
-    for store in opened:
-        await store.close()
-
-
-@pytest.fixture
-async def store(member: Opener) -> JobStore:
-    """One open member of the test's store."""
-    return await member()
-
-
-@pytest.fixture
-def lapse(request: pytest.FixtureRequest) -> Lapse:
-    """``lapse(store, seconds)``: let ``seconds`` pass for the store's leases,
-    before a claim whose ``now`` is that much later (see the hook)."""
-
-    def lapse(store: JobStore, seconds: float) -> None:
-        request.config.hook.pytest_jobsched_store_lapse(store=store, seconds=seconds)
-
-    return lapse

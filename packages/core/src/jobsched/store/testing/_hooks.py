@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from .. import JobStore
+from jobsched.store import JobStore
 
 
 @pytest.hookspec(firstresult=True)
-def pytest_jobsched_store_url(url: str, tmp_path: Path) -> str | None:  # type: ignore[empty-body]
+def pytest_jobsched_store_url(url: str, tmp_path: Path) -> str | None:
     """The URL of a new, empty store for one test, from ``--store-url``'s
     ``url``; None to leave it to the next implementation. The default
     replaces ``{tmp_path}`` with the test's temporary folder and ``{token}``
@@ -19,7 +19,7 @@ def pytest_jobsched_store_url(url: str, tmp_path: Path) -> str | None:  # type: 
 
 
 @pytest.hookspec(firstresult=True)
-def pytest_jobsched_store_lapse(store: JobStore, seconds: float) -> bool | None:  # type: ignore[empty-body]
+def pytest_jobsched_store_lapse(store: JobStore, seconds: float) -> bool | None:
     """Let ``seconds`` pass for ``store``'s leases, for a store that does not
     compare them with the ``now`` its claims get (a database server's clock);
     True when done, None to leave it to the next implementation. The default
