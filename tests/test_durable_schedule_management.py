@@ -5,13 +5,13 @@ A paused stored schedule has next_fire = +inf (no new column, no schema
 change): the due query never selects it, a fire already claimed is fenced
 out, and resuming computes the next fire from now from the trigger in the
 signed payload. Schedulers here read the real clock (the stores work in
-threads), on both anyio backends.
+threads), on both anyio backends. The stores' own side of it is in the
+conformance suite (jobsched/store/testing/test_schedules.py).
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
@@ -23,7 +23,6 @@ import pytest
 from durable_jobs import make_note, runs
 
 import jobsched as js
-from jobsched.store._base import JobStore, NewJob
 
 pytestmark = pytest.mark.anyio
 
@@ -232,57 +231,3 @@ async def test_a_schedule_whose_payload_cannot_be_read_is_listed_with_the_proble
 async def _schedule_jobs(s: js.JobScheduler) -> list[Any]:
     store = s._link.store  # type: ignore[union-attr]
     return await store.jobs(limit=1000)
-
-
-# ── the store's operations ─────────────────────────────────────────────────
-
-
-def _job(number: int) -> NewJob:
-    return NewJob(number, "fire", "async", (0.0,), NOW, NOW, b"P" + bytes([number]))
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_a_pause_fences_out_a_fire_under_way(
-    member: Callable[[], Awaitable[JobStore]], anyio_backend: str
-) -> None:
-    one, other = await member(), await member()
-    await one.put_schedules([("s", b"P-payload", NOW)])
-    (due,) = await one.claim_schedules("m1", NOW + 1, 30)
-    assert await other.pause_schedule("s") is True
-    job = _job(1)
-    job.schedule, job.fire_time = "s", due.fire_time
-    assert await one.fire("m1", "s", due.fire_time, NOW + 60, job) is False
-    assert await one.fetch(1) is None  # the fire made no job
-    (row,) = await other.schedules()
-    assert (row.next_fire, row.owner, row.payload) == (math.inf, None, b"P-payload")
-    # Never due again, and not a due time to wake a claimer for.
-    assert await one.claim_schedules("m1", 1e300, 30) == []
-    assert await one.next_due() is None
-    # Registered again: still paused, with the new payload.
-    await one.put_schedules([("s", b"P-new", NOW)])
-    (row,) = await one.schedules()
-    assert (row.next_fire, row.payload) == (math.inf, b"P-new")
-    assert await one.resume_schedule("s", NOW + 5) is True
-    assert await one.resume_schedule("s", NOW + 99) is True  # not paused: unchanged
-    (row,) = await one.schedules()
-    assert row.next_fire == NOW + 5
-    assert await one.next_due() == NOW + 5
-    (due,) = await other.claim_schedules("m2", NOW + 10, 30)
-    assert due.id == "s"
-    assert await one.pause_schedule("nope") is False
-    assert await one.resume_schedule("nope", NOW) is False
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_a_trigger_adds_its_job_and_records_it_as_the_last(
-    member: Callable[[], Awaitable[JobStore]], anyio_backend: str
-) -> None:
-    store = await member()
-    await store.put_schedules([("s", b"P-payload", NOW + 3600)])
-    assert await store.trigger_schedule("s", _job(7)) is True
-    (row,) = await store.schedules()
-    assert (row.last_job, row.next_fire) == (7, NOW + 3600)
-    stored = await store.fetch(7)
-    assert stored is not None and stored.status is js.JobStatus.PENDING
-    assert await store.trigger_schedule("nope", _job(8)) is False
-    assert await store.fetch(8) is None
