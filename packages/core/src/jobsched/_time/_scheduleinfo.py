@@ -145,7 +145,12 @@ class _Reference:
 
 
 # What a trigger is made of; anything else the payload names is a reference.
+# StoredSchedule and CronTrigger pickle under the module names older versions
+# wrote (their ``__module__``, which the stored format keeps); the modules they
+# live in now are listed too.
 _BUILT = {
+    ("jobsched._recurring", "StoredSchedule"),
+    ("jobsched._cron", "CronTrigger"),
     ("jobsched._time._recurring", "StoredSchedule"),
     ("jobsched._time._cron", "CronTrigger"),
     ("zoneinfo", "ZoneInfo"),
