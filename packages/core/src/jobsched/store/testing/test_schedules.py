@@ -3,8 +3,7 @@ survives a registration, a resume and a trigger, whichever member asks.
 
 A paused schedule has ``next_fire = inf``: never due, and not a time to wake
 a claimer for. The scheduler's side (list, pause, resume, trigger through
-``JobScheduler``) is tested on the built-in stores in the repository's
-tests/test_durable_schedule_management.py.
+``JobScheduler``) is in test_scheduler_schedules.py.
 """
 
 from __future__ import annotations

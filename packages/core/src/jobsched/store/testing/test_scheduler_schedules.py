@@ -1,12 +1,12 @@
-"""Managing stored schedules on SQLite and PostgreSQL: list, pause, resume,
-trigger, whichever member fires them.
+"""Managing stored schedules through the scheduler on a store: list, pause,
+resume, trigger, whichever member fires them.
 
 A paused stored schedule has next_fire = +inf (no new column, no schema
 change): the due query never selects it, a fire already claimed is fenced
 out, and resuming computes the next fire from now from the trigger in the
-signed payload. Schedulers here read the real clock (the stores work in
-threads), on both anyio backends. The stores' own side of it is in the
-conformance suite (jobsched/store/testing/test_schedules.py).
+signed payload. Schedulers here read the real clock (stores may work in
+threads), on both anyio backends. The store's own side of it is in
+test_schedules.py.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ from typing import Any
 
 import anyio
 import pytest
-from durable_jobs import make_note, runs
 
 import jobsched as js
+
+from . import SECRET, Opener
+from ._jobs import make_note, runs
 
 pytestmark = pytest.mark.anyio
 
@@ -35,22 +37,12 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """One store two members share: a SQLite file, or a PostgreSQL schema."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'jobs.db'}"
-    from pg import schema_url
-
-    return schema_url(request.getfixturevalue("pg_session_database"))
-
-
 @pytest.fixture
-def open_member(url: str) -> Callable[..., js.JobScheduler]:
-    from pg import SECRET
+def open_member(store_url: str) -> Callable[..., js.JobScheduler]:
+    """A new scheduler on the test's store (one more member each call)."""
 
     def make(**kwargs: Any) -> js.JobScheduler:
-        return js.JobScheduler(store=js.open_store(url, secret=SECRET), **kwargs)
+        return js.JobScheduler(store=js.open_store(store_url, secret=SECRET), **kwargs)
 
     return make
 
@@ -112,7 +104,7 @@ async def test_schedules_lists_the_stored_schedules(
 
 
 async def test_a_pause_on_one_member_stops_the_fires_another_makes(
-    open_member: Callable[..., js.JobScheduler], tmp_path: Path
+    open_member: Callable[..., js.JobScheduler], member: Opener, tmp_path: Path
 ) -> None:
     log = str(tmp_path / "log")
     # A producer (no workers) pauses and resumes; the worker fires.
@@ -126,10 +118,11 @@ async def test_a_pause_on_one_member_stops_the_fires_another_makes(
         # Whatever the worker claimed before the pause is fenced out: the
         # stored job count settles and stays put through many intervals.
         await worker.join()
-        settled = len(await _schedule_jobs(worker))
+        reader = await member()
+        settled = len(await reader.jobs(limit=1000))
         await anyio.sleep(0.5)  # ten intervals
         await worker.join()
-        assert len(await _schedule_jobs(worker)) == settled
+        assert len(await reader.jobs(limit=1000)) == settled
         # Registering it again (a worker's setup at its next start) keeps the pause.
         worker.schedule_recurring(functools.partial(make_note, log), 0.05, id="beat")
         (info,) = await worker.schedules()
@@ -187,7 +180,7 @@ async def test_trigger_makes_one_job_that_a_worker_runs(
 
 
 async def test_unknown_stored_schedules_raise(
-    open_member: Callable[..., js.JobScheduler], url: str
+    open_member: Callable[..., js.JobScheduler],
 ) -> None:
     async with open_member(num_workers=0) as s:
         for action in (s.pause_schedule, s.resume_schedule, s.trigger_schedule):
@@ -212,22 +205,17 @@ async def test_stored_schedules_need_a_running_scheduler(
 
 
 async def test_a_schedule_whose_payload_cannot_be_read_is_listed_with_the_problem(
-    open_member: Callable[..., js.JobScheduler], url: str
+    open_member: Callable[..., js.JobScheduler], member: Opener
 ) -> None:
     async with open_member(num_workers=0) as s:
-        store = s._link.store  # type: ignore[union-attr]
+        store = await member()
         await store.put_schedules([("forged", b"K" + b"\0" * 40 + b"junk", NOW)])
         (info,) = await s.schedules()
         assert (info.id, info.kind, info.spec, info.paused) == ("forged", "unknown", None, False)
         assert info.problem is not None and "key id" in info.problem
-        with pytest.raises(js.SchedulerError, match="'forged' cannot be loaded here.*key id"):
+        with pytest.raises(js.SchedulerError, match=r"'forged' cannot be loaded here.*key id"):
             await s.trigger_schedule("forged")
         await s.pause_schedule("forged")  # needs no payload
-        with pytest.raises(js.SchedulerError, match="'forged' cannot be loaded here.*key id"):
+        with pytest.raises(js.SchedulerError, match=r"'forged' cannot be loaded here.*key id"):
             await s.resume_schedule("forged")
         assert s.jobs() == []
-
-
-async def _schedule_jobs(s: js.JobScheduler) -> list[Any]:
-    store = s._link.store  # type: ignore[union-attr]
-    return await store.jobs(limit=1000)
