@@ -5,8 +5,8 @@ only for tokens claims again when one is due.
 The scheduler tests of rate limits (test_rate_limit.py) need trio's mock clock
 for exact start times; a store works in threads on the real clock, so these
 run on asyncio with real time and bounds that leave room for a slow machine.
-The stores' own bucket arithmetic is tested on exact numbers in
-test_store_limits.py.
+The stores' own bucket arithmetic is tested on exact numbers in the
+conformance suite (jobsched/store/testing/test_limits.py).
 """
 
 from __future__ import annotations

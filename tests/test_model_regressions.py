@@ -121,7 +121,7 @@ def test_durable_program_a_cancel_that_races_the_claim_is_not_lost() -> None:
     next claim cleared the flag and the job completed. The stores now end a
     retry of a job with a cancel request CANCELLED
     (test_a_retry_of_a_job_cancelled_while_it_ran_ends_cancelled in
-    tests/test_store_outcomes.py, on both stores).
+    the conformance suite's test_outcomes.py, on every store).
     """
     m = DurableMachine()
     m.reopen(clean=False)

@@ -973,7 +973,8 @@ async def test_prune_keeps_the_newest_finished_jobs_in_batches(
 
 
 # ── rate limits and fair share, in the claim ─────────────────────────────
-# Their semantics are held to the SQLite store's cases in test_store_limits.py.
+# Their semantics are held to the SQLite store's cases in the conformance suite
+# (jobsched/store/testing/test_limits.py, run by test_store_conformance.py).
 
 
 async def test_a_fair_share_claim_reads_the_tenant_index_at_100k_rows(

@@ -302,7 +302,8 @@ async def test_two_members_never_claim_one_job(tmp_path: Path) -> None:
 
 
 # ── executor rooms, rate buckets, fair share ─────────────────────────────
-# Their semantics, shared with the PostgreSQL store, are in test_store_limits.py;
+# Their semantics, shared with every store, are in the conformance suite
+# (jobsched/store/testing/test_limits.py);
 # here is how SQLite keeps them fast.
 
 

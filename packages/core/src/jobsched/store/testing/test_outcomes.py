@@ -1,36 +1,24 @@
-"""A batch of outcomes in a durable store, on SQLite and PostgreSQL alike.
+"""A batch of outcomes in a durable store.
 
-Both stores write the usual outcome, a completion with nothing but its time
+The built-in stores write the usual outcome, a completion with nothing but its time
 (and result), with a short statement of its own and every other outcome
 with a full one; these hold the two paths to one behaviour in one batch:
-fenced, written, counted.
+fenced, written, counted. A store with one path passes them too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import pytest
 
 import jobsched as js
-from jobsched.store._base import JobStore, NewJob, Outcome
+from jobsched.store import JobStore, NewJob, Outcome
+
+from . import Lapse
 
 pytestmark = pytest.mark.anyio
 
 S = js.JobStatus
 NOW = 1_700_000_000.0
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    # The stores' logic does not depend on the backend; their threads do not
-    # run on trio's mock clock.
-    return "asyncio"
-
-
-@pytest.fixture
-async def store(member: Callable[[], Awaitable[JobStore]]) -> JobStore:
-    return await member()
 
 
 def new(job_id: int) -> NewJob:
@@ -86,7 +74,7 @@ async def test_one_batch_of_plain_and_other_outcomes_is_written_and_counted(
 
 @pytest.mark.parametrize("carried", [None, "worker lost"])
 async def test_a_completion_after_a_lost_worker_clears_last_error(
-    store: JobStore, carried: str | None
+    store: JobStore, carried: str | None, lapse: Lapse
 ) -> None:
     """A job taken over from a lost member and then completed shows no error:
     "worker lost" stays in the first attempt's row only. Both completion
@@ -94,10 +82,7 @@ async def test_a_completion_after_a_lost_worker_clears_last_error(
     member that carries the job's earlier error, as before issue 22)."""
     await store.add([new(1)], NOW)
     await store.claim("dead", 1, {"async": 99}, NOW, 10)
-    if store.url.startswith("postgresql"):  # its leases run on the server's clock
-        from pg import age
-
-        age(store.url, 11)
+    lapse(store, 11)
     (taken,) = await store.claim("alive", 1, {"async": 99}, NOW + 11, 10)
     assert taken.lost
     lost = Outcome(1, 1, S.RETRY_WAIT, NOW + 11, run_at=NOW + 12, error="worker lost")

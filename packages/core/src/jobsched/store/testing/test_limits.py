@@ -1,41 +1,26 @@
 """Executor rooms, rate buckets and fair share in a durable store's claim.
 
 docs/stores.md "Limits and fair share" is what every store implements; these
-hold the SQLite and the PostgreSQL store to the same cases, on exact numbers
-(each claim is given its ``now``). The scheduler's side is tested with the
-scheduler (test_fair_share.py, test_rate_limit.py, test_durable_limits.py).
+hold every store to the same cases, on exact numbers (each claim is given its
+``now``). The scheduler's side is tested with the scheduler (the repository's
+tests/test_fair_share.py, test_rate_limit.py, test_durable_limits.py).
 """
 
 from __future__ import annotations
-
-from collections.abc import Awaitable, Callable
 
 import anyio
 import pytest
 
 import jobsched as js
-from jobsched.store._base import Claimed, JobStore, NewJob, Outcome
+from jobsched.store import Claimed, JobStore, NewJob, Outcome
 
-#: Opens a member of the test's store (the ``member`` fixture, conftest.py).
-Opener = Callable[[], Awaitable[JobStore]]
+from . import Lapse, Opener
 
 pytestmark = pytest.mark.anyio
 
 NOW = 1_700_000_000.0
 LONG = 3600.0
 ALL = {"async": 99}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    # The stores' logic does not depend on the backend; their threads do not
-    # run on trio's mock clock.
-    return "asyncio"
-
-
-@pytest.fixture
-async def store(member: Opener) -> JobStore:
-    return await member()
 
 
 def new(job_id: int, key: tuple[float, ...] = (0.0,), **kw: object) -> NewJob:
@@ -48,15 +33,6 @@ def new(job_id: int, key: tuple[float, ...] = (0.0,), **kw: object) -> NewJob:
     }
     fields.update(kw)
     return NewJob(job_id, key=key, **fields)  # type: ignore[arg-type]
-
-
-def lapse(store: JobStore, seconds: float) -> None:
-    """Let ``seconds`` pass for the leases: SQLite compares them with the claim's
-    ``now``; PostgreSQL with its server's clock, which the test moves instead."""
-    if store.url.startswith("postgresql"):
-        from pg import age
-
-        age(store.url, seconds)
 
 
 def ids(claims: list[Claimed]) -> list[int]:
@@ -149,7 +125,7 @@ async def test_a_bucket_read_past_in_one_claim_lets_the_next_jobs_through(
     assert ids(got) == [1, 2, 100, 101, 102]
 
 
-async def test_retries_take_tokens_and_lost_takeovers_do_not(store: JobStore) -> None:
+async def test_retries_take_tokens_and_lost_takeovers_do_not(store: JobStore, lapse: Lapse) -> None:
     """Each attempt takes a token, a retry too; taking over a lost attempt does not;
     a token stays spent when the claim is handed back unstarted."""
     rates = {"k": js.RateLimit(1, per=10.0, burst=1)}

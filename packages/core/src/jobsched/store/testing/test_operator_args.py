@@ -1,10 +1,10 @@
-"""The operator reads and retry on SQLite and PostgreSQL alike: bad arguments,
-and what a retry requeues.
+"""The operator reads and retry on every store: bad arguments, and what a
+retry requeues.
 
-Both stores call the core's checks (jobsched/_operator_args.py) before any
-work, so each bad argument gets the same error, naming it and the fix, from
-every store; PostgreSQL used to hand it to the database (``limit=0`` was an
-empty page).
+A store calls the shared checks (``jobsched.store.check_*``) before any work,
+so each bad argument gets the same error, naming it and the fix, from every
+store; PostgreSQL used to hand it to the database (``limit=0`` was an empty
+page).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import jobsched as js
-from jobsched.store._base import JobStore, NewJob, Outcome
+from jobsched.store import JobStore, NewJob, Outcome
 
 pytestmark = pytest.mark.anyio
 
@@ -24,18 +24,6 @@ FAILED = js.JobStatus.FAILED
 
 #: A call on a store, with arguments its types refuse.
 Call = Callable[[Any], Awaitable[object]]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    # The stores' logic does not depend on the backend; their threads do not
-    # run on trio's mock clock.
-    return "asyncio"
-
-
-@pytest.fixture
-async def store(member: Callable[[], Awaitable[JobStore]]) -> JobStore:
-    return await member()
 
 
 #: (call, error, what its message must say), one per error path.

@@ -1,17 +1,17 @@
-"""Managing stored schedules on SQLite and PostgreSQL: list, pause, resume,
-trigger, whichever member fires them.
+"""Managing stored schedules through the scheduler on a store: list, pause,
+resume, trigger, whichever member fires them.
 
 A paused stored schedule has next_fire = +inf (no new column, no schema
 change): the due query never selects it, a fire already claimed is fenced
 out, and resuming computes the next fire from now from the trigger in the
-signed payload. Schedulers here read the real clock (the stores work in
-threads), on both anyio backends.
+signed payload. Schedulers here read the real clock (stores may work in
+threads), on both anyio backends. The store's own side of it is in
+test_schedules.py.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
@@ -20,10 +20,11 @@ from typing import Any
 
 import anyio
 import pytest
-from durable_jobs import make_note, runs
 
 import jobsched as js
-from jobsched.store._base import JobStore, NewJob
+
+from . import SECRET, Opener
+from ._jobs import make_note, runs
 
 pytestmark = pytest.mark.anyio
 
@@ -36,22 +37,12 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """One store two members share: a SQLite file, or a PostgreSQL schema."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'jobs.db'}"
-    from pg import schema_url
-
-    return schema_url(request.getfixturevalue("pg_session_database"))
-
-
 @pytest.fixture
-def open_member(url: str) -> Callable[..., js.JobScheduler]:
-    from pg import SECRET
+def open_member(store_url: str) -> Callable[..., js.JobScheduler]:
+    """A new scheduler on the test's store (one more member each call)."""
 
     def make(**kwargs: Any) -> js.JobScheduler:
-        return js.JobScheduler(store=js.open_store(url, secret=SECRET), **kwargs)
+        return js.JobScheduler(store=js.open_store(store_url, secret=SECRET), **kwargs)
 
     return make
 
@@ -113,7 +104,7 @@ async def test_schedules_lists_the_stored_schedules(
 
 
 async def test_a_pause_on_one_member_stops_the_fires_another_makes(
-    open_member: Callable[..., js.JobScheduler], tmp_path: Path
+    open_member: Callable[..., js.JobScheduler], member: Opener, tmp_path: Path
 ) -> None:
     log = str(tmp_path / "log")
     # A producer (no workers) pauses and resumes; the worker fires.
@@ -127,10 +118,11 @@ async def test_a_pause_on_one_member_stops_the_fires_another_makes(
         # Whatever the worker claimed before the pause is fenced out: the
         # stored job count settles and stays put through many intervals.
         await worker.join()
-        settled = len(await _schedule_jobs(worker))
+        reader = await member()
+        settled = len(await reader.jobs(limit=1000))
         await anyio.sleep(0.5)  # ten intervals
         await worker.join()
-        assert len(await _schedule_jobs(worker)) == settled
+        assert len(await reader.jobs(limit=1000)) == settled
         # Registering it again (a worker's setup at its next start) keeps the pause.
         worker.schedule_recurring(functools.partial(make_note, log), 0.05, id="beat")
         (info,) = await worker.schedules()
@@ -188,7 +180,7 @@ async def test_trigger_makes_one_job_that_a_worker_runs(
 
 
 async def test_unknown_stored_schedules_raise(
-    open_member: Callable[..., js.JobScheduler], url: str
+    open_member: Callable[..., js.JobScheduler],
 ) -> None:
     async with open_member(num_workers=0) as s:
         for action in (s.pause_schedule, s.resume_schedule, s.trigger_schedule):
@@ -213,76 +205,17 @@ async def test_stored_schedules_need_a_running_scheduler(
 
 
 async def test_a_schedule_whose_payload_cannot_be_read_is_listed_with_the_problem(
-    open_member: Callable[..., js.JobScheduler], url: str
+    open_member: Callable[..., js.JobScheduler], member: Opener
 ) -> None:
     async with open_member(num_workers=0) as s:
-        store = s._link.store  # type: ignore[union-attr]
+        store = await member()
         await store.put_schedules([("forged", b"K" + b"\0" * 40 + b"junk", NOW)])
         (info,) = await s.schedules()
         assert (info.id, info.kind, info.spec, info.paused) == ("forged", "unknown", None, False)
         assert info.problem is not None and "key id" in info.problem
-        with pytest.raises(js.SchedulerError, match="'forged' cannot be loaded here.*key id"):
+        with pytest.raises(js.SchedulerError, match=r"'forged' cannot be loaded here.*key id"):
             await s.trigger_schedule("forged")
         await s.pause_schedule("forged")  # needs no payload
-        with pytest.raises(js.SchedulerError, match="'forged' cannot be loaded here.*key id"):
+        with pytest.raises(js.SchedulerError, match=r"'forged' cannot be loaded here.*key id"):
             await s.resume_schedule("forged")
         assert s.jobs() == []
-
-
-async def _schedule_jobs(s: js.JobScheduler) -> list[Any]:
-    store = s._link.store  # type: ignore[union-attr]
-    return await store.jobs(limit=1000)
-
-
-# ── the store's operations ─────────────────────────────────────────────────
-
-
-def _job(number: int) -> NewJob:
-    return NewJob(number, "fire", "async", (0.0,), NOW, NOW, b"P" + bytes([number]))
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_a_pause_fences_out_a_fire_under_way(
-    member: Callable[[], Awaitable[JobStore]], anyio_backend: str
-) -> None:
-    one, other = await member(), await member()
-    await one.put_schedules([("s", b"P-payload", NOW)])
-    (due,) = await one.claim_schedules("m1", NOW + 1, 30)
-    assert await other.pause_schedule("s") is True
-    job = _job(1)
-    job.schedule, job.fire_time = "s", due.fire_time
-    assert await one.fire("m1", "s", due.fire_time, NOW + 60, job) is False
-    assert await one.fetch(1) is None  # the fire made no job
-    (row,) = await other.schedules()
-    assert (row.next_fire, row.owner, row.payload) == (math.inf, None, b"P-payload")
-    # Never due again, and not a due time to wake a claimer for.
-    assert await one.claim_schedules("m1", 1e300, 30) == []
-    assert await one.next_due() is None
-    # Registered again: still paused, with the new payload.
-    await one.put_schedules([("s", b"P-new", NOW)])
-    (row,) = await one.schedules()
-    assert (row.next_fire, row.payload) == (math.inf, b"P-new")
-    assert await one.resume_schedule("s", NOW + 5) is True
-    assert await one.resume_schedule("s", NOW + 99) is True  # not paused: unchanged
-    (row,) = await one.schedules()
-    assert row.next_fire == NOW + 5
-    assert await one.next_due() == NOW + 5
-    (due,) = await other.claim_schedules("m2", NOW + 10, 30)
-    assert due.id == "s"
-    assert await one.pause_schedule("nope") is False
-    assert await one.resume_schedule("nope", NOW) is False
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_a_trigger_adds_its_job_and_records_it_as_the_last(
-    member: Callable[[], Awaitable[JobStore]], anyio_backend: str
-) -> None:
-    store = await member()
-    await store.put_schedules([("s", b"P-payload", NOW + 3600)])
-    assert await store.trigger_schedule("s", _job(7)) is True
-    (row,) = await store.schedules()
-    assert (row.last_job, row.next_fire) == (7, NOW + 3600)
-    stored = await store.fetch(7)
-    assert stored is not None and stored.status is js.JobStatus.PENDING
-    assert await store.trigger_schedule("nope", _job(8)) is False
-    assert await store.fetch(8) is None

@@ -1,0 +1,208 @@
+"""The rows a store takes and returns: what its methods' arguments and
+results hold (public through :mod:`jobsched.store`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .._enums import JobStatus
+
+#: Width of the stored sort key: the longest built-in strategy key (EDF:
+#: deadline, priority, seq). Shorter keys are padded with zeros.
+KEY_WIDTH = 3
+
+_COMPLETED = JobStatus.COMPLETED
+
+#: A member reports itself this often (seconds), idle or busy; the dashboard
+#: marks one stale after three missed reports.
+MEMBER_EVERY = 5.0
+#: A member silent this long (seconds) leaves the members list.
+MEMBERS_KEEP = 86_400.0
+
+
+@dataclass(slots=True)
+class NewJob:
+    """A job to add: what the store needs to order, gate and hand it out."""
+
+    id: int
+    name: str
+    executor: str
+    key: tuple[float, ...]
+    run_at: float
+    submitted_at: float
+    payload: bytes
+    tenant: str | None = None
+    rate_key: str | None = None
+    depends_on: tuple[int, ...] = ()
+    #: With a stored schedule's fire: the store keeps one job per
+    #: (schedule, fire time), whichever member fires it.
+    schedule: str | None = None
+    fire_time: float | None = None
+    #: An id of the submitter's own (``submit(job_id=...)``, a negative
+    #: ``id``): the store adds the job only if it holds no job with that id
+    #: (its primary key decides, also between members), and else sets
+    #: ``existed`` and writes nothing for it.
+    own_id: bool = False
+    existed: bool = False
+
+
+@dataclass(slots=True)
+class DueSchedule:
+    """A stored schedule whose fire time came, claimed by one member to fire."""
+
+    id: str
+    payload: bytes
+    fire_time: float
+    #: The status of the job its last fire made, or None (none, or pruned).
+    last_status: JobStatus | None
+
+
+@dataclass(slots=True)
+class Claimed:
+    """A job handed to one owner: run its attempt ``attempt``, then record it."""
+
+    id: int
+    attempt: int
+    payload: bytes
+    #: "worker lost" when this claim takes over an attempt whose owner died;
+    #: the scheduler then records that attempt's failure instead of running it.
+    lost: bool = False
+    #: With ``lost``: someone asked to cancel the job while that attempt ran;
+    #: the scheduler ends it CANCELLED instead of retrying it.
+    cancelled: bool = False
+    #: With ``lost``: when that attempt's owner last renewed its lease (the
+    #: lease's end less the store's lease), so its outcome records the time
+    #: it really ran, not until the takeover; None if the store cannot tell.
+    renewed_at: float | None = None
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How an attempt ended, as the scheduler decided it."""
+
+    id: int
+    attempt: int
+    status: JobStatus
+    finished_at: float
+    #: With RETRY_WAIT: when the next attempt may start.
+    run_at: float | None = None
+    result: bytes | None = None
+    error: str | None = None
+    traceback: str | None = None
+
+    @property
+    def plain(self) -> bool:
+        """A completion with nothing to write but its time and result: the
+        usual outcome, which a store may write by a shorter statement."""
+        return self.status is _COMPLETED and self.error is None and self.traceback is None
+
+
+@dataclass(slots=True)
+class Change:
+    """A status the store set on its own: a dependent cancelled by a cascade,
+    released by its last upstream, or a job cancelled while queued."""
+
+    id: int
+    status: JobStatus
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class StoredJob:
+    """A job as the store has it (``fetch``), whichever member ran it."""
+
+    id: int
+    name: str
+    executor: str
+    status: JobStatus
+    attempts: int
+    run_at: float
+    submitted_at: float
+    started_at: float | None
+    finished_at: float | None
+    result: bytes | None
+    last_error: str | None
+    last_traceback: str | None
+    owner: str | None
+    payload: bytes
+    tenant: str | None = None
+    depends_on: tuple[int, ...] = field(default_factory=tuple)
+
+
+@dataclass(slots=True)
+class JobPage:
+    """One page of :meth:`JobStore.job_page`: the matching jobs, newest first,
+    and where the next (older) page starts."""
+
+    jobs: list[StoredJob]
+    #: Pass as ``before`` for the next page; None: no older job is left to look at.
+    next_before: int | None
+    #: How many jobs the page looked at (its ``scan`` at most).
+    scanned: int = 0
+
+
+@dataclass(slots=True)
+class Member:
+    """A member (one scheduler on the store) as it last reported itself."""
+
+    #: Its owner id, ``host:pid:token`` (see :attr:`host` and :attr:`pid`).
+    owner: str
+    #: Its ``num_workers``: the most attempts it runs at once.
+    workers: int
+    #: Jobs it held (claimed or running) at its report.
+    busy: int
+    #: Wall-clock seconds: when it started, and its last report.
+    started_at: float
+    seen_at: float
+
+    @property
+    def host(self) -> str:
+        """The machine it runs on, from its owner id."""
+        return self.owner.rsplit(":", 2)[0] if self.owner.count(":") >= 2 else self.owner
+
+    @property
+    def pid(self) -> int | None:
+        """Its process id, from its owner id (None when the id is not ``host:pid:token``)."""
+        parts = self.owner.rsplit(":", 2)
+        return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One attempt of a job as the store recorded it: what a timeline draws."""
+
+    job_id: int
+    attempt: int
+    name: str
+    executor: str
+    #: The member that ran it.
+    owner: str | None
+    started_at: float
+    #: None while it runs.
+    finished_at: float | None
+    #: RUNNING while it runs, then how it ended (RETRY_WAIT: failed, retried).
+    status: JobStatus
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class StoredSchedule:
+    """A stored schedule: its id and when it fires next (``inf``: paused)."""
+
+    id: str
+    next_fire: float
+    #: The member firing it now, if one holds its lease.
+    owner: str | None = None
+    #: Its signed payload (factory and trigger), as :meth:`JobStore.put_schedules` got it.
+    payload: bytes = b""
+    #: The number of the last job it made (a fire or a trigger), if any.
+    last_job: int | None = None
+
+
+@dataclass(slots=True)
+class Recorded:
+    """What :meth:`JobStore.record` did: outcomes refused by the fence, and
+    the statuses it set on other jobs (dependents) in the same transaction."""
+
+    refused: list[int] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
