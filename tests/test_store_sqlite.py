@@ -1126,13 +1126,14 @@ async def test_ids_of_ones_own_go_in_by_the_batch_each_unless_held(store: SQLite
     one with an upstream in the same batch go in as well."""
     held = [new(-i, payload=b"first", own_id=True) for i in range(1, 4)]
     await store.add(held, NOW)
+    plain = store.reserve_ids(1)  # a plain job's number, as the scheduler takes it
     batch = [
         *(new(-i, own_id=True) for i in range(1, 701)),
         new(-5, payload=b"again", own_id=True),  # a second -5 in this batch
         new(-900, own_id=True, tenant="acme"),
-        new(1),
+        new(plain),
         new(-901, own_id=True, depends_on=(-900,)),
-        new(-2, own_id=True, depends_on=(1,)),  # held: nothing is added for it
+        new(-2, own_id=True, depends_on=(plain,)),  # held: nothing is added for it
     ]
     changes = await store.add(batch, NOW)
     assert changes == []

@@ -17,6 +17,8 @@ from jobsched._store import (
     Recorded,
 )
 
+from . import _own
+
 _READY, _WAITING, _BLOCKED = 0, 1, 2
 _CANCELLED = JobStatus.CANCELLED
 _COMPLETED = JobStatus.COMPLETED
@@ -40,10 +42,6 @@ _INSERT = (
     "unmet, tenant, rate_key, payload, schedule, fire_time, finished_at, last_error) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-
-
-#: A job with an id of the submitter's own: added only if no job has that id.
-_INSERT_NEW = _INSERT.replace("INSERT INTO", "INSERT OR IGNORE INTO", 1)
 
 
 #: The usual job (no dependencies, tenant, rate key or schedule): the other
@@ -94,17 +92,26 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
         if own:
             _add_own(conn, own)
             own = []
-        waits: list[int] = []  # the upstreams not completed yet
+        waits: list[int] = []  # the rows of the upstreams not completed yet
         failed: tuple[int, str] | None = None
+        upstream_rows = _own.rows_of(conn, job.depends_on)
         for upstream in dict.fromkeys(job.depends_on):  # an upstream named twice counts once
-            row = conn.execute("SELECT status FROM jobs WHERE id = ?", (upstream,)).fetchone()
+            up_row = upstream_rows.get(upstream, upstream)
+            row = conn.execute("SELECT status FROM jobs WHERE id = ?", (up_row,)).fetchone()
             status = row[0] if row is not None else "is not in the store"
             if status == "completed":
                 continue
             if row is None or JobStatus(status).is_terminal:
                 failed = (upstream, status)
                 break
-            waits.append(upstream)
+            waits.append(up_row)
+        if job.own_id:
+            job.existed = bool(_own.held(conn, [job.id]))  # set anew on a retried transaction
+            if job.existed:
+                continue  # an id of the submitter's own that the store holds: that job stands
+            number = _own.next_numbers(conn, 1)
+        else:
+            number = job.id
         unmet = len(waits)
         error = None
         queue: int | None
@@ -118,20 +125,16 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
         else:
             queue = _READY if job.run_at <= now else _WAITING
             status, finished = "pending", None
-        inserted = conn.execute(
-            _INSERT_NEW if job.own_id else _INSERT,
+        conn.execute(
+            _INSERT,
             (
-                job.id, job.name, job.executor, status, queue, k0, k1, k2, job.run_at,
+                number, job.name, job.executor, status, queue, k0, k1, k2, job.run_at,
                 job.submitted_at, unmet, job.tenant, job.rate_key, job.payload,
                 job.schedule, job.fire_time, finished, error,
             ),
-        ).rowcount  # fmt: skip
-        job.existed = not inserted  # set anew if a retried transaction runs this again
-        if not inserted:
-            # An id of the submitter's own that the store holds: that job stands.
-            if failed is not None:
-                changes.pop()
-            continue
+        )  # fmt: skip
+        if job.own_id:
+            _own.link(conn, [(number, job.id)])
         if failed is not None:
             count_ended(conn, {(_CANCELLED.value, job.executor): 1})
         if unmet and failed is None:
@@ -139,7 +142,7 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
             # its edges, so one to a completed upstream would never go.
             conn.executemany(
                 "INSERT OR IGNORE INTO deps (upstream, downstream) VALUES (?, ?)",
-                [(u, job.id) for u in waits],
+                [(u, number) for u in waits],
             )
     if plain:
         conn.executemany(_INSERT_PLAIN, plain)
@@ -150,37 +153,37 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
     return changes
 
 
-#: Ids per look-up of the held ones: under SQLite's oldest limit of
-#: parameters per statement (999).
-_HELD_CHUNK = 500
-
-
 def _add_own(conn: sqlite3.Connection, own: list[tuple[NewJob, bool, tuple[Any, ...]]]) -> None:
     """Jobs with ids of their own and no upstreams, each unless the store
     holds a job with its id (then it is flagged ``existed``, and that job
     stands). BEGIN IMMEDIATE holds the write lock from the transaction's
     start, so no other member adds an id between the look-up and the insert.
     One look-up and one ``executemany`` for the batch: an ``INSERT OR
-    IGNORE`` per job, to read its ``rowcount``, cost 1.7x a plain batch."""
-    ids = [job.id for job, _, _ in own]
-    held: set[int] = set()
-    for start in range(0, len(ids), _HELD_CHUNK):
-        chunk = ids[start : start + _HELD_CHUNK]
-        marks = ", ".join("?" * len(chunk))
-        held.update(i for (i,) in conn.execute(f"SELECT id FROM jobs WHERE id IN ({marks})", chunk))
-    short: list[tuple[Any, ...]] = []
-    full: list[tuple[Any, ...]] = []
+    IGNORE`` per job, to read its ``rowcount``, cost 1.7x a plain batch.
+    Each row takes the next number in rowid order, as a plain job's, and
+    ``own_ids`` maps it to the id's key (see ``_own``)."""
+    held = _own.held(conn, [job.id for job, _, _ in own])
+    fresh: list[tuple[NewJob, bool, tuple[Any, ...]]] = []
     for job, is_short, row in own:
         job.existed = job.id in held  # set anew if a retried transaction runs this again
         if job.existed:
             continue
         held.add(job.id)  # the same id again in this batch: the first one stands
-        (short if is_short else full).append(row)
-    # Plain INSERTs: an id found held here is a bug to hear of, not to ignore.
+        fresh.append((job, is_short, row))
+    if not fresh:
+        return
+    first = _own.next_numbers(conn, len(fresh))
+    short: list[tuple[Any, ...]] = []
+    full: list[tuple[Any, ...]] = []
+    links: list[tuple[int, int]] = []
+    for number, (job, is_short, row) in enumerate(fresh, start=first):
+        (short if is_short else full).append((number, *row[1:]))
+        links.append((number, job.id))
     if short:
         conn.executemany(_INSERT_PLAIN, short)
     if full:
         conn.executemany(_INSERT, full)
+    _own.link(conn, links)
 
 
 def write_attempts(
@@ -249,6 +252,12 @@ def _cancel_wins(
 
 def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
     recorded = Recorded()
+    # Own-id jobs by their rows' numbers here; the changes and refusals
+    # name them as the scheduler knows them.
+    rows = _own.rows_of(conn, [o.id for o in outcomes])
+    ids = {row: job_id for job_id, row in rows.items()}
+    if rows:
+        outcomes = [replace(o, id=rows[o.id]) if o.id in rows else o for o in outcomes]
     outcomes, retries = _cancel_wins(conn, outcomes)
     accepted: list[Outcome] = []
     ran: dict[int, tuple[float | None, str | None]] = {}
@@ -273,7 +282,7 @@ def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) ->
             if out.id in ok:
                 accepted.append(out)
             else:
-                recorded.refused.append(out.id)
+                recorded.refused.append(ids.get(out.id, out.id))
         ran.update(ok)
     if completed:
         count_completed(conn, completed)
@@ -287,7 +296,7 @@ def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) ->
         if out.status.is_terminal and out.status is not _COMPLETED:
             if out.id in retries:
                 # The member recorded a retry: its view follows the cancel.
-                recorded.changes.append(Change(out.id, _CANCELLED, "cancelled"))
+                recorded.changes.append(Change(ids.get(out.id, out.id), _CANCELLED, "cancelled"))
             recorded.changes.extend(_cascade(conn, out.id, out.status, out.finished_at))
     # The attempt itself failed: its row says how, as for any retry.
     write_attempts(conn, owner, [retries.get(o.id, o) for o in accepted], ran)
@@ -434,7 +443,8 @@ def _release(conn: sqlite3.Connection, upstreams: Sequence[int], now: float) -> 
 
 
 def _cascade(conn: sqlite3.Connection, root: int, status: JobStatus, now: float) -> list[Change]:
-    """An upstream did not complete: cancel every job downstream of it, transitively."""
+    """An upstream did not complete (``root``, a row's number): cancel every
+    job downstream of it, transitively; the changes name them by their ids."""
     changes: list[Change] = []
     # A worklist, not a recursive CTE: each dependent's reason names its own
     # upstream, as the in-memory scheduler's does.
@@ -446,9 +456,9 @@ def _cascade(conn: sqlite3.Connection, root: int, status: JobStatus, now: float)
             row = conn.execute("SELECT status FROM jobs WHERE id = ?", (job_id,)).fetchone()
             if row is None or JobStatus(row[0]).is_terminal or row[0] == "running":
                 continue
-            error = f"upstream job-{upstream} {how}"
+            error = f"upstream job-{_own.id_of(conn, upstream)} {how}"
             _finish(conn, job_id, _CANCELLED, now, error)
-            changes.append(Change(job_id, _CANCELLED, error))
+            changes.append(Change(_own.id_of(conn, job_id), _CANCELLED, error))
             todo.append((job_id, _CANCELLED.value))
     return changes
 
@@ -485,6 +495,7 @@ def prune(conn: sqlite3.Connection, keep: int, batch: int) -> int:
     # that have attempt rows: only attempts that did not complete do).
     ids = [job_id for job_id, _, _ in gone]
     conn.execute(f"DELETE FROM attempts WHERE job_id IN ({', '.join('?' * len(ids))})", ids)
+    _own.forget(conn, ids)
     return len(gone)
 
 
@@ -492,7 +503,7 @@ def cancel_released(conn: sqlite3.Connection, owner: str, ids: Collection[int], 
     """Of jobs a member hands back unfinished, end those someone asked to
     cancel CANCELLED (their attempt not counted, as for any hand-back): a
     released row with a cancel request would be claimed again, and the claim
-    clears the request."""
+    clears the request. ``ids``: rows' numbers."""
     for job_id in ids:
         row = conn.execute(
             "UPDATE jobs SET status = 'cancelled', queue = NULL, finished_at = ?, "
@@ -509,15 +520,17 @@ def cancel_released(conn: sqlite3.Connection, owner: str, ids: Collection[int], 
 def cancel_queued(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[Change]:
     """Cancel queued jobs (and what depends on them); flag running ones for their owner."""
     changes: list[Change] = []
+    rows = _own.rows_of(conn, ids)
     for job_id in ids:
-        row = conn.execute("SELECT status FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        number = rows.get(job_id, job_id)
+        row = conn.execute("SELECT status FROM jobs WHERE id = ?", (number,)).fetchone()
         if row is None:
             continue
         status = row[0]
         if status == "running":
-            conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (job_id,))
+            conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (number,))
         elif status in ("pending", "retry_wait"):
-            _finish(conn, job_id, _CANCELLED, now, "cancelled")
+            _finish(conn, number, _CANCELLED, now, "cancelled")
             changes.append(Change(job_id, _CANCELLED, "cancelled"))
-            changes.extend(_cascade(conn, job_id, _CANCELLED, now))
+            changes.extend(_cascade(conn, number, _CANCELLED, now))
     return changes

@@ -42,7 +42,7 @@ from jobsched._store import (
     StoredSchedule,
 )
 
-from . import _operator, _schema, _sql
+from . import _operator, _own, _schema, _sql
 from ._claim import RUNNING, claim
 from ._errors import is_transient, unavailable
 from ._groupcommit import GroupCommit, rollback
@@ -180,8 +180,9 @@ class SQLiteStore(JobStore):
         if limit < 1:
             return []
         take_over = self._looks.due(owner, now, lease)
-        claims, self._token_due = await self._write_async(
-            lambda conn: claim(
+
+        def claim_ids(conn: sqlite3.Connection) -> tuple[list[Claimed], float | None]:
+            claims, token_due = claim(
                 conn,
                 owner,
                 limit,
@@ -193,7 +194,13 @@ class SQLiteStore(JobStore):
                 take_over,
                 self.key_ids,
             )
-        )
+            ids = _own.ids_of(conn, [c.id for c in claims])
+            if ids:
+                for c in claims:
+                    c.id = ids.get(c.id, c.id)
+            return claims, token_due
+
+        claims, self._token_due = await self._write_async(claim_ids)
         return claims
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
@@ -201,11 +208,12 @@ class SQLiteStore(JobStore):
 
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
         def extend(conn: sqlite3.Connection) -> list[int]:
+            rows = _own.rows_of(conn, ids)
             conn.executemany(
                 "UPDATE jobs SET lease_until = ? WHERE id = ? AND owner = ? AND status = 'running'",
-                [(until, i, owner) for i in ids],
+                [(until, rows.get(i, i), owner) for i in ids],
             )
-            return [
+            cancels = [
                 i
                 for (i,) in conn.execute(
                     "SELECT id FROM jobs WHERE owner = ? AND status = 'running' "
@@ -213,19 +221,23 @@ class SQLiteStore(JobStore):
                     (owner,),
                 )
             ]
+            back = _own.ids_of(conn, cancels)
+            return [back.get(i, i) for i in cancels]
 
         return await self._write_async(extend)
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
         def release(conn: sqlite3.Connection) -> None:
-            _sql.cancel_released(conn, owner, ids, time.time())
+            own = _own.rows_of(conn, ids)
+            rows = [own.get(i, i) for i in ids]
+            _sql.cancel_released(conn, owner, rows, time.time())
             # The attempt never started: its number is reused (a running
             # attempt has no row of its own to remove).
             conn.executemany(
                 "UPDATE jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
                 "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
                 "lease_until = NULL WHERE id = ? AND owner = ? AND status = 'running'",
-                [(i, owner) for i in ids],
+                [(i, owner) for i in rows],
             )
 
         await self._write_async(release)
@@ -292,7 +304,7 @@ class SQLiteStore(JobStore):
                 status = None
                 if last_job is not None:
                     row = conn.execute(
-                        "SELECT status FROM jobs WHERE id = ?", (last_job,)
+                        "SELECT status FROM jobs WHERE id = ?", (_own.row_of(conn, last_job),)
                     ).fetchone()
                     status = JobStatus(row[0]) if row is not None else None
                 due.append(DueSchedule(schedule_id, payload, fire_time, status))
