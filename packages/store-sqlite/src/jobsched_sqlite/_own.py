@@ -25,6 +25,7 @@ not know the table, though: run one version on a file.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 
@@ -79,16 +80,44 @@ def id_of(conn: sqlite3.Connection, row: int) -> int:
     return ids_of(conn, (row,)).get(row, row)
 
 
-def held(conn: sqlite3.Connection, keys: list[int]) -> set[int]:
-    """The own-id keys among ``keys`` that a job in the store has: in
-    ``own_ids``, or as a row's number (a file of the previous code)."""
-    found: set[int] = set()
-    if has_table(conn):
-        found.update(rows_of(conn, keys))
+def take(conn: sqlite3.Connection, keys: list[int]) -> dict[int, int]:
+    """Number the own-id keys among ``keys`` that no job holds: key -> its
+    row's new number (the first of a key named twice). The UNIQUE key
+    decides (``INSERT OR IGNORE``, under the write lock BEGIN IMMEDIATE
+    took, so no other member adds a key meanwhile); the numbers are read
+    back as one rowid range, where a look-up of each key first cost a
+    random probe per key. A held key's number goes unused (a gap, as a
+    reserved block's unused ids). A file of the previous code may hold rows
+    keyed by the hash itself: those keys are held too."""
+    wanted = list(dict.fromkeys(keys))
     # A rowid range: one seek, so a file without such rows pays no look-up.
     if conn.execute("SELECT 1 FROM jobs WHERE id < 0 LIMIT 1").fetchone() is not None:
-        found.update(_pairs(conn, "SELECT id, id FROM jobs WHERE id IN ({})", list(set(keys))))
-    return found
+        old = _pairs(conn, "SELECT id, id FROM jobs WHERE id IN ({})", wanted)
+        wanted = [k for k in wanted if k not in old]
+    if not wanted:
+        return {}
+    first = next_numbers(conn, len(wanted))
+    conn.execute(TABLE)
+    before = conn.total_changes
+    try:
+        # One statement over a JSON array: half the time of an executemany.
+        conn.execute(
+            "INSERT OR IGNORE INTO own_ids (job, own_key) SELECT ? + key, value FROM json_each(?)",
+            (first, json.dumps(wanted)),
+        )
+    except sqlite3.OperationalError:  # a SQLite built without JSON
+        conn.executemany(
+            "INSERT OR IGNORE INTO own_ids (job, own_key) VALUES (?, ?)",
+            enumerate(wanted, start=first),
+        )
+    if conn.total_changes - before == len(wanted):
+        return dict(zip(wanted, range(first, first + len(wanted)), strict=True))  # none held
+    return dict(
+        conn.execute(
+            "SELECT own_key, job FROM own_ids WHERE job >= ? AND job < ?",
+            (first, first + len(wanted)),
+        )
+    )
 
 
 def next_numbers(conn: sqlite3.Connection, count: int) -> int:
@@ -102,13 +131,6 @@ def next_numbers(conn: sqlite3.Connection, count: int) -> int:
         ((last or 0) + 1, count, count),
     ).fetchone()
     return int(first)
-
-
-def link(conn: sqlite3.Connection, pairs: list[tuple[int, int]]) -> None:
-    """Record ``(row number, own key)`` pairs. A plain INSERT: a key held
-    already is a bug to hear of (``held`` looked first, under the write lock)."""
-    conn.execute(TABLE)
-    conn.executemany("INSERT INTO own_ids (job, own_key) VALUES (?, ?)", pairs)
 
 
 def forget(conn: sqlite3.Connection, rows: list[int]) -> None:

@@ -106,10 +106,11 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
                 break
             waits.append(up_row)
         if job.own_id:
-            job.existed = bool(_own.held(conn, [job.id]))  # set anew on a retried transaction
-            if job.existed:
+            taken = _own.take(conn, [job.id]).get(job.id)
+            job.existed = taken is None  # set anew if a retried transaction runs this again
+            if taken is None:
                 continue  # an id of the submitter's own that the store holds: that job stands
-            number = _own.next_numbers(conn, 1)
+            number = taken
         else:
             number = job.id
         unmet = len(waits)
@@ -133,8 +134,6 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
                 job.schedule, job.fire_time, finished, error,
             ),
         )  # fmt: skip
-        if job.own_id:
-            _own.link(conn, [(number, job.id)])
         if failed is not None:
             count_ended(conn, {(_CANCELLED.value, job.executor): 1})
         if unmet and failed is None:
@@ -156,34 +155,24 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
 def _add_own(conn: sqlite3.Connection, own: list[tuple[NewJob, bool, tuple[Any, ...]]]) -> None:
     """Jobs with ids of their own and no upstreams, each unless the store
     holds a job with its id (then it is flagged ``existed``, and that job
-    stands). BEGIN IMMEDIATE holds the write lock from the transaction's
-    start, so no other member adds an id between the look-up and the insert.
-    One look-up and one ``executemany`` for the batch: an ``INSERT OR
-    IGNORE`` per job, to read its ``rowcount``, cost 1.7x a plain batch.
-    Each row takes the next number in rowid order, as a plain job's, and
-    ``own_ids`` maps it to the id's key (see ``_own``)."""
-    held = _own.held(conn, [job.id for job, _, _ in own])
-    fresh: list[tuple[NewJob, bool, tuple[Any, ...]]] = []
-    for job, is_short, row in own:
-        job.existed = job.id in held  # set anew if a retried transaction runs this again
-        if job.existed:
-            continue
-        held.add(job.id)  # the same id again in this batch: the first one stands
-        fresh.append((job, is_short, row))
-    if not fresh:
-        return
-    first = _own.next_numbers(conn, len(fresh))
+    stands): ``own_ids`` numbers the new ones in rowid order (see
+    ``_own.take``), then one ``executemany`` adds their rows. An ``INSERT OR
+    IGNORE`` of each job's row, to read its ``rowcount``, cost 1.7x a plain
+    batch."""
+    numbers = _own.take(conn, [job.id for job, _, _ in own])
     short: list[tuple[Any, ...]] = []
     full: list[tuple[Any, ...]] = []
-    links: list[tuple[int, int]] = []
-    for number, (job, is_short, row) in enumerate(fresh, start=first):
-        (short if is_short else full).append((number, *row[1:]))
-        links.append((number, job.id))
+    for job, is_short, row in own:
+        # Popped: the same id again in this batch finds it held, the first one stands.
+        number = numbers.pop(job.id, None)
+        job.existed = number is None  # set anew if a retried transaction runs this again
+        if number is not None:
+            (short if is_short else full).append((number, *row[1:]))
+    # Plain INSERTs: a number taken here is a bug to hear of, not to ignore.
     if short:
         conn.executemany(_INSERT_PLAIN, short)
     if full:
         conn.executemany(_INSERT, full)
-    _own.link(conn, links)
 
 
 def write_attempts(
