@@ -43,10 +43,12 @@ from jobsched._store import (
 )
 
 from . import _operator, _own, _schema, _sql
+from ._add import AlreadyFired, add
 from ._claim import RUNNING, claim
 from ._errors import is_transient, unavailable
 from ._groupcommit import GroupCommit, rollback
-from ._sql import AlreadyFired, add, cancel_queued, prune, record
+from ._outcomes import record
+from ._sql import cancel_queued, prune
 
 T = TypeVar("T")
 
