@@ -32,7 +32,7 @@ from pathlib import Path
 from benchmarks import _stores
 from jobsched._enums import JobStatus
 from jobsched.store._base import NewJob, Outcome
-from jobsched_sqlite import _claim, _schema, _sql
+from jobsched_sqlite import _add, _claim, _outcomes, _schema, _sql
 
 ROUNDS = 100
 _FRAME_HEADER, _WAL_HEADER = 24, 32
@@ -100,7 +100,7 @@ def store(folder: Path, jobs: int) -> tuple[Counter[str], Counter[str]]:
     rows = [
         NewJob(i + 1, "noop", "async", (-1.0, float(i)), now, now, payload) for i in range(jobs)
     ]
-    _transaction(conn, lambda: _sql.add(conn, rows, now))
+    _transaction(conn, lambda: _add.add(conn, rows, now))
     owner = "vm:12345:0123abcd"  # the form new_owner() gives: host:pid:token
     outcomes: list[Outcome] = []
 
@@ -110,7 +110,7 @@ def store(folder: Path, jobs: int) -> tuple[Counter[str], Counter[str]]:
 
         def work() -> None:
             if outcomes:
-                _sql.record(conn, owner, outcomes)
+                _outcomes.record(conn, owner, outcomes)
             at = time.time()
             claimed.extend(_claim.claim(conn, owner, 64, {"async": 64}, at, at + 30)[0])
 

@@ -1127,13 +1127,14 @@ async def test_ids_of_ones_own_go_in_by_the_batch_each_unless_held(store: SQLite
     one with an upstream in the same batch go in as well."""
     held = [new(-i, payload=b"first", own_id=True) for i in range(1, 4)]
     await store.add(held, NOW)
+    plain = store.reserve_ids(1)  # a plain job's number, as the scheduler takes it
     batch = [
         *(new(-i, own_id=True) for i in range(1, 701)),
         new(-5, payload=b"again", own_id=True),  # a second -5 in this batch
         new(-900, own_id=True, tenant="acme"),
-        new(1),
+        new(plain),
         new(-901, own_id=True, depends_on=(-900,)),
-        new(-2, own_id=True, depends_on=(1,)),  # held: nothing is added for it
+        new(-2, own_id=True, depends_on=(plain,)),  # held: nothing is added for it
     ]
     changes = await store.add(batch, NOW)
     assert changes == []
@@ -1146,3 +1147,109 @@ async def test_ids_of_ones_own_go_in_by_the_batch_each_unless_held(store: SQLite
     dependent = await store.fetch(-901)
     assert dependent is not None and dependent.status is js.JobStatus.PENDING
     assert await store.unfinished() == 700 + 3
+
+
+def _rows(path: Path, sql: str) -> list[tuple[Any, ...]]:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+async def test_own_id_rows_are_numbered_in_order_and_known_by_their_ids(
+    tmp_path: Path, store: SQLiteStore
+) -> None:
+    """Jobs with ids of their own take rows in rowid order (the jobs table's
+    B-tree stays append-only), own_ids maps each id's key to its row, and
+    every operation takes and gives the ids the scheduler knows (the keys)."""
+    up, down, other = -(2**62), -7, -(2**40)
+    plain = store.reserve_ids(1)
+    await store.add(
+        [
+            new(up, own_id=True),
+            new(down, own_id=True, depends_on=(up,)),
+            new(other, own_id=True, run_at=NOW + LONG),
+        ],
+        NOW,
+    )
+    await store.add([new(plain, depends_on=(down,))], NOW)
+    rows = [row for (row,) in _rows(tmp_path / "jobs.db", "SELECT id FROM jobs ORDER BY id")]
+    assert rows == sorted(rows) and min(rows) > 0 and len(rows) == 4
+    assert _rows(tmp_path / "jobs.db", "SELECT own_key FROM own_ids ORDER BY job") == [
+        (up,),
+        (down,),
+        (other,),
+    ]
+    assert [j.id for j in await store.jobs()] == [other, down, up, plain]  # newest first
+    assert (await store.jobs(before=other))[0].id == down  # a page's cursor, an id
+    assert (await store.fetch(plain)).depends_on == (down,)  # type: ignore[union-attr]
+    assert (await store.fetch(down)).depends_on == (up,)  # type: ignore[union-attr]
+    (claimed,) = await store.claim("m", 5, {"async": 99}, NOW, 30)
+    assert claimed.id == up  # the only job ready
+    assert await store.extend("m", [up], NOW + 60) == []
+    await store.cancel([up], NOW)  # running: flagged for its owner
+    assert await store.extend("m", [up], NOW + 60) == [up]
+    recorded = await store.record("m", [done(up, status=js.JobStatus.FAILED, error="E: no")])
+    assert recorded.refused == []
+    assert [(c.id, c.error) for c in recorded.changes] == [
+        (down, f"upstream job-{up} failed"),
+        (plain, f"upstream job-{down} cancelled"),
+    ]
+    assert [(a.job_id, a.status) for a in await store.attempts(job_id=up)] == [
+        (up, js.JobStatus.FAILED)
+    ]
+    assert await store.retry([up, down], NOW) == [up, down]
+    assert (await store.fetch(down)).status is js.JobStatus.PENDING  # type: ignore[union-attr]
+    assert (await store.record("m", [done(other)])).refused == [other]  # never claimed
+    changes = await store.cancel([other, down, up], NOW)
+    assert {c.id for c in changes} == {other, down, up}  # plain: cancelled already
+    assert await store.prune(keep=0) == 4
+    assert _rows(tmp_path / "jobs.db", "SELECT * FROM own_ids") == []
+    again = new(up, own_id=True)
+    await store.add([again], NOW)  # pruned: the id may be used again
+    assert not again.existed and (await store.fetch(up)) is not None
+
+
+async def test_a_file_of_the_previous_code_keeps_its_own_id_jobs(tmp_path: Path) -> None:
+    """A file written before own_ids, its own-id rows keyed by the id's hash:
+    the new code finds them by their ids (fetch, wait, result, a dependency,
+    cancel, the CLI's look-up), never adds one again, and numbers new ones
+    in rowid order."""
+    from sample_jobs import Ok
+
+    from jobsched._jobs import own_number
+
+    path = tmp_path / "jobs.db"
+    url = url_for(path)
+    async with js.JobScheduler(store=url, num_workers=0) as s:
+        s.submit(Ok("old a"), job_id="old-a")
+        s.submit(Ok("old b"), job_id="old-b", delay=3600)
+        await s.flush()
+    # The previous code's layout: the rows keyed by the hash, no own_ids table.
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("UPDATE jobs SET id = (SELECT own_key FROM own_ids WHERE job = jobs.id)")
+        conn.execute("DROP TABLE own_ids")
+    assert sorted(_rows(path, "SELECT id FROM jobs")) == sorted(
+        [(own_number("old-a"),), (own_number("old-b"),)]
+    )
+    async with js.JobScheduler(store=url, num_workers=2) as s:
+        assert s.submit(Ok("again"), job_id="old-a") == "old-a"
+        assert await s.enqueue(Ok("again"), job_id="old-b") == "old-b"
+        down = s.submit(Ok("down"), depends_on=["old-a"], job_id="new-c")
+        with anyio.fail_after(60):
+            assert await s.result("old-a") == "old a"  # the first job stands
+            assert await s.result(down) == "down"
+        assert s.cancel("old-b")
+        with anyio.fail_after(60):
+            held = await s.wait("old-b")
+        assert held.job_id == "old-b" and held.status is js.JobStatus.CANCELLED
+    store = SQLiteStore(url)
+    await store.open()
+    try:
+        found = await store.fetch(own_number("old-a"))  # the CLI's look-up of an own id
+        assert found is not None and found.status is js.JobStatus.COMPLETED
+        added = await store.fetch(own_number("new-c"))
+        assert added is not None and added.status is js.JobStatus.COMPLETED
+    finally:
+        await store.close()
+    assert len(_rows(path, "SELECT id FROM jobs")) == 3
+    assert [k for (k,) in _rows(path, "SELECT own_key FROM own_ids")] == [own_number("new-c")]
+    assert _rows(path, "SELECT count(*) FROM jobs WHERE id > 0") == [(1,)]

@@ -25,6 +25,7 @@ from jobsched.store import (
     StoredSchedule,
 )
 
+from . import _own
 from ._sql import count_ended
 
 #: The statuses ``retry`` takes back; any other job is left alone.
@@ -59,16 +60,20 @@ def stored_job(row: tuple[Any, ...], depends_on: tuple[int, ...]) -> StoredJob:
 
 
 def fetch(conn: sqlite3.Connection, job_id: int) -> StoredJob | None:
-    row = conn.execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    number = _own.row_of(conn, job_id)
+    row = conn.execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (number,)).fetchone()
     if row is None:
         return None
-    deps = conn.execute("SELECT upstream FROM deps WHERE downstream = ?", (job_id,))
-    return stored_job(row, tuple(u for (u,) in deps))
+    deps = [u for (u,) in conn.execute("SELECT upstream FROM deps WHERE downstream = ?", (number,))]
+    ids = _own.ids_of(conn, deps)
+    return stored_job((job_id, *row[1:]), tuple(ids.get(u, u) for u in deps))
 
 
 def jobs(
     conn: sqlite3.Connection, statuses: list[str], limit: int, before: int | None
 ) -> list[StoredJob]:
+    if before is not None:
+        before = _own.row_of(conn, before)  # a page's cursor: the last job's id
     ids = newest_ids(conn, statuses, limit, before)
     if not ids:
         return []
@@ -87,7 +92,13 @@ def jobs(
         ids,
     ):
         upstreams.setdefault(downstream, []).append(upstream)
-    return [stored_job(r, tuple(upstreams.get(r[0], ()))) for r in rows]
+    own = _own.ids_of(conn, [*ids, *(u for us in upstreams.values() for u in us)])
+    return [
+        stored_job(
+            (own.get(r[0], r[0]), *r[1:]), tuple(own.get(u, u) for u in upstreams.get(r[0], ()))
+        )
+        for r in rows
+    ]
 
 
 def newest_ids(
@@ -217,6 +228,7 @@ def attempts(
     running = "j.status = 'running' AND j.status != 'completed'"
     params: tuple[Any, ...]
     if job_id is not None:
+        job_id = _own.row_of(conn, job_id)
         query = (
             f"{rows_of}a.job_id = ? UNION ALL "
             f"{jobs_of}j.id = ? AND j.status IN ('running', 'completed')"
@@ -237,9 +249,10 @@ def attempts(
         (*params, limit),
     ).fetchall()
     rows.reverse()
+    own = _own.ids_of(conn, [r[0] for r in rows])
     return [
         Attempt(
-            job_id=r[0],
+            job_id=own.get(r[0], r[0]),
             attempt=r[1],
             name=r[2],
             executor=r[3],
@@ -282,7 +295,9 @@ def retry(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[in
     marks = ", ".join("?" * len(RETRYABLE))
     done: list[int] = []
     ended: dict[tuple[str, str], int] = {}
-    for job_id in dict.fromkeys(ids):  # once each, in the caller's order
+    rows = _own.rows_of(conn, ids)
+    for wanted in dict.fromkeys(ids):  # once each, in the caller's order
+        job_id = rows.get(wanted, wanted)
         # The status it leaves, for ended_counts (RETURNING gives the new one).
         was = conn.execute("SELECT status, executor FROM jobs WHERE id = ?", (job_id,)).fetchone()
         if was is None or was[0] not in {s.value for s in RETRYABLE}:
@@ -298,7 +313,7 @@ def retry(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[in
             (now, job_id, *(s.value for s in RETRYABLE)),
         ).fetchone()
         if row is not None:
-            done.append(row[0])
+            done.append(wanted)
             ended[was[0], was[1]] = ended.get((was[0], was[1]), 0) - 1
     if ended:
         count_ended(conn, ended)

@@ -38,11 +38,13 @@ from jobsched.store import (
     check_retry_ids,
 )
 
-from . import _operator, _schema, _sql
+from . import _operator, _own, _schedules, _schema, _sql
+from ._add import AlreadyFired, add
 from ._claim import RUNNING, claim
 from ._errors import is_transient, unavailable
 from ._groupcommit import GroupCommit, rollback
-from ._sql import AlreadyFired, add, cancel_queued, prune, record
+from ._outcomes import record
+from ._sql import cancel_queued, prune
 
 T = TypeVar("T")
 
@@ -176,8 +178,9 @@ class SQLiteStore(JobStore):
         if limit < 1:
             return []
         take_over = self._looks.due(owner, now, lease)
-        claims, self._token_due = await self._write_async(
-            lambda conn: claim(
+
+        def claim_ids(conn: sqlite3.Connection) -> tuple[list[Claimed], float | None]:
+            claims, token_due = claim(
                 conn,
                 owner,
                 limit,
@@ -189,7 +192,13 @@ class SQLiteStore(JobStore):
                 take_over,
                 self.key_ids,
             )
-        )
+            ids = _own.ids_of(conn, [c.id for c in claims])
+            if ids:
+                for c in claims:
+                    c.id = ids.get(c.id, c.id)
+            return claims, token_due
+
+        claims, self._token_due = await self._write_async(claim_ids)
         return claims
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
@@ -197,11 +206,12 @@ class SQLiteStore(JobStore):
 
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
         def extend(conn: sqlite3.Connection) -> list[int]:
+            rows = _own.rows_of(conn, ids)
             conn.executemany(
                 "UPDATE jobs SET lease_until = ? WHERE id = ? AND owner = ? AND status = 'running'",
-                [(until, i, owner) for i in ids],
+                [(until, rows.get(i, i), owner) for i in ids],
             )
-            return [
+            cancels = [
                 i
                 for (i,) in conn.execute(
                     "SELECT id FROM jobs WHERE owner = ? AND status = 'running' "
@@ -209,19 +219,23 @@ class SQLiteStore(JobStore):
                     (owner,),
                 )
             ]
+            back = _own.ids_of(conn, cancels)
+            return [back.get(i, i) for i in cancels]
 
         return await self._write_async(extend)
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
         def release(conn: sqlite3.Connection) -> None:
-            _sql.cancel_released(conn, owner, ids, time.time())
+            own = _own.rows_of(conn, ids)
+            rows = [own.get(i, i) for i in ids]
+            _sql.cancel_released(conn, owner, rows, time.time())
             # The attempt never started: its number is reused (a running
             # attempt has no row of its own to remove).
             conn.executemany(
                 "UPDATE jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
                 "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
                 "lease_until = NULL WHERE id = ? AND owner = ? AND status = 'running'",
-                [(i, owner) for i in ids],
+                [(i, owner) for i in rows],
             )
 
         await self._write_async(release)
@@ -234,7 +248,7 @@ class SQLiteStore(JobStore):
             (job,) = conn.execute("SELECT MIN(run_at) FROM jobs WHERE queue = 1").fetchone()
             # Paused schedules (next_fire +inf) are never due.
             (fire,) = conn.execute(
-                f"SELECT MIN(next_fire) FROM schedules WHERE next_fire < {INF}"
+                f"SELECT MIN(next_fire) FROM schedules WHERE next_fire < {_schedules.INF}"
             ).fetchone()
             due = [t for t in (job, fire, self._token_due) if t is not None]
             return min(due) if due else None
@@ -256,69 +270,21 @@ class SQLiteStore(JobStore):
         return await self._read_async(count)
 
     async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
-        def put(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                "INSERT INTO schedules (id, payload, next_fire) VALUES (?, ?, ?) "
-                "ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, "
-                # A paused schedule (next_fire +inf; 9e999 is SQLite's way to
-                # write it) stays paused when a worker registers it again.
-                f"next_fire = CASE WHEN schedules.next_fire = {INF} THEN schedules.next_fire "
-                "ELSE excluded.next_fire END, owner = NULL, lease_until = NULL",
-                list(schedules),
-            )
-
-        await self._write_async(put)
+        await self._write_async(lambda conn: _schedules.put(conn, schedules))
 
     async def remove_schedules(self, ids: Collection[str]) -> None:
-        def remove(conn: sqlite3.Connection) -> None:
-            conn.executemany("DELETE FROM schedules WHERE id = ?", [(i,) for i in ids])
-
-        await self._write_async(remove)
+        await self._write_async(lambda conn: _schedules.remove(conn, ids))
 
     async def claim_schedules(self, owner: str, now: float, lease: float) -> list[DueSchedule]:
-        def claim(conn: sqlite3.Connection) -> list[DueSchedule]:
-            rows = conn.execute(
-                "UPDATE schedules SET owner = ?, lease_until = ? WHERE next_fire <= ? "
-                "AND (owner IS NULL OR lease_until < ?) "
-                "RETURNING id, payload, next_fire, last_job",
-                (owner, now + lease, now, now),
-            ).fetchall()
-            due = []
-            for schedule_id, payload, fire_time, last_job in rows:
-                status = None
-                if last_job is not None:
-                    row = conn.execute(
-                        "SELECT status FROM jobs WHERE id = ?", (last_job,)
-                    ).fetchone()
-                    status = JobStatus(row[0]) if row is not None else None
-                due.append(DueSchedule(schedule_id, payload, fire_time, status))
-            return due
-
-        return await self._write_async(claim)
+        return await self._write_async(lambda conn: _schedules.claim(conn, owner, now, lease))
 
     async def fire(
         self, owner: str, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
     ) -> bool:
-        def fire(conn: sqlite3.Connection) -> bool:
-            moved = conn.execute(
-                "UPDATE schedules SET next_fire = ?, owner = NULL, lease_until = NULL, "
-                "last_job = COALESCE(?, last_job) "
-                "WHERE id = ? AND owner = ? AND next_fire = ?",
-                (next_fire, job.id if job is not None else None, schedule, owner, fire_time),
-            ).rowcount
-            if moved != 1:
-                return False
-            if job is not None:
-                try:
-                    add(conn, [job], fire_time)
-                except sqlite3.IntegrityError:
-                    # This fire was made already: the unique index on
-                    # (schedule, fire_time) makes a second one impossible.
-                    raise AlreadyFired() from None
-            return True
-
         try:
-            return await self._write_async(fire)
+            return await self._write_async(
+                lambda conn: _schedules.fire(conn, owner, schedule, fire_time, next_fire, job)
+            )
         except AlreadyFired:
             return False
 
@@ -364,37 +330,13 @@ class SQLiteStore(JobStore):
         return await self._read_async(lambda conn: _operator.schedules(conn, now))
 
     async def pause_schedule(self, schedule_id: str) -> bool:
-        def pause(conn: sqlite3.Connection) -> bool:
-            return bool(
-                conn.execute(
-                    f"UPDATE schedules SET next_fire = {INF}, owner = NULL, lease_until = NULL "
-                    "WHERE id = ?",
-                    (schedule_id,),
-                ).rowcount
-            )
-
-        return await self._write_async(pause)
+        return await self._write_async(lambda conn: _schedules.pause(conn, schedule_id))
 
     async def resume_schedule(self, schedule_id: str, next_fire: float) -> bool:
-        def resume(conn: sqlite3.Connection) -> bool:
-            conn.execute(
-                f"UPDATE schedules SET next_fire = ? WHERE id = ? AND next_fire = {INF}",
-                (next_fire, schedule_id),
-            )
-            return _exists(conn, schedule_id)
-
-        return await self._write_async(resume)
+        return await self._write_async(lambda conn: _schedules.resume(conn, schedule_id, next_fire))
 
     async def trigger_schedule(self, schedule_id: str, job: NewJob) -> bool:
-        def trigger(conn: sqlite3.Connection) -> bool:
-            if not conn.execute(
-                "UPDATE schedules SET last_job = ? WHERE id = ?", (job.id, schedule_id)
-            ).rowcount:
-                return False
-            add(conn, [job], time.time())
-            return True
-
-        return await self._write_async(trigger)
+        return await self._write_async(lambda conn: _schedules.trigger(conn, schedule_id, job))
 
     async def retry(self, ids: Collection[int], now: float) -> list[int]:
         wanted = check_retry_ids(ids)
@@ -411,14 +353,3 @@ class SQLiteStore(JobStore):
     async def members(self, *, limit: int = 200) -> list[Member]:
         limit = check_limit(limit)
         return await self._read_async(lambda conn: _operator.members(conn, limit))
-
-
-#: +inf in SQLite's SQL: a paused schedule's next_fire (REAL holds it, and
-#: ``next_fire <= now`` never holds for it).
-INF = "9e999"
-
-
-def _exists(conn: sqlite3.Connection, schedule_id: str) -> bool:
-    return (
-        conn.execute("SELECT 1 FROM schedules WHERE id = ?", (schedule_id,)).fetchone() is not None
-    )

@@ -303,15 +303,25 @@ def check_own_id(job_id: object) -> str:
     return job_id
 
 
+# Cached: a submit asks twice (is it held here? then the job's number).
+@functools.lru_cache(maxsize=1024)
 def own_number(job_id: str) -> int:
     """The number a store knows an id of the caller's own by: negative (numbered
     ids are positive), from a hash of the id, so every member computes the
-    same one and the store's primary key makes the id unique. Two ids held at
+    same one and the store's unique key makes the id unique. Two ids held at
     once share a number with a chance of about n² / 2⁶⁴ among n of them."""
-    from hashlib import blake2b
+    global _blake2b
+    if _blake2b is None:
+        # Loaded at the first use, not at import (hashlib: see test_import_cost);
+        # an import statement on each call was half of this function's time.
+        from hashlib import blake2b
 
-    digest = blake2b(job_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        _blake2b = blake2b
+    digest = _blake2b(job_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return -(int.from_bytes(digest, "big") >> 1) - 1
+
+
+_blake2b: Callable[..., Any] | None = None
 
 
 def _check_label(name: str, value: object) -> None:
