@@ -35,8 +35,6 @@ from .._ordering._queue import queue_for
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
 from .._time._recurring import Schedule
-from ..store._base import JobStore
-from ..store._registry import MemoryStore, open_store
 from ._attempts import Attempt, Deadlines
 from ._dispatch import inside_workers_of
 from ._results import Results
@@ -50,6 +48,9 @@ if TYPE_CHECKING:
 
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
+
+    # Only a store given by URL or object loads the store seam (_store_for).
+    from ..store._base import JobStore
 
 
 class JobScheduler(Results):
@@ -115,7 +116,7 @@ class JobScheduler(Results):
                 raise TypeError(
                     f"executors[{name!r}] must be a jobsched.Executor instance, got {executor!r}"
                 )
-        in_memory = store == "memory" or isinstance(store, MemoryStore)
+        in_memory = store == "memory" or _is_memory(store)
         self._link = None
         if not in_memory:
             # Loaded here, not at import: the link brings the codec (hashlib,
@@ -472,7 +473,17 @@ def check_grace(grace: object) -> None:
         raise TypeError(f"grace must be a number of seconds or None, got {grace!r}") from None
 
 
+def _is_memory(store: object) -> bool:
+    """Whether ``store`` is ``open_store("memory")``'s: the scheduler keeps its jobs."""
+    from ..store._registry import MemoryStore
+
+    return isinstance(store, MemoryStore)
+
+
 def _store_for(store: object) -> JobStore:
+    from ..store._base import JobStore
+    from ..store._registry import open_store
+
     if isinstance(store, JobStore):
         return store
     if isinstance(store, str):

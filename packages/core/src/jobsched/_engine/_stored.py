@@ -29,12 +29,16 @@ from .._jobs._job import AsyncJob, Job, id_number
 from .._log import logger
 from .._ordering._admission import executor_capacity
 from .._ordering._fairshare import FairShareStrategy
-from ..store._base import Change, Claimed, DueSchedule, NewJob, Outcome, mask_password
 from ._dispatch import Dispatch
 from ._state import POLL_INTERVAL, STOPPED, _describe
 
 if TYPE_CHECKING:
     from datetime import datetime
+
+    # Imported where they are used, not here: a scheduler on the memory store
+    # never does, and the store seam's dataclasses are most of what `import
+    # jobsched` would cost.
+    from ..store._base import Change, Claimed, DueSchedule, NewJob
 
 _PENDING = JobStatus.PENDING
 _RUNNING = JobStatus.RUNNING
@@ -131,6 +135,7 @@ class Stored(Dispatch):
 
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Jobs the store handed to this member: queue them, or settle lost ones."""
+        from ..store._base import Outcome
         link = self._link
         assert link is not None
         jobs = self._jobs
@@ -201,6 +206,7 @@ class Stored(Dispatch):
 
     def _refuse(self, number: int, attempt: int, reason: str) -> None:
         """A claimed row that must not run: FAILED in the store, unread."""
+        from ..store._base import Outcome
         link = self._link
         assert link is not None
         self._held.pop(number, None)
@@ -445,6 +451,8 @@ class Stored(Dispatch):
 
     async def _open_store(self) -> None:
         if self._link is not None:
+            from ..store._base import mask_password
+
             store = self._link.store
             await store.open()
             if not store.secrets:

@@ -20,15 +20,17 @@ from .._jobs._form import stored_form
 from .._jobs._job import Job, check_own_id, id_number, next_number, own_number
 from .._log import logger
 from .._ordering._admission import Admission, executor_capacity
-from ..store._base import NewJob
 from ._outcomes import Outcomes
 from ._state import _describe
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
-    # module (datetime) would triple the cost of `import jobsched`.
+    # module (datetime) would triple the cost of `import jobsched`; and the
+    # store seam (its dataclasses), which only a durable store needs.
     from datetime import datetime
+
+    from ..store._base import NewJob
 
 _PENDING = JobStatus.PENDING
 _COMPLETED = JobStatus.COMPLETED
@@ -136,6 +138,7 @@ class Submission(Outcomes):
         self, job: Job, delay: float, deps: list[int], job_id: str | None = None
     ) -> NewJob:
         """The store's row for a checked job, which this process now knows."""
+        from ..store._base import NewJob
         link = self._link
         assert link is not None
         if job_id is None:
