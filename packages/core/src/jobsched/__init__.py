@@ -46,10 +46,10 @@ from ._ordering._strategies import SortKey as SortKey
 from ._time._scheduleinfo import ScheduleInfo as ScheduleInfo
 
 if TYPE_CHECKING:
-    from .store._base import JobStore as JobStore
-    from .store._registry import open_store as open_store
     from ._sync._background import BackgroundScheduler as BackgroundScheduler
     from ._time._cron import CronTrigger as CronTrigger
+    from .store._base import JobStore as JobStore
+    from .store._registry import open_store as open_store
 
 __all__ = [
     "AgingPriorityStrategy",

@@ -251,6 +251,7 @@ class Outcomes(SchedulerState):
         """Write a held job's outcome; the status to record (FAILED if its
         result cannot be stored)."""
         from ..store._base import Outcome
+
         link = self._link
         assert link is not None
         number = job._jobsched_id
@@ -284,6 +285,7 @@ class Outcomes(SchedulerState):
         """Write the FAILED end of a held job whose outcome could not be recorded,
         so that the store's row does not stay RUNNING under this member for ever."""
         from ..store._base import Outcome
+
         link = self._link
         assert link is not None
         attempt = self._held.pop(job._jobsched_id, None)
@@ -301,6 +303,7 @@ class Outcomes(SchedulerState):
 
     def _store_retry(self, job: Job, wait: float) -> None:
         from ..store._base import Outcome
+
         link = self._link
         assert link is not None
         number = job._jobsched_id

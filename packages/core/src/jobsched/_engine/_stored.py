@@ -136,6 +136,7 @@ class Stored(Dispatch):
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Jobs the store handed to this member: queue them, or settle lost ones."""
         from ..store._base import Outcome
+
         link = self._link
         assert link is not None
         jobs = self._jobs
@@ -207,6 +208,7 @@ class Stored(Dispatch):
     def _refuse(self, number: int, attempt: int, reason: str) -> None:
         """A claimed row that must not run: FAILED in the store, unread."""
         from ..store._base import Outcome
+
         link = self._link
         assert link is not None
         self._held.pop(number, None)

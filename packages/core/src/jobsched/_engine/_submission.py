@@ -139,6 +139,7 @@ class Submission(Outcomes):
     ) -> NewJob:
         """The store's row for a checked job, which this process now knows."""
         from ..store._base import NewJob
+
         link = self._link
         assert link is not None
         if job_id is None:
