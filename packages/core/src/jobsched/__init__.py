@@ -43,11 +43,11 @@ from ._ordering._strategies import FIFOStrategy as FIFOStrategy
 from ._ordering._strategies import PriorityStrategy as PriorityStrategy
 from ._ordering._strategies import SchedulingStrategy as SchedulingStrategy
 from ._ordering._strategies import SortKey as SortKey
-from ._time._scheduleinfo import ScheduleInfo as ScheduleInfo
 
 if TYPE_CHECKING:
     from ._sync._background import BackgroundScheduler as BackgroundScheduler
     from ._time._cron import CronTrigger as CronTrigger
+    from ._time._scheduleinfo import ScheduleInfo as ScheduleInfo
     from .store._base import JobStore as JobStore
     from .store._registry import open_store as open_store
 
@@ -100,6 +100,12 @@ def __getattr__(name: str) -> object:
     # store seam (JobStore, its row dataclasses, the URL registry) is only for
     # a durable store, and `__version__` needs importlib.metadata, which costs
     # more than jobsched.
+    if name == "ScheduleInfo":
+        # A frozen slots dataclass: only for an app that lists its schedules.
+        from ._time._scheduleinfo import ScheduleInfo
+
+        globals()["ScheduleInfo"] = ScheduleInfo
+        return ScheduleInfo
     if name in ("JobStore", "open_store"):
         from .store import _base, _registry
 
