@@ -6,7 +6,6 @@ See ``_state.py`` for how the parts stack.
 from __future__ import annotations
 
 import math
-import random
 import time
 from _thread import get_ident  # threading's, without importing threading
 from collections import deque
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
     # module (datetime) would triple the cost of `import jobsched`.
     import asyncio
+    import random
 
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
@@ -134,7 +134,11 @@ class JobScheduler(Results):
         self._strategy = strategy if strategy is not None else PriorityStrategy()
         self._num_workers = num_workers
         self._executors: dict[str, Executor] = dict(executors or {})
-        self._rng = rng if rng is not None else random.Random()
+        if rng is None:
+            import random  # here: `import jobsched` skips random (and hashlib's sha512)
+
+            rng = random.Random()
+        self._rng = rng
         self._history_limit = history_limit
         self._clock = clock if clock is not None else time.monotonic
 
