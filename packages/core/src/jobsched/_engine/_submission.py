@@ -16,7 +16,6 @@ from .._exceptions import (
 )
 from .._jobs import _plugins
 from .._jobs._executor import Executor
-from .._jobs._form import stored_form
 from .._jobs._job import Job, check_own_id, id_number, next_number, own_number
 from .._log import logger
 from .._ordering._admission import Admission, executor_capacity
@@ -138,6 +137,7 @@ class Submission(Outcomes):
         self, job: Job, delay: float, deps: list[int], job_id: str | None = None
     ) -> NewJob:
         """The store's row for a checked job, which this process now knows."""
+        from .._jobs._form import stored_form
         from ..store._base import NewJob
 
         link = self._link
@@ -319,6 +319,8 @@ def _refuse_main(job: Job, url: str) -> None:
     """TypeError if what ``job`` pickles refers to a class or function of ``__main__``."""
     import io
     import pickle
+
+    from .._jobs._form import stored_form
 
     found: list[str] = []
 
