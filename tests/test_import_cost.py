@@ -121,6 +121,18 @@ def test_an_in_memory_scheduler_loads_no_store_module() -> None:
     assert seen["store"] == []
 
 
+def test_a_background_scheduler_in_memory_loads_no_store_module() -> None:
+    """The same for the sync facade: its loop thread runs a job on the memory
+    store without loading the store seam or the link."""
+    seen = _probe(
+        "import jobsched as js\n"
+        "with js.BackgroundScheduler() as s:\n"
+        "    assert s.result(s.submit(js.FunctionJob(len, args=('abc',))), timeout=60) == 3\n"
+    )
+    assert [m for m in seen["loaded"] if m != "socket"] == []
+    assert seen["store"] == []
+
+
 def test_a_durable_store_loads_them_when_first_used(tmp_path: object) -> None:
     """The probe sees those modules once a scheduler on SQLite is built: the
     bound above is on what a bare import loads, not on what works."""
