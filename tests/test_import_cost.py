@@ -1,4 +1,5 @@
-"""`import jobsched` stays cheap: no subprocess, no cron parser, until a trigger is built.
+"""`import jobsched` stays cheap: no subprocess, no cron parser until a trigger
+is built, no store seam until a durable store is used.
 
 How long the import takes is measured in the benchmark suite (W0), as a ratio
 to `import anyio`, and by :func:`paired_import_ratio` here (run this file as a
@@ -29,15 +30,24 @@ sys.addaudithook(hook)
 CODE
 print(json.dumps({"started": started, "croniter": "croniter" in sys.modules,
                   "click": "click" in sys.modules,
+                  "store": sorted(m for m in sys.modules
+                                  if m.split(".")[:2] == ["jobsched", "store"]),
                   "loaded": sorted(m for m in LAZY if m in sys.modules)}))
 """
 
-#: Modules only a durable store needs: the store link and what it brings, the
-#: codec (hashlib, hmac, pickle) and the members module (socket). Issue 22
-#: found them loaded by a bare import, which had doubled its cost.
+#: Modules only a durable store needs: the store seam (``jobsched.store``:
+#: JobStore, its row dataclasses, the URL registry), the store link and what
+#: it brings, the codec (hashlib, hmac, pickle) and the members module
+#: (socket). Issue 22 found them loaded by a bare import, which had doubled its
+#: cost; issue 23 found the seam's dataclasses a third of it. (The probe's
+#: "store" lists every ``jobsched.store.*`` module loaded, named here or not.)
 LAZY = (
     "jobsched._engine._link",
     "jobsched._engine._linkhost",
+    "jobsched.store",
+    "jobsched.store._args",
+    "jobsched.store._base",
+    "jobsched.store._registry",
     "jobsched.store._codec",
     "jobsched.store._members",
     "hashlib",
@@ -66,16 +76,39 @@ def test_probe_sees_a_subprocess() -> None:
 
 
 def test_import_starts_no_subprocess_and_no_cron_parser() -> None:
-    """`import jobsched` and reading its public names start no process and skip
-    croniter and click (the console script's)."""
+    """`import jobsched` starts no process and skips croniter, click (the
+    console script's) and every store module; reading its public names starts no
+    process and skips croniter and click."""
+    seen = _probe("import jobsched")
+    assert seen == {"started": [], "croniter": False, "click": False, "store": [], "loaded": []}
     seen = _probe("import jobsched\nfor n in jobsched.__all__: getattr(jobsched, n)")
-    assert seen == {"started": [], "croniter": False, "click": False, "loaded": []}
+    assert seen["started"] == [] and not seen["croniter"] and not seen["click"]
+
+
+def test_the_store_seam_loads_when_its_names_are_read() -> None:
+    """`jobsched.JobStore` and `jobsched.open_store` are the seam's, loaded on
+    first use; the codec and the members module still wait for a durable store."""
+    seen = _probe(
+        "import jobsched\n"
+        "from jobsched.store._base import JobStore\n"
+        "assert jobsched.JobStore is JobStore\n"
+        "from jobsched.store._registry import open_store\n"
+        "assert jobsched.open_store is open_store\n"
+    )
+    assert seen["store"] == [
+        "jobsched.store",
+        "jobsched.store._args",
+        "jobsched.store._base",
+        "jobsched.store._registry",
+    ]
+    assert [m for m in seen["loaded"] if not m.startswith("jobsched.store")] == []
 
 
 def test_an_in_memory_scheduler_loads_no_store_module() -> None:
-    """A scheduler on the in-memory store running a job leaves the store link,
-    the codec, the members module, hashlib, hmac and pickle unloaded: only a
-    durable store pays for them."""
+    """A scheduler on the in-memory store running a job leaves the store seam
+    (every ``jobsched.store`` module), the store link, the codec, the members
+    module, hashlib, hmac and pickle unloaded: only a durable store pays for
+    them."""
     seen = _probe(
         "import anyio, jobsched as js\n"
         "async def main():\n"
@@ -86,6 +119,19 @@ def test_an_in_memory_scheduler_loads_no_store_module() -> None:
     )
     # asyncio (the event loop anyio.run starts) imports socket itself.
     assert [m for m in seen["loaded"] if m != "socket"] == []
+    assert seen["store"] == []
+
+
+def test_a_background_scheduler_in_memory_loads_no_store_module() -> None:
+    """The same for the sync facade: its loop thread runs a job on the memory
+    store without loading the store seam or the link."""
+    seen = _probe(
+        "import jobsched as js\n"
+        "with js.BackgroundScheduler() as s:\n"
+        "    assert s.result(s.submit(js.FunctionJob(len, args=('abc',))), timeout=60) == 3\n"
+    )
+    assert [m for m in seen["loaded"] if m != "socket"] == []
+    assert seen["store"] == []
 
 
 def test_a_durable_store_loads_them_when_first_used(tmp_path: object) -> None:

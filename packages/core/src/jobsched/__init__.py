@@ -41,15 +41,15 @@ from ._ordering._strategies import EarliestDeadlineFirstStrategy as EarliestDead
 from ._ordering._strategies import FIFOStrategy as FIFOStrategy
 from ._ordering._strategies import PriorityStrategy as PriorityStrategy
 from ._ordering._strategies import SchedulingStrategy as SchedulingStrategy
-from ._time._scheduleinfo import ScheduleInfo as ScheduleInfo
-from .store._base import JobStore as JobStore
-from .store._registry import open_store as open_store
 
 if TYPE_CHECKING:
     from ._ordering._queue import ReadyQueue as ReadyQueue  # deprecated: jobsched.strategies
     from ._ordering._strategies import SortKey as SortKey  # deprecated: jobsched.strategies
     from ._sync._background import BackgroundScheduler as BackgroundScheduler
     from ._time._cron import CronTrigger as CronTrigger
+    from ._time._scheduleinfo import ScheduleInfo as ScheduleInfo
+    from .store._base import JobStore as JobStore
+    from .store._registry import open_store as open_store
 
 __all__ = [
     "AgingPriorityStrategy",
@@ -94,8 +94,22 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     # Loaded on first use, to keep `import jobsched` cheap: the cron module
-    # brings datetime and zoneinfo (and croniter once a trigger is built), and
-    # `__version__` needs importlib.metadata, which costs more than jobsched.
+    # brings datetime and zoneinfo (and croniter once a trigger is built), the
+    # store seam (JobStore, its row dataclasses, the URL registry) is only for
+    # a durable store, and `__version__` needs importlib.metadata, which costs
+    # more than jobsched.
+    if name == "ScheduleInfo":
+        # A frozen slots dataclass: only for an app that lists its schedules.
+        from ._time._scheduleinfo import ScheduleInfo
+
+        globals()["ScheduleInfo"] = ScheduleInfo
+        return ScheduleInfo
+    if name in ("JobStore", "open_store"):
+        from .store import _base, _registry
+
+        globals()["JobStore"] = _base.JobStore  # later lookups skip this hook
+        globals()["open_store"] = _registry.open_store
+        return globals()[name]
     if name == "CronTrigger":
         from ._time._cron import CronTrigger
 

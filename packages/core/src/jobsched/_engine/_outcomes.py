@@ -10,7 +10,6 @@ from .._enums import JobStatus
 from .._exceptions import NonRetryableError
 from .._jobs._job import Job
 from .._log import INFO, logger
-from ..store._base import Outcome
 from ._attempts import Attempt
 from ._state import SchedulerState, _describe, _extra, _format
 
@@ -245,10 +244,14 @@ class Outcomes(SchedulerState):
         return cascade
 
     # ── on a durable store ───────────────────────────────────────────────
+    # Each imports Outcome where it needs it: the store seam's dataclasses
+    # would be most of what `import jobsched` costs, for an in-memory app too.
 
     def _store_outcome(self, job: Job, status: JobStatus, error: str | None) -> JobStatus:
         """Write a held job's outcome; the status to record (FAILED if its
         result cannot be stored)."""
+        from ..store._base import Outcome
+
         link = self._link
         assert link is not None
         number = job._jobsched_id
@@ -281,6 +284,8 @@ class Outcomes(SchedulerState):
     def _store_failed(self, job: Job) -> None:
         """Write the FAILED end of a held job whose outcome could not be recorded,
         so that the store's row does not stay RUNNING under this member for ever."""
+        from ..store._base import Outcome
+
         link = self._link
         assert link is not None
         attempt = self._held.pop(job._jobsched_id, None)
@@ -297,6 +302,8 @@ class Outcomes(SchedulerState):
             )
 
     def _store_retry(self, job: Job, wait: float) -> None:
+        from ..store._base import Outcome
+
         link = self._link
         assert link is not None
         number = job._jobsched_id

@@ -7,7 +7,6 @@ The lifecycle (start, stop, ``async with``) is ``_lifecycle.py``; see
 from __future__ import annotations
 
 import math
-import random
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -29,8 +28,6 @@ from .._ordering._queue import queue_for
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
 from .._time._recurring import Schedule
-from ..store._base import JobStore
-from ..store._registry import MemoryStore, open_store
 from ._attempts import Attempt, Deadlines
 from ._lifecycle import Lifecycle
 from ._state import NEW, STOPPED, JobListener, SubmitHook
@@ -40,9 +37,13 @@ if TYPE_CHECKING:
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
     # module (datetime) would triple the cost of `import jobsched`.
     import asyncio
+    import random
 
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
+
+    # Only a store given by URL or object loads the store seam (_store_for).
+    from ..store._base import JobStore
 
 
 class JobScheduler(Lifecycle):
@@ -108,7 +109,7 @@ class JobScheduler(Lifecycle):
                 raise TypeError(
                     f"executors[{name!r}] must be a jobsched.Executor instance, got {executor!r}"
                 )
-        in_memory = store == "memory" or isinstance(store, MemoryStore)
+        in_memory = store == "memory" or _is_memory(store)
         self._link = None
         if not in_memory:
             # Loaded here, not at import: the link brings the codec (hashlib,
@@ -127,7 +128,11 @@ class JobScheduler(Lifecycle):
         self._strategy = strategy if strategy is not None else PriorityStrategy()
         self._num_workers = num_workers
         self._executors: dict[str, Executor] = dict(executors or {})
-        self._rng = rng if rng is not None else random.Random()
+        if rng is None:
+            import random  # here: `import jobsched` skips random (and hashlib's sha512)
+
+            rng = random.Random()
+        self._rng = rng
         self._history_limit = history_limit
         self._clock = clock if clock is not None else time.monotonic
 
@@ -265,7 +270,17 @@ class JobScheduler(Lifecycle):
             await event.wait()
 
 
+def _is_memory(store: object) -> bool:
+    """Whether ``store`` is ``open_store("memory")``'s: the scheduler keeps its jobs."""
+    from ..store._registry import MemoryStore
+
+    return isinstance(store, MemoryStore)
+
+
 def _store_for(store: object) -> JobStore:
+    from ..store._base import JobStore
+    from ..store._registry import open_store
+
     if isinstance(store, JobStore):
         return store
     if isinstance(store, str):

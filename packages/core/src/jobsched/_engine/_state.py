@@ -28,7 +28,6 @@ threads reach the scheduler through ``submit_threadsafe``.
 
 from __future__ import annotations
 
-import random
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -49,8 +48,10 @@ from ._attempts import Attempt, Deadlines
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
-    # module (datetime) would triple the cost of `import jobsched`.
+    # module (datetime) would triple the cost of `import jobsched`; random
+    # only for the rng's type (JobScheduler makes one when it is built).
     import asyncio
+    import random
 
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken

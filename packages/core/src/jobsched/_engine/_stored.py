@@ -25,7 +25,6 @@ from .._exceptions import (
 from .._jobs._job import AsyncJob, Job, id_number
 from .._log import logger
 from .._ordering._fairshare import FairShareStrategy
-from ..store._base import mask_password
 from ._dispatch import Dispatch
 from ._state import POLL_INTERVAL, STOPPED, _describe
 
@@ -250,6 +249,8 @@ class Stored(Dispatch):
 
     async def _open_store(self) -> None:
         if self._link is not None:
+            from ..store._base import mask_password
+
             store = self._link.store
             await store.open()
             if not store.secrets:

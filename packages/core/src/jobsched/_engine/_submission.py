@@ -16,19 +16,20 @@ from .._exceptions import (
 )
 from .._jobs import _plugins
 from .._jobs._executor import Executor
-from .._jobs._form import stored_form
 from .._jobs._job import Job, check_own_id, id_number, next_number, own_number
 from .._log import logger
 from .._ordering._admission import Admission, executor_capacity
-from ..store._base import NewJob
 from ._outcomes import Outcomes
 from ._state import _describe
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
-    # module (datetime) would triple the cost of `import jobsched`.
+    # module (datetime) would triple the cost of `import jobsched`; and the
+    # store seam (its dataclasses), which only a durable store needs.
     from datetime import datetime
+
+    from ..store._base import NewJob
 
 _PENDING = JobStatus.PENDING
 _COMPLETED = JobStatus.COMPLETED
@@ -136,6 +137,9 @@ class Submission(Outcomes):
         self, job: Job, delay: float, deps: list[int], job_id: str | None = None
     ) -> NewJob:
         """The store's row for a checked job, which this process now knows."""
+        from .._jobs._form import stored_form
+        from ..store._base import NewJob
+
         link = self._link
         assert link is not None
         if job_id is None:
@@ -315,6 +319,8 @@ def _refuse_main(job: Job, url: str) -> None:
     """TypeError if what ``job`` pickles refers to a class or function of ``__main__``."""
     import io
     import pickle
+
+    from .._jobs._form import stored_form
 
     found: list[str] = []
 

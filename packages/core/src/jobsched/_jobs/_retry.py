@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 import operator
-import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import random  # only the rng's type: `import jobsched` skips random
 
 
 @dataclass(frozen=True)

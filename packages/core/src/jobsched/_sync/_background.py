@@ -24,8 +24,6 @@ from .._engine._state import JobListener
 from .._exceptions import SchedulerError
 from .._jobs._job import Job
 from .._ordering._strategies import SchedulingStrategy
-from ..store._base import JobStore
-from ..store._registry import open_store
 from ._loopthread import LoopThread
 
 if TYPE_CHECKING:
@@ -36,6 +34,7 @@ if TYPE_CHECKING:
     from .._ordering._ratelimit import RateLimit
     from .._time._cron import CronTrigger
     from .._time._scheduleinfo import ScheduleInfo
+    from ..store._base import JobStore
 
 __all__ = ["BackgroundScheduler"]
 
@@ -80,9 +79,15 @@ class BackgroundScheduler:
     ) -> None:
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be 'asyncio' or 'trio', got {backend!r}")
-        if isinstance(store, str) and store != "memory":
-            store = open_store(store)  # held here too: join() asks it (see _join)
-        self._store = store if isinstance(store, JobStore) else None
+        self._store: JobStore | None = None
+        if store != "memory":
+            # Here, not at import: the store seam is only for a durable store.
+            from ..store._base import JobStore
+            from ..store._registry import open_store
+
+            if isinstance(store, str):
+                store = open_store(store)  # held here too: join() asks it (see _join)
+            self._store = store if isinstance(store, JobStore) else None
         self._scheduler = JobScheduler(
             strategy,
             num_workers=num_workers,
