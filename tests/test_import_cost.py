@@ -100,6 +100,8 @@ def test_the_store_seam_loads_when_its_names_are_read() -> None:
         "jobsched.store._args",
         "jobsched.store._base",
         "jobsched.store._registry",
+        "jobsched.store._rows",
+        "jobsched.store._urls",
     ]
     assert [m for m in seen["loaded"] if not m.startswith("jobsched.store")] == []
 
