@@ -178,3 +178,52 @@ def test_the_architecture_page_draws_the_folders() -> None:
     )
     unlisted = [m for m in modules if f"`{m}`" not in page]
     assert not unlisted, f"docs/architecture.md's table does not list {unlisted}"
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    """The jobsched modules ``path`` imports when it is imported itself: not
+    those in functions (loaded on first use) or under ``TYPE_CHECKING``."""
+    module = _module_of(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if node.module:
+                found.add(target)
+            # `from . import _x` imports the module _x (its package is being
+            # imported already); `from .x import name` imports x.
+            found |= {f"{target}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return found
+
+
+def test_no_import_circle() -> None:
+    """Modules import each other in one direction: a circle would make the
+    import order matter, and each part's docstring a promise nobody keeps."""
+    modules = {_module_of(p): p for p in CORE.rglob("*.py") if "testing" not in p.parts}
+    graph = {
+        name: {t for t in _top_level_imports(path) if t in modules and t != name}
+        for name, path in modules.items()
+    }
+    circles = []
+    state: dict[str, int] = {}
+
+    def visit(name: str, trail: list[str]) -> None:
+        state[name] = 1
+        for other in sorted(graph[name]):
+            if state.get(other) == 1:
+                circles.append(" -> ".join([*trail[trail.index(other) :], other]))
+            elif other not in state:
+                visit(other, [*trail, other])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert not circles, "\n".join(circles)
