@@ -37,7 +37,8 @@ What is checked (each item names where):
 * each job's whole life replayed against its spec: every attempt ends when
   and how the spec says (COMPLETED, RETRY_WAIT, FAILED or TIMED_OUT, so
   TIMED_OUT only when the last attempt timed out), or CANCELLED at the
-  instant someone cancelled it; results and ``last_error`` as expected; a
+  instant someone first cancelled it (a later ``cancel()`` of an attempt
+  still cleaning up changes nothing); results and ``last_error`` as expected; a
   CANCELLED job was cancelled by ``cancel()``, by shutdown or by a failed
   dependency, and a cascade happens at the upstream's instant
   (:meth:`Harness.check_life`);
