@@ -37,7 +37,8 @@ What is checked (each item names where):
 * each job's whole life replayed against its spec: every attempt ends when
   and how the spec says (COMPLETED, RETRY_WAIT, FAILED or TIMED_OUT, so
   TIMED_OUT only when the last attempt timed out), or CANCELLED at the
-  instant someone cancelled it; results and ``last_error`` as expected; a
+  instant someone first cancelled it (a later ``cancel()`` of an attempt
+  still cleaning up changes nothing); results and ``last_error`` as expected; a
   CANCELLED job was cancelled by ``cancel()``, by shutdown or by a failed
   dependency, and a cascade happens at the upstream's instant
   (:meth:`Harness.check_life`);
@@ -982,10 +983,14 @@ class Harness:
                 self.violation(f"{name} attempt {a}: body ended {body.end}, job left RUNNING {end}")
             outcome, took = spec.plan(a)
             if new is CANCELLED:
-                cancel_at = rec.cancelled_at if rec.cancelled_at is not None else self.stopped_at
-                if cancel_at is None or (rec.cancelled_at is None and not rec.shutdown_cancel):
+                # The first cancel counts: a cancel() of an attempt that a
+                # shutdown already cancelled, and that still cleans up,
+                # returns True but changes nothing.
+                cancels = [rec.cancelled_at, self.stopped_at if rec.shutdown_cancel else None]
+                if not any(t is not None for t in cancels):
                     self.violation(f"{name} attempt {a} CANCELLED, but nobody cancelled it")
                     continue
+                cancel_at = min(t for t in cancels if t is not None)
                 # The attempt stops when cancelled (or at its timeout, if
                 # that came first), plus the clean-up of a lingering job.
                 stop_at = min(cancel_at, start + took) if outcome == "timeout" else cancel_at

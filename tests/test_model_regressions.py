@@ -9,12 +9,14 @@ focused test of each cause.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
 import durable_jobs
 import pytest
+import scheduler_model as m
 from durable_jobs import FailsAtGate
 from test_model_durable import DurableMachine
 from trio.testing import MockClock
@@ -99,6 +101,79 @@ async def test_stop_cancel_running_cancels_an_attempt_its_timeout_already_cut() 
         await anyio.sleep(0.5)  # the timeout fires now
         await scheduler.stop(cancel_running=True)
     assert (job.status, job.last_error) == (js.JobStatus.CANCELLED, "scheduler shut down")
+
+
+class _CleansUpFor2s(js.AsyncJob):
+    """Waits; when cancelled, cleans up for 2 s (shielded), longer than CANCEL_GRACE."""
+
+    async def run(self) -> None:
+        try:
+            await anyio.sleep(10)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(2.0)
+
+
+async def test_a_cancel_during_a_shutdowns_clean_up_changes_nothing() -> None:
+    """``cancel()`` of a job that ``stop(cancel_running=True)`` already cancelled, while
+    its clean-up runs, returns True (the job is still RUNNING) and changes nothing: the
+    job ends CANCELLED by the shutdown when its clean-up ends, 2 s after the stop.
+
+    Pins the engine's side of a failure the memory model's thorough profile reported
+    ("j5 attempt 1 cancelled at 4.0, ended at 4.0"): the engine was right, the model
+    took the later cancel() as the instant the job was cancelled (see the program below).
+    """
+    job = _CleansUpFor2s("cleans up")
+    ended: list[tuple[float, js.JobStatus]] = []
+
+    def on_change(changed: js.Job, old: js.JobStatus, new: js.JobStatus) -> None:
+        if old is js.JobStatus.RUNNING:
+            ended.append((anyio.current_time(), new))
+
+    scheduler = js.JobScheduler(clock=anyio.current_time)
+    scheduler.add_listener(on_change)
+    async with scheduler:
+        scheduler.submit(job)
+        await anyio.sleep(1.0)
+        stopped_at = anyio.current_time()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(partial(scheduler.stop, cancel_running=True))
+            await anyio.sleep(0.5)  # stop() waits for the clean-up
+            assert job.status is js.JobStatus.RUNNING
+            assert scheduler.cancel(job.job_id)
+    assert ended == [(stopped_at + 2.0, js.JobStatus.CANCELLED)]
+    assert job.last_error == "scheduler shut down"
+
+
+def test_model_program_a_cancel_after_the_shutdown_cancel_is_not_the_cancel_instant() -> None:
+    """Found by the memory model's thorough profile (hypothesis 6.170.17), shrunk by hand:
+    "j0 attempt 1 cancelled at 1.5, ended at 3.0" under ``stop_cancel``.
+
+    ``stop(cancel_running=True)`` at 1.0 cancels both lingering jobs; j1 ends at 1.5
+    and its listener cancels j0, still in its 2 s clean-up, which ends at 3.0 as the
+    shutdown's cancel says. The model used the later cancel() (1.5) as the cancel
+    instant and expected 3.5; it now takes the first cancel.
+    """
+
+    def linger(seconds: float) -> m.JobSpec:
+        return m.JobSpec(kind="linger", timeout=30.0, linger=seconds)
+
+    program = m.Program(
+        m.Config(num_workers=2, ending="stop_cancel"),
+        [
+            m.Submit(0, linger(2.0), 0.0, ()),
+            m.Submit(1, linger(0.5), 0.0, ()),
+            m.CancelWhen(0, 1, js.JobStatus.CANCELLED),
+            m.Advance(1.0),
+        ],
+    )
+    harness = m.run_program(program)
+    j0 = next(rec for rec in harness.records.values() if rec.name == "j0")
+    assert (j0.cancelled_at, j0.finished_at(), j0.job.last_error) == (
+        1.5,
+        3.0,
+        "scheduler shut down",
+    )
 
 
 # ── The durable model (tests/test_model_durable.py) ──────────────────────
