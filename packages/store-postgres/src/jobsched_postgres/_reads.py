@@ -283,7 +283,7 @@ def attempts_query(since: float | None, job_id: int | None, limit: int) -> tuple
     else:
         where = last = "TRUE"
     # A running attempt, and a job's completed last one, have no row of
-    # their own (see _sql._TAKE and _outcomes._RECORD): the job's row stands for
+    # their own (see _claim._TAKE and _outcomes._RECORD): the job's row stands for
     # them. The newest `limit` (by start), returned oldest first.
     sql = (
         "SELECT * FROM (SELECT a.job_id, a.attempt, j.name, j.executor, a.owner, "
