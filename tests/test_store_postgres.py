@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import psycopg
@@ -1331,6 +1332,39 @@ async def test_a_statement_waiting_on_a_lock_fails_with_a_clear_error(
         await store.close()
 
 
+async def test_one_statement_reads_run_outside_a_transaction_under_the_timeouts(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An operator's read of one statement sends no BEGIN or COMMIT (the
+    statement is its own snapshot), and the session's lock_timeout still
+    holds it: a table an operator locked fails the read after it."""
+    monkeypatch.setattr(pg_connect, "LOCK_TIMEOUT", 0.2)
+    states: list[psycopg.pq.TransactionStatus] = []
+    real = PostgresStore._jobs
+
+    def jobs(conn: psycopg.Connection[Any], where: str, params: tuple[Any, ...]) -> Any:
+        states.append(conn.info.transaction_status)
+        return real(conn, where, params)
+
+    monkeypatch.setattr(PostgresStore, "_jobs", staticmethod(jobs))
+    store = PostgresStore(url, secret=SECRET)
+    await store.open()
+    try:
+        await store.add([new(1)], NOW)
+        assert [j.id for j in await store.jobs()] == [1]
+        assert await store.fetch(1) is not None
+        assert states == [psycopg.pq.TransactionStatus.IDLE] * 2
+        with psycopg.connect(url) as operator:
+            operator.execute("LOCK TABLE jobsched_jobs IN ACCESS EXCLUSIVE MODE")
+            with pytest.raises(StoreUnavailableError) as info:
+                await store.jobs()
+            operator.rollback()
+        assert "lock_timeout 0.2s" in str(info.value)
+        assert [j.id for j in await store.jobs()] == [1]
+    finally:
+        await store.close()
+
+
 def test_the_cli_cancel_of_a_locked_job_fails_within_the_lock_timeout(url: str) -> None:
     """``jobsched cancel`` used to wait for ever on an operator's row lock."""
     import subprocess
@@ -1485,7 +1519,7 @@ async def test_a_fair_share_claim_sees_tenants_added_while_it_reads(
     but not their tenant's row, and gave the turn to the tenant it knew (a
     test of three-to-one shares failed one run in three on a loaded machine).
     """
-    from jobsched_postgres import _limits
+    from jobsched_postgres import _claim
 
     a = PostgresStore(url, secret=SECRET)
     b = PostgresStore(url, secret=SECRET)
@@ -1493,7 +1527,7 @@ async def test_a_fair_share_claim_sees_tenants_added_while_it_reads(
     await b.open()
     try:
         await a.add([new(1, (5.0,))], NOW)  # the None tenant's
-        real = _limits._claim.candidates
+        real = _claim.candidates
         calls = 0
 
         def candidates(*args: object, **kwargs: object) -> object:
@@ -1503,7 +1537,7 @@ async def test_a_fair_share_claim_sees_tenants_added_while_it_reads(
                 anyio.from_thread.run(b.add, [new(2, (1.0,), tenant="gold")], NOW)
             return real(*args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(_limits._claim, "candidates", candidates)
+        monkeypatch.setattr(_claim, "candidates", candidates)
         (got,) = await a.claim("m", 1, {"async": 9}, NOW, 30, tenants={"gold": 3})
         assert calls >= 2
         assert got.id == 2

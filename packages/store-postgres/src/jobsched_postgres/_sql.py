@@ -256,12 +256,18 @@ SELECT status, executor, sum(n) FROM gone GROUP BY 1, 2 HAVING sum(n) <> 0
 
 def counts(conn: Conn) -> list[tuple[str, str, int]]:
     """(status, executor, jobs) of every status some job has; folds the deltas
-    when they pile up."""
+    when they pile up.
+
+    The read is one statement, run on its own (outside a transaction) or in
+    the caller's; the fold is a transaction of its own (its lock held for
+    its DELETE), or a savepoint in the caller's.
+    """
     rows = conn.execute(
         "SELECT status, executor, sum(n), count(*) FROM jobsched_counts GROUP BY 1, 2"
     ).fetchall()
     if sum(r[3] for r in rows) > FOLD_AT:
-        fold_counts(conn)
+        with conn.transaction():
+            fold_counts(conn)
     return [(s, e, int(n)) for s, e, n, _ in rows if n]
 
 

@@ -3,8 +3,12 @@
 psycopg's synchronous driver, called in anyio worker threads: its async
 connection runs on asyncio only, and jobsched runs on trio too (see
 docs/design.md). A small connection pool serves the scheduler's committer,
-claimer and heartbeat at once; every method is one transaction; a dedicated
-connection LISTENs for other members' commits (:meth:`watch`).
+claimer and heartbeat at once; each method is one transaction, or statements
+that commit on their own where each stands alone (a claim's steps, a batch
+of outcomes, a read of one statement); a dedicated connection LISTENs for
+other members' commits (:meth:`watch`). A member's claims, leases and
+outcomes are the :class:`Leases` half, the operators' reads the
+:class:`Reads` half.
 """
 
 from __future__ import annotations
@@ -244,7 +248,7 @@ class PostgresStore(Leases, Reads):
             due = [t for t in (row[0] if row else None, self._token_due) if t is not None]
             return float(min(due)) if due else None
 
-        return await self._run(next_due, again=True)
+        return await self._run(next_due, transaction=False, again=True)
 
     async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
         await self._run(lambda conn: _schedules.put(conn, schedules))
@@ -277,7 +281,7 @@ class PostgresStore(Leases, Reads):
 
     async def fetch(self, job_id: int) -> StoredJob | None:
         found = await self._run(
-            lambda conn: self._jobs(conn, "WHERE id = %s", (job_id,)), again=True
+            lambda conn: self._jobs(conn, "WHERE id = %s", (job_id,)), transaction=False, again=True
         )
         return found[0] if found else None
 
@@ -293,7 +297,7 @@ class PostgresStore(Leases, Reads):
             ).fetchone()
             return int(row[0]) if row is not None else 0
 
-        return await self._run(count, again=True)
+        return await self._run(count, transaction=False, again=True)
 
     async def prune(self, keep: int) -> int:
         def prune(conn: _sql.Conn) -> int:
