@@ -262,9 +262,9 @@ async def alter_result(url: str, number: int) -> None:
         return
     import psycopg
 
-    from jobsched_postgres import _schema
+    from jobsched_postgres import _connect
 
-    with psycopg.connect(_schema.conninfo_from_url(url), autocommit=True) as pg:
+    with psycopg.connect(_connect.conninfo_from_url(url), autocommit=True) as pg:
         pg.execute(
             "UPDATE jobsched_jobs SET result = overlay(result placing "
             "decode(lpad(to_hex(get_byte(result, length(result) - 1) # 1), 2, '0'), 'hex') "

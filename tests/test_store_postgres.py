@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import psycopg
@@ -24,6 +25,7 @@ import jobsched as js
 from jobsched._exceptions import StoreUnavailableError
 from jobsched.store._base import NewJob, Outcome
 from jobsched_postgres import PostgresStore
+from jobsched_postgres import _connect as pg_connect
 from jobsched_postgres import _schema as pg_schema
 from jobsched_postgres import _sql as pg_sql
 from jobsched_postgres import _store as pg_store
@@ -502,7 +504,7 @@ async def test_the_claim_reads_the_ready_index_at_100k_rows(store: PostgresStore
     )
     sql(url, "ANALYZE jobsched_jobs")
     from jobsched.store._codec import key_id
-    from jobsched_postgres._sql import CLAIM
+    from jobsched_postgres._claim import CLAIM
 
     params = {
         "names": ["async", "process"], "rooms": [8, 8], "limit": 8, "owner": "m",
@@ -990,7 +992,7 @@ async def test_a_fair_share_claim_reads_the_tenant_index_at_100k_rows(
     sql(url, "INSERT INTO jobsched_tenants (tenant) SELECT 't' || i FROM generate_series(0, 49) i")
     sql(url, "ANALYZE jobsched_jobs")
     from jobsched.store._codec import key_id
-    from jobsched_postgres._sql import _CANDIDATES
+    from jobsched_postgres._claim import _CANDIDATES
 
     query = _CANDIDATES.format(
         tenants="CROSS JOIN unnest(%(tenants)s::text[]) AS tn(name)", tenant="AND tenant = tn.name"
@@ -1186,7 +1188,7 @@ async def test_an_outcome_whose_row_is_locked_waits_and_the_others_are_written_a
 ) -> None:
     """A batch's outcomes are not held up by one locked row: the others
     commit at once, the locked one as soon as its lock goes."""
-    monkeypatch.setattr(pg_schema, "LOCK_TIMEOUT", 30.0)  # record's wait, never reached
+    monkeypatch.setattr(pg_connect, "LOCK_TIMEOUT", 30.0)  # record's wait, never reached
     await store.add([new(1), new(2), new(3)], NOW)
     await store.claim("m", 3, ALL, NOW, lease=120)
     with psycopg.connect(url) as operator:
@@ -1303,7 +1305,7 @@ async def test_a_statement_waiting_on_a_lock_fails_with_a_clear_error(
 ) -> None:
     """Every connection has a lock_timeout: an operator's lock makes a cancel
     fail after it, saying why and what to do, and the next one works."""
-    monkeypatch.setattr(pg_schema, "LOCK_TIMEOUT", 0.2)
+    monkeypatch.setattr(pg_connect, "LOCK_TIMEOUT", 0.2)
     store = PostgresStore(url, secret=SECRET)
     await store.open()
     try:
@@ -1327,6 +1329,39 @@ async def test_a_statement_waiting_on_a_lock_fails_with_a_clear_error(
             )  # type: ignore[index]
         )
         assert on_store == "200ms 1min"
+    finally:
+        await store.close()
+
+
+async def test_one_statement_reads_run_outside_a_transaction_under_the_timeouts(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An operator's read of one statement sends no BEGIN or COMMIT (the
+    statement is its own snapshot), and the session's lock_timeout still
+    holds it: a table an operator locked fails the read after it."""
+    monkeypatch.setattr(pg_connect, "LOCK_TIMEOUT", 0.2)
+    states: list[psycopg.pq.TransactionStatus] = []
+    real = PostgresStore._jobs
+
+    def jobs(conn: psycopg.Connection[Any], where: str, params: tuple[Any, ...]) -> Any:
+        states.append(conn.info.transaction_status)
+        return real(conn, where, params)
+
+    monkeypatch.setattr(PostgresStore, "_jobs", staticmethod(jobs))
+    store = PostgresStore(url, secret=SECRET)
+    await store.open()
+    try:
+        await store.add([new(1)], NOW)
+        assert [j.id for j in await store.jobs()] == [1]
+        assert await store.fetch(1) is not None
+        assert states == [psycopg.pq.TransactionStatus.IDLE] * 2
+        with psycopg.connect(url) as operator:
+            operator.execute("LOCK TABLE jobsched_jobs IN ACCESS EXCLUSIVE MODE")
+            with pytest.raises(StoreUnavailableError) as info:
+                await store.jobs()
+            operator.rollback()
+        assert "lock_timeout 0.2s" in str(info.value)
+        assert [j.id for j in await store.jobs()] == [1]
     finally:
         await store.close()
 
@@ -1400,7 +1435,7 @@ async def test_a_server_that_refuses_connections_is_unavailable_not_an_error(
 ) -> None:
     """A pool whose server went away answers StoreUnavailableError (bounded
     wait), and works again once connections are possible."""
-    monkeypatch.setattr(pg_schema, "CONNECT_TIMEOUT", 1)
+    monkeypatch.setattr(pg_connect, "CONNECT_TIMEOUT", 1)
     store = PostgresStore(named(url, "refused"), secret=SECRET)
     await store.open()
     try:
@@ -1485,7 +1520,7 @@ async def test_a_fair_share_claim_sees_tenants_added_while_it_reads(
     but not their tenant's row, and gave the turn to the tenant it knew (a
     test of three-to-one shares failed one run in three on a loaded machine).
     """
-    from jobsched_postgres import _limits
+    from jobsched_postgres import _claim
 
     a = PostgresStore(url, secret=SECRET)
     b = PostgresStore(url, secret=SECRET)
@@ -1493,7 +1528,7 @@ async def test_a_fair_share_claim_sees_tenants_added_while_it_reads(
     await b.open()
     try:
         await a.add([new(1, (5.0,))], NOW)  # the None tenant's
-        real = _limits._sql.candidates
+        real = _claim.candidates
         calls = 0
 
         def candidates(*args: object, **kwargs: object) -> object:
@@ -1503,7 +1538,7 @@ async def test_a_fair_share_claim_sees_tenants_added_while_it_reads(
                 anyio.from_thread.run(b.add, [new(2, (1.0,), tenant="gold")], NOW)
             return real(*args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(_limits._sql, "candidates", candidates)
+        monkeypatch.setattr(_claim, "candidates", candidates)
         (got,) = await a.claim("m", 1, {"async": 9}, NOW, 30, tenants={"gold": 3})
         assert calls >= 2
         assert got.id == 2

@@ -1,6 +1,6 @@
 """Claims under rate limits and fair share: which of the locked candidates to take.
 
-The plain claim is one statement (``_sql.CLAIM``). With ``rates`` or
+The plain claim is one statement (``_claim.CLAIM``). With ``rates`` or
 ``tenants`` the choice depends on state shared by the fleet (token buckets,
 tenants' turns), so the claim's transaction locks that state, reads
 candidates (a few statements however many jobs it takes), chooses here in
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from jobsched.store import Claimed, has_token, refill, take_turns, token_due
 
-from . import _sql
+from . import _claim, _sql
 
 if TYPE_CHECKING:
     from jobsched import RateLimit
@@ -49,7 +49,7 @@ def claim(
         chosen = picker.take(None, limit)
     else:
         chosen = _round_robin(conn, picker, tenants, limit)
-    claims = _sql.take_ids(conn, owner, chosen, now, lease) if chosen else []
+    claims = _claim.take_ids(conn, owner, chosen, now, lease) if chosen else []
     # Best first is the order chosen: by key, or by turn under fair share.
     place = {job_id: i for i, job_id in enumerate(chosen)}
     claims.sort(key=lambda c: place[c.id])
@@ -133,7 +133,7 @@ class _Buckets:
 class _Picker:
     """Picks ready rows within the executors' rooms and the rate buckets.
 
-    Candidates are read in batches (``_sql.candidates``: per executor, and
+    Candidates are read in batches (``_claim.candidates``: per executor, and
     per tenant under fair share, its best rows up to its room) with full
     executors and empty buckets left out. A queue of candidates can run out
     while rows beyond it were held back by a bucket this claim emptied; only
@@ -167,7 +167,7 @@ class _Picker:
         if not rooms:
             return
         self._by_tenant = tenants is not None
-        rows = _sql.candidates(
+        rows = _claim.candidates(
             self._conn, want, rooms, self._buckets.empty(), self._read, tenants, self._keys
         )
         counts: dict[tuple[str | None, str], int] = {}

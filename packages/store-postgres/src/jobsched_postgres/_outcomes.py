@@ -1,12 +1,13 @@
-"""The PostgreSQL store's ends of jobs: a batch of outcomes (fenced on owner
-and attempt), the failure cascade, and cancels. Each a function of a
-connection, run on one of the store's threads (see ``PostgresStore._tx``)."""
+"""The PostgreSQL store's ends of jobs: a batch of outcomes, fenced on owner
+and attempt (the failure cascade and cancels are in ``_cancels``). A
+function of a connection, run on one of the store's threads (see
+``PostgresStore._tx``)."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from jobsched import JobStatus
 from jobsched.store import Change, Outcome, Recorded
 
+from ._cancels import cascade
 from ._sql import FINISHED, Conn, notify
 
 logger = logging.getLogger("jobsched")
@@ -305,111 +307,3 @@ def _cancel_wins(
         replaced,
         unlooked,
     )
-
-
-# Everything downstream of a job that did not complete, transitively, through
-# jobs still waiting (only they are cancelled, and only through them does the
-# cascade go on), with the upstream each was reached from first.
-_CASCADE = """
-WITH RECURSIVE down(id, up, how) AS (
-    SELECT d.downstream, d.upstream, %(how)s::text
-    FROM jobsched_deps d JOIN jobsched_jobs j ON j.id = d.downstream
-    WHERE d.upstream = %(root)s AND j.status IN ('pending', 'retry_wait')
-  UNION
-    SELECT d.downstream, d.upstream, 'cancelled'
-    FROM down JOIN jobsched_deps d ON d.upstream = down.id
-    JOIN jobsched_jobs j ON j.id = d.downstream
-    WHERE j.status IN ('pending', 'retry_wait')
-)
-SELECT DISTINCT ON (id) id, up, how FROM down ORDER BY id, up
-"""
-
-
-def cascade(conn: Conn, root: int, status: JobStatus, now: float) -> list[Change]:
-    """An upstream did not complete: cancel every job downstream of it, transitively.
-
-    Three statements however long the chain (a recursive query, not a
-    round trip per dependent); each dependent's reason names its own upstream.
-    """
-    # The planner, without statistics on a young table, may hash-join the
-    # whole edge table at every step of the recursion (quadratic: a 5,000
-    # chain took 44 s); an index probe per step is what a walk needs.
-    conn.execute("SET LOCAL enable_hashjoin = off")
-    conn.execute("SET LOCAL enable_mergejoin = off")
-    reached = conn.execute(_CASCADE, {"root": root, "how": status.value}).fetchall()
-    conn.execute("RESET enable_hashjoin")
-    conn.execute("RESET enable_mergejoin")
-    errors = {job_id: f"upstream job-{up} {how}" for job_id, up, how in reached}
-    cancelled: set[int] = set()
-    if errors:
-        # Blocked rows (queue 2) no claim can take; the status check stands
-        # against a concurrent cancel.
-        cancelled = {
-            job_id
-            for (job_id,) in conn.execute(
-                "UPDATE jobsched_jobs AS j SET status = 'cancelled', queue = NULL, "
-                "finished_at = %s, owner = NULL, lease_until = NULL, last_error = c.error "
-                "FROM unnest(%s::bigint[], %s::text[]) AS c(id, error) "
-                "WHERE j.id = c.id AND j.status IN ('pending', 'retry_wait') RETURNING j.id",
-                (now, list(errors), list(errors.values())),
-            ).fetchall()
-        }
-    conn.execute(
-        "DELETE FROM jobsched_deps WHERE upstream = ANY(%s)", ([root, *sorted(cancelled)],)
-    )
-    return [Change(i, _CANCELLED, errors[i]) for i in sorted(cancelled)]
-
-
-def finish(conn: Conn, job_id: int, status: JobStatus, now: float, error: str | None) -> None:
-    conn.execute(
-        "UPDATE jobsched_jobs SET status = %s, queue = NULL, finished_at = %s, owner = NULL, "
-        "lease_until = NULL, last_error = COALESCE(%s, last_error) WHERE id = %s",
-        (status.value, now, error, job_id),
-    )
-
-
-def cancel_released(conn: Conn, owner: str, ids: Collection[int], now: float) -> None:
-    """Of jobs a member hands back unfinished, end those someone asked to
-    cancel CANCELLED (their attempt not counted, as for any hand-back): a
-    released row with a cancel request would be claimed again, and the claim
-    clears the request."""
-    rows = conn.execute(
-        "UPDATE jobsched_jobs SET status = 'cancelled', queue = NULL, finished_at = %s, "
-        "owner = NULL, lease_until = NULL, attempts = attempts - 1, last_error = 'cancelled' "
-        "WHERE id = ANY(%s) AND owner = %s AND status = 'running' AND cancel_requested "
-        "RETURNING id, attempts + 1",
-        (now, sorted(ids), owner),
-    ).fetchall()
-    if not rows:
-        return
-    conn.execute(
-        "DELETE FROM jobsched_attempts a USING unnest(%s::bigint[], %s::int[]) "
-        "AS r(id, attempt) WHERE a.job_id = r.id AND a.attempt = r.attempt",
-        ([r[0] for r in rows], [r[1] for r in rows]),
-    )
-    for job_id, _ in sorted(rows):
-        cascade(conn, job_id, _CANCELLED, now)
-    notify(conn)
-
-
-def cancel(conn: Conn, ids: Collection[int], now: float) -> list[Change]:
-    """Cancel queued jobs (and what depends on them); flag running ones for their owner."""
-    changes: list[Change] = []
-    rows = conn.execute(
-        "SELECT id, status FROM jobsched_jobs WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
-        (sorted(set(ids)),),
-    ).fetchall()
-    flagged = False
-    for job_id, status in rows:
-        if status == "running":
-            conn.execute(
-                "UPDATE jobsched_jobs SET cancel_requested = true WHERE id = %s", (job_id,)
-            )
-            flagged = True
-        elif status in ("pending", "retry_wait"):
-            finish(conn, job_id, _CANCELLED, now, "cancelled")
-            changes.append(Change(job_id, _CANCELLED, "cancelled"))
-            changes.extend(cascade(conn, job_id, _CANCELLED, now))
-    if flagged or changes:
-        notify(conn)
-    return changes

@@ -3,18 +3,21 @@
 psycopg's synchronous driver, called in anyio worker threads: its async
 connection runs on asyncio only, and jobsched runs on trio too (see
 docs/design.md). A small connection pool serves the scheduler's committer,
-claimer and heartbeat at once; every method is one transaction; a dedicated
-connection LISTENs for other members' commits (:meth:`watch`).
+claimer and heartbeat at once; each method is one transaction, or statements
+that commit on their own where each stands alone (a claim's steps, a batch
+of outcomes, a read of one statement); a dedicated connection LISTENs for
+other members' commits (:meth:`watch`). A member's claims, leases and
+outcomes are the :class:`Leases` half, the operators' reads the
+:class:`Reads` half.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
@@ -25,21 +28,11 @@ import psycopg
 from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from jobsched import RateLimit, StoreUnavailableError
-from jobsched.store import (
-    Change,
-    Claimed,
-    DueSchedule,
-    NewJob,
-    Outcome,
-    Recorded,
-    StoredJob,
-    TakeoverLooks,
-    dead_local,
-    local_prefix,
-)
+from jobsched import StoreUnavailableError
+from jobsched.store import Change, DueSchedule, NewJob, StoredJob, TakeoverLooks
 
-from . import _limits, _outcomes, _schedules, _schema, _sql
+from . import _cancels, _connect, _schedules, _schema, _sql
+from ._leases import DEAD_OWNER_EVERY, Leases
 from ._reads import Reads
 
 T = TypeVar("T")
@@ -50,8 +43,6 @@ POOL_SIZE = 4
 #: Rows a prune deletes per transaction: short transactions keep VACUUM
 #: working and the queue table from bloating.
 PRUNE_BATCH = 1000
-#: Seconds between looks for attempts of dead processes on this machine.
-DEAD_OWNER_EVERY = 1.0
 #: A pooled connection idle longer than this (seconds) is checked before use.
 CHECK_IDLE = 1.0
 #: Seconds the LISTEN thread waits for a notification before looking
@@ -65,7 +56,7 @@ RECONNECT_TIMEOUT = 10.0
 RETRIES = 5
 
 
-class PostgresStore(Reads):
+class PostgresStore(Leases, Reads):
     """Jobs in PostgreSQL (``postgresql://user:password@host:5432/db``).
 
     :param url: a libpq URL; ``postgres://`` and ``postgresql+psycopg://`` work too.
@@ -84,7 +75,7 @@ class PostgresStore(Reads):
         secret: str | bytes | Sequence[str | bytes] | None = None,
         lease: float = 30.0,
     ) -> None:
-        self._conninfo = _schema.with_keepalives(_schema.conninfo_from_url(url))
+        self._conninfo = _connect.with_keepalives(_connect.conninfo_from_url(url))
         super().__init__(url, secret=secret, lease=lease)
         if self.secret is None:
             raise ValueError(
@@ -101,9 +92,7 @@ class PostgresStore(Reads):
         self._last_used: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = (
             weakref.WeakKeyDictionary()
         )
-        # When a bucket this member's last claim left empty has its next
-        # token (a bucket's row says nothing of the member's RateLimit).
-        self._token_due: float | None = None
+        self._token_due = None  # see Leases
         self._closed = False
 
     # ── plumbing ──────────────────────────────────────────────────────────
@@ -113,7 +102,7 @@ class PostgresStore(Reads):
         with self._start_lock:
             if self._pool is not None:
                 return self._pool
-            conn = _schema.connect(self._conninfo, self._raw_url)
+            conn = _connect.connect(self._conninfo, self._raw_url)
             try:
                 _schema.prepare(conn, self._raw_url)
             finally:
@@ -122,8 +111,8 @@ class PostgresStore(Reads):
                 self._conninfo,
                 min_size=1,
                 max_size=POOL_SIZE,
-                kwargs={"autocommit": True, "connect_timeout": _schema.CONNECT_TIMEOUT},
-                configure=_schema.configure,
+                kwargs={"autocommit": True, "connect_timeout": _connect.CONNECT_TIMEOUT},
+                configure=_connect.configure,
                 # A connection the server dropped (a restart, an idle
                 # timeout) is replaced when taken, not failed on; one that
                 # broke in use is discarded when it comes back (the pool's
@@ -131,13 +120,13 @@ class PostgresStore(Reads):
                 # background, with backoff (see RECONNECT_TIMEOUT).
                 check=self._check,
                 reset=self._returned,
-                timeout=_schema.CONNECT_TIMEOUT,
+                timeout=_connect.CONNECT_TIMEOUT,
                 reconnect_timeout=RECONNECT_TIMEOUT,
                 open=False,
                 name="jobsched",
             )
             try:
-                pool.open(wait=True, timeout=_schema.CONNECT_TIMEOUT)
+                pool.open(wait=True, timeout=_connect.CONNECT_TIMEOUT)
             except PoolTimeout:
                 pool.close()
                 raise StoreUnavailableError(
@@ -165,7 +154,7 @@ class PostgresStore(Reads):
         return await anyio.to_thread.run_sync(self._exists, limiter=self._limiter)
 
     def _exists(self) -> bool:
-        conn = _schema.connect(self._conninfo, self._raw_url)
+        conn = _connect.connect(self._conninfo, self._raw_url)
         try:
             return _schema.has_schema(conn, self._raw_url)
         finally:
@@ -213,38 +202,7 @@ class PostgresStore(Reads):
                 if again and used is not None and used.broken and dead < POOL_SIZE:
                     dead += 1  # the pool discarded it; the next may be alive
                     continue
-                raise StoreUnavailableError(self._unavailable(exc)) from exc
-
-    def _unavailable(self, exc: Exception) -> str:
-        """What a transient failure means, for the log and the CLI."""
-        said = " ".join(str(exc).split())
-        where = f"the PostgreSQL store {self.url!r}"
-        if isinstance(exc, errors.LockNotAvailable):
-            table = getattr(exc.diag, "context", None) or ""
-            found = re.search(r'relation "(\w+)"', table)
-            return (
-                f"{where}: a row{f' of {found.group(1)}' if found else ''} is locked by "
-                f"another session (lock_timeout {_schema.LOCK_TIMEOUT:g}s; an open SELECT ... "
-                "FOR UPDATE or a long transaction?); nothing was changed: try again once "
-                "that session has ended"
-            )
-        if isinstance(exc, errors.QueryCanceled):
-            return (
-                f"{where}: a statement was cancelled ({said}; statement_timeout "
-                f"{_schema.STATEMENT_TIMEOUT:g}s, or pg_cancel_backend); nothing was changed: "
-                "try again"
-            )
-        if isinstance(exc, (errors.AdminShutdown, errors.CrashShutdown)):
-            return (
-                f"{where}: the server ended the connection ({said}: an administrator's "
-                "pg_terminate_backend, or the server shutting down or restarting)"
-            )
-        if isinstance(exc, PoolTimeout):
-            return (
-                f"{where} is unreachable: no connection within {_schema.CONNECT_TIMEOUT:g}s "
-                f"({said}); check that the server runs and accepts connections"
-            )
-        return f"{where} failed: {said}"
+                raise StoreUnavailableError(_connect.unavailable(self.url, exc)) from exc
 
     async def _run(
         self, fn: Callable[[_sql.Conn], T], *, transaction: bool = True, again: bool = False
@@ -276,113 +234,8 @@ class PostgresStore(Reads):
     async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
         return await self._run(lambda conn: _sql.add(conn, jobs, now))
 
-    async def claim(
-        self,
-        owner: str,
-        limit: int,
-        executors: Mapping[str, int],
-        now: float,
-        lease: float,
-        *,
-        rates: Mapping[str, RateLimit] | None = None,
-        tenants: Mapping[str | None, int] | None = None,
-    ) -> list[Claimed]:
-        if limit < 1 or not executors:
-            return []
-        names = sorted(executors)
-        rooms = {name: executors[name] for name in names if executors[name] > 0}
-
-        # Each step is one statement that commits on its own (a claimed row
-        # is owned and leased, whatever happens next), so the common claim
-        # is one round trip.
-        def claim(conn: _sql.Conn) -> tuple[list[Claimed], float | None]:
-            claimed: list[Claimed] = []
-            dead = self._dead_local_owners(conn, now)
-            if self._looks.due(owner, now, lease) or dead:
-                claimed = _sql.take_over(conn, owner, limit, names, dead, lease, self.key_ids)
-            left = limit - len(claimed)
-            due = None
-            if left > 0 and rooms:
-                if rates or tenants is not None:
-                    # Reads, then updates under the locks it read: one transaction.
-                    with conn.transaction():
-                        _sql.promote(conn, now)
-                        more, due = _limits.claim(
-                            conn, owner, left, rooms, now, lease, rates or {}, tenants, self.key_ids
-                        )
-                    claimed += more
-                else:
-                    claimed += _sql.claim_by_key(conn, owner, left, rooms, now, lease, self.key_ids)
-            return claimed, due
-
-        claimed, self._token_due = await self._run(claim, transaction=False)
-        return claimed
-
-    def _dead_local_owners(self, conn: _sql.Conn, now: float) -> list[str]:
-        """Owners of running rows that were processes on this machine and are
-        gone (looked for at most every DEAD_OWNER_EVERY, by any member here)."""
-        if now - self._dead_checked < DEAD_OWNER_EVERY:
-            return []
-        self._dead_checked = now
-        rows = conn.execute(
-            "SELECT DISTINCT owner FROM jobsched_jobs WHERE status = 'running' AND owner LIKE %s",
-            (f"{local_prefix()}%",),
-        ).fetchall()
-        return dead_local(str(owner) for (owner,) in rows)
-
-    async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
-        # A locked row's outcome is tried again for a quarter of the lease
-        # at most: this member's later outcomes wait behind it, and their
-        # jobs' leases lapse meanwhile.
-        wait = min(_schema.LOCK_TIMEOUT, self.lease / 4)
-        return await self._run(
-            lambda conn: _outcomes.record(conn, owner, outcomes, wait=wait), transaction=False
-        )
-
-    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
-        """Renew ``owner``'s leases for :attr:`lease` seconds of the server's
-        clock (``until``, on the member's clock, is not compared with anything).
-
-        A row another session holds locked (an operator's ``SELECT ... FOR
-        UPDATE``) is skipped, not waited for: it alone may lose its lease, and
-        the member's other jobs keep theirs.
-        """
-
-        def extend(conn: _sql.Conn) -> list[int]:
-            rows = conn.execute(
-                f"UPDATE jobsched_jobs AS j SET lease_until = {_sql.DB_NOW} + %s FROM ("
-                "SELECT id FROM jobsched_jobs WHERE id = ANY(%s) AND owner = %s "
-                "AND status = 'running' FOR UPDATE SKIP LOCKED) AS held WHERE j.id = held.id "
-                "RETURNING j.id, j.cancel_requested",
-                (self.lease, sorted(ids), owner),
-            ).fetchall()
-            return sorted(i for i, flagged in rows if flagged)
-
-        return await self._run(extend, again=True)
-
-    async def release(self, owner: str, ids: Collection[int]) -> None:
-        def release(conn: _sql.Conn) -> None:
-            _outcomes.cancel_released(conn, owner, ids, time.time())
-            rows = conn.execute(
-                "UPDATE jobsched_jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
-                "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
-                "lease_until = NULL WHERE id = ANY(%s) AND owner = %s AND status = 'running' "
-                "RETURNING id, attempts + 1",
-                (sorted(ids), owner),
-            ).fetchall()
-            if rows:
-                # The attempt never started: it leaves no row.
-                conn.execute(
-                    "DELETE FROM jobsched_attempts a USING unnest(%s::bigint[], %s::int[]) "
-                    "AS r(id, attempt) WHERE a.job_id = r.id AND a.attempt = r.attempt",
-                    ([r[0] for r in rows], [r[1] for r in rows]),
-                )
-                _sql.notify(conn)
-
-        await self._run(release)
-
     async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
-        return await self._run(lambda conn: _outcomes.cancel(conn, ids, now))
+        return await self._run(lambda conn: _cancels.cancel(conn, ids, now))
 
     async def next_due(self) -> float | None:
         def next_due(conn: _sql.Conn) -> float | None:
@@ -395,7 +248,7 @@ class PostgresStore(Reads):
             due = [t for t in (row[0] if row else None, self._token_due) if t is not None]
             return float(min(due)) if due else None
 
-        return await self._run(next_due, again=True)
+        return await self._run(next_due, transaction=False, again=True)
 
     async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
         await self._run(lambda conn: _schedules.put(conn, schedules))
@@ -428,7 +281,7 @@ class PostgresStore(Reads):
 
     async def fetch(self, job_id: int) -> StoredJob | None:
         found = await self._run(
-            lambda conn: self._jobs(conn, "WHERE id = %s", (job_id,)), again=True
+            lambda conn: self._jobs(conn, "WHERE id = %s", (job_id,)), transaction=False, again=True
         )
         return found[0] if found else None
 
@@ -444,7 +297,7 @@ class PostgresStore(Reads):
             ).fetchone()
             return int(row[0]) if row is not None else 0
 
-        return await self._run(count, again=True)
+        return await self._run(count, transaction=False, again=True)
 
     async def prune(self, keep: int) -> int:
         def prune(conn: _sql.Conn) -> int:
@@ -495,7 +348,7 @@ class PostgresStore(Reads):
         token: Any,
     ) -> None:
         """Pass notifications on to ``wake`` (and ``finished``) until ``stop``."""
-        conn = _schema.connect(self._conninfo, self._raw_url)
+        conn = _connect.connect(self._conninfo, self._raw_url)
         try:
             conn.execute(f"LISTEN {_schema.CHANNEL}")
             woken = ended = True  # anything committed while not listening

@@ -1,0 +1,151 @@
+"""A member's running jobs: claims (with takeovers of lost attempts), lease
+renewals, outcomes and hand-backs; the half of ``PostgresStore`` the
+scheduler's claimer, heartbeat and committer call."""
+
+from __future__ import annotations
+
+import time
+from abc import abstractmethod
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import TypeVar
+
+from jobsched import RateLimit
+from jobsched.store import (
+    Claimed,
+    JobStore,
+    Outcome,
+    Recorded,
+    TakeoverLooks,
+    dead_local,
+    local_prefix,
+)
+
+from . import _cancels, _claim, _connect, _limits, _outcomes, _sql
+
+T = TypeVar("T")
+
+#: Seconds between looks for attempts of dead processes on this machine.
+DEAD_OWNER_EVERY = 1.0
+
+
+class Leases(JobStore):
+    """Claims, leases and outcomes: every write fenced on the owner (and attempt)."""
+
+    _dead_checked: float
+    _looks: TakeoverLooks
+    # When a bucket this member's last claim left empty has its next
+    # token (a bucket's row says nothing of the member's RateLimit).
+    _token_due: float | None
+
+    @abstractmethod
+    async def _run(
+        self, fn: Callable[[_sql.Conn], T], *, transaction: bool = True, again: bool = False
+    ) -> T:
+        """Run ``fn`` on a worker thread (see ``PostgresStore._tx``)."""
+
+    async def claim(
+        self,
+        owner: str,
+        limit: int,
+        executors: Mapping[str, int],
+        now: float,
+        lease: float,
+        *,
+        rates: Mapping[str, RateLimit] | None = None,
+        tenants: Mapping[str | None, int] | None = None,
+    ) -> list[Claimed]:
+        if limit < 1 or not executors:
+            return []
+        names = sorted(executors)
+        rooms = {name: executors[name] for name in names if executors[name] > 0}
+
+        # Each step is one statement that commits on its own (a claimed row
+        # is owned and leased, whatever happens next), so the common claim
+        # is one round trip.
+        def claim(conn: _sql.Conn) -> tuple[list[Claimed], float | None]:
+            claimed: list[Claimed] = []
+            dead = self._dead_local_owners(conn, now)
+            if self._looks.due(owner, now, lease) or dead:
+                claimed = _claim.take_over(conn, owner, limit, names, dead, lease, self.key_ids)
+            left = limit - len(claimed)
+            due = None
+            if left > 0 and rooms:
+                if rates or tenants is not None:
+                    # Reads, then updates under the locks it read: one transaction.
+                    with conn.transaction():
+                        _claim.promote(conn, now)
+                        more, due = _limits.claim(
+                            conn, owner, left, rooms, now, lease, rates or {}, tenants, self.key_ids
+                        )
+                    claimed += more
+                else:
+                    claimed += _claim.claim_by_key(
+                        conn, owner, left, rooms, now, lease, self.key_ids
+                    )
+            return claimed, due
+
+        claimed, self._token_due = await self._run(claim, transaction=False)
+        return claimed
+
+    def _dead_local_owners(self, conn: _sql.Conn, now: float) -> list[str]:
+        """Owners of running rows that were processes on this machine and are
+        gone (looked for at most every DEAD_OWNER_EVERY, by any member here)."""
+        if now - self._dead_checked < DEAD_OWNER_EVERY:
+            return []
+        self._dead_checked = now
+        rows = conn.execute(
+            "SELECT DISTINCT owner FROM jobsched_jobs WHERE status = 'running' AND owner LIKE %s",
+            (f"{local_prefix()}%",),
+        ).fetchall()
+        return dead_local(str(owner) for (owner,) in rows)
+
+    async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+        # A locked row's outcome is tried again for a quarter of the lease
+        # at most: this member's later outcomes wait behind it, and their
+        # jobs' leases lapse meanwhile.
+        wait = min(_connect.LOCK_TIMEOUT, self.lease / 4)
+        return await self._run(
+            lambda conn: _outcomes.record(conn, owner, outcomes, wait=wait), transaction=False
+        )
+
+    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
+        """Renew ``owner``'s leases for :attr:`lease` seconds of the server's
+        clock (``until``, on the member's clock, is not compared with anything).
+
+        A row another session holds locked (an operator's ``SELECT ... FOR
+        UPDATE``) is skipped, not waited for: it alone may lose its lease, and
+        the member's other jobs keep theirs.
+        """
+
+        def extend(conn: _sql.Conn) -> list[int]:
+            rows = conn.execute(
+                f"UPDATE jobsched_jobs AS j SET lease_until = {_sql.DB_NOW} + %s FROM ("
+                "SELECT id FROM jobsched_jobs WHERE id = ANY(%s) AND owner = %s "
+                "AND status = 'running' FOR UPDATE SKIP LOCKED) AS held WHERE j.id = held.id "
+                "RETURNING j.id, j.cancel_requested",
+                (self.lease, sorted(ids), owner),
+            ).fetchall()
+            return sorted(i for i, flagged in rows if flagged)
+
+        return await self._run(extend, again=True)
+
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        def release(conn: _sql.Conn) -> None:
+            _cancels.cancel_released(conn, owner, ids, time.time())
+            rows = conn.execute(
+                "UPDATE jobsched_jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
+                "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
+                "lease_until = NULL WHERE id = ANY(%s) AND owner = %s AND status = 'running' "
+                "RETURNING id, attempts + 1",
+                (sorted(ids), owner),
+            ).fetchall()
+            if rows:
+                # The attempt never started: it leaves no row.
+                conn.execute(
+                    "DELETE FROM jobsched_attempts a USING unnest(%s::bigint[], %s::int[]) "
+                    "AS r(id, attempt) WHERE a.job_id = r.id AND a.attempt = r.attempt",
+                    ([r[0] for r in rows], [r[1] for r in rows]),
+                )
+                _sql.notify(conn)
+
+        await self._run(release)
