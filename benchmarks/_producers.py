@@ -104,7 +104,7 @@ async def _w16_jobsched(size: int) -> dict[str, float]:
 
     import jobsched as js
     from benchmarks._stores import Noop
-    from jobsched._jobs._job import id_number
+    from jobsched._jobs._ids import id_number
 
     rng = random.Random(0)
     returned: list[tuple[str, float]] = []

@@ -23,7 +23,7 @@ import anyio
 
 import jobsched as js
 from jobsched._jobs._form import stored_form
-from jobsched.store._base import Claimed, NewJob, Outcome
+from jobsched.store import Claimed, NewJob, Outcome
 from jobsched.store._codec import Codec
 from jobsched.store._members import new_owner
 

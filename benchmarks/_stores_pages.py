@@ -31,7 +31,7 @@ from pathlib import Path
 
 from benchmarks import _stores
 from jobsched._enums import JobStatus
-from jobsched.store._base import NewJob, Outcome
+from jobsched.store import NewJob, Outcome
 from jobsched_sqlite import _add, _claim, _outcomes, _schema, _sql
 
 ROUNDS = 100

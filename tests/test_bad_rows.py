@@ -31,7 +31,7 @@ import jobsched as js
 from jobsched._engine._link import _timing
 from jobsched._jobs._form import stored_form
 from jobsched._time._recurring import StoredSchedule
-from jobsched.store._base import NewJob
+from jobsched.store import NewJob
 from jobsched.store._codec import Codec, key_id
 
 pytestmark = pytest.mark.anyio

@@ -198,7 +198,7 @@ def test_own_id_is_read_from_a_payload_without_unpickling_it() -> None:
     """own_id_in finds the id given at submit in a signed, a legacy or an
     unsigned payload, without the key and without loading anything; it says
     None for a numbered job, a text that is not the row's, or no pickle."""
-    from jobsched._jobs._job import own_number
+    from jobsched._jobs._ids import own_number
     from jobsched.store._codec import OWN_ID_SCAN, own_id_in
 
     job = js.FunctionJob(print, ("receipt-43",), name="receipt")

@@ -12,7 +12,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from jobsched import JobStatus, JobStore, StoreNotFoundError, StoreUnavailableError
-from jobsched.store._base import (
+from jobsched.store import (
     Attempt,
     Change,
     Claimed,
@@ -680,7 +680,7 @@ def test_lookup_by_id_goes_to_the_job() -> None:
 def test_jobs_with_ids_given_at_submit_have_pages_and_are_looked_up() -> None:
     """A job submitted with an id of its own has a negative number: its page,
     its live part, its actions and the lookup by that id all reach it."""
-    from jobsched._jobs._job import own_number
+    from jobsched._jobs._ids import own_number
 
     number = own_number("order-42")
     s = FakeStore()
@@ -1105,7 +1105,7 @@ def test_an_own_id_shows_as_given_at_submit() -> None:
     import pickle
 
     import jobsched as js
-    from jobsched._jobs._job import own_number
+    from jobsched._jobs._ids import own_number
 
     s = FakeStore()
     job = js.FunctionJob(greet, ("x",), name="receipt")

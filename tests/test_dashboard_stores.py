@@ -155,7 +155,7 @@ def test_members_report_themselves_and_leave_when_they_stop(url: str) -> None:
     import os
     import socket
 
-    from jobsched.store._base import MEMBERS_KEEP, Member
+    from jobsched.store import MEMBERS_KEEP, Member
 
     async def members() -> list[Member]:
         store = js.open_store(url)

@@ -22,7 +22,7 @@ from test_model_durable import DurableMachine
 from trio.testing import MockClock
 
 import jobsched as js
-from jobsched._jobs._job import id_number
+from jobsched._jobs._ids import id_number
 
 pytestmark = pytest.mark.anyio
 

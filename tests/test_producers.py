@@ -706,7 +706,7 @@ def test_the_cli_finds_a_job_by_the_id_given_at_submit(tmp_path: Any) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "pending" in shown.stdout
     # The listing shows the job by its number: that works too.
-    from jobsched._jobs._job import own_number
+    from jobsched._jobs._ids import own_number
 
     assert cli("show", f"job-{own_number('receipt-42')}").returncode == 0
     cancelled = cli("cancel", "receipt-42")

@@ -19,7 +19,7 @@ import pytest
 from dashboard_jobs import Hold, Work
 
 import jobsched as js
-from jobsched.store._base import NewJob, Outcome
+from jobsched.store import NewJob, Outcome
 from jobsched_sqlite import SQLiteStore, _sql
 
 pytestmark = pytest.mark.anyio

@@ -31,8 +31,8 @@ from outage_jobs import Held
 
 import jobsched as js
 from jobsched._engine._link import _outage, _timing
-from jobsched._jobs._job import id_number
-from jobsched.store._base import Change, Claimed, DueSchedule, NewJob, Outcome, Recorded
+from jobsched._jobs._ids import id_number
+from jobsched.store import Change, Claimed, DueSchedule, NewJob, Outcome, Recorded
 from jobsched_sqlite import SQLiteStore, _schema
 
 pytestmark = pytest.mark.anyio

@@ -23,7 +23,7 @@ from psycopg_pool import ConnectionPool
 
 import jobsched as js
 from jobsched._exceptions import StoreUnavailableError
-from jobsched.store._base import NewJob, Outcome
+from jobsched.store import NewJob, Outcome
 from jobsched_postgres import PostgresStore
 from jobsched_postgres import _connect as pg_connect
 from jobsched_postgres import _schema as pg_schema

@@ -21,7 +21,7 @@ import pytest
 
 import jobsched as js
 from jobsched._exceptions import StoreUnavailableError
-from jobsched.store._base import NewJob, Outcome
+from jobsched.store import NewJob, Outcome
 from jobsched_sqlite import SQLiteStore, _schema
 
 pytestmark = pytest.mark.anyio
@@ -1215,7 +1215,7 @@ async def test_a_file_of_the_previous_code_keeps_its_own_id_jobs(tmp_path: Path)
     in rowid order."""
     from sample_jobs import Ok
 
-    from jobsched._jobs._job import own_number
+    from jobsched._jobs._ids import own_number
 
     path = tmp_path / "jobs.db"
     url = url_for(path)

@@ -11,8 +11,8 @@ from fake_plugins import entry_point
 import jobsched as js
 from jobsched._exceptions import SchedulerError, StoreNotFoundError
 from jobsched._jobs import _plugins
+from jobsched.store import JobStore, mask_password, passwords_in
 from jobsched.store import _registry as _stores
-from jobsched.store._base import JobStore, mask_password, passwords_in
 from jobsched_sqlite import SQLiteStore
 
 

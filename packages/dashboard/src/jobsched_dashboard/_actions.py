@@ -13,7 +13,7 @@ from starlette.responses import RedirectResponse, Response
 
 from jobsched._time._scheduleinfo import PAUSED
 from jobsched._time._scheduleinfo import read as read_schedule
-from jobsched.store._base import JobPage
+from jobsched.store import JobPage
 from jobsched.store._codec import Codec
 
 from . import _limits, _params, _views

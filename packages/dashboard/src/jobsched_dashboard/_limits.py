@@ -8,7 +8,7 @@ so a test may lower one.
 from __future__ import annotations
 
 from jobsched import JobStatus
-from jobsched.store._base import MEMBER_EVERY
+from jobsched.store import MEMBER_EVERY
 
 #: Seconds of history the chart and the timeline show (``?minutes=`` changes it).
 WINDOW = 300.0

@@ -20,7 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from jobsched import JobStatus
 from jobsched._time._scheduleinfo import from_store
-from jobsched.store._base import StoredJob
+from jobsched.store import StoredJob
 from jobsched.store._codec import Codec
 
 from . import _limits, _params, _payload, _views

@@ -19,7 +19,7 @@ from starlette.responses import HTMLResponse, Response
 
 from jobsched import JobStore
 from jobsched._time._scheduleinfo import PAUSED
-from jobsched.store._base import StoredJob
+from jobsched.store import StoredJob
 from jobsched.store._codec import own_id_in
 
 from . import _limits, _views

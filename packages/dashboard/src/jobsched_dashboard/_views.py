@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from jobsched import JobStatus
-from jobsched.store._base import Attempt, StoredJob
+from jobsched.store import Attempt, StoredJob
 
 #: The statuses in the order the page lists them: live ones first.
 STATUS_ORDER = (

@@ -15,8 +15,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .._enums import JobStatus
-from ..store._base import Attempt, StoredJob
 from ..store._codec import own_id_in
+from ..store._rows import Attempt, StoredJob
 
 #: Statuses whose ``run_at`` is when the job is due next.
 WAITING = (JobStatus.PENDING, JobStatus.RETRY_WAIT)

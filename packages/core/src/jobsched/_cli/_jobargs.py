@@ -11,9 +11,10 @@ import anyio
 import click
 
 from .._enums import JobStatus
-from .._jobs._job import check_own_id, own_number
+from .._jobs._ids import check_own_id, own_number
 from ..store._args import LARGEST
-from ..store._base import JobStore, StoredJob
+from ..store._base import JobStore
+from ..store._rows import StoredJob
 from . import _format as fmt
 from ._main import IntParam, StatusParam, UserError, opened
 

@@ -15,7 +15,8 @@ import click
 
 from .._enums import JobStatus
 from ..store._args import LARGEST
-from ..store._base import JobStore, StoredJob
+from ..store._base import JobStore
+from ..store._rows import StoredJob
 from . import _format as fmt
 from ._jobargs import JobIdType, StatusType, fetch, json_option, print_json, run
 from ._main import Count, store_option

@@ -4,7 +4,7 @@ another member holds through the store."""
 from __future__ import annotations
 
 from .._enums import JobStatus
-from .._jobs._job import id_number
+from .._jobs._ids import id_number
 from ._outcomes import HANDED_BACK
 from ._stored import Stored
 

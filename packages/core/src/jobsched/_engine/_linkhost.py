@@ -20,7 +20,7 @@ from .._enums import JobStatus
 from .._jobs import _plugins
 from .._log import logger
 from .._ordering._admission import executor_capacity
-from ..store._base import Change, Claimed, DueSchedule, NewJob, Outcome
+from ..store._rows import Change, Claimed, DueSchedule, NewJob, Outcome
 from ._stored import load_job
 
 if TYPE_CHECKING:

@@ -250,7 +250,7 @@ class Outcomes(SchedulerState):
     def _store_outcome(self, job: Job, status: JobStatus, error: str | None) -> JobStatus:
         """Write a held job's outcome; the status to record (FAILED if its
         result cannot be stored)."""
-        from ..store._base import Outcome
+        from ..store._rows import Outcome
 
         link = self._link
         assert link is not None
@@ -284,7 +284,7 @@ class Outcomes(SchedulerState):
     def _store_failed(self, job: Job) -> None:
         """Write the FAILED end of a held job whose outcome could not be recorded,
         so that the store's row does not stay RUNNING under this member for ever."""
-        from ..store._base import Outcome
+        from ..store._rows import Outcome
 
         link = self._link
         assert link is not None
@@ -302,7 +302,7 @@ class Outcomes(SchedulerState):
             )
 
     def _store_retry(self, job: Job, wait: float) -> None:
-        from ..store._base import Outcome
+        from ..store._rows import Outcome
 
         link = self._link
         assert link is not None

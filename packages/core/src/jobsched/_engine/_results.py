@@ -15,7 +15,8 @@ from .._exceptions import (
     StoreUnavailableError,
     UnknownJobError,
 )
-from .._jobs._job import Job, id_number
+from .._jobs._ids import id_number
+from .._jobs._job import Job
 from ._cancel import Cancelling
 from ._state import NEW, POLL_INTERVAL, STOPPED, _describe
 from ._stored import UnloadableJob

@@ -16,7 +16,8 @@ import anyio
 
 from .._exceptions import SchedulerError, SchedulerStoppedError, UnknownJobError
 from .._jobs._executor import Executor
-from .._jobs._job import Job, id_number
+from .._jobs._ids import id_number
+from .._jobs._job import Job
 from .._ordering._admission import (
     Admission,
     check_executor_limits,

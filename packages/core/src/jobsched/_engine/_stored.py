@@ -22,7 +22,8 @@ from .._exceptions import (
     StoreUnavailableError,
     UnknownJobError,
 )
-from .._jobs._job import AsyncJob, Job, id_number
+from .._jobs._ids import id_number
+from .._jobs._job import AsyncJob, Job
 from .._log import logger
 from .._ordering._fairshare import FairShareStrategy
 from ._dispatch import Dispatch
@@ -249,7 +250,7 @@ class Stored(Dispatch):
 
     async def _open_store(self) -> None:
         if self._link is not None:
-            from ..store._base import mask_password
+            from ..store._urls import mask_password
 
             store = self._link.store
             await store.open()

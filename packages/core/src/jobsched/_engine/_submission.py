@@ -16,7 +16,8 @@ from .._exceptions import (
 )
 from .._jobs import _plugins
 from .._jobs._executor import Executor
-from .._jobs._job import Job, check_own_id, id_number, next_number, own_number
+from .._jobs._ids import check_own_id, id_number, next_number, own_number
+from .._jobs._job import Job
 from .._log import logger
 from .._ordering._admission import Admission, executor_capacity
 from ._outcomes import Outcomes
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     # store seam (its dataclasses), which only a durable store needs.
     from datetime import datetime
 
-    from ..store._base import NewJob
+    from ..store._rows import NewJob
 
 _PENDING = JobStatus.PENDING
 _COMPLETED = JobStatus.COMPLETED
@@ -138,7 +139,7 @@ class Submission(Outcomes):
     ) -> NewJob:
         """The store's row for a checked job, which this process now knows."""
         from .._jobs._form import stored_form
-        from ..store._base import NewJob
+        from ..store._rows import NewJob
 
         link = self._link
         assert link is not None

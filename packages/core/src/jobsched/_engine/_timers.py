@@ -6,7 +6,7 @@ import math
 
 import anyio
 
-from .._jobs._job import id_number
+from .._jobs._ids import id_number
 from .._log import logger
 from ._schedules import Schedules
 

@@ -22,31 +22,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from .._enums import JobStatus
-
-# The rows and the URL helpers, also importable from here (as before the split).
-from ._rows import KEY_WIDTH as KEY_WIDTH
-from ._rows import MEMBER_EVERY as MEMBER_EVERY
-from ._rows import MEMBERS_KEEP as MEMBERS_KEEP
-from ._rows import Attempt as Attempt
-from ._rows import Change as Change
-from ._rows import Claimed as Claimed
-from ._rows import DueSchedule as DueSchedule
-from ._rows import JobPage as JobPage
-from ._rows import Member as Member
-from ._rows import NewJob as NewJob
-from ._rows import Outcome as Outcome
-from ._rows import Recorded as Recorded
-from ._rows import StoredJob as StoredJob
-from ._rows import StoredSchedule as StoredSchedule
-from ._urls import mask_password as mask_password
-from ._urls import passwords_in as passwords_in
+from ._operator import OperatorSide
+from ._rows import Change, Claimed, DueSchedule, NewJob, Outcome, Recorded, StoredJob
+from ._urls import mask_password
 
 if TYPE_CHECKING:
     from .._ordering._ratelimit import RateLimit
 
 
-class JobStore(ABC):
+class JobStore(OperatorSide, ABC):
     """A place where jobs live, shared by every scheduler that opens it.
 
     Published through the ``jobsched.stores`` entry-point group under its URL
@@ -260,163 +244,3 @@ class JobStore(ABC):
         which returns at once.
         """
         del wake, finished  # nothing to watch: polling is the whole story
-
-    # ── reads and actions for operators (CLI, dashboard) ─────────────────
-
-    async def jobs(
-        self,
-        *,
-        statuses: Collection[JobStatus] = (),
-        limit: int = 50,
-        before: int | None = None,
-    ) -> list[StoredJob]:
-        """Jobs newest first (by id), paged: at most ``limit``, with an id
-        below ``before`` when given, with one of ``statuses`` when given.
-
-        A store checks its arguments first with
-        :func:`~jobsched.store.check_jobs_args`, so every store
-        refuses the same ones with the same messages.
-
-        :raises TypeError: ``statuses`` is a single status, is not a
-            collection or holds anything but :class:`JobStatus` members; ``limit`` is not an int;
-            ``before`` is neither a job id nor None.
-        :raises ValueError: ``limit`` is below 1.
-        """
-        raise NotImplementedError(f"{type(self).__name__} cannot list jobs")
-
-    async def job_page(
-        self,
-        *,
-        statuses: Collection[JobStatus] = (),
-        name: str | None = None,
-        executor: str | None = None,
-        tenant: str | None = None,
-        limit: int = 50,
-        before: int | None = None,
-        scan: int = 1000,
-    ) -> JobPage:
-        """One page of the jobs that match every filter given, newest first
-        (keyset pagination on the id: pass ``next_before`` back as ``before``).
-
-        A page looks at no more than ``scan`` jobs of ``statuses`` (newest
-        first, ids below ``before``), so it costs the same on any history:
-        a rare name may give a short or empty page whose ``next_before``
-        says where to look on. ``name``, ``executor`` and ``tenant`` match
-        exactly. The default reads :meth:`jobs` and filters the rest; a
-        store may do it in one query.
-
-        :raises TypeError: a filter is neither a str nor None, or as :meth:`jobs`.
-        :raises ValueError: ``limit`` or ``scan`` is below 1, or as :meth:`jobs`.
-        """
-        from ._args import LARGEST, check_page_args
-
-        statuses, limit, before = check_page_args(
-            statuses=statuses,
-            name=name,
-            executor=executor,
-            tenant=tenant,
-            limit=limit,
-            before=before,
-            scan=scan,
-        )
-        if name is None and executor is None and tenant is None:
-            # Nothing left to filter: one page and one row to tell if more exist.
-            rows = await self.jobs(statuses=statuses, limit=limit + 1, before=before)
-            more = len(rows) > limit
-            rows = rows[:limit]
-            return JobPage(rows, rows[-1].id if more else None, len(rows))
-        # One row past the window tells whether anything older is left.
-        window = await self.jobs(statuses=statuses, limit=min(scan + 1, LARGEST), before=before)
-        more = len(window) > scan
-        window = window[:scan]
-        matches = [
-            job
-            for job in window
-            if (name is None or job.name == name)
-            and (executor is None or job.executor == executor)
-            and (tenant is None or job.tenant == tenant)
-        ]
-        if len(matches) > limit:
-            return JobPage(matches[:limit], matches[limit - 1].id, len(window))
-        return JobPage(matches, window[-1].id if more else None, len(window))
-
-    async def report_member(self, member: Member) -> None:
-        """Record a member's report (its heartbeat for the members list), and
-        forget members silent for longer than ``MEMBERS_KEEP`` seconds, so
-        the list stays as small as the fleet.
-
-        The default keeps nothing: a store without a members list.
-        """
-        del member
-
-    async def forget_member(self, owner: str) -> None:
-        """Drop a member that stopped cleanly from the members list."""
-        del owner
-
-    async def members(self, *, limit: int = 200) -> list[Member]:
-        """The members that reported in the last ``MEMBERS_KEEP`` seconds, the
-        most recently seen first; at most ``limit``.
-
-        :raises TypeError: ``limit`` is not an int.
-        :raises ValueError: ``limit`` is below 1.
-        """
-        raise NotImplementedError(f"{type(self).__name__} keeps no members list")
-
-    async def counts(self) -> dict[tuple[JobStatus, str], int]:
-        """How many jobs the store holds, by (status, executor)."""
-        raise NotImplementedError(f"{type(self).__name__} cannot count jobs")
-
-    async def attempts(
-        self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
-    ) -> list[Attempt]:
-        """Attempts oldest first: the running ones and those that finished at
-        or after ``since``, or every attempt of ``job_id``; at most ``limit``
-        (the newest, when more match).
-
-        A store checks its arguments first with
-        :func:`~jobsched.store.check_attempts_args`.
-
-        :raises TypeError: ``limit`` is not an int; ``since`` is neither a
-            number nor None; ``job_id`` is neither a job id nor None.
-        :raises ValueError: ``limit`` is below 1.
-        """
-        raise NotImplementedError(f"{type(self).__name__} cannot list attempts")
-
-    async def schedules(self) -> list[StoredSchedule]:
-        """Every stored schedule, soonest fire first."""
-        raise NotImplementedError(f"{type(self).__name__} cannot list schedules")
-
-    async def pause_schedule(self, schedule_id: str) -> bool:
-        """Stop firing a stored schedule: its next fire becomes ``inf`` and
-        any member's lease on it ends, so a fire under way is refused by
-        :meth:`fire`'s fence. False if no schedule has that id.
-
-        A paused schedule stays paused when :meth:`put_schedules` registers
-        its id again (a worker's setup does at every start)."""
-        raise NotImplementedError(f"{type(self).__name__} cannot pause schedules")
-
-    async def resume_schedule(self, schedule_id: str, next_fire: float) -> bool:
-        """Fire a paused schedule again from ``next_fire`` on (the scheduler
-        computes it from now: fires missed while paused are skipped). A
-        schedule that is not paused is left alone. False if no schedule has
-        that id."""
-        raise NotImplementedError(f"{type(self).__name__} cannot resume schedules")
-
-    async def trigger_schedule(self, schedule_id: str, job: NewJob) -> bool:
-        """Add ``job``, made by the schedule's factory now, as its last job,
-        in one transaction; its regular fires are unchanged. False (nothing
-        added) if no schedule has that id."""
-        raise NotImplementedError(f"{type(self).__name__} cannot trigger schedules")
-
-    async def retry(self, ids: Collection[int], now: float) -> list[int]:
-        """Run FAILED, TIMED_OUT or CANCELLED jobs again: PENDING from ``now``,
-        their attempts still counted (one more attempt each, the fence stays
-        monotonic). The ids that were requeued, in the caller's order, each
-        once; others are left alone.
-
-        A store checks ``ids`` first with
-        :func:`~jobsched.store.check_retry_ids`.
-
-        :raises TypeError: ``ids`` is one id or not a collection; an id is not an int.
-        """
-        raise NotImplementedError(f"{type(self).__name__} cannot retry jobs")

@@ -300,7 +300,7 @@ def own_id_in(blob: bytes, number: int) -> str | None:
     import io
     import pickletools
 
-    from .._jobs._job import MAX_OWN_ID, own_number
+    from .._jobs._ids import MAX_OWN_ID, own_number
 
     if number >= 0:
         return None

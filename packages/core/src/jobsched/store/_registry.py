@@ -13,7 +13,8 @@ from typing import Any, NoReturn
 
 from .._exceptions import SchedulerError, StoreNotFoundError
 from .._jobs import _plugins
-from ._base import JobStore, mask_password
+from ._base import JobStore
+from ._urls import mask_password
 
 GROUP = "jobsched.stores"
 

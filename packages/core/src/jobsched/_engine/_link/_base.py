@@ -18,9 +18,10 @@ import anyio
 
 from ..._exceptions import StoreUnavailableError
 from ..._ordering._ratelimit import RateLimit
-from ...store._base import Change, Claimed, DueSchedule, JobStore, NewJob, Outcome
+from ...store._base import JobStore
 from ...store._codec import Codec
 from ...store._members import new_owner
+from ...store._rows import Change, Claimed, DueSchedule, NewJob, Outcome
 from . import _timing
 from ._outage import Outage
 

@@ -22,8 +22,9 @@ import anyio
 from ..._exceptions import StoreUnavailableError
 from ..._jobs import _plugins
 from ..._log import logger
-from ...store._base import Claimed, JobStore, NewJob
+from ...store._base import JobStore
 from ...store._codec import key_name
+from ...store._rows import Claimed, NewJob
 from . import _timing
 from ._leases import Leasing
 from ._retry import LinkClosed

@@ -20,7 +20,7 @@ import anyio
 
 from ..._exceptions import StoreUnavailableError
 from ..._log import logger
-from ...store._base import Change, NewJob, Outcome
+from ...store._rows import Change, NewJob, Outcome
 from . import _timing
 from ._retry import LinkClosed, Retrying
 

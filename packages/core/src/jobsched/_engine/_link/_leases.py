@@ -14,7 +14,7 @@ import anyio
 
 from ..._exceptions import StoreUnavailableError
 from ..._log import logger
-from ...store._base import MEMBER_EVERY, Member
+from ...store._rows import MEMBER_EVERY, Member
 from ._commit import Committing
 
 

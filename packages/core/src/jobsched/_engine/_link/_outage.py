@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from ..._exceptions import StoreUnavailableError
 from ..._log import logger
-from ...store._base import mask_password
+from ...store._urls import mask_password
 
 
 class Outage:
