@@ -1,7 +1,7 @@
 """Ids of the submitter's own (``submit(job_id=...)``) in the SQLite file.
 
 The scheduler knows such a job by a negative number, a hash of the id
-(:func:`jobsched._jobs.own_number`). Used as the row's primary key, those
+(:func:`jobsched._jobs._ids.own_number`). Used as the row's primary key, those
 numbers land all over the jobs table's B-tree, and a batch of them rewrote
 most of its pages (W17: 1.6-2.2x a plain batch's time, growing with the
 table). So the row takes the next number in rowid order, as a plain job's

@@ -40,7 +40,7 @@ class NewJob:
     fire_time: float | None = None
     #: An id of the submitter's own (``submit(job_id=...)``, a negative
     #: ``id``): the store adds the job only if it holds no job with that id
-    #: (its primary key decides, also between members), and else sets
+    #: (a unique key decides, also between members), and else sets
     #: ``existed`` and writes nothing for it.
     own_id: bool = False
     existed: bool = False
