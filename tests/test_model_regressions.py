@@ -242,6 +242,44 @@ def test_durable_program_b_a_failure_during_stop_keeps_its_retry() -> None:
     m.teardown()
 
 
+@pytest.mark.timeout(300)
+def test_durable_program_c_a_cancel_of_a_job_unknown_here_stops_a_claim_on_its_way() -> None:
+    """Found by the durable model: job 0 (due 0.3 s after its submit, four
+    lives earlier) COMPLETED although ``cancel()`` had returned True before
+    it started, in the same process.
+
+    The new life did not know job 0, so ``cancel()`` sent the cancel to the
+    store; the store had claimed the job for this member just before, and
+    that claim arrived after the cancel returned: the job started and ended
+    in a millisecond, before the heartbeat brought the cancel request back.
+    A claim of a job this process cancelled as unknown now ends it CANCELLED
+    (fenced) instead of starting it. Before the fix this program failed on
+    5 runs of 5.
+    """
+    m = DurableMachine()
+    m.submit(after=[14, 0], delay=0.3, failures=0, seconds=0.0, thread=False)
+    m.submit(after=[44, 27], delay=0.0, failures=0, seconds=0.0, thread=True)
+    m.wait(seconds=0.05)
+    m.cancel(which=29)
+    m.cancel(which=33)
+    m.reopen(clean=True)
+    m.reopen(clean=True)
+    m.reopen(clean=False)
+    m.reopen(clean=True)
+    m.submit(after=[], delay=0.0, failures=0, seconds=0.0, thread=True)
+    m.cancel(which=0)
+    m.wait(seconds=0.2)
+    m.cancel(which=26)
+    m.wait(seconds=0.05)
+    m.submit(after=[14, 8], delay=0.0, failures=3, seconds=0.3, thread=False)
+    m.wait(seconds=0.2)
+    m.submit(after=[], delay=0.1, failures=3, seconds=0.0, thread=False)
+    m.submit(after=[], delay=0.0, failures=0, seconds=0.0, thread=True)
+    m.wait(seconds=0.2)
+    m.cancel(which=34)
+    m.teardown()
+
+
 @pytest.mark.timeout(120)
 def test_a_durable_job_that_fails_while_its_scheduler_stops_is_retried_later(
     tmp_path: Path,

@@ -11,6 +11,10 @@ from ._stored import Stored
 _RUNNING = JobStatus.RUNNING
 _CANCELLED = JobStatus.CANCELLED
 
+#: How many cancels of jobs unknown here are remembered against a claim
+#: already on its way: far more than a claim round trip sees.
+CANCELS_KEPT = 10_000
+
 
 class Cancelling(Stored):
     """What ``cancel()`` reaches: the queues, running attempts, the store."""
@@ -26,8 +30,14 @@ class Cancelling(Stored):
         job = self._jobs.get(number)
         link = self._link
         if link is not None and number and job is None:
-            # Not known here: the store cancels it wherever it is.
+            # Not known here: the store cancels it wherever it is. A claim
+            # the store made before the cancel reached it may still be on
+            # its way here: remember the id, so that claim does not start it.
             link.cancel(number)
+            unknown = self._cancelled_unknown
+            unknown[number] = None
+            if len(unknown) > CANCELS_KEPT:
+                del unknown[next(iter(unknown))]
             return True
         if job is None or job.status._terminal:  # type: ignore[attr-defined]
             return False

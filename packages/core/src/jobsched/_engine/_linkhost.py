@@ -82,6 +82,16 @@ class LinkHost:
             number = claim.id
             s._held[number] = claim.attempt
             job = jobs.get(number)
+            if job is None and not claim.lost and number in s._cancelled_unknown:
+                # cancel() sent it to the store as a job unknown here, and the
+                # store had claimed it for us before that cancel arrived: the
+                # claim is ours, so end it CANCELLED in one fenced write
+                # rather than start a job whose cancel already returned True.
+                del s._held[number]
+                link.record(
+                    Outcome(number, claim.attempt, _CANCELLED, time.time(), error="cancelled")
+                )
+                continue
             # A job this process submitted and still has needs no loading:
             # the payload is its own pickle (the usual case, and a quarter
             # of a claim's cost).

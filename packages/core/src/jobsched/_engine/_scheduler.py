@@ -125,6 +125,7 @@ class JobScheduler(Lifecycle):
         self._held = {}
         self._lost_ended = {}
         self._released = []
+        self._cancelled_unknown = {}
         self._claimed = deque()
         self._strategy = strategy if strategy is not None else PriorityStrategy()
         self._num_workers = num_workers

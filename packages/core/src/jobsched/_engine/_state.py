@@ -136,6 +136,10 @@ class SchedulerState:
     #: Held jobs whose attempt a stopping worker cut short: handed back to
     #: the store when it closes.
     _released: list[int]
+    #: Jobs cancel() sent to the store because this process did not know
+    #: them (oldest first, at most CANCELS_KEPT): a claim of one that the
+    #: store made before the cancel arrived must not start it here.
+    _cancelled_unknown: dict[int, None]
 
     def _push(self, job: Job, now: float) -> None:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
