@@ -20,6 +20,7 @@ from ._args import check_limit as check_limit
 from ._args import check_page_args as check_page_args
 from ._args import check_retry_ids as check_retry_ids
 from ._base import JobStore as JobStore
+from ._rows import DEFAULT_QUEUE as DEFAULT_QUEUE
 from ._rows import KEY_WIDTH as KEY_WIDTH
 from ._rows import MEMBER_EVERY as MEMBER_EVERY
 from ._rows import MEMBERS_KEEP as MEMBERS_KEEP
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from ._members import new_owner as new_owner
 
 __all__ = [
+    "DEFAULT_QUEUE",
     "KEYED",
     "KEY_ID_SIZE",
     "KEY_ID_START",

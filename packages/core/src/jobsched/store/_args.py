@@ -48,6 +48,7 @@ def check_page_args(
     limit: int,
     before: int | None,
     scan: int,
+    queue: str | None = None,
 ) -> tuple[tuple[JobStatus, ...], int, int | None]:
     """The arguments of :meth:`JobStore.job_page <jobsched.JobStore.job_page>`,
     checked; those it shares with ``jobs`` as :func:`check_jobs_args` returns them.
@@ -58,7 +59,8 @@ def check_page_args(
         :func:`check_jobs_args`.
     """
     checked = check_jobs_args(statuses=statuses, limit=limit, before=before)
-    for what, value in (("name", name), ("executor", executor), ("tenant", tenant)):
+    filters = (("name", name), ("executor", executor), ("tenant", tenant), ("queue", queue))
+    for what, value in filters:
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{what} must be a str (matched exactly) or None, got {value!r}")
     if not _is_int(scan):

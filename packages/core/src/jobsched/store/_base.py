@@ -120,6 +120,8 @@ class JobStore(OperatorSide, ABC):
         *,
         rates: Mapping[str, RateLimit] | None = None,
         tenants: Mapping[str | None, int] | None = None,
+        queues: Collection[str] | None = None,
+        queue_room: Mapping[str, int] | None = None,
     ) -> list[Claimed]:
         """Up to ``limit`` runnable jobs for ``owner``, best first.
 
@@ -140,6 +142,14 @@ class JobStore(OperatorSide, ABC):
             serves tenants round-robin (up to each one's weight of jobs per
             turn, each tenant's jobs best first by key) instead of by key
             alone; tenants absent from the mapping weigh 1.
+        :param queues: only jobs of these queues (``NewJob.queue``); None:
+            of any queue. A worker on a small queue must not pay for a big
+            one: its claim reads an index that starts with the queue.
+        :param queue_room: queue -> the most jobs of it this claim may take
+            (the member's room under ``queue_limits``, 0 for none); queues
+            absent are bound only by ``limit``. The scheduler passes
+            ``queues`` and ``queue_room`` only when it was given ``queues``
+            or ``queue_limits``.
         """
 
     @abstractmethod

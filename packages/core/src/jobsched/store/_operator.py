@@ -48,6 +48,7 @@ class OperatorSide:
         limit: int = 50,
         before: int | None = None,
         scan: int = 1000,
+        queue: str | None = None,
     ) -> JobPage:
         """One page of the jobs that match every filter given, newest first
         (keyset pagination on the id: pass ``next_before`` back as ``before``).
@@ -55,8 +56,8 @@ class OperatorSide:
         A page looks at no more than ``scan`` jobs of ``statuses`` (newest
         first, ids below ``before``), so it costs the same on any history:
         a rare name may give a short or empty page whose ``next_before``
-        says where to look on. ``name``, ``executor`` and ``tenant`` match
-        exactly. The default reads :meth:`jobs` and filters the rest; a
+        says where to look on. ``name``, ``executor``, ``tenant`` and
+        ``queue`` match exactly. The default reads :meth:`jobs` and filters the rest; a
         store may do it in one query.
 
         :raises TypeError: a filter is neither a str nor None, or as :meth:`jobs`.
@@ -72,8 +73,9 @@ class OperatorSide:
             limit=limit,
             before=before,
             scan=scan,
+            queue=queue,
         )
-        if name is None and executor is None and tenant is None:
+        if name is None and executor is None and tenant is None and queue is None:
             # Nothing left to filter: one page and one row to tell if more exist.
             rows = await self.jobs(statuses=statuses, limit=limit + 1, before=before)
             more = len(rows) > limit
@@ -89,6 +91,7 @@ class OperatorSide:
             if (name is None or job.name == name)
             and (executor is None or job.executor == executor)
             and (tenant is None or job.tenant == tenant)
+            and (queue is None or job.queue == queue)
         ]
         if len(matches) > limit:
             return JobPage(matches[:limit], matches[limit - 1].id, len(window))
@@ -119,6 +122,13 @@ class OperatorSide:
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
         """How many jobs the store holds, by (status, executor)."""
         raise NotImplementedError(f"{type(self).__name__} cannot count jobs")
+
+    async def queue_counts(self) -> dict[tuple[str, JobStatus], int]:
+        """How many unfinished jobs (pending, retry-waiting, running)
+        each queue holds, by (queue, status): what ``jobsched stats`` and the
+        dashboard show per queue. Finished jobs are left out, so the cost
+        follows the live jobs, not the history."""
+        raise NotImplementedError(f"{type(self).__name__} cannot count jobs per queue")
 
     async def attempts(
         self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000

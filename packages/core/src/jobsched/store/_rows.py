@@ -13,6 +13,9 @@ KEY_WIDTH = 3
 
 _COMPLETED = JobStatus.COMPLETED
 
+#: The queue of a job that names none.
+DEFAULT_QUEUE = "default"
+
 #: A member reports itself this often (seconds), idle or busy; the dashboard
 #: marks one stale after three missed reports.
 MEMBER_EVERY = 5.0
@@ -44,6 +47,9 @@ class NewJob:
     #: ``existed`` and writes nothing for it.
     own_id: bool = False
     existed: bool = False
+    #: The named queue (``Job.queue``): a claim with ``queues`` takes only
+    #: jobs of those queues.
+    queue: str = DEFAULT_QUEUE
 
 
 @dataclass(slots=True)
@@ -127,6 +133,7 @@ class StoredJob:
     payload: bytes
     tenant: str | None = None
     depends_on: tuple[int, ...] = field(default_factory=tuple)
+    queue: str = DEFAULT_QUEUE
 
 
 @dataclass(slots=True)
