@@ -44,6 +44,7 @@ from jobsched.store import (
     dead_local,
 )
 
+from . import _deps
 from ._claim import Picker
 from ._rows import STATES, Row, Schedule, State
 
@@ -92,7 +93,7 @@ class DictStore(JobStore):
         return first
 
     async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
-        return _add(self._state, jobs, now)
+        return _deps.add(self._state, jobs, now)
 
     async def claim(
         self,
@@ -186,11 +187,11 @@ class DictStore(JobStore):
             elif out.status.is_terminal:
                 if out is not asked:  # the member recorded a retry: tell it
                     recorded.changes.append(Change(row.id, S.CANCELLED, "cancelled"))
-                recorded.changes += _cascade(state, row.id, out.status, out.finished_at)
+                recorded.changes += _deps.cascade(state, row.id, out.status, out.finished_at)
         if completed:
             since = min(o.finished_at for o in completed)
             for out in completed:
-                _release(state, out.id, since)
+                _deps.release(state, out.id, since)
         return recorded
 
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
@@ -214,8 +215,8 @@ class DictStore(JobStore):
             row.attempts -= 1  # it never started: its number is used again
             row.owner = row.lease_until = None
             if row.cancel_requested:
-                _finish(row, S.CANCELLED, now, "cancelled")
-                _cascade(state, row.id, S.CANCELLED, now)
+                _deps.finish(row, S.CANCELLED, now, "cancelled")
+                _deps.cascade(state, row.id, S.CANCELLED, now)
             else:
                 row.status = S.RETRY_WAIT if row.attempts else S.PENDING
                 row.delayed = False
@@ -229,9 +230,9 @@ class DictStore(JobStore):
             if row.status is S.RUNNING:
                 row.cancel_requested = True  # its owner sees it at its next extend()
             elif row.waiting:
-                _finish(row, S.CANCELLED, now, "cancelled")
+                _deps.finish(row, S.CANCELLED, now, "cancelled")
                 changes.append(Change(row.id, S.CANCELLED, "cancelled"))
-                changes += _cascade(state, row.id, S.CANCELLED, now)
+                changes += _deps.cascade(state, row.id, S.CANCELLED, now)
         return changes
 
     async def next_due(self) -> float | None:
@@ -283,7 +284,7 @@ class DictStore(JobStore):
         if job is not None:
             state.fired.add((schedule, fire_time))
             s.last_job = job.id
-            _add(state, [job], fire_time)
+            _deps.add(state, [job], fire_time)
         return True
 
     async def fetch(self, job_id: int) -> StoredJob | None:
@@ -417,7 +418,7 @@ class DictStore(JobStore):
         if s is None:
             return False
         s.last_job = job.id
-        _add(self._state, [job], time.time())
+        _deps.add(self._state, [job], time.time())
         return True
 
     async def retry(self, ids: Collection[int], now: float) -> list[int]:
@@ -458,34 +459,6 @@ def _key_id(payload: bytes) -> bytes:
     return payload[KEY_ID_START - 1 : KEY_ID_START - 1 + KEY_ID_SIZE]
 
 
-def _add(state: State, jobs: Sequence[NewJob], now: float) -> list[Change]:
-    changes = []
-    for job in jobs:
-        job.existed = job.own_id and job.id in state.jobs
-        if job.existed:
-            continue  # an id of the submitter's own that the store holds: that job stands
-        row = Row.of(job)
-        row.delayed = job.run_at > now
-        state.jobs[row.id] = row
-        for upstream_id in row.depends_on:
-            upstream = state.jobs.get(upstream_id)
-            if upstream is not None and upstream.status is S.COMPLETED:
-                continue
-            if upstream is None or upstream.status.is_terminal:
-                how = "is not in the store" if upstream is None else upstream.status.value
-                error = f"upstream job-{upstream_id} {how}"
-                _finish(row, S.CANCELLED, now, error)
-                changes.append(Change(row.id, S.CANCELLED, error))
-                break
-            row.unmet.add(upstream_id)
-        if row.status is S.CANCELLED:
-            row.unmet.clear()
-            continue
-        for upstream_id in row.unmet:
-            state.dependents.setdefault(upstream_id, set()).add(row.id)
-    return changes
-
-
 def _write(row: Row, out: Outcome) -> None:
     """An accepted outcome onto its job."""
     row.status, row.owner, row.lease_until = out.status, None, None
@@ -501,38 +474,3 @@ def _write(row: Row, out: Outcome) -> None:
     else:
         row.last_error = out.error if out.error is not None else row.last_error
         row.last_traceback = out.traceback if out.traceback is not None else row.last_traceback
-
-
-def _finish(row: Row, status: JobStatus, now: float, error: str | None) -> None:
-    """End a job that is not running (a cancel, a cascade)."""
-    row.status, row.finished_at, row.owner, row.lease_until = status, now, None, None
-    row.last_error = error if error is not None else row.last_error
-
-
-def _release(state: State, upstream: int, now: float) -> None:
-    """``upstream`` completed: its dependents stop waiting for it."""
-    for job_id in state.dependents.pop(upstream, ()):
-        row = state.jobs.get(job_id)
-        if row is None or not row.waiting:
-            continue
-        row.unmet.discard(upstream)
-        if not row.unmet:
-            # Free: it runs at its run_at, never before the upstream ended.
-            row.delayed = row.run_at > now
-
-
-def _cascade(state: State, root: int, status: JobStatus, now: float) -> list[Change]:
-    """``root`` did not complete: cancel everything downstream of it."""
-    changes = []
-    todo = [(root, status.value)]
-    while todo:
-        upstream, how = todo.pop()
-        for job_id in sorted(state.dependents.pop(upstream, ())):
-            row = state.jobs.get(job_id)
-            if row is None or not row.waiting:
-                continue
-            error = f"upstream job-{upstream} {how}"
-            _finish(row, S.CANCELLED, now, error)
-            changes.append(Change(job_id, S.CANCELLED, error))
-            todo.append((job_id, S.CANCELLED.value))
-    return changes
