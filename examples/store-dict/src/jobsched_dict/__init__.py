@@ -21,9 +21,6 @@ from collections.abc import Collection, Mapping, Sequence
 
 from jobsched import JobStatus
 from jobsched.store import (
-    KEY_ID_SIZE,
-    KEY_ID_START,
-    KEYED,
     MEMBERS_KEEP,
     Attempt,
     Change,
@@ -119,7 +116,7 @@ class DictStore(JobStore):
             if row.delayed and row.run_at <= now:
                 row.delayed = False
         ready = sorted(
-            (r for r in state.jobs.values() if r.ready and self._holds_key(r)),
+            (r for r in state.jobs.values() if r.ready and r.key_held(self.key_ids)),
             key=lambda r: (r.key, r.id),
         )
         picker = Picker(state, ready, rooms, rates or {}, now)
@@ -145,7 +142,7 @@ class DictStore(JobStore):
             if len(taken) == limit:
                 break
             assert row.lease_until is not None
-            if not self._holds_key(row):
+            if not row.key_held(self.key_ids):
                 continue
             if (row.lease_until < now and row.owner != owner) or row.owner in dead:
                 # The old lease's end, less a lease: when its owner last renewed it.
@@ -155,10 +152,6 @@ class DictStore(JobStore):
                     Claimed(row.id, row.attempts, row.payload, True, row.cancel_requested, renewed)
                 )
         return taken
-
-    def _holds_key(self, row: Row) -> bool:
-        """Unsigned rows and rows signed by a key this member holds; never others."""
-        return not row.payload.startswith(KEYED) or _key_id(row.payload) in self.key_ids
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
         state, recorded = self._state, Recorded()
@@ -313,9 +306,9 @@ class DictStore(JobStore):
     async def waiting_for_keys(self) -> dict[bytes, int]:
         return dict(
             Counter(
-                _key_id(r.payload)
+                r.key_id
                 for r in self._state.jobs.values()
-                if r.waiting and not self._holds_key(r)
+                if r.waiting and not r.key_held(self.key_ids)
             )
         )
 
@@ -452,11 +445,6 @@ class DictStore(JobStore):
     async def members(self, *, limit: int = 200) -> list[Member]:
         limit = check_limit(limit)
         return sorted(self._state.members.values(), key=lambda m: (-m.seen_at, m.owner))[:limit]
-
-
-def _key_id(payload: bytes) -> bytes:
-    # KEY_ID_START counts from 1, as SQL's substr() does.
-    return payload[KEY_ID_START - 1 : KEY_ID_START - 1 + KEY_ID_SIZE]
 
 
 def _write(row: Row, out: Outcome) -> None:
