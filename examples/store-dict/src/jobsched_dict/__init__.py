@@ -17,33 +17,27 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 
 from jobsched import JobStatus
 from jobsched.store import (
     MEMBERS_KEEP,
     Attempt,
     Change,
-    Claimed,
     DueSchedule,
-    JobStore,
     Member,
     NewJob,
-    Outcome,
-    RateLimit,
-    Recorded,
     StoredJob,
     StoredSchedule,
     check_attempts_args,
     check_jobs_args,
     check_limit,
     check_retry_ids,
-    dead_local,
 )
 
 from . import _deps
-from ._claim import Picker
-from ._rows import STATES, Row, Schedule, State
+from ._leases import Leases
+from ._rows import STATES, Schedule, State
 
 __all__ = ["DictStore"]
 
@@ -51,7 +45,7 @@ S = JobStatus
 RETRYABLE = (S.FAILED, S.TIMED_OUT, S.CANCELLED)
 
 
-class DictStore(JobStore):
+class DictStore(Leases):
     """The jobs of ``dict://NAME``, in this process's memory."""
 
     def __init__(
@@ -66,14 +60,13 @@ class DictStore(JobStore):
             raise ValueError(f"a dict store's URL is dict://NAME, got {url!r}")
         super().__init__(url, secret=secret, lease=lease)
         self.name = name
-        #: When a bucket this object's last claim left empty has its next token.
-        self._token_due: float | None = None
+        self._token_due = None  # set by each claim (Leases), read by next_due
 
     @property
     def _state(self) -> State:
         return STATES.setdefault(self.name, State())
 
-    # ── the abstract methods ───────────────────────────────────────────────
+    # ── the abstract methods (a member's claims and outcomes: Leases) ──────
 
     async def open(self) -> None:
         self._state  # noqa: B018 - creates the store of this name
@@ -91,128 +84,6 @@ class DictStore(JobStore):
 
     async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
         return _deps.add(self._state, jobs, now)
-
-    async def claim(
-        self,
-        owner: str,
-        limit: int,
-        executors: Mapping[str, int],
-        now: float,
-        lease: float,
-        *,
-        rates: Mapping[str, RateLimit] | None = None,
-        tenants: Mapping[str | None, int] | None = None,
-    ) -> list[Claimed]:
-        self._token_due = None
-        if limit < 1:
-            return []
-        state, until = self._state, now + lease
-        claimed = self._take_over_lost(owner, limit, now, until)
-        rooms = {name: room for name, room in executors.items() if room > 0}
-        want = limit - len(claimed)
-        if want <= 0 or not rooms:
-            return claimed
-        for row in state.jobs.values():  # due delayed jobs join the ready ones
-            if row.delayed and row.run_at <= now:
-                row.delayed = False
-        ready = sorted(
-            (r for r in state.jobs.values() if r.ready and r.key_held(self.key_ids)),
-            key=lambda r: (r.key, r.id),
-        )
-        picker = Picker(state, ready, rooms, rates or {}, now)
-        ids = picker.take(want) if tenants is None else picker.round_robin(tenants, want)
-        self._token_due = picker.save()
-        started = []
-        for job_id in ids:
-            row = state.jobs[job_id]
-            row.status, row.owner, row.ran_by = S.RUNNING, owner, owner
-            row.lease_until, row.started_at, row.cancel_requested = until, now, False
-            row.attempts += 1
-            started.append(Claimed(row.id, row.attempts, row.payload))
-        return claimed + started
-
-    def _take_over_lost(self, owner: str, limit: int, now: float, until: float) -> list[Claimed]:
-        """Attempts whose owner is gone (its lease ran out, or a process of
-        this machine that died), now ``owner``'s: never its own."""
-        running = [r for r in self._state.jobs.values() if r.status is S.RUNNING]
-        dead = set(dead_local({r.owner for r in running if r.owner is not None}))
-        lease = until - now
-        taken: list[Claimed] = []
-        for row in running:
-            if len(taken) == limit:
-                break
-            assert row.lease_until is not None
-            if not row.key_held(self.key_ids):
-                continue
-            if (row.lease_until < now and row.owner != owner) or row.owner in dead:
-                # The old lease's end, less a lease: when its owner last renewed it.
-                renewed = max(row.lease_until - lease, row.started_at or row.lease_until - lease)
-                row.owner, row.lease_until = owner, until
-                taken.append(
-                    Claimed(row.id, row.attempts, row.payload, True, row.cancel_requested, renewed)
-                )
-        return taken
-
-    async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
-        state, recorded = self._state, Recorded()
-        completed: list[Outcome] = []
-        for out in outcomes:
-            row = state.jobs.get(out.id)
-            # The fence: only the owner of the attempt that runs writes its end.
-            if row is None or row.status is not S.RUNNING:
-                recorded.refused.append(out.id)
-                continue
-            if row.owner != owner or row.attempts != out.attempt:
-                recorded.refused.append(out.id)
-                continue
-            asked = out
-            if out.status is S.RETRY_WAIT and row.cancel_requested:
-                # Cancelled while it ran: no retry, or the next claim would lose the cancel.
-                out = Outcome(out.id, out.attempt, S.CANCELLED, out.finished_at, error="cancelled")
-            if out.status is not S.COMPLETED:
-                state.attempts[row.id, out.attempt] = Attempt(
-                    row.id, out.attempt, row.name, row.executor, row.ran_by or owner,
-                    row.started_at or out.finished_at, out.finished_at, asked.status, asked.error,
-                )  # fmt: skip
-            _write(row, out)
-            if out.status is S.COMPLETED:
-                completed.append(out)
-            elif out.status.is_terminal:
-                if out is not asked:  # the member recorded a retry: tell it
-                    recorded.changes.append(Change(row.id, S.CANCELLED, "cancelled"))
-                recorded.changes += _deps.cascade(state, row.id, out.status, out.finished_at)
-        if completed:
-            since = min(o.finished_at for o in completed)
-            for out in completed:
-                _deps.release(state, out.id, since)
-        return recorded
-
-    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
-        state = self._state
-        for job_id in ids:
-            row = state.jobs.get(job_id)
-            if row is not None and row.status is S.RUNNING and row.owner == owner:
-                row.lease_until = until
-        return sorted(
-            r.id
-            for r in state.jobs.values()
-            if r.status is S.RUNNING and r.owner == owner and r.cancel_requested
-        )
-
-    async def release(self, owner: str, ids: Collection[int]) -> None:
-        state, now = self._state, time.time()
-        for job_id in ids:
-            row = state.jobs.get(job_id)
-            if row is None or row.status is not S.RUNNING or row.owner != owner:
-                continue
-            row.attempts -= 1  # it never started: its number is used again
-            row.owner = row.lease_until = None
-            if row.cancel_requested:
-                _deps.finish(row, S.CANCELLED, now, "cancelled")
-                _deps.cascade(state, row.id, S.CANCELLED, now)
-            else:
-                row.status = S.RETRY_WAIT if row.attempts else S.PENDING
-                row.delayed = False
 
     async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
         state, changes = self._state, []
@@ -445,20 +316,3 @@ class DictStore(JobStore):
     async def members(self, *, limit: int = 200) -> list[Member]:
         limit = check_limit(limit)
         return sorted(self._state.members.values(), key=lambda m: (-m.seen_at, m.owner))[:limit]
-
-
-def _write(row: Row, out: Outcome) -> None:
-    """An accepted outcome onto its job."""
-    row.status, row.owner, row.lease_until = out.status, None, None
-    if out.status is S.RETRY_WAIT:
-        assert out.run_at is not None
-        row.run_at, row.delayed, row.finished_at, row.result = out.run_at, True, None, None
-        row.last_error, row.last_traceback = out.error, out.traceback
-        return
-    row.finished_at, row.result = out.finished_at, out.result
-    if out.status is S.COMPLETED:
-        # An earlier attempt's error stays in its attempt's row only.
-        row.last_error = row.last_traceback = None
-    else:
-        row.last_error = out.error if out.error is not None else row.last_error
-        row.last_traceback = out.traceback if out.traceback is not None else row.last_traceback
