@@ -15,7 +15,6 @@ store", walks through it), and passes the conformance suite:
 from __future__ import annotations
 
 import math
-import time
 from collections import Counter
 from collections.abc import Collection, Sequence
 
@@ -24,11 +23,9 @@ from jobsched.store import (
     MEMBERS_KEEP,
     Attempt,
     Change,
-    DueSchedule,
     Member,
     NewJob,
     StoredJob,
-    StoredSchedule,
     check_attempts_args,
     check_jobs_args,
     check_limit,
@@ -37,7 +34,8 @@ from jobsched.store import (
 
 from . import _deps
 from ._leases import Leases
-from ._rows import STATES, Schedule, State
+from ._rows import STATES, State
+from ._schedules import Schedules
 
 __all__ = ["DictStore"]
 
@@ -45,7 +43,7 @@ S = JobStatus
 RETRYABLE = (S.FAILED, S.TIMED_OUT, S.CANCELLED)
 
 
-class DictStore(Leases):
+class DictStore(Leases, Schedules):
     """The jobs of ``dict://NAME``, in this process's memory."""
 
     def __init__(
@@ -66,7 +64,7 @@ class DictStore(Leases):
     def _state(self) -> State:
         return STATES.setdefault(self.name, State())
 
-    # ── the abstract methods (a member's claims and outcomes: Leases) ──────
+    # ── the abstract methods (the others: Leases, Schedules) ───────────────
 
     async def open(self) -> None:
         self._state  # noqa: B018 - creates the store of this name
@@ -106,50 +104,6 @@ class DictStore(Leases):
         if self._token_due is not None:
             due.append(self._token_due)
         return min(due, default=None)
-
-    async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
-        stored = self._state.schedules
-        for schedule_id, payload, first in schedules:
-            was = stored.get(schedule_id)
-            paused = was is not None and was.next_fire == math.inf  # stays paused
-            last_job = was.last_job if was is not None else None
-            stored[schedule_id] = Schedule(
-                payload, math.inf if paused else first, None, None, last_job
-            )
-
-    async def remove_schedules(self, ids: Collection[str]) -> None:
-        for schedule_id in ids:
-            self._state.schedules.pop(schedule_id, None)
-
-    async def claim_schedules(self, owner: str, now: float, lease: float) -> list[DueSchedule]:
-        state, due = self._state, []
-        for schedule_id, s in state.schedules.items():
-            free = s.owner is None or (s.lease_until is not None and s.lease_until < now)
-            if s.next_fire <= now and free:
-                s.owner, s.lease_until = owner, now + lease
-                last = state.jobs.get(s.last_job) if s.last_job is not None else None
-                due.append(
-                    DueSchedule(
-                        schedule_id, s.payload, s.next_fire, None if last is None else last.status
-                    )
-                )
-        return due
-
-    async def fire(
-        self, owner: str, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
-    ) -> bool:
-        state = self._state
-        s = state.schedules.get(schedule)
-        if s is None or s.owner != owner or s.next_fire != fire_time:
-            return False  # fenced: no longer this member's, or paused
-        if job is not None and (schedule, fire_time) in state.fired:
-            return False  # this fire was made already
-        s.next_fire, s.owner, s.lease_until = next_fire, None, None
-        if job is not None:
-            state.fired.add((schedule, fire_time))
-            s.last_job = job.id
-            _deps.add(state, [job], fire_time)
-        return True
 
     async def fetch(self, job_id: int) -> StoredJob | None:
         row = self._state.jobs.get(job_id)
@@ -246,44 +200,6 @@ class DictStore(Leases):
                 )
         found.sort(key=lambda a: (a.started_at, a.job_id, a.attempt))
         return found[-limit:]
-
-    async def schedules(self) -> list[StoredSchedule]:
-        now = time.time()  # whose lease still holds, as of this read
-        return [
-            StoredSchedule(
-                schedule_id,
-                s.next_fire,
-                s.owner if s.lease_until is not None and s.lease_until >= now else None,
-                s.payload,
-                s.last_job,
-            )
-            for schedule_id, s in sorted(
-                self._state.schedules.items(), key=lambda item: (item[1].next_fire, item[0])
-            )
-        ]
-
-    async def pause_schedule(self, schedule_id: str) -> bool:
-        s = self._state.schedules.get(schedule_id)
-        if s is None:
-            return False
-        s.next_fire, s.owner, s.lease_until = math.inf, None, None
-        return True
-
-    async def resume_schedule(self, schedule_id: str, next_fire: float) -> bool:
-        s = self._state.schedules.get(schedule_id)
-        if s is None:
-            return False
-        if s.next_fire == math.inf:
-            s.next_fire = next_fire
-        return True
-
-    async def trigger_schedule(self, schedule_id: str, job: NewJob) -> bool:
-        s = self._state.schedules.get(schedule_id)
-        if s is None:
-            return False
-        s.last_job = job.id
-        _deps.add(self._state, [job], time.time())
-        return True
 
     async def retry(self, ids: Collection[int], now: float) -> list[int]:
         state, done = self._state, []
