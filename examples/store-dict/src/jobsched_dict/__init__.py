@@ -15,46 +15,30 @@ store", walks through it), and passes the conformance suite:
 from __future__ import annotations
 
 import math
-import time
-from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 
 from jobsched import JobStatus
-from jobsched.store import (
-    KEY_ID_SIZE,
-    KEY_ID_START,
-    KEYED,
-    MEMBERS_KEEP,
-    Attempt,
-    Change,
-    Claimed,
-    DueSchedule,
-    JobStore,
-    Member,
-    NewJob,
-    Outcome,
-    RateLimit,
-    Recorded,
-    StoredJob,
-    StoredSchedule,
-    check_attempts_args,
-    check_jobs_args,
-    check_limit,
-    check_retry_ids,
-    dead_local,
-)
+from jobsched.store import Change, NewJob, StoredJob
 
-from ._claim import Picker
-from ._rows import STATES, Row, Schedule, State
+from . import _deps
+from ._leases import Leases
+from ._reads import Reads
+from ._rows import STATES, State
+from ._schedules import Schedules
 
 __all__ = ["DictStore"]
 
 S = JobStatus
-RETRYABLE = (S.FAILED, S.TIMED_OUT, S.CANCELLED)
 
 
-class DictStore(JobStore):
-    """The jobs of ``dict://NAME``, in this process's memory."""
+class DictStore(Leases, Schedules, Reads):
+    """The jobs of ``dict://NAME``, in this process's memory.
+
+    Here: the store's name and the methods on its jobs as a whole. A member's
+    claims and outcomes are in :class:`Leases` (``_leases.py``), the stored
+    schedules in :class:`Schedules` (``_schedules.py``), the operator's reads,
+    retry and the members list in :class:`Reads` (``_reads.py``).
+    """
 
     def __init__(
         self,
@@ -68,8 +52,7 @@ class DictStore(JobStore):
             raise ValueError(f"a dict store's URL is dict://NAME, got {url!r}")
         super().__init__(url, secret=secret, lease=lease)
         self.name = name
-        #: When a bucket this object's last claim left empty has its next token.
-        self._token_due: float | None = None
+        self._token_due = None  # set by each claim (Leases), read by next_due
 
     @property
     def _state(self) -> State:
@@ -92,133 +75,7 @@ class DictStore(JobStore):
         return first
 
     async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
-        return _add(self._state, jobs, now)
-
-    async def claim(
-        self,
-        owner: str,
-        limit: int,
-        executors: Mapping[str, int],
-        now: float,
-        lease: float,
-        *,
-        rates: Mapping[str, RateLimit] | None = None,
-        tenants: Mapping[str | None, int] | None = None,
-    ) -> list[Claimed]:
-        self._token_due = None
-        if limit < 1:
-            return []
-        state, until = self._state, now + lease
-        claimed = self._take_over_lost(owner, limit, now, until)
-        rooms = {name: room for name, room in executors.items() if room > 0}
-        want = limit - len(claimed)
-        if want <= 0 or not rooms:
-            return claimed
-        for row in state.jobs.values():  # due delayed jobs join the ready ones
-            if row.delayed and row.run_at <= now:
-                row.delayed = False
-        ready = sorted(
-            (r for r in state.jobs.values() if r.ready and self._holds_key(r)),
-            key=lambda r: (r.key, r.id),
-        )
-        picker = Picker(state, ready, rooms, rates or {}, now)
-        ids = picker.take(want) if tenants is None else picker.round_robin(tenants, want)
-        self._token_due = picker.save()
-        started = []
-        for job_id in ids:
-            row = state.jobs[job_id]
-            row.status, row.owner, row.ran_by = S.RUNNING, owner, owner
-            row.lease_until, row.started_at, row.cancel_requested = until, now, False
-            row.attempts += 1
-            started.append(Claimed(row.id, row.attempts, row.payload))
-        return claimed + started
-
-    def _take_over_lost(self, owner: str, limit: int, now: float, until: float) -> list[Claimed]:
-        """Attempts whose owner is gone (its lease ran out, or a process of
-        this machine that died), now ``owner``'s: never its own."""
-        running = [r for r in self._state.jobs.values() if r.status is S.RUNNING]
-        dead = set(dead_local({r.owner for r in running if r.owner is not None}))
-        lease = until - now
-        taken: list[Claimed] = []
-        for row in running:
-            if len(taken) == limit:
-                break
-            assert row.lease_until is not None
-            if not self._holds_key(row):
-                continue
-            if (row.lease_until < now and row.owner != owner) or row.owner in dead:
-                # The old lease's end, less a lease: when its owner last renewed it.
-                renewed = max(row.lease_until - lease, row.started_at or row.lease_until - lease)
-                row.owner, row.lease_until = owner, until
-                taken.append(
-                    Claimed(row.id, row.attempts, row.payload, True, row.cancel_requested, renewed)
-                )
-        return taken
-
-    def _holds_key(self, row: Row) -> bool:
-        """Unsigned rows and rows signed by a key this member holds; never others."""
-        return not row.payload.startswith(KEYED) or _key_id(row.payload) in self.key_ids
-
-    async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
-        state, recorded = self._state, Recorded()
-        completed: list[Outcome] = []
-        for out in outcomes:
-            row = state.jobs.get(out.id)
-            # The fence: only the owner of the attempt that runs writes its end.
-            if row is None or row.status is not S.RUNNING:
-                recorded.refused.append(out.id)
-                continue
-            if row.owner != owner or row.attempts != out.attempt:
-                recorded.refused.append(out.id)
-                continue
-            asked = out
-            if out.status is S.RETRY_WAIT and row.cancel_requested:
-                # Cancelled while it ran: no retry, or the next claim would lose the cancel.
-                out = Outcome(out.id, out.attempt, S.CANCELLED, out.finished_at, error="cancelled")
-            if out.status is not S.COMPLETED:
-                state.attempts[row.id, out.attempt] = Attempt(
-                    row.id, out.attempt, row.name, row.executor, row.ran_by or owner,
-                    row.started_at or out.finished_at, out.finished_at, asked.status, asked.error,
-                )  # fmt: skip
-            _write(row, out)
-            if out.status is S.COMPLETED:
-                completed.append(out)
-            elif out.status.is_terminal:
-                if out is not asked:  # the member recorded a retry: tell it
-                    recorded.changes.append(Change(row.id, S.CANCELLED, "cancelled"))
-                recorded.changes += _cascade(state, row.id, out.status, out.finished_at)
-        if completed:
-            since = min(o.finished_at for o in completed)
-            for out in completed:
-                _release(state, out.id, since)
-        return recorded
-
-    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
-        state = self._state
-        for job_id in ids:
-            row = state.jobs.get(job_id)
-            if row is not None and row.status is S.RUNNING and row.owner == owner:
-                row.lease_until = until
-        return sorted(
-            r.id
-            for r in state.jobs.values()
-            if r.status is S.RUNNING and r.owner == owner and r.cancel_requested
-        )
-
-    async def release(self, owner: str, ids: Collection[int]) -> None:
-        state, now = self._state, time.time()
-        for job_id in ids:
-            row = state.jobs.get(job_id)
-            if row is None or row.status is not S.RUNNING or row.owner != owner:
-                continue
-            row.attempts -= 1  # it never started: its number is used again
-            row.owner = row.lease_until = None
-            if row.cancel_requested:
-                _finish(row, S.CANCELLED, now, "cancelled")
-                _cascade(state, row.id, S.CANCELLED, now)
-            else:
-                row.status = S.RETRY_WAIT if row.attempts else S.PENDING
-                row.delayed = False
+        return _deps.add(self._state, jobs, now)
 
     async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
         state, changes = self._state, []
@@ -229,9 +86,9 @@ class DictStore(JobStore):
             if row.status is S.RUNNING:
                 row.cancel_requested = True  # its owner sees it at its next extend()
             elif row.waiting:
-                _finish(row, S.CANCELLED, now, "cancelled")
+                _deps.finish(row, S.CANCELLED, now, "cancelled")
                 changes.append(Change(row.id, S.CANCELLED, "cancelled"))
-                changes += _cascade(state, row.id, S.CANCELLED, now)
+                changes += _deps.cascade(state, row.id, S.CANCELLED, now)
         return changes
 
     async def next_due(self) -> float | None:
@@ -241,50 +98,6 @@ class DictStore(JobStore):
         if self._token_due is not None:
             due.append(self._token_due)
         return min(due, default=None)
-
-    async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
-        stored = self._state.schedules
-        for schedule_id, payload, first in schedules:
-            was = stored.get(schedule_id)
-            paused = was is not None and was.next_fire == math.inf  # stays paused
-            last_job = was.last_job if was is not None else None
-            stored[schedule_id] = Schedule(
-                payload, math.inf if paused else first, None, None, last_job
-            )
-
-    async def remove_schedules(self, ids: Collection[str]) -> None:
-        for schedule_id in ids:
-            self._state.schedules.pop(schedule_id, None)
-
-    async def claim_schedules(self, owner: str, now: float, lease: float) -> list[DueSchedule]:
-        state, due = self._state, []
-        for schedule_id, s in state.schedules.items():
-            free = s.owner is None or (s.lease_until is not None and s.lease_until < now)
-            if s.next_fire <= now and free:
-                s.owner, s.lease_until = owner, now + lease
-                last = state.jobs.get(s.last_job) if s.last_job is not None else None
-                due.append(
-                    DueSchedule(
-                        schedule_id, s.payload, s.next_fire, None if last is None else last.status
-                    )
-                )
-        return due
-
-    async def fire(
-        self, owner: str, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
-    ) -> bool:
-        state = self._state
-        s = state.schedules.get(schedule)
-        if s is None or s.owner != owner or s.next_fire != fire_time:
-            return False  # fenced: no longer this member's, or paused
-        if job is not None and (schedule, fire_time) in state.fired:
-            return False  # this fire was made already
-        s.next_fire, s.owner, s.lease_until = next_fire, None, None
-        if job is not None:
-            state.fired.add((schedule, fire_time))
-            s.last_job = job.id
-            _add(state, [job], fire_time)
-        return True
 
     async def fetch(self, job_id: int) -> StoredJob | None:
         row = self._state.jobs.get(job_id)
@@ -306,233 +119,3 @@ class DictStore(JobStore):
             for attempt in range(1, row.attempts + 1):
                 state.attempts.pop((row.id, attempt), None)
         return max(len(ended) - keep, 0)
-
-    # ── the methods with defaults ──────────────────────────────────────────
-
-    async def waiting_for_keys(self) -> dict[bytes, int]:
-        return dict(
-            Counter(
-                _key_id(r.payload)
-                for r in self._state.jobs.values()
-                if r.waiting and not self._holds_key(r)
-            )
-        )
-
-    async def waiting_for_executors(self, installed: Collection[str]) -> dict[str, int]:
-        return dict(
-            Counter(
-                r.executor
-                for r in self._state.jobs.values()
-                if r.waiting and r.executor not in installed
-            )
-        )
-
-    async def jobs(
-        self,
-        *,
-        statuses: Collection[JobStatus] = (),
-        limit: int = 50,
-        before: int | None = None,
-    ) -> list[StoredJob]:
-        statuses, limit, before = check_jobs_args(statuses=statuses, limit=limit, before=before)
-        rows = sorted(self._state.jobs.values(), key=lambda r: r.id, reverse=True)
-        rows = [
-            r
-            for r in rows
-            if (before is None or r.id < before) and (not statuses or r.status in statuses)
-        ]
-        return [r.stored() for r in rows[:limit]]
-
-    async def counts(self) -> dict[tuple[JobStatus, str], int]:
-        return dict(Counter((r.status, r.executor) for r in self._state.jobs.values()))
-
-    async def attempts(
-        self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
-    ) -> list[Attempt]:
-        since, job_id, limit = check_attempts_args(since=since, job_id=job_id, limit=limit)
-        state = self._state
-        found = [
-            a
-            for a in state.attempts.values()
-            if (job_id is None or a.job_id == job_id)
-            and (job_id is not None or since is None or (a.finished_at or 0.0) >= since)
-        ]
-        for row in state.jobs.values():
-            # A running or completed attempt is the job's row itself.
-            if not row.attempts or (row.id, row.attempts) in state.attempts:
-                continue
-            if job_id is not None and row.id != job_id:
-                continue
-            if row.status is S.RUNNING or (
-                row.status is S.COMPLETED
-                and (job_id is not None or since is None or (row.finished_at or 0.0) >= since)
-            ):
-                found.append(
-                    Attempt(
-                        row.id,
-                        row.attempts,
-                        row.name,
-                        row.executor,
-                        row.ran_by,
-                        row.started_at or 0.0,
-                        row.finished_at,
-                        row.status,
-                    )
-                )
-        found.sort(key=lambda a: (a.started_at, a.job_id, a.attempt))
-        return found[-limit:]
-
-    async def schedules(self) -> list[StoredSchedule]:
-        now = time.time()  # whose lease still holds, as of this read
-        return [
-            StoredSchedule(
-                schedule_id,
-                s.next_fire,
-                s.owner if s.lease_until is not None and s.lease_until >= now else None,
-                s.payload,
-                s.last_job,
-            )
-            for schedule_id, s in sorted(
-                self._state.schedules.items(), key=lambda item: (item[1].next_fire, item[0])
-            )
-        ]
-
-    async def pause_schedule(self, schedule_id: str) -> bool:
-        s = self._state.schedules.get(schedule_id)
-        if s is None:
-            return False
-        s.next_fire, s.owner, s.lease_until = math.inf, None, None
-        return True
-
-    async def resume_schedule(self, schedule_id: str, next_fire: float) -> bool:
-        s = self._state.schedules.get(schedule_id)
-        if s is None:
-            return False
-        if s.next_fire == math.inf:
-            s.next_fire = next_fire
-        return True
-
-    async def trigger_schedule(self, schedule_id: str, job: NewJob) -> bool:
-        s = self._state.schedules.get(schedule_id)
-        if s is None:
-            return False
-        s.last_job = job.id
-        _add(self._state, [job], time.time())
-        return True
-
-    async def retry(self, ids: Collection[int], now: float) -> list[int]:
-        state, done = self._state, []
-        for job_id in dict.fromkeys(check_retry_ids(ids)):  # once each, in the caller's order
-            row = state.jobs.get(job_id)
-            if row is None or row.status not in RETRYABLE:
-                continue
-            # It waits again for the upstreams it still has an edge to
-            # (a cascade consumed the edge of the one that cancelled it).
-            row.unmet = {u for u in row.depends_on if job_id in state.dependents.get(u, ())}
-            row.status, row.run_at, row.delayed = S.PENDING, now, False
-            row.finished_at = row.result = row.owner = row.lease_until = None
-            row.cancel_requested = False
-            done.append(job_id)
-        return done
-
-    async def report_member(self, member: Member) -> None:
-        members = self._state.members
-        was = members.get(member.owner)
-        started = was.started_at if was is not None else member.started_at
-        members[member.owner] = Member(
-            member.owner, member.workers, member.busy, started, member.seen_at
-        )
-        for owner in [o for o, m in members.items() if m.seen_at < member.seen_at - MEMBERS_KEEP]:
-            del members[owner]
-
-    async def forget_member(self, owner: str) -> None:
-        self._state.members.pop(owner, None)
-
-    async def members(self, *, limit: int = 200) -> list[Member]:
-        limit = check_limit(limit)
-        return sorted(self._state.members.values(), key=lambda m: (-m.seen_at, m.owner))[:limit]
-
-
-def _key_id(payload: bytes) -> bytes:
-    # KEY_ID_START counts from 1, as SQL's substr() does.
-    return payload[KEY_ID_START - 1 : KEY_ID_START - 1 + KEY_ID_SIZE]
-
-
-def _add(state: State, jobs: Sequence[NewJob], now: float) -> list[Change]:
-    changes = []
-    for job in jobs:
-        job.existed = job.own_id and job.id in state.jobs
-        if job.existed:
-            continue  # an id of the submitter's own that the store holds: that job stands
-        row = Row.of(job)
-        row.delayed = job.run_at > now
-        state.jobs[row.id] = row
-        for upstream_id in row.depends_on:
-            upstream = state.jobs.get(upstream_id)
-            if upstream is not None and upstream.status is S.COMPLETED:
-                continue
-            if upstream is None or upstream.status.is_terminal:
-                how = "is not in the store" if upstream is None else upstream.status.value
-                error = f"upstream job-{upstream_id} {how}"
-                _finish(row, S.CANCELLED, now, error)
-                changes.append(Change(row.id, S.CANCELLED, error))
-                break
-            row.unmet.add(upstream_id)
-        if row.status is S.CANCELLED:
-            row.unmet.clear()
-            continue
-        for upstream_id in row.unmet:
-            state.dependents.setdefault(upstream_id, set()).add(row.id)
-    return changes
-
-
-def _write(row: Row, out: Outcome) -> None:
-    """An accepted outcome onto its job."""
-    row.status, row.owner, row.lease_until = out.status, None, None
-    if out.status is S.RETRY_WAIT:
-        assert out.run_at is not None
-        row.run_at, row.delayed, row.finished_at, row.result = out.run_at, True, None, None
-        row.last_error, row.last_traceback = out.error, out.traceback
-        return
-    row.finished_at, row.result = out.finished_at, out.result
-    if out.status is S.COMPLETED:
-        # An earlier attempt's error stays in its attempt's row only.
-        row.last_error = row.last_traceback = None
-    else:
-        row.last_error = out.error if out.error is not None else row.last_error
-        row.last_traceback = out.traceback if out.traceback is not None else row.last_traceback
-
-
-def _finish(row: Row, status: JobStatus, now: float, error: str | None) -> None:
-    """End a job that is not running (a cancel, a cascade)."""
-    row.status, row.finished_at, row.owner, row.lease_until = status, now, None, None
-    row.last_error = error if error is not None else row.last_error
-
-
-def _release(state: State, upstream: int, now: float) -> None:
-    """``upstream`` completed: its dependents stop waiting for it."""
-    for job_id in state.dependents.pop(upstream, ()):
-        row = state.jobs.get(job_id)
-        if row is None or not row.waiting:
-            continue
-        row.unmet.discard(upstream)
-        if not row.unmet:
-            # Free: it runs at its run_at, never before the upstream ended.
-            row.delayed = row.run_at > now
-
-
-def _cascade(state: State, root: int, status: JobStatus, now: float) -> list[Change]:
-    """``root`` did not complete: cancel everything downstream of it."""
-    changes = []
-    todo = [(root, status.value)]
-    while todo:
-        upstream, how = todo.pop()
-        for job_id in sorted(state.dependents.pop(upstream, ())):
-            row = state.jobs.get(job_id)
-            if row is None or not row.waiting:
-                continue
-            error = f"upstream job-{upstream} {how}"
-            _finish(row, S.CANCELLED, now, error)
-            changes.append(Change(job_id, S.CANCELLED, error))
-            todo.append((job_id, S.CANCELLED.value))
-    return changes

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from jobsched import JobStatus
-from jobsched.store import KEY_WIDTH, Attempt, Member, NewJob, StoredJob
+from jobsched.store import (
+    KEY_ID_SIZE,
+    KEY_ID_START,
+    KEY_WIDTH,
+    KEYED,
+    Attempt,
+    Member,
+    NewJob,
+    StoredJob,
+)
 
 
 @dataclass
@@ -69,6 +79,16 @@ class Row:
     def ready(self) -> bool:
         """A claim may hand it out: waiting, no upstream left, its run_at reached."""
         return self.waiting and not self.unmet and not self.delayed
+
+    @property
+    def key_id(self) -> bytes:
+        """The id of the key that signed the payload (one that starts with ``KEYED``)."""
+        # KEY_ID_START counts from 1, as SQL's substr() does.
+        return self.payload[KEY_ID_START - 1 : KEY_ID_START - 1 + KEY_ID_SIZE]
+
+    def key_held(self, key_ids: Collection[bytes]) -> bool:
+        """Unsigned, or signed by one of ``key_ids`` (the keys a member holds)."""
+        return not self.payload.startswith(KEYED) or self.key_id in key_ids
 
     def stored(self) -> StoredJob:
         return StoredJob(

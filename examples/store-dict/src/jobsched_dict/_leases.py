@@ -1,0 +1,178 @@
+"""A member's running jobs in the dict store: claims (with takeovers of lost
+attempts), lease renewals, outcomes and hand-backs; the half of ``DictStore``
+the scheduler's claimer, heartbeat and committer call."""
+
+from __future__ import annotations
+
+import time
+from abc import abstractmethod
+from collections.abc import Collection, Mapping, Sequence
+
+from jobsched import JobStatus
+from jobsched.store import (
+    Attempt,
+    Change,
+    Claimed,
+    JobStore,
+    Outcome,
+    RateLimit,
+    Recorded,
+    dead_local,
+)
+
+from . import _deps
+from ._claim import Picker
+from ._rows import Row, State
+
+S = JobStatus
+
+
+class Leases(JobStore):
+    """Claims, leases and outcomes: every write fenced on the owner (and attempt)."""
+
+    #: When a bucket this object's last claim left empty has its next token.
+    _token_due: float | None
+
+    @property
+    @abstractmethod
+    def _state(self) -> State:
+        """The store of this object's name (see ``DictStore``)."""
+
+    async def claim(
+        self,
+        owner: str,
+        limit: int,
+        executors: Mapping[str, int],
+        now: float,
+        lease: float,
+        *,
+        rates: Mapping[str, RateLimit] | None = None,
+        tenants: Mapping[str | None, int] | None = None,
+    ) -> list[Claimed]:
+        self._token_due = None
+        if limit < 1:
+            return []
+        state, until = self._state, now + lease
+        claimed = self._take_over_lost(owner, limit, now, until)
+        rooms = {name: room for name, room in executors.items() if room > 0}
+        want = limit - len(claimed)
+        if want <= 0 or not rooms:
+            return claimed
+        for row in state.jobs.values():  # due delayed jobs join the ready ones
+            if row.delayed and row.run_at <= now:
+                row.delayed = False
+        ready = sorted(
+            (r for r in state.jobs.values() if r.ready and r.key_held(self.key_ids)),
+            key=lambda r: (r.key, r.id),
+        )
+        picker = Picker(state, ready, rooms, rates or {}, now)
+        ids = picker.take(want) if tenants is None else picker.round_robin(tenants, want)
+        self._token_due = picker.save()
+        started = []
+        for job_id in ids:
+            row = state.jobs[job_id]
+            row.status, row.owner, row.ran_by = S.RUNNING, owner, owner
+            row.lease_until, row.started_at, row.cancel_requested = until, now, False
+            row.attempts += 1
+            started.append(Claimed(row.id, row.attempts, row.payload))
+        return claimed + started
+
+    def _take_over_lost(self, owner: str, limit: int, now: float, until: float) -> list[Claimed]:
+        """Attempts whose owner is gone (its lease ran out, or a process of
+        this machine that died), now ``owner``'s: never its own."""
+        running = [r for r in self._state.jobs.values() if r.status is S.RUNNING]
+        dead = set(dead_local({r.owner for r in running if r.owner is not None}))
+        lease = until - now
+        taken: list[Claimed] = []
+        for row in running:
+            if len(taken) == limit:
+                break
+            assert row.lease_until is not None
+            if not row.key_held(self.key_ids):
+                continue
+            if (row.lease_until < now and row.owner != owner) or row.owner in dead:
+                # The old lease's end, less a lease: when its owner last renewed it.
+                renewed = max(row.lease_until - lease, row.started_at or row.lease_until - lease)
+                row.owner, row.lease_until = owner, until
+                taken.append(
+                    Claimed(row.id, row.attempts, row.payload, True, row.cancel_requested, renewed)
+                )
+        return taken
+
+    async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
+        state, recorded = self._state, Recorded()
+        completed: list[Outcome] = []
+        for out in outcomes:
+            row = state.jobs.get(out.id)
+            # The fence: only the owner of the attempt that runs writes its end.
+            if row is None or row.status is not S.RUNNING:
+                recorded.refused.append(out.id)
+                continue
+            if row.owner != owner or row.attempts != out.attempt:
+                recorded.refused.append(out.id)
+                continue
+            asked = out
+            if out.status is S.RETRY_WAIT and row.cancel_requested:
+                # Cancelled while it ran: no retry, or the next claim would lose the cancel.
+                out = Outcome(out.id, out.attempt, S.CANCELLED, out.finished_at, error="cancelled")
+            if out.status is not S.COMPLETED:
+                state.attempts[row.id, out.attempt] = Attempt(
+                    row.id, out.attempt, row.name, row.executor, row.ran_by or owner,
+                    row.started_at or out.finished_at, out.finished_at, asked.status, asked.error,
+                )  # fmt: skip
+            _write(row, out)
+            if out.status is S.COMPLETED:
+                completed.append(out)
+            elif out.status.is_terminal:
+                if out is not asked:  # the member recorded a retry: tell it
+                    recorded.changes.append(Change(row.id, S.CANCELLED, "cancelled"))
+                recorded.changes += _deps.cascade(state, row.id, out.status, out.finished_at)
+        if completed:
+            since = min(o.finished_at for o in completed)
+            for out in completed:
+                _deps.release(state, out.id, since)
+        return recorded
+
+    async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
+        state = self._state
+        for job_id in ids:
+            row = state.jobs.get(job_id)
+            if row is not None and row.status is S.RUNNING and row.owner == owner:
+                row.lease_until = until
+        return sorted(
+            r.id
+            for r in state.jobs.values()
+            if r.status is S.RUNNING and r.owner == owner and r.cancel_requested
+        )
+
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        state, now = self._state, time.time()
+        for job_id in ids:
+            row = state.jobs.get(job_id)
+            if row is None or row.status is not S.RUNNING or row.owner != owner:
+                continue
+            row.attempts -= 1  # it never started: its number is used again
+            row.owner = row.lease_until = None
+            if row.cancel_requested:
+                _deps.finish(row, S.CANCELLED, now, "cancelled")
+                _deps.cascade(state, row.id, S.CANCELLED, now)
+            else:
+                row.status = S.RETRY_WAIT if row.attempts else S.PENDING
+                row.delayed = False
+
+
+def _write(row: Row, out: Outcome) -> None:
+    """An accepted outcome onto its job."""
+    row.status, row.owner, row.lease_until = out.status, None, None
+    if out.status is S.RETRY_WAIT:
+        assert out.run_at is not None
+        row.run_at, row.delayed, row.finished_at, row.result = out.run_at, True, None, None
+        row.last_error, row.last_traceback = out.error, out.traceback
+        return
+    row.finished_at, row.result = out.finished_at, out.result
+    if out.status is S.COMPLETED:
+        # An earlier attempt's error stays in its attempt's row only.
+        row.last_error = row.last_traceback = None
+    else:
+        row.last_error = out.error if out.error is not None else row.last_error
+        row.last_traceback = out.traceback if out.traceback is not None else row.last_traceback
