@@ -1,5 +1,5 @@
 """The dict store's claim: ready jobs best first, or by fair-share turns,
-within each executor's room and each rate key's token bucket."""
+within each executor's and each queue's room and each rate key's token bucket."""
 
 from __future__ import annotations
 
@@ -20,8 +20,11 @@ class Picker:
         rooms: dict[str, int],
         rates: Mapping[str, RateLimit],
         now: float,
+        queue_room: Mapping[str, int] | None = None,
     ) -> None:
         self._state, self._rooms, self._rates, self._now = state, rooms, rates, now
+        #: queue -> how many more of its jobs this claim may take.
+        self._queue_room = dict(queue_room or {})
         # A key without a bucket yet has a full one.
         self.tokens = {key: float(limit.burst) for key, limit in rates.items()}
         self._since: dict[str, float] = {}
@@ -48,6 +51,9 @@ class Picker:
                 continue
             if row.executor not in rooms:
                 continue
+            queue_room = self._queue_room
+            if queue_room.get(row.queue, 1) <= 0:
+                continue
             if row.rate_key in tokens:
                 if not has_token(tokens[row.rate_key]):
                     continue
@@ -56,6 +62,8 @@ class Picker:
             rooms[row.executor] -= 1
             if rooms[row.executor] <= 0:
                 del rooms[row.executor]
+            if row.queue in queue_room:
+                queue_room[row.queue] -= 1
             got.append(row.id)
             self._taken.add(row.id)
         return got

@@ -48,6 +48,8 @@ class Leases(JobStore):
         *,
         rates: Mapping[str, RateLimit] | None = None,
         tenants: Mapping[str | None, int] | None = None,
+        queues: Collection[str] | None = None,
+        queue_room: Mapping[str, int] | None = None,
     ) -> list[Claimed]:
         self._token_due = None
         if limit < 1:
@@ -62,10 +64,14 @@ class Leases(JobStore):
             if row.delayed and row.run_at <= now:
                 row.delayed = False
         ready = sorted(
-            (r for r in state.jobs.values() if r.ready and r.key_held(self.key_ids)),
+            (
+                r
+                for r in state.jobs.values()
+                if r.ready and r.key_held(self.key_ids) and (queues is None or r.queue in queues)
+            ),
             key=lambda r: (r.key, r.id),
         )
-        picker = Picker(state, ready, rooms, rates or {}, now)
+        picker = Picker(state, ready, rooms, rates or {}, now, queue_room)
         ids = picker.take(want) if tenants is None else picker.round_robin(tenants, want)
         self._token_due = picker.save()
         started = []

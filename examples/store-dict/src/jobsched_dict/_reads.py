@@ -72,6 +72,15 @@ class Reads(JobStore):
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
         return dict(Counter((r.status, r.executor) for r in self._state.jobs.values()))
 
+    async def queue_counts(self) -> dict[tuple[str, JobStatus], int]:
+        return dict(
+            Counter(
+                (r.queue, r.status)
+                for r in self._state.jobs.values()
+                if r.waiting or r.status is S.RUNNING
+            )
+        )
+
     async def attempts(
         self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
     ) -> list[Attempt]:

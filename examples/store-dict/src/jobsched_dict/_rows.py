@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from jobsched import JobStatus
 from jobsched.store import (
+    DEFAULT_QUEUE,
     KEY_ID_SIZE,
     KEY_ID_START,
     KEY_WIDTH,
@@ -51,6 +52,7 @@ class Row:
     #: Waiting for its run_at, as of the last claim (or its add): what
     #: next_due() reads. A claim whose ``now`` reached run_at clears it.
     delayed: bool = False
+    queue: str = DEFAULT_QUEUE
 
     @classmethod
     def of(cls, job: NewJob) -> Row:
@@ -68,6 +70,7 @@ class Row:
             job.tenant,
             job.rate_key,
             tuple(dict.fromkeys(job.depends_on)),
+            queue=job.queue,
         )
 
     @property
@@ -108,6 +111,7 @@ class Row:
             payload=self.payload,
             tenant=self.tenant,
             depends_on=self.depends_on,
+            queue=self.queue,
         )
 
 

@@ -156,6 +156,7 @@ def job_json(job: StoredJob, now: float) -> dict[str, Any]:
         "last_error": job.last_error,
         "executor": job.executor,
         "tenant": job.tenant,
+        "queue": job.queue,
         "submitted_at": iso_time(job.submitted_at),
         "run_at": iso_time(job.run_at),
         "started_at": iso_time(job.started_at),

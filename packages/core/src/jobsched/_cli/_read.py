@@ -14,12 +14,13 @@ import time
 import click
 
 from .._enums import JobStatus
+from .._jobs._job import check_queue
 from ..store._args import LARGEST
 from ..store._base import JobStore
 from ..store._rows import StoredJob
 from . import _format as fmt
 from ._jobargs import JobIdType, StatusType, fetch, json_option, print_json, run
-from ._main import Count, store_option
+from ._main import Count, UserError, store_option
 
 
 def _result(store: JobStore, job: StoredJob) -> tuple[str | None, str | None]:
@@ -66,23 +67,44 @@ def _result(store: JobStore, job: StoredJob) -> tuple[str | None, str | None]:
     metavar="N",
     help="At most N jobs, the newest.",
 )
+@click.option(
+    "--queue",
+    metavar="NAME",
+    default=None,
+    callback=lambda ctx, param, value: _queue_name(value),
+    help="Only jobs of queue NAME.",
+)
 @json_option
-def jobs(store_url: str | None, statuses: tuple[JobStatus, ...], limit: int, as_json: bool) -> None:
+def jobs(
+    store_url: str | None,
+    statuses: tuple[JobStatus, ...],
+    limit: int,
+    queue: str | None,
+    as_json: bool,
+) -> None:
     """List jobs, newest first."""
 
     async def action(store: JobStore) -> None:
-        found = await store.jobs(statuses=statuses, limit=limit)
+        if queue is None:
+            found = await store.jobs(statuses=statuses, limit=limit)
+        else:
+            found = await _of_queue(store, queue, statuses, limit)
         now = time.time()
         if as_json:
             print_json([fmt.job_json(job, now) for job in found])
             return
         if not found:
-            click.echo("no jobs" + (" with that status" if statuses else ""))
+            click.echo(
+                "no jobs"
+                + (" with that status" if statuses else "")
+                + (f" on queue {fmt.printable(queue)!r}" if queue is not None else "")
+            )
             return
         rows = [
             [
                 fmt.job_label(job),
                 fmt.one_line(job.name, 30),
+                fmt.one_line(job.queue, 20),
                 job.status.value,
                 str(job.attempts),
                 fmt.utc_time(job.submitted_at),
@@ -92,10 +114,51 @@ def jobs(store_url: str | None, statuses: tuple[JobStatus, ...], limit: int, as_
             ]
             for job in found
         ]
-        headers = ["JOB", "NAME", "STATUS", "ATTEMPTS", "SUBMITTED", "DUE", "RAN", "LAST ERROR"]
-        click.echo(fmt.table(headers, rows, right=[3]))
+        headers = [
+            "JOB",
+            "NAME",
+            "QUEUE",
+            "STATUS",
+            "ATTEMPTS",
+            "SUBMITTED",
+            "DUE",
+            "RAN",
+            "LAST ERROR",
+        ]
+        click.echo(fmt.table(headers, rows, right=[4]))
 
     run(store_url, action)
+
+
+def _queue_name(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return check_queue(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+async def _of_queue(
+    store: JobStore, queue: str, statuses: tuple[JobStatus, ...], limit: int
+) -> list[StoredJob]:
+    """The newest ``limit`` jobs of ``queue``: pages of the store's
+    ``job_page`` until enough are found or none is left (an operator's
+    look, so it may read as far back as the queue's jobs go)."""
+    found: list[StoredJob] = []
+    before: int | None = None
+    while len(found) < limit:
+        try:
+            page = await store.job_page(
+                statuses=statuses, queue=queue, limit=limit - len(found), before=before, scan=10_000
+            )
+        except TypeError as exc:  # a store written before queues
+            raise UserError(f"this store cannot filter jobs by queue ({exc})") from None
+        found += page.jobs
+        if page.next_before is None:
+            break
+        before = page.next_before
+    return found
 
 
 @click.command()
@@ -125,6 +188,7 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
         fields = [
             ("status", f"{stored.status.value} ({_attempts(stored.attempts)})"),
             ("executor", stored.executor),
+            ("queue", stored.queue),
             ("tenant", stored.tenant or "-"),
             ("submitted", fmt.utc_time(stored.submitted_at)),
             ("run at", fmt.utc_time(stored.run_at)),
@@ -165,14 +229,33 @@ def _attempts(n: int) -> str:
     return f"{n} attempt" if n == 1 else f"{n} attempts"
 
 
+#: The statuses ``queue_counts`` counts, in the order the table shows them.
+_LIVE = (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.RETRY_WAIT)
+
+
+async def _by_queue(store: JobStore) -> dict[str, dict[str, int]] | None:
+    """queue -> status -> unfinished jobs, queues by name; None when the
+    store cannot count per queue."""
+    try:
+        counts = await store.queue_counts()
+    except NotImplementedError:
+        return None
+    by_queue: dict[str, dict[str, int]] = {}
+    for (queue, status), n in sorted(counts.items(), key=lambda item: item[0][0]):
+        by_queue.setdefault(queue, {})[status.value] = n
+    return by_queue
+
+
 @click.command()
 @store_option
 @json_option
 def stats(store_url: str | None, as_json: bool) -> None:
-    """Count jobs by status and executor; list schedules and jobs waiting for a key."""
+    """Count jobs by status and executor, and the unfinished ones by queue;
+    list schedules and jobs waiting for a key."""
 
     async def action(store: JobStore) -> None:
         counts = await store.counts()
+        by_queue = await _by_queue(store)
         schedules = await store.schedules()
         # Keys this command was not given (JOBSCHED_SECRET): their jobs wait
         # for a member that holds them, which no member may.
@@ -190,6 +273,7 @@ def stats(store_url: str | None, as_json: bool) -> None:
                     "total": total,
                     "by_status": by_status,
                     "by_executor": by_executor,
+                    "by_queue": by_queue,
                     "schedules": [
                         {"id": s.id, "next_fire": fmt.iso_time(s.next_fire), "owner": s.owner}
                         for s in schedules
@@ -206,6 +290,19 @@ def stats(store_url: str | None, as_json: bool) -> None:
         rows.append(["all", *(str(by_status[s]) for s in statuses), str(total)])
         numeric = range(1, len(statuses) + 2)
         lines = [fmt.table(["EXECUTOR", *(s.upper() for s in statuses), "TOTAL"], rows, numeric)]
+        if by_queue:
+            live = [s.value for s in _LIVE]
+            queue_rows = [
+                [fmt.one_line(q, 40), *(str(counted.get(s, 0)) for s in live)]
+                for q, counted in by_queue.items()
+            ]
+            lines += [
+                "",
+                "unfinished jobs by queue:",
+                fmt.table(
+                    ["QUEUE", *(s.upper() for s in live)], queue_rows, range(1, len(live) + 1)
+                ),
+            ]
         if schedules:
             lines += ["", f"{len(schedules)} stored schedule(s):"]
             lines += [

@@ -88,6 +88,20 @@ class LimitType(PairParam):
     help="At most N jobs at once on executor NAME (e.g. process=2); repeat for several.",
 )
 @click.option(
+    "--queue",
+    "queues",
+    multiple=True,
+    metavar="NAME",
+    help="Run only the jobs of queue NAME (default: every queue); repeat for several.",
+)
+@click.option(
+    "--queue-limit",
+    "queue_limits",
+    type=LimitType(),
+    multiple=True,
+    help="At most N jobs of queue NAME at once in this worker (e.g. video=2); repeat for several.",
+)
+@click.option(
     "--grace",
     type=Seconds(),
     default=30.0,
@@ -101,6 +115,8 @@ def worker(
     modules: tuple[str, ...],
     workers: int,
     limits: tuple[tuple[str, int], ...],
+    queues: tuple[str, ...],
+    queue_limits: tuple[tuple[str, int], ...],
     grace: float,
 ) -> None:
     """Run jobs from the store until SIGTERM or SIGINT."""
@@ -114,7 +130,11 @@ def worker(
     hooks = [_hook(_import(name)) for name in modules]
     try:
         scheduler = JobScheduler(
-            num_workers=workers, executor_limits=dict(limits) or None, store=store
+            num_workers=workers,
+            executor_limits=dict(limits) or None,
+            store=store,
+            queues=queues or None,
+            queue_limits=dict(queue_limits) or None,
         )
     except (ValueError, TypeError) as exc:
         raise UserError(str(exc)) from None

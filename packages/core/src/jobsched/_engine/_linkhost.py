@@ -72,6 +72,19 @@ class LinkHost:
                 rooms[name] = max(0, min(wanted, bound - holding[name]))
         return wanted, rooms
 
+    def queue_room(self, wanted: int) -> dict[str, int] | None:
+        """Each queue under ``queue_limits``: how many more of its jobs this
+        member may claim now (None: no queue is limited)."""
+        s = self._scheduler
+        if not s._queue_limits:
+            return None
+        jobs = s._jobs
+        holding = Counter(jobs[n].queue for n in s._held if n in jobs)
+        return {
+            name: max(0, min(wanted, bound - holding[name]))
+            for name, bound in s._queue_limits.items()
+        }
+
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Jobs the store handed to this member: queue them, or settle lost ones."""
         s = self._scheduler

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING
 
 import anyio
@@ -21,6 +21,8 @@ from .._jobs._job import Job
 from .._ordering._admission import (
     Admission,
     check_executor_limits,
+    check_queue_limits,
+    check_queues,
     check_rate_limits,
     with_capacities,
 )
@@ -69,6 +71,12 @@ class JobScheduler(Lifecycle):
     :param executor_limits: executor name -> the most attempts on it at once
         (in this scheduler). A job held back waits off the workers; other
         jobs keep running.
+    :param queues: the named queues whose jobs this scheduler runs (None:
+        every queue). On the memory store a job of another queue is refused
+        at submit; on a durable store it waits for a member that serves it.
+    :param queue_limits: queue name -> the most attempts of that queue at
+        once (in this scheduler), held back off the workers like
+        ``executor_limits``.
     :param store: where jobs live: ``"memory"`` (this process only, the
         default), a store URL such as ``"sqlite:///jobs.db"``, or a
         :class:`JobStore` from :func:`open_store`.
@@ -89,6 +97,8 @@ class JobScheduler(Lifecycle):
         rate_limits: Mapping[str, RateLimit] | None = None,
         executor_limits: Mapping[str, int] | None = None,
         store: str | JobStore = "memory",
+        queues: Collection[str] | None = None,
+        queue_limits: Mapping[str, int] | None = None,
     ) -> None:
         if not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError(
@@ -145,18 +155,34 @@ class JobScheduler(Lifecycle):
         gates = with_capacities(
             check_executor_limits(executor_limits, self._executors), self._executors
         )
+        self._queues = check_queues(queues)
+        queue_gates = check_queue_limits(queue_limits)
+        unserved = sorted(set(queue_gates) - self._queues) if self._queues is not None else []
+        if unserved:
+            raise ValueError(
+                f"queue_limits names {', '.join(map(repr, unserved))}, which queues= "
+                f"leaves out, so the limit could never apply: add it to queues=, or drop it"
+            )
         self._admission: Admission | None = None
         self._take_next: Callable[[], Job | None] = self._queue.pop_next
         self._executor_limits = gates
+        self._queue_limits = queue_gates
         if self._link is not None:
             # The store applies the limits in its claims (see LinkHost.claim_capacity).
             self._take_next = self._take_claimed
             self._link.rates = rates or None
+            self._link.queues = self._queues
             if isinstance(self._strategy, FairShareStrategy):
                 self._link.tenants = dict(self._strategy.weights)
-        elif rates or gates:
+        elif rates or gates or queue_gates:
             self._admission = Admission(
-                self._queue, self._strategy.key, self._push, self._clock, rates, gates
+                self._queue,
+                self._strategy.key,
+                self._push,
+                self._clock,
+                rates,
+                gates,
+                queue_gates,
             )
             self._take_next = self._admission.take
         # Jobs are known by the number in their id ("job-<n>" outside): the

@@ -133,6 +133,10 @@ class SchedulerState:
     #: On a durable store: executor -> the most attempts on it at once here
     #: (``executor_limits``, lowered to known capacities).
     _executor_limits: dict[str, int]
+    #: The queues this scheduler serves (None: every queue), and queue ->
+    #: the most attempts of it at once here (``queue_limits``).
+    _queues: frozenset[str] | None
+    _queue_limits: dict[str, int]
     #: Held jobs whose attempt a stopping worker cut short: handed back to
     #: the store when it closes.
     _released: list[int]

@@ -189,6 +189,7 @@ class Submission(Outcomes):
             rate_key=job.rate_key,
             depends_on=tuple(deps),
             own_id=job_id is not None,
+            queue=job.queue,
         )
 
     def submit_threadsafe(
@@ -276,6 +277,12 @@ class Submission(Outcomes):
                     f"{_describe(job)} depends on unknown job(s) {unknown}: submit "
                     "dependencies first (finished jobs are forgotten after history_limit)"
                 )
+        if self._queues is not None and self._link is None and job.queue not in self._queues:
+            raise ValueError(
+                f"{_describe(job)} is on queue {job.queue!r}, which this scheduler does not "
+                f"serve (queues={sorted(self._queues)}), and on the memory store nothing "
+                f"else would run it: add {job.queue!r} to queues=, or submit it elsewhere"
+            )
         name = job.executor
         # A producer runs nothing, so it needs no executor: the workers load theirs.
         if name not in self._executors and self._num_workers:

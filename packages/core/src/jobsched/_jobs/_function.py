@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from .._enums import JobPriority
-from ._job import _DEFAULT_RETRY, Job, _is_coroutine_function
+from ._job import _DEFAULT_RETRY, DEFAULT_QUEUE, Job, _is_coroutine_function
 from ._retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         deadline: float | None
         tenant: str | None
         rate_key: str | None
+        queue: str
 
 
 #: A FunctionJob's result type: the function's return value, awaited for a
@@ -153,6 +154,7 @@ class FunctionJob(Job, Generic[R]):
         deadline: float | None = None,
         tenant: str | None = None,
         rate_key: str | None = None,
+        queue: str = DEFAULT_QUEUE,
     ) -> None:
         if not callable(func):
             raise TypeError(f"FunctionJob needs a callable, got {func!r}")
@@ -186,6 +188,7 @@ class FunctionJob(Job, Generic[R]):
             deadline=deadline,
             tenant=tenant,
             rate_key=rate_key,
+            queue=queue,
         )
 
     def run(self) -> Awaitable[Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar, SupportsIndex
@@ -11,6 +12,9 @@ from typing import Any, ClassVar, SupportsIndex
 from .._enums import JobPriority, JobStatus
 from ._ids import next_number, own_number
 from ._retry import RetryPolicy
+
+#: The queue of a job that names none (``jobsched.store.DEFAULT_QUEUE`` too).
+DEFAULT_QUEUE = "default"
 
 _DEFAULT_RETRY = RetryPolicy()
 
@@ -33,6 +37,8 @@ class Job(ABC):
     :param deadline: a ``time.monotonic()`` time; used by EDF only.
     :param tenant: the fair-share queue the job belongs to.
     :param rate_key: the rate limit the job's starts count against.
+    :param queue: the named queue it waits in (``"default"``); a scheduler
+        given ``queues=`` runs only the jobs of those queues.
     """
 
     # Slots keep a queued job small (the benchmark counts bytes per queued
@@ -70,6 +76,7 @@ class Job(ABC):
         deadline: float | None = None,
         tenant: str | None = None,
         rate_key: str | None = None,
+        queue: str = DEFAULT_QUEUE,
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise ValueError(
@@ -79,6 +86,7 @@ class Job(ABC):
             _check_label("tenant", tenant)
         if rate_key is not None:
             _check_label("rate_key", rate_key)
+        named = None if queue == DEFAULT_QUEUE and type(queue) is str else check_queue(queue)
         problem = _class_problem(type(self))
         if problem is not None:
             raise TypeError(problem)
@@ -102,10 +110,12 @@ class Job(ABC):
         self.retry: RetryPolicy = retry
         # A deadline is typed float | None, but a tuple passed anyway must not
         # pass for packed options.
-        if tenant is None and rate_key is None and type(deadline) is not tuple:  # type: ignore[comparison-overlap]
+        if (
+            tenant is None and rate_key is None and named is None and type(deadline) is not tuple  # type: ignore[comparison-overlap]
+        ):
             self._options: Any = deadline
         else:
-            self._options = _pack_options(deadline, tenant, rate_key)
+            self._options = _pack_options(deadline, tenant, rate_key, queue=named)
         self.status: JobStatus = JobStatus.PENDING
         self.attempts: int = 0
         self.result: Any = None
@@ -119,10 +129,11 @@ class Job(ABC):
         self.started_at: float | None = None
         self.finished_at: float | None = None
 
-    # deadline, tenant, rate_key and headers are rarely set, and read only by
-    # EDF, fair share, rate limits and integrations: they share one slot, 24
-    # bytes per job less. It holds the deadline alone (usually None), or
-    # (deadline, tenant, rate_key, headers).
+    # deadline, tenant, rate_key, headers, an own id and a named queue are
+    # rarely set, and read only by EDF, fair share, rate limits, integrations
+    # and queue filters: they share one slot, 24 bytes per job less. It holds
+    # the deadline alone (usually None), or (deadline, tenant, rate_key,
+    # headers[, own_id[, queue]]).
 
     @property
     def deadline(self) -> float | None:
@@ -133,7 +144,7 @@ class Job(ABC):
     @deadline.setter
     def deadline(self, deadline: float | None) -> None:
         self._options = _pack_options(
-            deadline, self.tenant, self.rate_key, self.headers, self._own_id
+            deadline, self.tenant, self.rate_key, self.headers, self._own_id, self._queue_name
         )
 
     @property
@@ -145,7 +156,7 @@ class Job(ABC):
     @tenant.setter
     def tenant(self, tenant: str | None) -> None:
         self._options = _pack_options(
-            self.deadline, tenant, self.rate_key, self.headers, self._own_id
+            self.deadline, tenant, self.rate_key, self.headers, self._own_id, self._queue_name
         )
 
     @property
@@ -157,7 +168,7 @@ class Job(ABC):
     @rate_key.setter
     def rate_key(self, rate_key: str | None) -> None:
         self._options = _pack_options(
-            self.deadline, self.tenant, rate_key, self.headers, self._own_id
+            self.deadline, self.tenant, rate_key, self.headers, self._own_id, self._queue_name
         )
 
     @property
@@ -182,7 +193,7 @@ class Job(ABC):
         ):
             raise TypeError(f"headers must be a dict of str to str or None, got {headers!r}")
         self._options = _pack_options(
-            self.deadline, self.tenant, self.rate_key, headers, self._own_id
+            self.deadline, self.tenant, self.rate_key, headers, self._own_id, self._queue_name
         )
 
     @property
@@ -192,10 +203,30 @@ class Job(ABC):
         # Options stored before own ids were a 4-tuple.
         return options[4] if type(options) is tuple and len(options) > 4 else None
 
+    @property
+    def queue(self) -> str:
+        """The named queue the job waits in: ``"default"`` unless given."""
+        named = self._queue_name
+        return DEFAULT_QUEUE if named is None else named
+
+    @queue.setter
+    def queue(self, queue: str) -> None:
+        named = None if queue == DEFAULT_QUEUE and type(queue) is str else check_queue(queue)
+        self._options = _pack_options(
+            self.deadline, self.tenant, self.rate_key, self.headers, self._own_id, named
+        )
+
+    @property
+    def _queue_name(self) -> str | None:
+        """The queue's name, None for the default queue."""
+        options = self._options
+        # Options stored before named queues were a 4- or 5-tuple.
+        return options[5] if type(options) is tuple and len(options) > 5 else None
+
     def _set_own_id(self, job_id: str) -> None:
         """Give the job an id of its own (checked by the caller, see check_own_id)."""
         self._options = _pack_options(
-            self.deadline, self.tenant, self.rate_key, self.headers, job_id
+            self.deadline, self.tenant, self.rate_key, self.headers, job_id, self._queue_name
         )
         self._jobsched_id = own_number(job_id)
 
@@ -235,13 +266,27 @@ def _pack_options(
     rate_key: str | None,
     headers: dict[str, str] | None = None,
     own_id: str | None = None,
+    queue: str | None = None,
 ) -> Any:
-    """What Job._options holds for these (see Job.deadline)."""
-    if own_id is not None:
-        return (deadline, tenant, rate_key, headers, own_id)  # a job's own: never shared
-    if tenant is None and rate_key is None and headers is None and type(deadline) is not tuple:
+    """What Job._options holds for these (see Job.deadline); ``queue`` is
+    None for the default queue."""
+    if own_id is not None:  # a job's own: never shared
+        if queue is None:
+            return (deadline, tenant, rate_key, headers, own_id)
+        return (deadline, tenant, rate_key, headers, own_id, queue)
+    if (
+        tenant is None
+        and rate_key is None
+        and headers is None
+        and queue is None
+        and type(deadline) is not tuple
+    ):
         return deadline
-    options = (deadline, tenant, rate_key, headers)
+    options: tuple[Any, ...] = (
+        (deadline, tenant, rate_key, headers)
+        if queue is None
+        else (deadline, tenant, rate_key, headers, None, queue)
+    )
     # Only exact strs: a str subclass equal to a cached label is another value.
     # Headers are a job's own (a dict, unhashable): never shared.
     if (
@@ -257,6 +302,24 @@ def _pack_options(
     if len(_shared_options) < _SHARED_OPTIONS_MAX:
         _shared_options[options] = options
     return options
+
+
+#: What a queue's name may be (the contract's "Queues").
+_QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+
+
+def check_queue(queue: object) -> str:
+    """``queue``, checked: 1-64 characters of ``A-Z a-z 0-9 _ . -``.
+
+    :raises ValueError: it is not such a name (a non-str included: the
+        contract has one error for any bad queue).
+    """
+    if type(queue) is not str or _QUEUE_NAME.fullmatch(queue) is None:
+        raise ValueError(
+            f"queue must be a name of 1-64 characters from A-Z a-z 0-9 _ . - "
+            f"(e.g. 'emails'), got {queue!r}"
+        )
+    return queue
 
 
 def _check_label(name: str, value: object) -> None:

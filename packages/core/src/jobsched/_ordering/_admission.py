@@ -1,15 +1,16 @@
-"""The take-next step with limits: per-executor concurrency and per-key rate limits.
+"""The take-next step with limits: per-executor and per-queue concurrency, per-key rate limits.
 
 The scheduler uses :meth:`Admission.take` instead of the queue's bare
-``pop_next`` only when it was given ``executor_limits`` or ``rate_limits``, so
-a scheduler without them pays nothing. A job that may not start is set aside
+``pop_next`` only when it was given ``executor_limits``, ``queue_limits`` or
+``rate_limits``, so a scheduler without them pays nothing. A job that may not start is set aside
 (never returned, so it never occupies a worker) and the next job is tried, so
 other work keeps flowing:
 
-* Over its executor's limit, it is *held* in that executor's heap, in the
-  strategy's order. When an attempt on the executor ends, the worker that ran
-  it comes back here and the best held jobs go back to the ready queue, one per
-  free slot, to be ordered against everything else again.
+* Over its executor's (or its named queue's) limit, it is *held* in that
+  executor's (queue's) heap, in the strategy's order. When an attempt on it
+  ends, the worker that ran it comes back here and the best held jobs go back
+  to the ready queue, one per free slot, to be ordered against everything
+  else again.
 * Without a token, it waits for the token in the delayed queue, with
   ``run_at`` set to when the token is due. Only one job per key waits there
   (the key's *head*); the rest of the key's waiters are kept in a heap in the
@@ -20,13 +21,13 @@ other work keeps flowing:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from heapq import heappop, heappush
 
 from .._enums import JobStatus
 from .._jobs import _plugins
 from .._jobs._executor import Executor
-from .._jobs._job import Job
+from .._jobs._job import Job, check_queue
 from ._queue import JobQueue
 from ._ratelimit import RateLimit
 from ._strategies import SortKey
@@ -81,7 +82,16 @@ class Admission:
     :param clock: the scheduler's clock.
     """
 
-    __slots__ = ("_clock", "_gates", "_key", "_limits", "_push", "_queue", "_waiters")
+    __slots__ = (
+        "_clock",
+        "_gates",
+        "_key",
+        "_limits",
+        "_push",
+        "_queue",
+        "_queue_gates",
+        "_waiters",
+    )
 
     def __init__(
         self,
@@ -91,6 +101,7 @@ class Admission:
         clock: Callable[[], float],
         rate_limits: Mapping[str, RateLimit],
         executor_limits: Mapping[str, int],
+        queue_limits: Mapping[str, int] | None = None,
     ) -> None:
         self._queue = queue
         self._key = key
@@ -98,12 +109,13 @@ class Admission:
         self._clock = clock
         self._limits = dict(rate_limits)
         self._gates = {name: _Gate(n) for name, n in executor_limits.items()}
+        self._queue_gates = {name: _Gate(n) for name, n in (queue_limits or {}).items()}
         self._waiters: dict[str, _Waiters] = {}
 
     def take(self) -> Job | None:
         """The next job that may start now, or None; it is counted as started."""
-        gates = self._gates
-        if gates:
+        gates, queue_gates = self._gates, self._queue_gates
+        if gates or queue_gates:
             self._release_held()
         pop = self._queue.pop_next
         limits = self._limits
@@ -113,12 +125,18 @@ class Admission:
             if job is None:
                 return None
             gate = gates.get(job.executor) if gates else None
-            if gate is not None:
-                if gate.released:
-                    gate.released.discard(job)
-                if gate.free() <= 0:
-                    heappush(gate.held, (self._key(job), job))
-                    continue
+            queue_gate = queue_gates.get(job.queue) if queue_gates else None
+            # Popped: no longer promised a slot by either gate, whichever holds it now.
+            if gate is not None and gate.released:
+                gate.released.discard(job)
+            if queue_gate is not None and queue_gate.released:
+                queue_gate.released.discard(job)
+            if gate is not None and gate.free() <= 0:
+                heappush(gate.held, (self._key(job), job))
+                continue
+            if queue_gate is not None and queue_gate.free() <= 0:
+                heappush(queue_gate.held, (self._key(job), job))
+                continue
             rate_key = job.rate_key
             if rate_key is not None and limits:
                 limit = limits.get(rate_key)
@@ -126,13 +144,17 @@ class Admission:
                     if now is None:
                         now = self._clock()
                     if not self._take_token(job, rate_key, limit, now):
-                        if gate is not None and gate.held:
+                        if (gate is not None and gate.held) or (
+                            queue_gate is not None and queue_gate.held
+                        ):
                             # The slot it was released into goes to the best
                             # held job, not to whatever the ready queue has next.
                             self._release_held()
                         continue
             if gate is not None:
                 gate.running.append(job)
+            if queue_gate is not None:
+                queue_gate.running.append(job)
             return job
 
     def limit(self, name: str, limit: int) -> None:
@@ -151,7 +173,7 @@ class Admission:
             self._next_head(job.rate_key, waiters, self._clock())  # type: ignore[arg-type]
 
     def _release_held(self) -> None:
-        for gate in self._gates.values():
+        for gate in (*self._gates.values(), *self._queue_gates.values()):
             if not gate.held:
                 continue
             free = gate.free()
@@ -257,6 +279,48 @@ def check_executor_limits(
                 f"it, or pass executors={{{name!r}: ...}}"
             )
     return dict(executor_limits)
+
+
+def check_queues(queues: Collection[str] | None) -> frozenset[str] | None:
+    """``queues`` (the queues a scheduler serves) as a frozenset, validated.
+
+    :raises TypeError: a single str (one queue is ``queues=["emails"]``), or
+        not a collection.
+    :raises ValueError: it is empty, or a name is not a queue's.
+    """
+    if queues is None:
+        return None
+    if isinstance(queues, str) or not isinstance(queues, Collection):
+        hint = f"; for one queue write queues=[{queues!r}]" if isinstance(queues, str) else ""
+        raise TypeError(f"queues must be a collection of queue names or None, got {queues!r}{hint}")
+    if not queues:
+        raise ValueError(
+            "queues is empty, so this scheduler would claim nothing; list the queues it "
+            "serves, or pass queues=None (every queue)"
+        )
+    return frozenset(check_queue(name) for name in queues)
+
+
+def check_queue_limits(queue_limits: Mapping[str, int] | None) -> dict[str, int]:
+    """``queue_limits`` as a dict, validated.
+
+    :raises TypeError: not a mapping of queue names to integers.
+    :raises ValueError: a limit is below 1, or a name is not a queue's.
+    """
+    if queue_limits is None:
+        return {}
+    if not isinstance(queue_limits, Mapping):
+        raise TypeError(f"queue_limits must map queue names to integers, got {queue_limits!r}")
+    for name, limit in queue_limits.items():
+        check_queue(name)
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(f"queue_limits[{name!r}] must be an integer >= 1, got {limit!r}")
+        if limit < 1:
+            raise ValueError(
+                f"queue_limits[{name!r}] must be >= 1 (attempts at once), got {limit!r}; "
+                f"to run none of its jobs here, leave {name!r} out of queues="
+            )
+    return dict(queue_limits)
 
 
 def executor_capacity(name: str, executor: Executor) -> int | None:

@@ -11,7 +11,7 @@ scheduler still running at interpreter exit is ``_exithook.py``'s.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -74,6 +74,8 @@ class BackgroundScheduler:
         rate_limits: Mapping[str, RateLimit] | None = None,
         executor_limits: Mapping[str, int] | None = None,
         store: str | JobStore = "memory",
+        queues: Collection[str] | None = None,
+        queue_limits: Mapping[str, int] | None = None,
         backend: str = "asyncio",
         backend_options: Mapping[str, Any] | None = None,
     ) -> None:
@@ -98,6 +100,8 @@ class BackgroundScheduler:
             rate_limits=rate_limits,
             executor_limits=executor_limits,
             store=store,
+            queues=queues,
+            queue_limits=queue_limits,
         )
         self._loop = LoopThread(
             self._scheduler,

@@ -13,6 +13,7 @@ that ``import jobsched`` does not pay for them.
 
 from typing import TYPE_CHECKING
 
+from .._jobs._job import DEFAULT_QUEUE as DEFAULT_QUEUE
 from ._args import LARGEST as LARGEST
 from ._args import check_attempts_args as check_attempts_args
 from ._args import check_jobs_args as check_jobs_args
@@ -20,7 +21,6 @@ from ._args import check_limit as check_limit
 from ._args import check_page_args as check_page_args
 from ._args import check_retry_ids as check_retry_ids
 from ._base import JobStore as JobStore
-from ._rows import DEFAULT_QUEUE as DEFAULT_QUEUE
 from ._rows import KEY_WIDTH as KEY_WIDTH
 from ._rows import MEMBER_EVERY as MEMBER_EVERY
 from ._rows import MEMBERS_KEEP as MEMBERS_KEEP

@@ -6,15 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._enums import JobStatus
+from .._jobs._job import DEFAULT_QUEUE
 
 #: Width of the stored sort key: the longest built-in strategy key (EDF:
 #: deadline, priority, seq). Shorter keys are padded with zeros.
 KEY_WIDTH = 3
 
 _COMPLETED = JobStatus.COMPLETED
-
-#: The queue of a job that names none.
-DEFAULT_QUEUE = "default"
 
 #: A member reports itself this often (seconds), idle or busy; the dashboard
 #: marks one stale after three missed reports.

@@ -35,6 +35,9 @@ class Host(Protocol):
     def claim_capacity(self) -> tuple[int, Mapping[str, int]]:
         """How many jobs to claim now, and how many at most on each executor."""
 
+    def queue_room(self, wanted: int) -> Mapping[str, int] | None:
+        """How many at most of each limited queue (None: no queue is limited)."""
+
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Take claimed jobs: queue them for the workers, or settle lost ones."""
 
@@ -126,6 +129,8 @@ class LinkBase:
         #: none), and a fair share's weights (None: key order).
         self.rates: Mapping[str, RateLimit] | None = None
         self.tenants: Mapping[str | None, int] | None = None
+        #: The queues this member serves (None: every queue).
+        self.queues: frozenset[str] | None = None
         #: A producer (``num_workers=0``) never claims jobs or schedule fires:
         #: its claimer only watches the store (for wait()).
         self.producer = False

@@ -84,13 +84,27 @@ class StoreLink(Leasing):
             lambda: self.store.fire(self.owner, schedule, fire_time, next_fire, job),
         )
 
-    async def _claim(self, limit: int, executors: Mapping[str, int]) -> list[Claimed]:
+    async def _claim(
+        self, limit: int, executors: Mapping[str, int], queue_room: Mapping[str, int] | None
+    ) -> list[Claimed]:
         store = self.store
         if self._renew_first:
             # After an outage: leases first, so this claim does not take over
             # this member's own jobs whose leases ran out meanwhile.
             await self._extend()
             self._renew_first = False
+        if self.queues is None and queue_room is None:
+            # Without queues the call is the one a store written before
+            # named queues takes.
+            return await store.claim(
+                self.owner,
+                limit,
+                executors,
+                self._wall(),
+                store.lease,
+                rates=self.rates,
+                tenants=self.tenants,
+            )
         return await store.claim(
             self.owner,
             limit,
@@ -99,6 +113,8 @@ class StoreLink(Leasing):
             store.lease,
             rates=self.rates,
             tenants=self.tenants,
+            queues=self.queues,
+            queue_room=queue_room,
         )
 
     async def _claim_all(self) -> None:
@@ -113,8 +129,9 @@ class StoreLink(Leasing):
             claims: list[Claimed] = []
             looked_at = self._wall()
             if limit > 0 and executors:
+                queue_room = host.queue_room(limit)
                 claims = await self._call(
-                    "claiming jobs", functools.partial(self._claim, limit, executors)
+                    "claiming jobs", functools.partial(self._claim, limit, executors, queue_room)
                 )
                 if claims:
                     host.claimed(claims)
