@@ -166,7 +166,7 @@ def test_every_command_has_help() -> None:
 def test_jobs_lists_newest_first(store_url: str, populated: dict[str, str]) -> None:
     """`jobs` prints an aligned table, newest job first, with status and attempts."""
     lines = ok("jobs", "--store", store_url).splitlines()
-    assert " ".join(lines[0].split()) == "JOB NAME STATUS ATTEMPTS SUBMITTED DUE RAN LAST ERROR"
+    assert " ".join(lines[0].split()) == "JOB NAME QUEUE STATUS ATTEMPTS SUBMITTED DUE RAN LAST ERROR"
     order = ["pending", "cancelled", "timed_out", "failed", "completed"]
     assert [line.split()[0] for line in lines[1:]] == [populated[s] for s in order]
     failed = next(line for line in lines if line.startswith(populated["failed"] + " "))
@@ -189,6 +189,7 @@ def test_jobs_json(store_url: str, populated: dict[str, str]) -> None:
     assert failed["last_error"] == "ValueError: bad input"
     assert failed["executor"] == "thread"
     assert by_id[populated["completed"]]["last_error"] is None
+    assert {row["queue"] for row in rows} == {"default"}
     # UTC, said so, and durations in seconds.
     assert by_id[populated["completed"]]["finished_at"].endswith("+00:00")
     assert isinstance(by_id[populated["completed"]]["duration"], float)
