@@ -242,3 +242,38 @@ def test_the_producer_rows_run_on_tiny_sizes(tmp_path: Path) -> None:
             "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)
         ).fetchall()
     assert left == []
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(150)  # two stores filled and claimed, twice
+def test_the_queue_row_runs_on_a_small_size(tmp_path: Path) -> None:
+    """W18 (a small queue's claims beside a big queue) gets a figure for raw
+    (the big queue empty) and jobsched, on both stores; no database is left."""
+    pg.require_server()
+    prefix = f"jobsched_smoke_{secrets.token_hex(4)}"
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched",
+        "--only", "W18",
+        "--sizes", "W18=3000",
+        "--no-plot",
+        "--out", str(tmp_path),
+        timeout=140,
+        env={"JOBSCHED_BENCH_PG": pg.url_of("").rstrip("/"), "JOBSCHED_BENCH_PREFIX": prefix},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    for store in ("sqlite", "pg"):
+        for metric in ("p50_ms", "p99_ms"):
+            for system in ("raw", "jobsched"):
+                entry = rows[("W18", f"{store}_{metric}", system)]
+                assert "note" not in entry, entry
+                assert entry["value"]["median"] > 0
+    import psycopg
+
+    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
+        left = admin.execute(
+            "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)
+        ).fetchall()
+    assert left == []
