@@ -257,3 +257,40 @@ async def test_claims_on_queues_read_one_index_range_per_queue(store: SQLiteStor
         # "SCAN jobs USING INDEX" reads an index in order; "SCAN jobs" alone, every row.
         assert not re.search(r"SCAN jobs\b(?! USING)", plan), (sql, plan)
         assert "jobs_ready " not in plan and not plan.endswith("jobs_ready"), (sql, plan)
+
+
+async def test_bounded_claims_of_every_queue_and_the_counts_read_indexes(
+    store: SQLiteStore,
+) -> None:
+    """A claim of any queue with a bounded one finds the ready queues by one
+    seek each; queue_counts() reads jobs_status, not the completed history."""
+    await store.add([new(i, float(i), "big") for i in range(1, 2001)], NOW)
+    await store.add([new(i, float(i)) for i in range(2001, 2101)], NOW)
+    got = await store.claim("m", 1900, {"async": 1900}, NOW, 30, queues={"big"})
+    await store.record("m", [Outcome(c.id, c.attempt, S.COMPLETED, NOW) for c in got])
+    conn = store._conn
+    assert conn is not None
+    conn.execute("ANALYZE")
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        assert ids(await store.claim("m", 3, ALL, NOW, 30, queue_room={"big": 1})) == [
+            1901,
+            2001,
+            2002,
+        ]
+        assert await store.queue_counts() == {
+            ("big", S.PENDING): 99,
+            ("big", S.RUNNING): 1,
+            (DEFAULT_QUEUE, S.PENDING): 98,
+            (DEFAULT_QUEUE, S.RUNNING): 2,
+        }
+    finally:
+        conn.set_trace_callback(None)
+    reads = [s for s in statements if "queue_name" in s and "sqlite_master" not in s]
+    assert len(reads) >= 4
+    for sql in reads:
+        plan = " | ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
+        index = "jobs_status" if "COUNT" in sql else "jobs_ready_queues"
+        assert f"USING INDEX {index}" in plan, (sql, plan)
+        assert not re.search(r"SCAN jobs\b(?! USING)", plan), (sql, plan)
