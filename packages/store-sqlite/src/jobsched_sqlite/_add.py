@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from jobsched import JobStatus
-from jobsched.store import KEY_WIDTH, Change, NewJob
+from jobsched.store import DEFAULT_QUEUE, KEY_WIDTH, Change, NewJob
 
-from . import _own
+from . import _own, _queues
 from ._sql import count_ended
 
 # The queues (see _schema): ready, waiting for run_at, blocked on upstreams.
@@ -36,6 +36,14 @@ _INSERT = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
+#: ``_INSERT`` with the queue, for a batch holding a job of a named queue:
+#: only such a batch names the column (which it makes, see _queues).
+_INSERT_QUEUED = (
+    "INSERT INTO jobs (id, name, executor, status, queue, k0, k1, k2, run_at, submitted_at, "
+    "unmet, tenant, rate_key, payload, schedule, fire_time, finished_at, last_error, "
+    "queue_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
 
 #: The usual job (no dependencies, tenant, rate key or schedule): the other
 #: columns keep their defaults. Binding a parameter costs about as much as
@@ -55,11 +63,21 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
     plain: list[tuple[Any, ...]] = []
     rows: list[tuple[Any, ...]] = []
     own: list[tuple[NewJob, bool, tuple[Any, ...]]] = []
+    named = any(job.queue != DEFAULT_QUEUE for job in jobs)
+    if named:
+        _queues.ensure(conn)
+    insert = _INSERT_QUEUED if named else _INSERT
     for job in jobs:
         k0, k1, k2 = _padded(job.key)
+        queue_name = (_queues.stored(job.queue),) if named else ()
         if not job.depends_on:
             ready = _READY if job.run_at <= now else _WAITING
-            short = job.tenant is None and job.rate_key is None and job.schedule is None
+            short = (
+                job.tenant is None
+                and job.rate_key is None
+                and job.schedule is None
+                and job.queue == DEFAULT_QUEUE
+            )
             if short:
                 row: tuple[Any, ...] = (
                     job.id, job.name, job.executor, ready, k0, k1, k2, job.run_at,
@@ -69,7 +87,7 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
                 row = (
                     job.id, job.name, job.executor, "pending", ready, k0, k1, k2, job.run_at,
                     job.submitted_at, 0, job.tenant, job.rate_key, job.payload, job.schedule,
-                    job.fire_time, None, None,
+                    job.fire_time, None, None, *queue_name,
                 )  # fmt: skip
             if job.own_id:
                 own.append((job, short, row))
@@ -80,10 +98,10 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
             conn.executemany(_INSERT_PLAIN, plain)
             plain = []
         if rows:
-            conn.executemany(_INSERT, rows)
+            conn.executemany(insert, rows)
             rows = []
         if own:
-            _add_own(conn, own)
+            _add_own(conn, own, insert)
             own = []
         waits: list[int] = []  # the rows of the upstreams not completed yet
         failed: tuple[int, str] | None = None
@@ -120,11 +138,11 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
             queue = _READY if job.run_at <= now else _WAITING
             status, finished = "pending", None
         conn.execute(
-            _INSERT,
+            insert,
             (
                 number, job.name, job.executor, status, queue, k0, k1, k2, job.run_at,
                 job.submitted_at, unmet, job.tenant, job.rate_key, job.payload,
-                job.schedule, job.fire_time, finished, error,
+                job.schedule, job.fire_time, finished, error, *queue_name,
             ),
         )  # fmt: skip
         if failed is not None:
@@ -139,13 +157,15 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
     if plain:
         conn.executemany(_INSERT_PLAIN, plain)
     if rows:
-        conn.executemany(_INSERT, rows)
+        conn.executemany(insert, rows)
     if own:
-        _add_own(conn, own)
+        _add_own(conn, own, insert)
     return changes
 
 
-def _add_own(conn: sqlite3.Connection, own: list[tuple[NewJob, bool, tuple[Any, ...]]]) -> None:
+def _add_own(
+    conn: sqlite3.Connection, own: list[tuple[NewJob, bool, tuple[Any, ...]]], insert: str
+) -> None:
     """Jobs with ids of their own and no upstreams, each unless the store
     holds a job with its id (then it is flagged ``existed``, and that job
     stands): ``own_ids`` numbers the new ones in rowid order (see
@@ -165,4 +185,4 @@ def _add_own(conn: sqlite3.Connection, own: list[tuple[NewJob, bool, tuple[Any, 
     if short:
         conn.executemany(_INSERT_PLAIN, short)
     if full:
-        conn.executemany(_INSERT, full)
+        conn.executemany(insert, full)

@@ -10,7 +10,7 @@ the semantics precisely; a PostgreSQL store does the same).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from jobsched.store import (
     KEY_ID_SIZE,
@@ -21,15 +21,12 @@ from jobsched.store import (
     dead_local,
     has_token,
     refill,
-    take_turns,
     token_due,
     whole_tokens,
 )
 
-from ._schema import TENANT_INDEX
-
-#: ``fair_turns``' name for the None tenant: a job's tenant is never "".
-NO_TENANT = ""
+from . import _queues
+from ._fair import round_robin
 
 _ORDER = "ORDER BY k0, k1, k2"
 
@@ -66,12 +63,17 @@ def claim(
     tenants: Mapping[str | None, int] | None = None,
     take_over: bool = True,
     keys: Sequence[bytes] = (),
+    queues: Collection[str] | None = None,
+    queue_room: Mapping[str, int] | None = None,
 ) -> tuple[list[Claimed], float | None]:
     """The claimed jobs, best first; and when the next token is due in a
     bucket this claim left empty (None: none is).
 
     :param take_over: look for attempts whose owner is gone, and take them first.
     :param keys: the ids of the keys the member holds (see :func:`key_filter`).
+    :param queues: only jobs of these queues; ``queue_room``: the most of
+        each queue's (see :func:`_queues.served`). Neither bounds a takeover:
+        it only records the loss of an attempt another member started.
     """
     keyed = key_filter(keys)
     # Due waiting jobs join the ready queue first, so the claim orders them
@@ -82,23 +84,30 @@ def claim(
     open_rooms = {name: room for name, room in rooms.items() if room > 0}
     if want <= 0 or not open_rooms:
         return claimed, None
-    picker = _Picker(conn, open_rooms, rates or {}, now, keyed)
+    picker = Picker(conn, open_rooms, rates or {}, now, keyed)
     _unpark(conn, picker, want)
+    names, want = _queues.served(conn, queues, queue_room, want)
+    if want <= 0 or (names is not None and not names):
+        return claimed, None
+    picker.queues = names
     due: float | None = None
-    if not rates and tenants is None and min(open_rooms.values()) >= want:
-        # Nothing to count per job: one statement over the ready index.
-        started = _claim_in_key_order(conn, owner, want, tuple(open_rooms), now, until, keyed)
+    unbounded = names is None or min(names.values()) >= want
+    if not rates and tenants is None and min(open_rooms.values()) >= want and unbounded:
+        # Nothing to count per job: one statement over the ready index(es).
+        started = _claim_in_key_order(
+            conn, owner, want, tuple(open_rooms), now, until, keyed, names
+        )
     else:
         if tenants is None:
             ids = picker.take("", (), want)
         else:
-            ids = _round_robin(conn, picker, tenants, want)
+            ids = round_robin(conn, picker, tenants, want)
         started = _start(conn, ids, owner, now, until)
         due = picker.save()
     return claimed + started, due
 
 
-def _unpark(conn: sqlite3.Connection, picker: _Picker, want: int) -> None:
+def _unpark(conn: sqlite3.Connection, picker: Picker, want: int) -> None:
     """Bring the best parked jobs of each key back to the ready queue: as
     many as the claim wants of a key this member does not limit, as many as
     its bucket has tokens of one it does."""
@@ -187,15 +196,22 @@ def _claim_in_key_order(
     now: float,
     until: float,
     keyed: tuple[str, tuple[bytes, ...]],
+    names: Collection[str] | None = None,
 ) -> list[Claimed]:
     marks = ", ".join("?" * len(executors))
+    source = "jobs" if names is None else _queues.SOURCE
+    where = f"FROM {source} WHERE queue = 0 AND executor IN ({marks}) {keyed[0]}"
+    params: tuple[object, ...] = (*executors, *keyed[1])
+    if names is None:
+        pick, args = f"SELECT id {where} {_ORDER} LIMIT ?", (*params, want)
+    else:
+        merged, args = _queues.arms(f"SELECT id, k0, k1, k2 {where}", params, names, want)
+        pick = f"SELECT id FROM ({merged})"
     rows = conn.execute(
         "UPDATE jobs SET status = 'running', queue = NULL, owner = ?, ran_by = ?, "
         "lease_until = ?, attempts = attempts + 1, started_at = ?, cancel_requested = 0 "
-        f"WHERE id IN (SELECT id FROM jobs WHERE queue = 0 AND executor IN ({marks}) "
-        f"{keyed[0]} {_ORDER} LIMIT ?) "
-        "RETURNING k0, k1, k2, id, attempts, payload",
-        (owner, owner, until, now, *executors, *keyed[1], want),
+        f"WHERE id IN ({pick}) RETURNING k0, k1, k2, id, attempts, payload",
+        (owner, owner, until, now, *args),
     ).fetchall()
     # RETURNING gives no order: restore the key's.
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
@@ -219,7 +235,7 @@ def _start(
     return [by_id[i] for i in ids]
 
 
-class _Picker:
+class Picker:
     """Picks ready jobs within the executors' rooms and the rate buckets.
 
     A query reads candidates in key order with the full executors and empty
@@ -242,6 +258,9 @@ class _Picker:
         self._rates = rates
         self._now = now
         self._taken: list[int] = []
+        #: queue -> the most more jobs of it this claim may take; None: any
+        #: queue, unbounded (no queue term: jobs_ready).
+        self.queues: dict[str, int] | None = None
         #: key -> tokens at ``now``; a key without a row has a full bucket.
         self.tokens = {key: float(limit.burst) for key, limit in rates.items()}
         self._since: dict[str, float] = {}
@@ -258,13 +277,14 @@ class _Picker:
     def take(self, where: str, params: tuple[object, ...], want: int) -> list[int]:
         """Up to ``want`` ready jobs matching ``where`` (``AND ...``), best first."""
         got: list[int] = []
-        rooms, tokens = self._rooms, self.tokens
-        while len(got) < want and rooms:
+        rooms, tokens, queues = self._rooms, self.tokens, self.queues
+        column, source = ("NULL", "jobs") if queues is None else ("queue_name", _queues.SOURCE)
+        while len(got) < want and rooms and (queues is None or queues):
             executors = tuple(rooms)
             empty = tuple(key for key, left in tokens.items() if not has_token(left))
             sql = (
-                f"SELECT id, executor, rate_key FROM jobs WHERE queue = 0 {where} "
-                f"AND executor IN ({', '.join('?' * len(executors))})"
+                f"SELECT id, executor, rate_key, {column} AS q, k0, k1, k2 FROM {source} "
+                f"WHERE queue = 0 {where} AND executor IN ({', '.join('?' * len(executors))})"
             )
             args: list[object] = [*params, *executors]
             if self._keyed[0]:
@@ -277,12 +297,19 @@ class _Picker:
                 sql += f" AND id NOT IN ({', '.join('?' * len(self._taken))})"
                 args += self._taken
             page = want - len(got)
-            rows = self._conn.execute(f"{sql} {_ORDER} LIMIT ?", (*args, page)).fetchall()
-            for job_id, executor, rate_key in rows:
+            if queues is None:
+                query, bound = f"{sql} {_ORDER} LIMIT ?", (*args, page)
+            else:  # a range per queue: a full one is no longer read
+                query, bound = _queues.arms(sql, tuple(args), tuple(queues), page)
+            rows = self._conn.execute(query, bound).fetchall()
+            for job_id, executor, rate_key, queue, *_ in rows:
                 if len(got) == want:
                     break
                 if executor not in rooms:
                     continue  # filled by an earlier row of this page
+                name = _queues.read(queue)
+                if queues is not None and name not in queues:
+                    continue  # likewise
                 if rate_key in tokens:
                     if not has_token(tokens[rate_key]):
                         continue
@@ -291,6 +318,10 @@ class _Picker:
                 rooms[executor] -= 1
                 if rooms[executor] <= 0:
                     del rooms[executor]
+                if queues is not None:
+                    queues[name] -= 1
+                    if queues[name] <= 0:
+                        del queues[name]
                 got.append(job_id)
                 self._taken.append(job_id)
             if len(rows) < page:
@@ -328,50 +359,3 @@ class _Picker:
             if not has_token(left)
         ]
         return min(due) if due else None
-
-
-def _round_robin(
-    conn: sqlite3.Connection, picker: _Picker, weights: Mapping[str | None, int], want: int
-) -> list[int]:
-    """Fair share: tenants take turns of up to their weight of jobs (see
-    :func:`jobsched._ordering._rotation.take_turns`); ``fair_turns`` keeps each tenant's
-    last turn and credit across claims and members."""
-    conn.execute(TENANT_INDEX)
-    state = {
-        (None if name == NO_TENANT else name): (served, credit)
-        for name, served, credit in conn.execute("SELECT tenant, served, credit FROM fair_turns")
-    }
-    got, changed = take_turns(
-        state,
-        _ready_tenants(conn),
-        weights,
-        want,
-        lambda tenant, n: picker.take("AND tenant IS ?", (tenant,), n),
-    )
-    conn.executemany(
-        "INSERT INTO fair_turns (tenant, served, credit) VALUES (?, ?, ?) "
-        "ON CONFLICT (tenant) DO UPDATE SET served = excluded.served, credit = excluded.credit",
-        [(NO_TENANT if t is None else t, *state[t]) for t in changed],
-    )
-    return got
-
-
-def _ready_tenants(conn: sqlite3.Connection) -> dict[str | None, tuple[float, float, float]]:
-    """Each tenant with ready jobs -> its best key: one index seek per tenant."""
-    ready: dict[str | None, tuple[float, float, float]] = {}
-    row = conn.execute(
-        f"SELECT k0, k1, k2 FROM jobs WHERE queue = 0 AND tenant IS NULL {_ORDER} LIMIT 1"
-    ).fetchone()
-    if row is not None:
-        ready[None] = (row[0], row[1], row[2])
-    after = ""
-    while True:
-        row = conn.execute(
-            "SELECT tenant, k0, k1, k2 FROM jobs WHERE queue = 0 AND tenant > ? "
-            "ORDER BY tenant, k0, k1, k2 LIMIT 1",
-            (after,),
-        ).fetchone()
-        if row is None:
-            return ready
-        after = row[0]
-        ready[after] = (row[1], row[2], row[3])

@@ -25,7 +25,7 @@ from jobsched.store import (
     StoredSchedule,
 )
 
-from . import _own
+from . import _own, _queues
 from ._sql import count_ended
 
 #: The statuses ``retry`` takes back; any other job is left alone.
@@ -37,8 +37,14 @@ _JOB_COLUMNS = (
 )
 
 
+def job_columns(conn: sqlite3.Connection) -> str:
+    """``_JOB_COLUMNS`` and the job's queue: NULL (default) in a file
+    without named queues' column (see _queues)."""
+    return f"{_JOB_COLUMNS}, {'queue_name' if _queues.present(conn) else 'NULL'}"
+
+
 def stored_job(row: tuple[Any, ...], depends_on: tuple[int, ...]) -> StoredJob:
-    """A :class:`StoredJob` from a row of ``_JOB_COLUMNS``."""
+    """A :class:`StoredJob` from a row of :func:`job_columns`."""
     return StoredJob(
         id=row[0],
         name=row[1],
@@ -56,12 +62,13 @@ def stored_job(row: tuple[Any, ...], depends_on: tuple[int, ...]) -> StoredJob:
         payload=row[13],
         tenant=row[14],
         depends_on=depends_on,
+        queue=_queues.read(row[15]),
     )
 
 
 def fetch(conn: sqlite3.Connection, job_id: int) -> StoredJob | None:
     number = _own.row_of(conn, job_id)
-    row = conn.execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (number,)).fetchone()
+    row = conn.execute(f"SELECT {job_columns(conn)} FROM jobs WHERE id = ?", (number,)).fetchone()
     if row is None:
         return None
     deps = [u for (u,) in conn.execute("SELECT upstream FROM deps WHERE downstream = ?", (number,))]
@@ -78,7 +85,7 @@ def jobs(
     if not ids:
         return []
     rows = conn.execute(
-        f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id IN ({', '.join('?' * len(ids))}) "
+        f"SELECT {job_columns(conn)} FROM jobs WHERE id IN ({', '.join('?' * len(ids))}) "
         "ORDER BY id DESC",
         ids,
     ).fetchall()

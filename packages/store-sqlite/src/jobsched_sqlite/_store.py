@@ -38,7 +38,7 @@ from jobsched.store import (
     check_retry_ids,
 )
 
-from . import _operator, _own, _schedules, _schema, _sql
+from . import _operator, _own, _queues, _schedules, _schema, _sql
 from ._add import AlreadyFired, add
 from ._claim import RUNNING, claim
 from ._errors import is_transient, unavailable
@@ -174,6 +174,8 @@ class SQLiteStore(JobStore):
         *,
         rates: Mapping[str, RateLimit] | None = None,
         tenants: Mapping[str | None, int] | None = None,
+        queues: Collection[str] | None = None,
+        queue_room: Mapping[str, int] | None = None,
     ) -> list[Claimed]:
         if limit < 1:
             return []
@@ -191,6 +193,8 @@ class SQLiteStore(JobStore):
                 tenants,
                 take_over,
                 self.key_ids,
+                queues,
+                queue_room,
             )
             ids = _own.ids_of(conn, [c.id for c in claims])
             if ids:
@@ -311,6 +315,9 @@ class SQLiteStore(JobStore):
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
         return await self._read_async(_operator.counts)
+
+    async def queue_counts(self) -> dict[tuple[str, JobStatus], int]:
+        return await self._read_async(_queues.counts)
 
     async def waiting_for_keys(self) -> dict[bytes, int]:
         return await self._read_async(lambda conn: _operator.waiting_for_keys(conn, self.key_ids))
