@@ -166,7 +166,9 @@ def test_every_command_has_help() -> None:
 def test_jobs_lists_newest_first(store_url: str, populated: dict[str, str]) -> None:
     """`jobs` prints an aligned table, newest job first, with status and attempts."""
     lines = ok("jobs", "--store", store_url).splitlines()
-    assert " ".join(lines[0].split()) == "JOB NAME QUEUE STATUS ATTEMPTS SUBMITTED DUE RAN LAST ERROR"
+    assert (
+        " ".join(lines[0].split()) == "JOB NAME QUEUE STATUS ATTEMPTS SUBMITTED DUE RAN LAST ERROR"
+    )
     order = ["pending", "cancelled", "timed_out", "failed", "completed"]
     assert [line.split()[0] for line in lines[1:]] == [populated[s] for s in order]
     failed = next(line for line in lines if line.startswith(populated["failed"] + " "))
@@ -1108,3 +1110,54 @@ def test_tables_align_and_lines_are_cut() -> None:
     assert one_line("two\nlines  here") == "two lines here"
     assert one_line("x" * 100, 10) == "xxxxxxx..."
     assert one_line(None) == "-"
+
+
+# ── named queues ──────────────────────────────────────────────────────────
+
+
+@pytest.mark.timeout(120)
+def test_worker_serves_only_its_queues(store_url: str, workers: list[Worker]) -> None:
+    """--queue video runs the video job and leaves the emails one in the store;
+    `jobs --queue` and `stats` show each queue's jobs."""
+    video, mail = submit(
+        store_url,
+        Waits(0.0, value="v", name="render", queue="video"),
+        Waits(0.0, value="m", name="send", queue="emails"),
+    )
+    worker = Worker(store_url, "--queue", "video", "--queue-limit", "video=1")
+    workers.append(worker)
+    assert worker.expect("cli-test: start ").split()[-1] == video
+    deadline = time.monotonic() + 30
+    while fetch(store_url, video).status is not js.JobStatus.COMPLETED:
+        assert time.monotonic() < deadline, "the video job did not complete"
+        time.sleep(0.05)
+    listed = as_json("jobs", "--store", store_url, "--queue", "emails")
+    assert [(row["job_id"], row["queue"], row["status"]) for row in listed] == [
+        (mail, "emails", "pending")
+    ]
+    table = ok("jobs", "--store", store_url, "--queue", "video").splitlines()
+    assert len(table) == 2 and " video " in table[1] and " completed " in table[1]
+    assert ok("jobs", "--store", store_url, "--queue", "reports").strip() == (
+        "no jobs on queue 'reports'"
+    )
+    stats = as_json("stats", "--store", store_url)
+    assert stats["by_queue"] == {"emails": {"pending": 1}}
+    assert "unfinished jobs by queue:" in ok("stats", "--store", store_url)
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0, worker.lines
+    assert not any(f"start {mail}" in line for line in worker.lines)
+    assert fetch(store_url, mail).status is js.JobStatus.PENDING
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--queue", "two words"], "queue must be a name of 1-64 characters"),
+        (["--queue-limit", "video=0"], "is not NAME=N with N a whole number >= 1"),
+        (["--queue", "emails", "--queue-limit", "video=2"], "queues= leaves out"),
+    ],
+)
+def test_worker_refuses_bad_queue_options(store_url: str, args: list[str], expected: str) -> None:
+    done = jobsched("worker", "--store", store_url, "--import", "cli_jobs", *args)
+    assert done.returncode != 0
+    assert expected in done.stderr and "Traceback" not in done.stderr, done.stderr
