@@ -23,7 +23,7 @@ from jobsched._time._scheduleinfo import from_store
 from jobsched.store import StoredJob
 from jobsched.store._codec import Codec
 
-from . import _limits, _params, _payload, _views
+from . import _limits, _params, _payload, _queues, _views
 from ._render import Handlers
 
 
@@ -79,8 +79,9 @@ class Pages(Handlers):
             return RedirectResponse(f"/jobs/{job_id}", status_code=303)
         filters = _params.filters(request)
         before = _params.before(query.get("before"))
-        page = await self.store.job_page(
-            **filters.store_args(),
+        page = await _queues.job_page(
+            self.store,
+            filters.store_args(),
             limit=_limits.PAGE_LIMIT,
             before=before,
             scan=_limits.PAGE_SCAN,
