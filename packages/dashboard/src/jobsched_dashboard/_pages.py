@@ -145,11 +145,12 @@ class Pages(Handlers):
     # ── what they show ────────────────────────────────────────────────────
 
     async def overview(self, window: float) -> dict[str, Any]:
-        """Everything the main page shows: five paged reads and a few fetches, at once."""
+        """Everything the main page shows: six paged reads and a few fetches, at once."""
         store = self.store
         now = time.time()
-        counts, attempts, (waiting, upstreams), failures, schedules = await concurrently(
+        counts, queues, attempts, (waiting, upstreams), failures, schedules = await concurrently(
             store.counts,
+            partial(_queues.read_table, store),
             partial(store.attempts, since=now - window, limit=_limits.ATTEMPTS_LIMIT),
             self.waiting,
             partial(store.jobs, statuses=_views.FAILURES, limit=_limits.FAILURES_LIMIT),
@@ -158,6 +159,7 @@ class Pages(Handlers):
         return {
             "now": now,
             "counts": _views.counts_table(counts),
+            "queues": queues,
             "minutes": round(window / 60),
             "chart": _views.throughput(attempts, now, window, bucket=window / 30),
             "timeline": _views.timeline(attempts, now, window),
