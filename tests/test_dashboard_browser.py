@@ -8,6 +8,7 @@ installs it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import socket
@@ -112,23 +113,31 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             functools.partial(scheduler.submit, Work("publish"), depends_on=[ids["hold-1"]])
         )
         portal.call(scheduler.flush)
-
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        # The socket listens before uvicorn starts: the browser's first
-        # connection waits in the backlog, so nothing polls for readiness.
-        server = uvicorn.Server(
-            uvicorn.Config(create_app(url, token=TOKEN), log_level="warning", lifespan="on")
-        )
-        serving = portal.start_task_soon(server.serve, [sock])
         try:
-            yield Run(url, f"http://127.0.0.1:{sock.getsockname()[1]}", ids, portal, scheduler)
+            with serving(portal, url) as base:
+                yield Run(url, base, ids, portal, scheduler)
         finally:
-            server.should_exit = True
-            serving.result(timeout=WAIT)
-            sock.close()
             portal.call(functools.partial(scheduler.stop, cancel_running=True))
+
+
+@contextlib.contextmanager
+def serving(portal: BlockingPortal, url: str) -> Iterator[str]:
+    """The dashboard on ``url``, served by uvicorn on the portal's loop: its base URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    # The socket listens before uvicorn starts: the browser's first
+    # connection waits in the backlog, so nothing polls for readiness.
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(url, token=TOKEN), log_level="warning", lifespan="on")
+    )
+    served = portal.start_task_soon(server.serve, [sock])
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        served.result(timeout=WAIT)
+        sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -309,3 +318,45 @@ def test_chart_has_axes_and_times_say_utc(run: Run, page: Any) -> None:
     assert labels[0] == "0/s" and all((label or "").endswith("/s") for label in labels)
     assert page.locator("#throughput text.x-label").last.text_content() == "now"
     assert page.locator("#live .stamp").inner_text().endswith(" UTC")
+
+
+def test_a_queue_on_the_overview_opens_the_job_list_filtered_by_it(
+    tmp_path: Path, page: Any
+) -> None:
+    """With jobs waiting on two queues the overview has a Queues table; the
+    queue's link opens the job list showing that queue's jobs only."""
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+
+    async def fill() -> dict[str, str]:
+        async with js.JobScheduler(store=url) as s:
+            ids = {
+                name: s.submit(Work(name, queue=queue), delay=3600)
+                for name, queue in [
+                    ("encode-1", "video"),
+                    ("tidy", "default"),
+                    ("encode-2", "video"),
+                ]
+            }
+            await s.flush()
+        return ids
+
+    # On the portal: Playwright's sync API keeps an event loop in this thread.
+    with start_blocking_portal() as portal:
+        ids = portal.call(fill)
+        with serving(portal, url) as base:
+            _follow_the_video_queue(page, base, ids)
+
+
+def _follow_the_video_queue(page: Any, base: str, ids: dict[str, str]) -> None:
+    page.goto(base + "/")
+    rows = page.locator("#queues tr[data-queue]")
+    assert [r.get_attribute("data-queue") for r in rows.all()] == ["default", "video"]
+    assert [c.inner_text() for c in rows.nth(1).locator("td").all()] == ["video", "2", "0", "0"]
+    page.locator("#queues").get_by_role("link", name="video", exact=True).click()
+    page.wait_for_url("**/jobs?queue=video")
+    listed = page.locator("#job-list tr[data-job]")
+    assert sorted(int(r.get_attribute("data-job")) for r in listed.all()) == sorted(
+        int(ids[name].removeprefix("job-")) for name in ("encode-1", "encode-2")
+    )
+    assert {c.inner_text() for c in listed.locator("td.queue").all()} == {"video"}
+    assert page.locator("form.filters input[name=queue]").input_value() == "video"

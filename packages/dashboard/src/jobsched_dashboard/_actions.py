@@ -16,7 +16,7 @@ from jobsched._time._scheduleinfo import read as read_schedule
 from jobsched.store import JobPage
 from jobsched.store._codec import Codec
 
-from . import _limits, _params, _views
+from . import _limits, _params, _queues, _views
 from ._render import Handlers
 
 
@@ -86,8 +86,12 @@ class Actions(Handlers):
         more = False
         now = time.time()
         for _ in range(_limits.BULK_PAGES):
-            page: JobPage = await self.store.job_page(
-                **args, limit=_limits.BULK_LIMIT - done, before=before, scan=_limits.PAGE_SCAN
+            page: JobPage = await _queues.job_page(
+                self.store,
+                args,
+                limit=_limits.BULK_LIMIT - done,
+                before=before,
+                scan=_limits.PAGE_SCAN,
             )
             ids = [job.id for job in page.jobs]
             if ids and action == "retry":

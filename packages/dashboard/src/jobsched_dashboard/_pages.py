@@ -23,7 +23,7 @@ from jobsched._time._scheduleinfo import from_store
 from jobsched.store import StoredJob
 from jobsched.store._codec import Codec
 
-from . import _limits, _params, _payload, _views
+from . import _limits, _params, _payload, _queues, _views
 from ._render import Handlers
 
 
@@ -79,8 +79,9 @@ class Pages(Handlers):
             return RedirectResponse(f"/jobs/{job_id}", status_code=303)
         filters = _params.filters(request)
         before = _params.before(query.get("before"))
-        page = await self.store.job_page(
-            **filters.store_args(),
+        page = await _queues.job_page(
+            self.store,
+            filters.store_args(),
             limit=_limits.PAGE_LIMIT,
             before=before,
             scan=_limits.PAGE_SCAN,
@@ -144,11 +145,12 @@ class Pages(Handlers):
     # ── what they show ────────────────────────────────────────────────────
 
     async def overview(self, window: float) -> dict[str, Any]:
-        """Everything the main page shows: five paged reads and a few fetches, at once."""
+        """Everything the main page shows: six paged reads and a few fetches, at once."""
         store = self.store
         now = time.time()
-        counts, attempts, (waiting, upstreams), failures, schedules = await concurrently(
+        counts, queues, attempts, (waiting, upstreams), failures, schedules = await concurrently(
             store.counts,
+            partial(_queues.read_table, store),
             partial(store.attempts, since=now - window, limit=_limits.ATTEMPTS_LIMIT),
             self.waiting,
             partial(store.jobs, statuses=_views.FAILURES, limit=_limits.FAILURES_LIMIT),
@@ -157,6 +159,7 @@ class Pages(Handlers):
         return {
             "now": now,
             "counts": _views.counts_table(counts),
+            "queues": queues,
             "minutes": round(window / 60),
             "chart": _views.throughput(attempts, now, window, bucket=window / 30),
             "timeline": _views.timeline(attempts, now, window),

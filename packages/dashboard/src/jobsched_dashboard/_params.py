@@ -14,6 +14,7 @@ from starlette.requests import Request
 
 from jobsched import JobStatus
 from jobsched._jobs._ids import check_own_id, own_number
+from jobsched._jobs._job import check_queue
 from jobsched.store._args import LARGEST
 
 from . import _limits, _views
@@ -35,7 +36,8 @@ def window(request: Request) -> float:
 
 
 class Filters:
-    """The job list's filters, from a query string: statuses, name, executor, tenant."""
+    """The job list's filters, from a query string: statuses, name, executor,
+    tenant, queue."""
 
     def __init__(
         self,
@@ -43,19 +45,26 @@ class Filters:
         name: str | None,
         executor: str | None,
         tenant: str | None,
+        queue: str | None = None,
     ) -> None:
         self.statuses = statuses
         self.name = name
         self.executor = executor
         self.tenant = tenant
+        self.queue = queue
 
     def store_args(self) -> dict[str, Any]:
-        return {
+        """``job_page``'s filter arguments; ``queue`` only when one is chosen,
+        so a store written before queues still lists every job."""
+        args: dict[str, Any] = {
             "statuses": self.statuses,
             "name": self.name,
             "executor": self.executor,
             "tenant": self.tenant,
         }
+        if self.queue is not None:
+            args["queue"] = self.queue
+        return args
 
     def narrowed(self, applies: Collection[JobStatus]) -> tuple[JobStatus, ...]:
         """The filter's statuses an action applies to (all of ``applies`` when none is chosen)."""
@@ -71,6 +80,7 @@ class Filters:
                 ("name", self.name),
                 ("executor", self.executor),
                 ("tenant", self.tenant),
+                ("queue", self.queue),
             )
             if value is not None
         ]
@@ -95,7 +105,19 @@ def filters(request: Request) -> Filters:
     for key in ("name", "executor", "tenant"):
         value = query.get(key, "")
         texts[key] = value if value.strip() else None
-    return Filters(tuple(dict.fromkeys(statuses)), **texts)
+    return Filters(tuple(dict.fromkeys(statuses)), **texts, queue=queue_name(query.get("queue")))
+
+
+def queue_name(text: str | None) -> str | None:
+    """The job list's ``?queue=``: a queue's name, or None when absent or
+    blank; any other value is a 400 saying what a queue's name may be (the
+    check of ``FunctionJob(queue=...)`` and ``jobsched jobs --queue``)."""
+    if text is None or not text.strip():
+        return None
+    try:
+        return check_queue(text)
+    except ValueError as exc:
+        raise HTTPException(400, f"{exc}; e.g. /jobs?queue=emails") from None
 
 
 def job_id(text: str) -> int:
