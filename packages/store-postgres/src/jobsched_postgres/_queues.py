@@ -1,0 +1,142 @@
+"""Named queues (``NewJob.queue``) in the PostgreSQL store, without a schema version.
+
+A job's named queue is the column ``queue_name`` (text; NULL is the default
+queue), added to ``jobsched_jobs`` by the first job of a named queue, as a
+nullable column without a default: metadata only, no table rewrite, rows
+written before it read as the default queue. (``queue`` is already the
+column of where a waiting job waits, ready, delayed or blocked.) A store
+that never sees a named queue has neither the column nor its index, and
+its claims, adds and reads are the statements of before.
+
+One index serves the claims that name queues: the ready rows by
+``(queue_name, executor, key)``, so a worker on a small queue reads a range
+of its own (and one serving the default queue reads the NULL range) however
+many ready jobs other queues hold. It is built with ``CREATE INDEX
+CONCURRENTLY``, so the fleet's claims and outcomes write on while it is
+built; only the ``ALTER TABLE`` takes the table's exclusive lock, briefly.
+
+The other members notice the column without a round trip of their own: a
+member that has not seen it claims the default queue with the plain claim
+and a guard (:data:`HAS_COLUMN`, a catalog lookup in the same statement,
+so in its snapshot): the claim takes nothing once the column is there and
+says so, and the member claims again knowing it. A job of a named queue is
+only written after the column's commit, so a snapshot without the column
+holds none. The reads carry the same guard.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+
+from psycopg import errors
+
+from jobsched.store import DEFAULT_QUEUE, NewJob
+
+from . import _schema
+from ._sql import Conn
+
+logger = logging.getLogger("jobsched")
+
+#: Whether ``jobsched_jobs`` has the column, in the statement's snapshot.
+HAS_COLUMN = (
+    "EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'jobsched_jobs'::regclass "
+    "AND attname = 'queue_name' AND NOT attisdropped)"
+)
+_ADD_COLUMN = "ALTER TABLE jobsched_jobs ADD COLUMN IF NOT EXISTS queue_name text"
+
+#: The claims' index of the ready rows by queue (see the module's docstring).
+INDEX = "jobsched_jobs_queue_ready"
+_INDEX_SPEC = "ON jobsched_jobs (queue_name, executor, k0, k1, k2, id) WHERE queue = 0"
+
+#: The ALTER TABLE waits this long (ms) for the table's lock, then tries
+#: again: while it waits, every member's statement on the table queues
+#: behind it, and theirs time out after _connect.LOCK_TIMEOUT (5 s).
+ALTER_LOCK_TIMEOUT_MS = 1000
+ALTER_TRIES = 5
+#: Seconds between the tries.
+ALTER_PAUSE = 0.2
+
+# One member builds the index at a time; the others do not wait for it
+# (a wait on a lock would be a transaction CREATE INDEX CONCURRENTLY waits
+# for in turn) and look again at their next named job.
+_INDEX_LOCK = 0x6A6F627371756575  # "jobsqueu"
+
+
+def stored(queue: str) -> str | None:
+    """A job's ``queue_name``: NULL for the default queue, as rows from before hold."""
+    return None if queue == DEFAULT_QUEUE else queue
+
+
+def named(jobs: Iterable[NewJob]) -> bool:
+    """Whether any of ``jobs`` is of a named queue."""
+    return any(job.queue != DEFAULT_QUEUE for job in jobs)
+
+
+def has_column(conn: Conn) -> bool:
+    row = conn.execute(f"SELECT {HAS_COLUMN}").fetchone()
+    return bool(row is not None and row[0])
+
+
+def add_column(conn: Conn) -> None:
+    """Add the column unless it is there (on an autocommit connection).
+
+    :raises psycopg.errors.LockNotAvailable: the table stayed locked by other
+        sessions for every try.
+    """
+    if has_column(conn):
+        return
+    for attempt in range(ALTER_TRIES):
+        try:
+            with conn.transaction():
+                conn.execute(
+                    "SELECT set_config('lock_timeout', %s, true)", (f"{ALTER_LOCK_TIMEOUT_MS}ms",)
+                )
+                # With the schema's creation and migrations: one at a time.
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_schema.SCHEMA_LOCK,))
+                conn.execute(_ADD_COLUMN)
+            return
+        except errors.LockNotAvailable:
+            if attempt == ALTER_TRIES - 1:
+                raise
+            time.sleep(ALTER_PAUSE)
+
+
+def build_index(conn: Conn) -> bool:
+    """Build the claims' index unless it is there and valid (on an
+    autocommit connection); whether it is.
+
+    False when another member is building it, or the build was cancelled
+    (a lock or statement timeout: an invalid index is left, dropped and
+    built again by the next try).
+    """
+    if _valid(conn):
+        return True
+    row = conn.execute("SELECT pg_try_advisory_lock(%s)", (_INDEX_LOCK,)).fetchone()
+    if row is None or not row[0]:
+        return False
+    try:
+        if _valid(conn):
+            return True
+        # A build that failed left its index, invalid: IF NOT EXISTS would keep it.
+        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {INDEX}")
+        conn.execute(f"CREATE INDEX CONCURRENTLY {INDEX} {_INDEX_SPEC}")
+        return True
+    except (errors.QueryCanceled, errors.LockNotAvailable, errors.DeadlockDetected) as exc:
+        logger.warning(
+            "jobsched: the index %s of named queues is not built yet (%s); claims of named "
+            "queues read the ready jobs without it until a later job of one builds it",
+            INDEX,
+            " ".join(str(exc).split()),
+        )
+        return False
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (_INDEX_LOCK,))
+
+
+def _valid(conn: Conn) -> bool:
+    row = conn.execute(
+        "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", (INDEX,)
+    ).fetchone()
+    return bool(row is not None and row[0])
