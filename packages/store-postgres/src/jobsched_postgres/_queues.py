@@ -8,11 +8,14 @@ column of where a waiting job waits, ready, delayed or blocked.) A store
 that never sees a named queue has neither the column nor its index, and
 its claims, adds and reads are the statements of before.
 
-One index serves the claims that name queues: the ready rows by
-``(queue_name, executor, key)``, so a worker on a small queue reads a range
-of its own (and one serving the default queue reads the NULL range) however
-many ready jobs other queues hold. It is built with ``CREATE INDEX
-CONCURRENTLY``, so the fleet's claims and outcomes write on while it is
+Two partial indexes of the ready rows serve the claims that name queues:
+the named queues' by ``(queue_name, executor, key)``, so a worker on a small
+queue reads a range of its own however many ready jobs other queues hold,
+and the default queue's by ``(executor, key)``, so one serving the default
+queue never walks the named queues' rows (the ready index holds every
+queue's: with a filter on the queue the planner may pick it, and walk a
+big queue with better keys). They are built with ``CREATE INDEX
+CONCURRENTLY``, so the fleet's claims and outcomes write on while they are
 built; only the ``ALTER TABLE`` takes the table's exclusive lock, briefly.
 
 The other members notice the column without a round trip of their own: a
@@ -46,9 +49,13 @@ HAS_COLUMN = (
 )
 _ADD_COLUMN = "ALTER TABLE jobsched_jobs ADD COLUMN IF NOT EXISTS queue_name text"
 
-#: The claims' index of the ready rows by queue (see the module's docstring).
-INDEX = "jobsched_jobs_queue_ready"
-_INDEX_SPEC = "ON jobsched_jobs (queue_name, executor, k0, k1, k2, id) WHERE queue = 0"
+#: The claims' indexes of the ready rows by queue (see the module's docstring).
+INDEXES = {
+    "jobsched_jobs_named_ready": "ON jobsched_jobs (queue_name, executor, k0, k1, k2, id) "
+    "WHERE queue = 0 AND queue_name IS NOT NULL",
+    "jobsched_jobs_default_ready": "ON jobsched_jobs (executor, k0, k1, k2, id) "
+    "WHERE queue = 0 AND queue_name IS NULL",
+}
 
 #: The ALTER TABLE waits this long (ms) for the table's lock, then tries
 #: again: while it waits, every member's statement on the table queues
@@ -103,31 +110,29 @@ def add_column(conn: Conn) -> None:
             time.sleep(ALTER_PAUSE)
 
 
-def build_index(conn: Conn) -> bool:
-    """Build the claims' index unless it is there and valid (on an
-    autocommit connection); whether it is.
+def build_indexes(conn: Conn) -> bool:
+    """Build the claims' indexes unless they are there and valid (on an
+    autocommit connection); whether they are.
 
-    False when another member is building it, or the build was cancelled
+    False when another member is building them, or a build was cancelled
     (a lock or statement timeout: an invalid index is left, dropped and
     built again by the next try).
     """
-    if _valid(conn):
+    if not _missing(conn):
         return True
     row = conn.execute("SELECT pg_try_advisory_lock(%s)", (_INDEX_LOCK,)).fetchone()
     if row is None or not row[0]:
         return False
     try:
-        if _valid(conn):
-            return True
-        # A build that failed left its index, invalid: IF NOT EXISTS would keep it.
-        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {INDEX}")
-        conn.execute(f"CREATE INDEX CONCURRENTLY {INDEX} {_INDEX_SPEC}")
+        for name in _missing(conn):
+            # A build that failed left its index, invalid: IF NOT EXISTS would keep it.
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+            conn.execute(f"CREATE INDEX CONCURRENTLY {name} {INDEXES[name]}")
         return True
     except (errors.QueryCanceled, errors.LockNotAvailable, errors.DeadlockDetected) as exc:
         logger.warning(
-            "jobsched: the index %s of named queues is not built yet (%s); claims of named "
-            "queues read the ready jobs without it until a later job of one builds it",
-            INDEX,
+            "jobsched: the indexes of named queues are not built yet (%s); claims that name "
+            "queues read the ready jobs without them until a later job of one builds them",
             " ".join(str(exc).split()),
         )
         return False
@@ -135,8 +140,15 @@ def build_index(conn: Conn) -> bool:
         conn.execute("SELECT pg_advisory_unlock(%s)", (_INDEX_LOCK,))
 
 
-def _valid(conn: Conn) -> bool:
-    row = conn.execute(
-        "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", (INDEX,)
-    ).fetchone()
-    return bool(row is not None and row[0])
+def _missing(conn: Conn) -> list[str]:
+    """The claims' indexes not there, or not valid."""
+    valid = {
+        name
+        for (name,) in conn.execute(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE i.indexrelid = ANY(ARRAY(SELECT to_regclass(n) FROM unnest(%s::text[]) n)) "
+            "AND i.indisvalid",
+            (list(INDEXES),),
+        )
+    }
+    return [name for name in INDEXES if name not in valid]

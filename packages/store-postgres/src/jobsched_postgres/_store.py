@@ -244,7 +244,7 @@ class PostgresStore(Leases, Reads):
         def make(conn: _sql.Conn) -> None:
             _queues.add_column(conn)
             self._queue_column = True
-            self._queue_index = _queues.build_index(conn)
+            self._queue_index = _queues.build_indexes(conn)
 
         await self._run(make, transaction=False)
 
