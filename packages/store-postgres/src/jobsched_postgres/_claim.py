@@ -71,9 +71,11 @@ _PICK = (
 )
 
 
-def _claim_sql(pick: str, tail: str = "") -> str:
+def _claim_sql(pick: str, tail: str = "", first: str = "") -> str:
     return (
-        "\nWITH promoted AS ("
+        "\nWITH "
+        + first
+        + "promoted AS ("
         + _PROMOTE
         + " RETURNING 1),\npicked AS ("
         + pick
@@ -92,9 +94,11 @@ _SAW_COLUMN = -1
 # The claim of a member that has not seen the named queues' column, for the
 # default queue: CLAIM, unless the column is there in the statement's
 # snapshot; then it takes nothing and its last row says so (see _queues).
+# The catalog is read once (`seen`), for the pick and the last row.
 GUARDED_CLAIM = _claim_sql(
-    _PICK.format(guard=f"NOT {_queues.HAS_COLUMN} AND "),
-    f"\nUNION ALL SELECT NULL, {_SAW_COLUMN}, NULL, NULL, NULL, NULL WHERE {_queues.HAS_COLUMN}",
+    _PICK.format(guard="NOT (SELECT yes FROM seen) AND "),
+    f"\nUNION ALL SELECT NULL, {_SAW_COLUMN}, NULL, NULL, NULL, NULL FROM seen WHERE yes",
+    f"seen AS (SELECT {_queues.HAS_COLUMN} AS yes), ",
 )
 
 # A claim of some queues: per queue and executor its best ready rows, at
