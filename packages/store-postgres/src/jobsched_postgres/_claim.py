@@ -142,15 +142,15 @@ QUEUES_CLAIM = {
 # The same rows as CLAIM, with what a rate limit or fair share picks by,
 # for the caller to choose from; rate keys with an empty bucket left out.
 # {tenants} and {tenant}: fair share's per-tenant rows (each tenant's best);
-# {queues} and {queue}: the queues served (as in QUEUES_CLAIM), or those
-# full left out; {qn}: the stored queue (a constant NULL without the column).
-_CANDIDATES = (
+# <queues> and <queue>: the queues served (as in QUEUES_CLAIM), or those
+# full left out; <qn>: the stored queue (a constant NULL without the column).
+_QUEUED_CANDIDATES = (
     """
 SELECT j.id, e.name, j.rate_key, j.tenant, j.k0, j.k1, j.k2, j.qn
-FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room) {tenants} {queues}
+FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room) {tenants} <queues>
 CROSS JOIN LATERAL (
-    SELECT id, rate_key, tenant, k0, k1, k2, {qn} AS qn FROM jobsched_jobs
-    WHERE queue = 0 AND executor = e.name {tenant} {queue}
+    SELECT id, rate_key, tenant, k0, k1, k2, <qn> AS qn FROM jobsched_jobs
+    WHERE queue = 0 AND executor = e.name {tenant} <queue>
         AND (rate_key IS NULL OR NOT (rate_key = ANY(%(empty)s::text[])))
         AND NOT (id = ANY(%(skip)s::bigint[])) AND """
     + _KEYS
@@ -161,6 +161,16 @@ CROSS JOIN LATERAL (
 ) AS j
 """
 )
+
+
+def _candidates_sql(queues: str = "", queue: str = "", qn: str = "NULL::text") -> str:
+    return (
+        _QUEUED_CANDIDATES.replace("<queues>", queues).replace("<queue>", queue).replace("<qn>", qn)
+    )
+
+
+#: The candidates of every queue, by tenant ({tenants} and {tenant}).
+_CANDIDATES = _candidates_sql()
 
 TAKE_IDS = (
     "WITH picked AS (SELECT unnest(%(ids)s::bigint[]) AS id),"
@@ -327,13 +337,8 @@ def candidates(
     rows: list[tuple[Any, ...]] = []
     for join, cond in tenant_arms:
         for queue_join, queue_cond in queue_arms:
-            sql = _CANDIDATES.format(
-                tenants=join,
-                tenant=cond,
-                queues=queue_join,
-                queue=queue_cond,
-                qn="NULL::text" if queues is None else "queue_name",
-            )
+            qn = "NULL::text" if queues is None else "queue_name"
+            sql = _candidates_sql(queue_join, queue_cond, qn).format(tenants=join, tenant=cond)
             if guarded:
                 sql += f"UNION ALL SELECT NULL, NULL, NULL, NULL, 0, 0, 0, NULL WHERE {HAS}"
             rows += conn.execute(sql, params).fetchall()

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from collections.abc import Iterable
 
 from psycopg import errors
@@ -81,9 +82,28 @@ def named(jobs: Iterable[NewJob]) -> bool:
     return any(job.queue != DEFAULT_QUEUE for job in jobs)
 
 
+# The sessions that have seen the column: their reads name it. Known per
+# session, since a read is a function of its connection alone (a claim
+# asks the store, _leases.Leases._queue_column); a session that has not
+# seen it reads with the guard, at most once more than it needs.
+_SEEN: weakref.WeakSet[Conn] = weakref.WeakSet()
+
+
+def seen(conn: Conn) -> bool:
+    """Whether this session has seen the column."""
+    return conn in _SEEN
+
+
+def saw(conn: Conn) -> None:
+    _SEEN.add(conn)
+
+
 def has_column(conn: Conn) -> bool:
     row = conn.execute(f"SELECT {HAS_COLUMN}").fetchone()
-    return bool(row is not None and row[0])
+    there = bool(row is not None and row[0])
+    if there:
+        saw(conn)
+    return there
 
 
 def add_column(conn: Conn) -> None:
@@ -103,6 +123,7 @@ def add_column(conn: Conn) -> None:
                 # With the schema's creation and migrations: one at a time.
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_schema.SCHEMA_LOCK,))
                 conn.execute(_ADD_COLUMN)
+            saw(conn)
             return
         except errors.LockNotAvailable:
             if attempt == ALTER_TRIES - 1:

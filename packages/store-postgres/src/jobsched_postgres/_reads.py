@@ -70,11 +70,9 @@ class Reads(JobStore):
         statements keeps its transaction.
         """
 
-    # See _leases.Leases: whether this member has seen the named queues' column.
-    _queue_column: bool
-
-    def _jobs(self, conn: _sql.Conn, where: str, params: tuple[Any, ...]) -> list[StoredJob]:
-        known = self._queue_column
+    @staticmethod
+    def _jobs(conn: _sql.Conn, where: str, params: tuple[Any, ...]) -> list[StoredJob]:
+        known = _queues.seen(conn)
         # Without the column every row is the default queue's, unless the
         # column is there in this statement's snapshot: then read again.
         queue = ", queue_name, true" if known else f", NULL::text, {_queues.HAS_COLUMN}"
@@ -82,8 +80,8 @@ class Reads(JobStore):
             f"SELECT {_COLUMNS}{queue} FROM jobsched_jobs {where}", params
         ).fetchall()
         if not known and rows and rows[0][17]:
-            self._queue_column = True
-            return self._jobs(conn, where, params)
+            _queues.saw(conn)
+            return Reads._jobs(conn, where, params)
         return [
             StoredJob(
                 id=r[0],
@@ -127,7 +125,7 @@ class Reads(JobStore):
 
     async def queue_counts(self) -> dict[tuple[str, JobStatus], int]:
         def count(conn: _sql.Conn) -> list[tuple[Any, ...]]:
-            known = self._queue_column
+            known = _queues.seen(conn)
             queue = "queue_name" if known else "NULL::text"
             # One arm per queue and the running rows, each through its
             # partial index: the unfinished rows, never the history.
@@ -140,7 +138,7 @@ class Reads(JobStore):
                 f"SELECT q, status, COUNT(*), {seen} FROM ({arms}) AS u GROUP BY q, status"
             ).fetchall()
             if not known and rows and rows[0][3]:
-                self._queue_column = True
+                _queues.saw(conn)
                 return count(conn)
             return rows
 
