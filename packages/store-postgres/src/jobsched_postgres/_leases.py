@@ -75,10 +75,9 @@ class Leases(JobStore):
         limited = bool(rates) or tenants is not None
 
         def by_queue(conn: _sql.Conn, left: int) -> tuple[list[Claimed], float | None]:
-            """The claim of a store whose named queues' column this member knows."""
-            if not bound and not limited:
-                if served is None:
-                    return _claim.claim_by_key(conn, owner, left, rooms, now, lease, keys)[0], None
+            """The claim of a store whose named queues' column this member
+            knows, of some queues or within some queues' rooms."""
+            if served is not None and not bound and not limited:
                 picked = sorted(served, key=lambda q: (q is None, q))
                 return _claim.claim_by_key(
                     conn, owner, left, rooms, now, lease, keys, queues=picked
