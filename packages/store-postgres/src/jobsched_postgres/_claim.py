@@ -55,7 +55,7 @@ _PROMOTE = (
 _KEYS = KEY_FILTER.replace("{", "{{").replace("}", "}}")  # for str.format
 _PICK = (
     """
-    SELECT j.id, j.k0, j.k1, j.k2 FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room)
+    SELECT j.id FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room)
     CROSS JOIN LATERAL (
         SELECT id, k0, k1, k2 FROM jobsched_jobs
         WHERE queue = 0 AND executor = e.name AND {guard}"""
