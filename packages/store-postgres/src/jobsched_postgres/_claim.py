@@ -11,6 +11,7 @@ from typing import Any
 
 from jobsched.store import KEY_ID_SIZE, KEY_ID_START, KEYED, Claimed
 
+from . import _queues
 from ._sql import DB_NOW, Conn
 
 # A row a member may claim: signed with a key id it holds (%(keys)s), or
@@ -51,17 +52,14 @@ _PROMOTE = (
 # from the snapshot before it, so the jobs it promotes are not among them:
 # the last row counts them, and the caller claims again when it may take
 # more (claim_by_key).
-CLAIM = (
+_KEYS = KEY_FILTER.replace("{", "{{").replace("}", "}}")  # for str.format
+_PICK = (
     """
-WITH promoted AS ("""
-    + _PROMOTE
-    + """ RETURNING 1),
-picked AS (
     SELECT j.id FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room)
     CROSS JOIN LATERAL (
         SELECT id, k0, k1, k2 FROM jobsched_jobs
-        WHERE queue = 0 AND executor = e.name AND """
-    + KEY_FILTER
+        WHERE queue = 0 AND executor = e.name AND {guard}"""
+    + _KEYS
     + """
         ORDER BY k0, k1, k2, id
         LIMIT LEAST(e.room, %(limit)s)
@@ -69,25 +67,93 @@ picked AS (
     ) AS j
     ORDER BY j.k0, j.k1, j.k2, j.id
     LIMIT %(limit)s
-),"""
-    + _TAKE
-    + "SELECT id, attempts, payload, k0, k1, k2 FROM claimed "
-    + "UNION ALL SELECT NULL, count(*), NULL, NULL, NULL, NULL FROM promoted"
+"""
 )
+
+
+def _claim_sql(pick: str, tail: str = "", first: str = "") -> str:
+    return (
+        "\nWITH "
+        + first
+        + "promoted AS ("
+        + _PROMOTE
+        + " RETURNING 1),\npicked AS ("
+        + pick
+        + "),"
+        + _TAKE
+        + "SELECT id, attempts, payload, k0, k1, k2 FROM claimed "
+        + "UNION ALL SELECT NULL, count(*), NULL, NULL, NULL, NULL FROM promoted"
+        + tail
+    )
+
+
+CLAIM = _claim_sql(_PICK.format(guard=""))
+
+#: The last row of a guarded claim that found the named queues' column.
+_SAW_COLUMN = -1
+# The claim of a member that has not seen the named queues' column, for the
+# default queue: CLAIM, unless the column is there in the statement's
+# snapshot; then it takes nothing and its last row says so (see _queues).
+# The catalog is read once (`seen`), for the pick and the last row.
+GUARDED_CLAIM = _claim_sql(
+    _PICK.format(guard="NOT (SELECT yes FROM seen) AND "),
+    f"\nUNION ALL SELECT NULL, {_SAW_COLUMN}, NULL, NULL, NULL, NULL FROM seen WHERE yes",
+    f"seen AS (SELECT {_queues.HAS_COLUMN} AS yes), ",
+)
+
+# A claim of some queues: per queue and executor its best ready rows, at
+# most the executor's room (the queues' index serves each range); of those,
+# per executor the best within its room, and of all the best `limit`.
+# {arms}: the named queues' arm, the default queue's (NULL), or both.
+_ARM = (
+    """
+        SELECT j.id, e.name AS executor, e.room, j.k0, j.k1, j.k2
+        FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room) {join}
+        CROSS JOIN LATERAL (
+            SELECT id, k0, k1, k2 FROM jobsched_jobs
+            WHERE queue = 0 AND {cond} AND executor = e.name AND """
+    + _KEYS
+    + """
+            ORDER BY k0, k1, k2, id
+            LIMIT LEAST(e.room, %(limit)s)
+            FOR UPDATE SKIP LOCKED
+        ) AS j"""
+)
+NAMED_ARM = _ARM.format(
+    join="CROSS JOIN unnest(%(queues)s::text[]) AS q(name)", cond="queue_name = q.name"
+)
+DEFAULT_ARM = _ARM.format(join="", cond="queue_name IS NULL")
+_QUEUES_PICK = """
+    SELECT id, k0, k1, k2 FROM (
+        SELECT c.id, c.k0, c.k1, c.k2, c.room,
+            row_number() OVER (PARTITION BY c.executor ORDER BY c.k0, c.k1, c.k2, c.id) AS n
+        FROM ({arms}) AS c
+    ) AS r WHERE r.n <= r.room
+    ORDER BY k0, k1, k2, id
+    LIMIT %(limit)s
+"""
+#: By (named queues, the default queue) served.
+QUEUES_CLAIM = {
+    (True, False): _claim_sql(_QUEUES_PICK.format(arms=NAMED_ARM)),
+    (False, True): _claim_sql(_QUEUES_PICK.format(arms=DEFAULT_ARM)),
+    (True, True): _claim_sql(_QUEUES_PICK.format(arms=NAMED_ARM + "\nUNION ALL" + DEFAULT_ARM)),
+}
 
 # The same rows as CLAIM, with what a rate limit or fair share picks by,
 # for the caller to choose from; rate keys with an empty bucket left out.
-# {tenants} and {tenant}: fair share's per-tenant rows (each tenant's best).
-_CANDIDATES = (
+# {tenants} and {tenant}: fair share's per-tenant rows (each tenant's best);
+# <queues> and <queue>: the queues served (as in QUEUES_CLAIM), or those
+# full left out; <qn>: the stored queue (a constant NULL without the column).
+_QUEUED_CANDIDATES = (
     """
-SELECT j.id, e.name, j.rate_key, j.tenant, j.k0, j.k1, j.k2
-FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room) {tenants}
+SELECT j.id, e.name, j.rate_key, j.tenant, j.k0, j.k1, j.k2, j.qn
+FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room) {tenants} <queues>
 CROSS JOIN LATERAL (
-    SELECT id, rate_key, tenant, k0, k1, k2 FROM jobsched_jobs
-    WHERE queue = 0 AND executor = e.name {tenant}
+    SELECT id, rate_key, tenant, k0, k1, k2, <qn> AS qn FROM jobsched_jobs
+    WHERE queue = 0 AND executor = e.name {tenant} <queue>
         AND (rate_key IS NULL OR NOT (rate_key = ANY(%(empty)s::text[])))
         AND NOT (id = ANY(%(skip)s::bigint[])) AND """
-    + KEY_FILTER.replace("{", "{{").replace("}", "}}")
+    + _KEYS
     + """
     ORDER BY k0, k1, k2, id
     LIMIT LEAST(e.room, %(limit)s)
@@ -95,6 +161,16 @@ CROSS JOIN LATERAL (
 ) AS j
 """
 )
+
+
+def _candidates_sql(queues: str = "", queue: str = "", qn: str = "NULL::text") -> str:
+    return (
+        _QUEUED_CANDIDATES.replace("<queues>", queues).replace("<queue>", queue).replace("<qn>", qn)
+    )
+
+
+#: The candidates of every queue, by tenant ({tenants} and {tenant}).
+_CANDIDATES = _candidates_sql()
 
 TAKE_IDS = (
     "WITH picked AS (SELECT unnest(%(ids)s::bigint[]) AS id),"
@@ -155,13 +231,28 @@ def claim_by_key(
     now: float,
     lease: float,
     keys: Sequence[bytes] = (),
-) -> list[Claimed]:
+    *,
+    queues: Sequence[str | None] | None = None,
+    guarded: bool = False,
+) -> tuple[list[Claimed], bool]:
     """Up to ``limit`` ready jobs in key order (due waiting ones included),
-    each statement committed on its own."""
+    each statement committed on its own; and whether a guarded claim found
+    the named queues' column (then it took nothing: claim again with ``queues``).
+
+    :param queues: only the jobs of these stored queues (``queue_name``,
+        None for the default one: the column must be there); None: of every queue.
+    :param guarded: the caller has not seen the column (see GUARDED_CLAIM).
+    """
+    if queues is None:
+        sql = GUARDED_CLAIM if guarded else CLAIM
+    else:
+        names = [q for q in queues if q is not None]
+        sql = QUEUES_CLAIM[bool(names), None in queues]
     claimed: list[tuple[Any, ...]] = []
-    while True:
+    saw = False
+    while not saw:
         rows = conn.execute(
-            CLAIM,
+            sql,
             {
                 "names": list(rooms),
                 "rooms": [max(0, room - len(claimed)) for room in rooms.values()],
@@ -170,16 +261,23 @@ def claim_by_key(
                 "lease": lease,
                 "now": now,
                 "keys": list(keys),
+                **({} if queues is None else {"queues": names}),
             },
         ).fetchall()
-        *taken, (_, promoted, *_) = rows
-        claimed += taken
+        promoted = 0
+        for row in rows:
+            if row[0] is not None:
+                claimed.append(row)
+            elif row[1] == _SAW_COLUMN:
+                saw = True  # what earlier rounds claimed stands
+            else:
+                promoted = row[1]
         # Jobs it promoted are ready now: claim again if there is room.
         if not promoted or len(claimed) >= limit:
             break
     # RETURNING gives no order: the key's is restored here.
     claimed.sort(key=lambda r: (r[3], r[4], r[5], r[0]))
-    return [Claimed(job_id, attempt, payload) for job_id, attempt, payload, *_ in claimed]
+    return [Claimed(job_id, attempt, payload) for job_id, attempt, payload, *_ in claimed], saw
 
 
 def take_ids(conn: Conn, owner: str, ids: list[int], now: float, lease: float) -> list[Claimed]:
@@ -187,6 +285,9 @@ def take_ids(conn: Conn, owner: str, ids: list[int], now: float, lease: float) -
         TAKE_IDS, {"ids": ids, "owner": owner, "lease": lease, "now": now}
     ).fetchall()
     return [Claimed(job_id, attempt, payload) for job_id, attempt, payload in rows]
+
+
+HAS = _queues.HAS_COLUMN
 
 
 def candidates(
@@ -197,6 +298,8 @@ def candidates(
     skip: list[int],
     tenants: Sequence[str | None] | None = None,
     keys: Sequence[bytes] = (),
+    queues: QueueFilter | None = None,
+    guarded: bool = False,
 ) -> list[tuple[Any, ...]]:
     """Ready rows a rate-limited or fair-share claim chooses from, locked, best first.
 
@@ -205,6 +308,11 @@ def candidates(
     :param tenants: fair share: the best rows of each of these tenants (the
         tenant index serves each one's order; None: the jobs without one).
         Without it, the best rows of every job.
+    :param queues: which stored queues (None: of a store without the
+        column, every job's the default queue).
+    :param guarded: the caller has not seen the named queues' column:
+        :class:`SawColumn` if it is there in the statements' snapshot.
+    :raises SawColumn: see ``guarded``.
     """
     params: dict[str, Any] = {
         "names": list(rooms),
@@ -214,23 +322,59 @@ def candidates(
         "skip": skip,
         "keys": list(keys),
     }
-    if tenants is None:
-        rows = conn.execute(_CANDIDATES.format(tenants="", tenant=""), params).fetchall()
-    else:
-        rows = []
+    tenant_arms = [("", "")]
+    if tenants is not None:
+        tenant_arms = []
         named = [t for t in tenants if t is not None]
         if named:
             params["tenants"] = named
-            rows += conn.execute(
-                _CANDIDATES.format(
-                    tenants="CROSS JOIN unnest(%(tenants)s::text[]) AS tn(name)",
-                    tenant="AND tenant = tn.name",
-                ),
-                params,
-            ).fetchall()
+            tenant_arms.append(
+                ("CROSS JOIN unnest(%(tenants)s::text[]) AS tn(name)", "AND tenant = tn.name")
+            )
         if None in tenants:
-            rows += conn.execute(
-                _CANDIDATES.format(tenants="", tenant="AND tenant IS NULL"), params
-            ).fetchall()
+            tenant_arms.append(("", "AND tenant IS NULL"))
+    queue_arms = [("", "")] if queues is None else queues.arms(params)
+    rows: list[tuple[Any, ...]] = []
+    for join, cond in tenant_arms:
+        for queue_join, queue_cond in queue_arms:
+            qn = "NULL::text" if queues is None else "queue_name"
+            sql = _candidates_sql(queue_join, queue_cond, qn).format(tenants=join, tenant=cond)
+            if guarded:
+                sql += f"UNION ALL SELECT NULL, NULL, NULL, NULL, 0, 0, 0, NULL WHERE {HAS}"
+            rows += conn.execute(sql, params).fetchall()
+            if rows and rows[-1][0] is None:
+                raise SawColumn()
     rows.sort(key=lambda r: (r[4], r[5], r[6], r[0]))
     return rows
+
+
+class SawColumn(Exception):
+    """A guarded read found the named queues' column: read again knowing it."""
+
+
+class QueueFilter:
+    """The stored queues (None: the default) a claim under limits reads:
+    ``served`` (None: every queue but those in ``full``)."""
+
+    def __init__(self, served: set[str | None] | None, full: set[str | None]) -> None:
+        self.served = served
+        self.full = full
+
+    def arms(self, params: dict[str, Any]) -> list[tuple[str, str]]:
+        """The statements' FROM and WHERE parts, one pair per statement to run."""
+        if self.served is None:
+            params["full"] = sorted(q for q in self.full if q is not None)
+            if None in self.full:
+                return [("", "AND queue_name <> ALL(%(full)s::text[])")]
+            if not params["full"]:
+                return [("", "")]
+            return [("", "AND (queue_name IS NULL OR queue_name <> ALL(%(full)s::text[]))")]
+        arms = []
+        named = sorted(q for q in self.served - self.full if q is not None)
+        if named:
+            params["queues"] = named
+            join = "CROSS JOIN unnest(%(queues)s::text[]) AS qu(name)"
+            arms.append((join, "AND queue_name = qu.name"))
+        if None in self.served and None not in self.full:
+            arms.append(("", "AND queue_name IS NULL"))
+        return arms

@@ -20,7 +20,7 @@ from jobsched.store import (
     local_prefix,
 )
 
-from . import _cancels, _claim, _connect, _limits, _outcomes, _sql
+from . import _cancels, _claim, _connect, _limits, _outcomes, _queues, _sql
 
 T = TypeVar("T")
 
@@ -36,6 +36,9 @@ class Leases(JobStore):
     # When a bucket this member's last claim left empty has its next
     # token (a bucket's row says nothing of the member's RateLimit).
     _token_due: float | None
+    # Whether this member has seen the named queues' column (see _queues):
+    # until it has, its claims of the default queue carry the guard.
+    _queue_column: bool
 
     @abstractmethod
     async def _run(
@@ -53,11 +56,65 @@ class Leases(JobStore):
         *,
         rates: Mapping[str, RateLimit] | None = None,
         tenants: Mapping[str | None, int] | None = None,
+        queues: Collection[str] | None = None,
+        queue_room: Mapping[str, int] | None = None,
     ) -> list[Claimed]:
         if limit < 1 or not executors:
             return []
         names = sorted(executors)
         rooms = {name: executors[name] for name in names if executors[name] > 0}
+        # Queues as stored (None: the default); rooms of `limit` or more bind nothing.
+        served = None if queues is None else {_queues.stored(q) for q in queues}
+        bound = {
+            _queues.stored(q): max(0, room)
+            for q, room in (queue_room or {}).items()
+            if room < limit and (served is None or _queues.stored(q) in served)
+        }
+        if served is not None:
+            served -= {q for q, room in bound.items() if room == 0}
+        limited = bool(rates) or tenants is not None
+
+        def by_queue(conn: _sql.Conn, left: int) -> tuple[list[Claimed], float | None]:
+            """The claim of a store whose named queues' column this member
+            knows, of some queues or within some queues' rooms."""
+            if served is not None and not bound and not limited:
+                picked = sorted(served, key=lambda q: (q is None, q))
+                return _claim.claim_by_key(
+                    conn, owner, left, rooms, now, lease, keys, queues=picked
+                )[0], None
+            full = {q for q, room in bound.items() if room == 0}
+            with conn.transaction():
+                _claim.promote(conn, now)
+                return _limits.claim(
+                    conn, owner, left, rooms, now, lease, rates or {}, tenants, keys,
+                    _claim.QueueFilter(served, full), bound,
+                )  # fmt: skip
+
+        def unseen(conn: _sql.Conn, left: int) -> tuple[list[Claimed], float | None] | None:
+            """The claim of a member that has not seen the column: every job
+            the default queue's, unless the column is there (then None)."""
+            if served is not None and None not in served:
+                return None if _queues.has_column(conn) else ([], None)
+            left = min(left, bound.get(None, left))
+            if left <= 0:
+                return [], None
+            if not limited:
+                got, saw = _claim.claim_by_key(
+                    conn, owner, left, rooms, now, lease, keys, guarded=True
+                )
+                if saw:
+                    self._queue_column = True
+                # What rounds before the column's commit took stands.
+                return (got, None) if got or not saw else None
+            try:
+                with conn.transaction():
+                    _claim.promote(conn, now)
+                    return _limits.claim(
+                        conn, owner, left, rooms, now, lease, rates or {}, tenants, keys,
+                        guarded=True,
+                    )  # fmt: skip
+            except _claim.SawColumn:
+                return None  # rolled back: nothing taken
 
         # Each step is one statement that commits on its own (a claimed row
         # is owned and leased, whatever happens next), so the common claim
@@ -69,21 +126,31 @@ class Leases(JobStore):
                 claimed = _claim.take_over(conn, owner, limit, names, dead, lease, self.key_ids)
             left = limit - len(claimed)
             due = None
-            if left > 0 and rooms:
-                if rates or tenants is not None:
-                    # Reads, then updates under the locks it read: one transaction.
-                    with conn.transaction():
-                        _claim.promote(conn, now)
-                        more, due = _limits.claim(
-                            conn, owner, left, rooms, now, lease, rates or {}, tenants, self.key_ids
+            if left > 0 and rooms and (served is None or served):
+                if served is None and not bound:
+                    # Every queue, unbounded: the claim of a store without named queues.
+                    if limited:
+                        # Reads, then updates under the locks it read: one transaction.
+                        with conn.transaction():
+                            _claim.promote(conn, now)
+                            more, due = _limits.claim(
+                                conn, owner, left, rooms, now, lease, rates or {}, tenants,
+                                self.key_ids,
+                            )  # fmt: skip
+                    else:
+                        more, _ = _claim.claim_by_key(
+                            conn, owner, left, rooms, now, lease, self.key_ids
                         )
-                    claimed += more
-                else:
-                    claimed += _claim.claim_by_key(
-                        conn, owner, left, rooms, now, lease, self.key_ids
-                    )
+                    return claimed + more, due
+                got = None if self._queue_column else unseen(conn, left)
+                if got is None:
+                    self._queue_column = True
+                    got = by_queue(conn, left)
+                more, due = got
+                claimed += more
             return claimed, due
 
+        keys = self.key_ids
         claimed, self._token_due = await self._run(claim, transaction=False)
         return claimed
 

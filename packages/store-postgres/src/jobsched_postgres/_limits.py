@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 #: ""). Its row is made with the schema and is the rotation's lock.
 NO_TENANT = ""
 
-Row = tuple[Any, ...]  # id, executor, rate_key, tenant, k0, k1, k2
+Row = tuple[Any, ...]  # id, executor, rate_key, tenant, k0, k1, k2, stored queue
 
 
 def claim(
@@ -39,11 +39,20 @@ def claim(
     rates: Mapping[str, RateLimit],
     tenants: Mapping[str | None, int] | None,
     keys: Sequence[bytes] = (),
+    queues: _claim.QueueFilter | None = None,
+    queue_rooms: Mapping[str | None, int] | None = None,
+    guarded: bool = False,
 ) -> tuple[list[Claimed], float | None]:
     """The claimed jobs in the order chosen; and when the next token is due
-    in a bucket this claim left empty (None: none is)."""
+    in a bucket this claim left empty (None: none is).
+
+    :param queues: the stored queues to read (see ``_claim.candidates``).
+    :param queue_rooms: stored queue -> the most jobs of it to take.
+    :param guarded: as ``_claim.candidates``'.
+    :raises _claim.SawColumn: see ``guarded``.
+    """
     buckets = _Buckets(conn, rates, now)
-    picker = _Picker(conn, dict(rooms), buckets, keys)
+    picker = _Picker(conn, dict(rooms), buckets, keys, queues, dict(queue_rooms or {}), guarded)
     if tenants is None:
         picker.read(None, limit)
         chosen = picker.take(None, limit)
@@ -147,9 +156,15 @@ class _Picker:
         rooms: dict[str, int],
         buckets: _Buckets,
         keys: Sequence[bytes] = (),
+        queues: _claim.QueueFilter | None = None,
+        queue_rooms: dict[str | None, int] | None = None,
+        guarded: bool = False,
     ) -> None:
         self._conn = conn
         self._keys = keys
+        self._queues_read = queues
+        self._queue_rooms = queue_rooms or {}
+        self._guarded = guarded
         self._rooms = {name: room for name, room in rooms.items() if room > 0}
         self._buckets = buckets
         self._by_tenant = False
@@ -168,7 +183,15 @@ class _Picker:
             return
         self._by_tenant = tenants is not None
         rows = _claim.candidates(
-            self._conn, want, rooms, self._buckets.empty(), self._read, tenants, self._keys
+            self._conn,
+            want,
+            rooms,
+            self._buckets.empty(),
+            self._read,
+            tenants,
+            self._keys,
+            self._queues_read,
+            self._guarded,
         )
         counts: dict[tuple[str | None, str], int] = {}
         for row in rows:
@@ -198,9 +221,15 @@ class _Picker:
                 self.read([tenant] if self._by_tenant else None, want - len(got))
                 continue
             row = queue.popleft()
-            executor = row[1]
-            if executor not in self._rooms or not self._buckets.take(row[2]):
-                continue  # its executor filled, or its bucket emptied, in this claim
+            executor, stored = row[1], row[7]
+            if executor not in self._rooms or self._queue_rooms.get(stored, 1) <= 0:
+                continue  # its executor or its queue filled in this claim
+            if not self._buckets.take(row[2]):
+                continue  # its bucket emptied in this claim
+            if stored in self._queue_rooms:
+                self._queue_rooms[stored] -= 1
+                if self._queue_rooms[stored] <= 0 and self._queues_read is not None:
+                    self._queues_read.full.add(stored)
             self._rooms[executor] -= 1
             if self._rooms[executor] <= 0:
                 del self._rooms[executor]

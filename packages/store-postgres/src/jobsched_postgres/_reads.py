@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from jobsched import JobStatus
 from jobsched.store import (
+    DEFAULT_QUEUE,
     KEY_ID_SIZE,
     KEY_ID_START,
     KEYED,
@@ -23,7 +24,7 @@ from jobsched.store import (
     check_retry_ids,
 )
 
-from . import _sql
+from . import _queues, _sql
 
 T = TypeVar("T")
 
@@ -71,7 +72,16 @@ class Reads(JobStore):
 
     @staticmethod
     def _jobs(conn: _sql.Conn, where: str, params: tuple[Any, ...]) -> list[StoredJob]:
-        rows = conn.execute(f"SELECT {_COLUMNS} FROM jobsched_jobs {where}", params).fetchall()
+        known = _queues.seen(conn)
+        # Without the column every row is the default queue's, unless the
+        # column is there in this statement's snapshot: then read again.
+        queue = ", queue_name, true" if known else f", NULL::text, {_queues.HAS_COLUMN}"
+        rows = conn.execute(
+            f"SELECT {_COLUMNS}{queue} FROM jobsched_jobs {where}", params
+        ).fetchall()
+        if not known and rows and rows[0][17]:
+            _queues.saw(conn)
+            return Reads._jobs(conn, where, params)
         return [
             StoredJob(
                 id=r[0],
@@ -90,6 +100,7 @@ class Reads(JobStore):
                 payload=r[13],
                 tenant=r[14],
                 depends_on=tuple(r[15] or ()),
+                queue=DEFAULT_QUEUE if r[16] is None else r[16],
             )
             for r in rows
         ]
@@ -110,6 +121,31 @@ class Reads(JobStore):
         return {
             (_STATUSES.get(status) or JobStatus(status), executor): n
             for status, executor, n in rows
+        }
+
+    async def queue_counts(self) -> dict[tuple[str, JobStatus], int]:
+        def count(conn: _sql.Conn) -> list[tuple[Any, ...]]:
+            known = _queues.seen(conn)
+            queue = "queue_name" if known else "NULL::text"
+            # One arm per queue and the running rows, each through its
+            # partial index: the unfinished rows, never the history.
+            arms = " UNION ALL ".join(
+                f"SELECT {queue} AS q, status FROM jobsched_jobs WHERE {where}"
+                for where in ("queue = 0", "queue = 1", "queue = 2", "status = 'running'")
+            )
+            seen = "true" if known else _queues.HAS_COLUMN
+            rows = conn.execute(
+                f"SELECT q, status, COUNT(*), {seen} FROM ({arms}) AS u GROUP BY q, status"
+            ).fetchall()
+            if not known and rows and rows[0][3]:
+                _queues.saw(conn)
+                return count(conn)
+            return rows
+
+        rows = await self._run(count, transaction=False, again=True)
+        return {
+            (DEFAULT_QUEUE if q is None else q, _STATUSES.get(status) or JobStatus(status)): n
+            for q, status, n, _ in rows
         }
 
     async def waiting_for_keys(self) -> dict[bytes, int]:

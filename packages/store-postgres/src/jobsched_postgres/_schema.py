@@ -24,9 +24,10 @@ CHANNEL = "jobsched"
 PREPARE_LOCK_TIMEOUT = 60.0
 PREPARE_STATEMENT_TIMEOUT = 600.0
 
-# Creating the schema is serialised across members by this advisory lock
-# (any 64-bit number that no other application is likely to pick).
-_SCHEMA_LOCK = 0x6A6F627363686564  # "jobsched"
+# Creating the schema (and adding named queues' column, _queues) is
+# serialised across members by this advisory lock (any 64-bit number that
+# no other application is likely to pick).
+SCHEMA_LOCK = 0x6A6F627363686564  # "jobsched"
 
 # queue: where a PENDING or RETRY_WAIT job waits. 0: ready (a claim takes it
 # in key order), 1: waiting for run_at (a delay or a retry backoff), 2:
@@ -273,7 +274,7 @@ def prepare(conn: psycopg.Connection[Any], url: str) -> None:
                     f"{round(PREPARE_STATEMENT_TIMEOUT * 1000)}ms",
                 ),
             )
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
             exists = conn.execute("SELECT to_regclass('jobsched_meta') IS NOT NULL").fetchone()
             if exists is not None and exists[0]:
                 row = conn.execute(

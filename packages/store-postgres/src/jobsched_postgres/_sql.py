@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 
 from jobsched import JobStatus
-from jobsched.store import KEY_WIDTH, Change, NewJob
+from jobsched.store import DEFAULT_QUEUE, KEY_WIDTH, Change, NewJob
 
 from ._schema import CHANNEL
 
@@ -42,26 +42,27 @@ def notify(conn: Conn, payload: str = "") -> None:
     conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
 
 
-def _add_new(conn: Conn, rows: list[tuple[Any, ...]]) -> set[int]:
+def _add_new(conn: Conn, rows: list[tuple[Any, ...]], named: bool) -> set[int]:
     """Insert jobs with ids of the submitters' own, each unless a job has its id
     (a concurrent insert of the same id waits for the other transaction, then
     adds nothing); the ids inserted."""
     if len(rows) >= COPY_FROM:
-        return _add_new_staged(conn, rows)
+        return _add_new_staged(conn, rows, named)
+    columns, types = (_NAMED_COLUMNS, _NAMED_TYPES) if named else (_ADD_COLUMNS, _ADD_TYPES)
     # One statement of one array per column: a VALUES row per job cost four
     # times a plain add in parsing and binding. In id order, as below.
-    arrays = ", ".join(f"%s::{kind}[]" for kind in _ADD_TYPES)
+    arrays = ", ".join(f"%s::{kind}[]" for kind in types)
     return {
         job_id
         for (job_id,) in conn.execute(
-            f"INSERT INTO jobsched_jobs ({_ADD_COLUMNS}) SELECT * FROM unnest({arrays}) "
+            f"INSERT INTO jobsched_jobs ({columns}) SELECT * FROM unnest({arrays}) "
             "ORDER BY 1 ON CONFLICT (id) DO NOTHING RETURNING id",
             [list(column) for column in zip(*rows, strict=True)],
         )
     }
 
 
-def _add_new_staged(conn: Conn, rows: list[tuple[Any, ...]]) -> set[int]:
+def _add_new_staged(conn: Conn, rows: list[tuple[Any, ...]], named: bool) -> set[int]:
     """:func:`_add_new` for a big batch: a binary COPY into a temporary table,
     then one ``INSERT ... SELECT ... ON CONFLICT (id) DO NOTHING`` from it.
 
@@ -75,22 +76,21 @@ def _add_new_staged(conn: Conn, rows: list[tuple[Any, ...]]) -> set[int]:
     # retried one, a new connection or a pooler's session change finds no
     # stale table. Its creation is a round trip and a catalog row, small
     # against a batch of COPY_FROM jobs or more.
+    columns, types = (_NAMED_COLUMNS, _NAMED_TYPES) if named else (_ADD_COLUMNS, _ADD_TYPES)
     conn.execute(
         f"CREATE TEMP TABLE jobsched_add_stage ON COMMIT DROP AS "
-        f"SELECT {_ADD_COLUMNS} FROM jobsched_jobs WITH NO DATA"
+        f"SELECT {columns} FROM jobsched_jobs WITH NO DATA"
     )
     with conn.cursor() as cur:
-        with cur.copy(
-            f"COPY jobsched_add_stage ({_ADD_COLUMNS}) FROM STDIN (FORMAT BINARY)"
-        ) as copy:
-            copy.set_types(_ADD_TYPES)
+        with cur.copy(f"COPY jobsched_add_stage ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(types)
             for row in rows:
                 copy.write_row(row)
         return {
             job_id
             for (job_id,) in cur.execute(
-                f"INSERT INTO jobsched_jobs ({_ADD_COLUMNS}) "
-                f"SELECT {_ADD_COLUMNS} FROM jobsched_add_stage ORDER BY id "
+                f"INSERT INTO jobsched_jobs ({columns}) "
+                f"SELECT {columns} FROM jobsched_add_stage ORDER BY id "
                 "ON CONFLICT (id) DO NOTHING RETURNING id"
             )
         }
@@ -113,6 +113,11 @@ _ADD_TYPES = (
     "int8", "text", "text", "text", "int2", "float8", "float8", "float8", "float8", "float8",
     "int4", "text", "text", "bytea", "text", "float8", "float8", "text",
 )  # fmt: skip
+#: A batch with a job of a named queue writes its queue too (the column is
+#: there: ``_queues.add_column`` ran first); one without leaves it NULL, the
+#: default queue, and is the statement of a store without the column.
+_NAMED_COLUMNS = _ADD_COLUMNS + ", queue_name"
+_NAMED_TYPES = (*_ADD_TYPES, "text")
 #: A batch this large goes in by a binary COPY (20k no-op jobs: 80 ms,
 #: against 110 for a text COPY and 340 for INSERTs); a smaller one by
 #: INSERT, one round trip less.
@@ -138,6 +143,7 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
     # it, and the dependent sees its status. Any other such id is left to
     # the insert's ON CONFLICT.
     held = set(status_of)
+    named = any(job.queue != DEFAULT_QUEUE for job in jobs)
     rows: list[tuple[Any, ...]] = []
     own_rows: list[tuple[Any, ...]] = []
     edges: list[tuple[int, int]] = []
@@ -167,17 +173,19 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
         else:
             queue, status = (_READY if job.run_at <= now else _WAITING), "pending"
         k0, k1, k2 = padded(job.key)
-        row = (
+        row: tuple[Any, ...] = (
             job.id, job.name, job.executor, status, queue, k0, k1, k2, job.run_at,
             job.submitted_at, unmet, job.tenant, job.rate_key, job.payload,
             job.schedule, job.fire_time, finished, error,
         )  # fmt: skip
+        if named:
+            row += (None if job.queue == DEFAULT_QUEUE else job.queue,)
         status_of[job.id] = status  # a later job of this batch may depend on it
         if job.tenant is not None:
             tenants.add(job.tenant)
         (own_rows if job.own_id else rows).append(row)
     if own_rows:
-        inserted = _add_new(conn, own_rows)
+        inserted = _add_new(conn, own_rows, named)
         if len(inserted) < len(own_rows):
             # The store holds these ids (committed by another member, maybe
             # just now: the insert waited for it): those jobs stand.
@@ -187,17 +195,16 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
                     job.existed = True
             changes = [c for c in changes if c.id not in lost]
             edges = [e for e in edges if e[1] not in lost]
+    columns, types = (_NAMED_COLUMNS, _NAMED_TYPES) if named else (_ADD_COLUMNS, _ADD_TYPES)
     with conn.cursor() as cur:
         if len(rows) >= COPY_FROM:
-            with cur.copy(
-                f"COPY jobsched_jobs ({_ADD_COLUMNS}) FROM STDIN (FORMAT BINARY)"
-            ) as copy:
-                copy.set_types(_ADD_TYPES)
+            with cur.copy(f"COPY jobsched_jobs ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(types)
                 for row in rows:
                     copy.write_row(row)
         else:
             cur.executemany(
-                f"INSERT INTO jobsched_jobs ({_ADD_COLUMNS}) VALUES ({', '.join(['%s'] * 18)})",
+                f"INSERT INTO jobsched_jobs ({columns}) VALUES ({', '.join(['%s'] * len(types))})",
                 rows,
             )
         if edges:

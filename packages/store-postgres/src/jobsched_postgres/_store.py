@@ -31,7 +31,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from jobsched import StoreUnavailableError
 from jobsched.store import Change, DueSchedule, NewJob, StoredJob, TakeoverLooks
 
-from . import _cancels, _connect, _schedules, _schema, _sql
+from . import _cancels, _connect, _queues, _schedules, _schema, _sql
 from ._leases import DEAD_OWNER_EVERY, Leases
 from ._reads import Reads
 
@@ -93,6 +93,9 @@ class PostgresStore(Leases, Reads):
             weakref.WeakKeyDictionary()
         )
         self._token_due = None  # see Leases
+        self._queue_column = False  # see Leases
+        # Whether this member has seen the named queues' index built (see _queues).
+        self._queue_index = False
         self._closed = False
 
     # ── plumbing ──────────────────────────────────────────────────────────
@@ -105,6 +108,7 @@ class PostgresStore(Leases, Reads):
             conn = _connect.connect(self._conninfo, self._raw_url)
             try:
                 _schema.prepare(conn, self._raw_url)
+                self._queue_column = _queues.has_column(conn)
             finally:
                 conn.close()
             pool: ConnectionPool[Any] = ConnectionPool(
@@ -231,7 +235,21 @@ class PostgresStore(Leases, Reads):
 
         return self._tx(reserve)
 
+    async def _named_queues(self, jobs: Sequence[NewJob]) -> None:
+        """Before a write of ``jobs``: the named queues' column and index, if
+        one of them is of a named queue and this member has not seen both."""
+        if self._queue_index or not _queues.named(jobs):
+            return
+
+        def make(conn: _sql.Conn) -> None:
+            _queues.add_column(conn)
+            self._queue_column = True
+            self._queue_index = _queues.build_indexes(conn)
+
+        await self._run(make, transaction=False)
+
     async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
+        await self._named_queues(jobs)
         return await self._run(lambda conn: _sql.add(conn, jobs, now))
 
     async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
@@ -262,6 +280,8 @@ class PostgresStore(Leases, Reads):
     async def fire(
         self, owner: str, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
     ) -> bool:
+        if job is not None:
+            await self._named_queues([job])
         try:
             return await self._run(
                 lambda conn: _schedules.fire(conn, owner, schedule, fire_time, next_fire, job)
@@ -277,6 +297,7 @@ class PostgresStore(Leases, Reads):
 
     async def trigger_schedule(self, schedule_id: str, job: NewJob) -> bool:
         now = time.time()
+        await self._named_queues([job])
         return await self._run(lambda conn: _schedules.trigger(conn, schedule_id, job, now))
 
     async def fetch(self, job_id: int) -> StoredJob | None:
