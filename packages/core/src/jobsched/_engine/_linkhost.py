@@ -11,6 +11,7 @@ Loaded with the first durable store, with the link.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Collection, Sequence
@@ -21,6 +22,7 @@ from .._jobs import _plugins
 from .._log import logger
 from .._ordering._admission import executor_capacity
 from ..store._rows import Change, Claimed, DueSchedule, NewJob, Outcome
+from ._link import _timing
 from ._stored import load_job
 
 if TYPE_CHECKING:
@@ -53,7 +55,7 @@ class LinkHost:
         s = self._scheduler
         if s._stopping:
             return 0, {}
-        wanted = len(s._idle_workers) - len(s._claimed)
+        wanted = len(s._idle_workers) + self.ahead() - len(s._claimed)
         if wanted <= 0:
             return 0, {}
         rooms = dict.fromkeys(set(s._executors) | set(_plugins.registered()), wanted)
@@ -71,6 +73,27 @@ class LinkHost:
             for name, bound in bounds.items():
                 rooms[name] = max(0, min(wanted, bound - holding[name]))
         return wanted, rooms
+
+    def ahead(self) -> int:
+        """How many claimed jobs to hold beyond the idle workers (prefetch).
+
+        None under rate limits (a token is taken at the claim, and jobs
+        that waited with their tokens could start in a burst the bucket
+        never allowed) or fair share (a tenant's new job would wait behind
+        the claims ahead, where fair share promises it the next turn).
+        Otherwise as many as the workers run in ``PREFETCH_AHEAD`` seconds
+        at the recent mean attempt time.
+        """
+        s = self._scheduler
+        link = s._link
+        if link is None or link.rates or link.tenants is not None or not s._num_workers:
+            return 0
+        mean = s._attempt_time
+        if mean == math.inf:
+            return 0
+        return min(
+            _timing.PREFETCH_MAX, int(s._num_workers * _timing.PREFETCH_AHEAD / max(mean, 1e-6))
+        )
 
     def queue_room(self, wanted: int) -> dict[str, int] | None:
         """Each queue under ``queue_limits``: how many more of its jobs this
@@ -163,6 +186,9 @@ class LinkHost:
         # back and passes the rest on as one suspends (Dispatch._work).
         # Waking one per job cost a task switch each, mostly for workers
         # that found the jobs gone.
+        # With claims ahead of the workers, the next claim goes out when
+        # half of them are taken, while the rest run.
+        s._refill_at = min(len(s._claimed), self.ahead()) // 2
         if s._claimed and s._idle_workers:
             s._idle_workers.popleft().set()
 

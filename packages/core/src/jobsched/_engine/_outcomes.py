@@ -13,6 +13,7 @@ from .._log import INFO, logger
 from ._attempts import Attempt
 from ._state import SchedulerState, _describe, _extra, _format
 
+_RUNNING = JobStatus.RUNNING
 _RETRY_WAIT = JobStatus.RETRY_WAIT
 _COMPLETED = JobStatus.COMPLETED
 _FAILED = JobStatus.FAILED
@@ -185,6 +186,11 @@ class Outcomes(SchedulerState):
             return None
         try:  # costs nothing unless it raises (zero-cost exceptions)
             if self._link is not None:
+                started = job.started_at
+                if started is not None and job.status is _RUNNING:
+                    if now is None:
+                        now = self._clock()
+                    self._ran(now - started)
                 status = self._store_outcome(job, status, error)
             if error is not None:
                 # Only cancellations pass a reason: failures set last_error before.
@@ -246,6 +252,12 @@ class Outcomes(SchedulerState):
     # ── on a durable store ───────────────────────────────────────────────
     # Each imports Outcome where it needs it: the store seam's dataclasses
     # would be most of what `import jobsched` costs, for an in-memory app too.
+
+    def _ran(self, seconds: float) -> None:
+        """An attempt of a held job ran ``seconds``: the mean that sizes the
+        claims ahead of the workers (see ``LinkHost.claim_capacity``)."""
+        mean = self._attempt_time
+        self._attempt_time = seconds if mean == math.inf else mean + 0.1 * (seconds - mean)
 
     def _store_outcome(self, job: Job, status: JobStatus, error: str | None) -> JobStatus:
         """Write a held job's outcome; the status to record (FAILED if its

@@ -136,6 +136,8 @@ class JobScheduler(Lifecycle):
         self._lost_ended = {}
         self._released = []
         self._cancelled_unknown = {}
+        self._attempt_time = math.inf
+        self._refill_at = 0
         self._claimed = deque()
         self._strategy = strategy if strategy is not None else PriorityStrategy()
         self._num_workers = num_workers

@@ -144,6 +144,12 @@ class SchedulerState:
     #: them (oldest first, at most CANCELS_KEPT): a claim of one that the
     #: store made before the cancel arrived must not start it here.
     _cancelled_unknown: dict[int, None]
+    #: On a durable store: the mean time (seconds) a held job's attempt ran,
+    #: recent ones weighing most; ``math.inf`` until one ended. It sizes the
+    #: claims ahead of the workers (see ``LinkHost.claim_capacity``).
+    _attempt_time: float
+    #: Claimed jobs left when a worker's take wakes the claimer (0: the last).
+    _refill_at: int
 
     def _push(self, job: Job, now: float) -> None:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""

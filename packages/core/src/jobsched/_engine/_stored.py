@@ -90,11 +90,12 @@ class Stored(Dispatch):
         while claimed:
             job = claimed.popleft()
             if not job.status._terminal:  # type: ignore[attr-defined]
-                if not claimed and self._link is not None:
-                    # The last one: claim more for the idle workers now, so
-                    # the claim is asked for before this round's outcomes
-                    # commit, and shares their transaction (SQLite's group
-                    # commit: one fsync per round instead of two).
+                if len(claimed) <= self._refill_at and self._link is not None:
+                    # The last one, or half of a prefetched batch: claim
+                    # more now, so the claim is asked for before this
+                    # round's outcomes commit, and shares their transaction
+                    # (SQLite's group commit: one fsync per round instead of
+                    # two), while the rest of the batch runs.
                     self._link.wake_claimer()
                 return job
         if self._link is not None:

@@ -21,6 +21,15 @@ PRUNE_EVERY = 1000
 #: Seconds between looks for due schedules while every claim finds work: a
 #: look is a round trip, and one per claim cost W10 a third of its speed.
 SCHEDULES_EVERY = 0.05
+#: Claims ahead of the workers (prefetch): a member holds claimed jobs
+#: beyond its idle workers, so that a round's claim does not leave them
+#: waiting, as many as its workers run in PREFETCH_AHEAD seconds at the
+#: recent mean attempt time, at most PREFETCH_MAX. Short jobs get a deep
+#: buffer (no-op jobs: PREFETCH_MAX), jobs of PREFETCH_AHEAD or more none,
+#: so a prefetched job waits about PREFETCH_AHEAD at most, and another
+#: member's idle workers miss at most that much of this member's work.
+PREFETCH_AHEAD = 0.02
+PREFETCH_MAX = 256
 #: Seconds ``flush()`` and ``enqueue()`` wait while the store is unavailable
 #: before they raise StoreUnavailableError. What they waited for is not lost:
 #: it stays in the batch and is written when the store is back.
