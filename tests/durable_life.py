@@ -31,6 +31,12 @@ def say(*words: object) -> None:
 async def life(db: str, log: str, ops: dict[str, object]) -> None:
     ids: dict[int, str] = {int(k): v for k, v in ops["ids"].items()}  # type: ignore[union-attr]
     s = js.JobScheduler(store=js.open_store(db, lease=LEASE), num_workers=3)
+    if ops.get("ahead"):
+        from jobsched._engine._link import _timing
+
+        # As many ahead as fit (PREFETCH_MAX), from the first claim on.
+        _timing.PREFETCH_AHEAD = 3600.0
+        s._attempt_time = 1e-5
     async with s:
         for op in ops["ops"]:  # type: ignore[union-attr]
             kind = op["op"]

@@ -3,7 +3,8 @@
 A ``RuleBasedStateMachine`` writes a program of *lives*: each life is one
 scheduler process on the same SQLite file that runs some operations (enqueue
 a job, maybe delayed, failing, slow, on the thread executor or depending on
-earlier jobs; cancel one; let real time pass) and then ends, either cleanly
+earlier jobs; cancel one; let real time pass), maybe claiming far ahead of
+its workers (prefetch, whatever its jobs' length), and then ends, either cleanly
 (``stop()``) or by **crash**: the process is SIGKILLed wherever its jobs
 are. A last life drains the store. ``teardown`` runs the program
 (``tests/durable_life.py`` is the child) and checks what the store and the
@@ -75,6 +76,9 @@ PROFILES = {
 class Life:
     ops: list[dict[str, object]] = field(default_factory=list)
     end: str = "drain"
+    #: Claim far ahead of the workers (prefetch) whatever the jobs' length,
+    #: so that crashes, cancels and stops meet jobs claimed but not started.
+    ahead: bool = False
 
 
 @dataclass
@@ -126,11 +130,16 @@ class DurableMachine(RuleBasedStateMachine):
         self.lives[-1].ops.append({"op": "wait", "seconds": seconds})
 
     @precondition(lambda self: len(self.lives) < 5)
-    @rule(clean=st.booleans())
-    def reopen(self, clean: bool) -> None:
+    @rule(clean=st.booleans(), ahead=st.booleans())
+    def reopen(self, clean: bool, ahead: bool) -> None:
         """End this life (crash: SIGKILL; clean: stop) and start the next."""
         self.lives[-1].end = "stop" if clean else "crash"
-        self.lives.append(Life())
+        self.lives.append(Life(ahead=ahead))
+
+    @rule()
+    def claim_ahead(self) -> None:
+        """This life claims far ahead of its workers."""
+        self.lives[-1].ahead = True
 
     def teardown(self) -> None:
         run_and_check(self.lives, self.specs)
@@ -173,7 +182,9 @@ class _tmpdir:
 
 def _run_life(tmp: Path, number: int, db: str, log: str, life: Life, events: Events) -> None:
     ops_file = tmp / f"life-{number}.json"
-    ops_file.write_text(json.dumps({"ids": events.ids, "ops": life.ops, "end": life.end}))
+    ops_file.write_text(
+        json.dumps({"ids": events.ids, "ops": life.ops, "end": life.end, "ahead": life.ahead})
+    )
     env = {**os.environ, "PYTHONPATH": str(TESTS)}
     child = subprocess.Popen(
         [sys.executable, str(TESTS / "durable_life.py"), db, log, str(ops_file)],
