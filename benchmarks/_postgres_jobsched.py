@@ -28,10 +28,10 @@ from benchmarks._postgres import (
 from benchmarks._stores import Noop, _Blocker, _on
 
 
-async def _throughput(url: str, size: int, *, members: int) -> float:
+async def _throughput(url: str, size: int, *, members: int, workers: int = WORKERS) -> float:
     extra = [Member(__name__, url, report=False) for _ in range(members - 1)]
     try:
-        async with js.JobScheduler(num_workers=WORKERS, store=url) as scheduler:
+        async with js.JobScheduler(num_workers=workers, store=url) as scheduler:
             t0 = time.perf_counter()
             for _ in range(size):
                 scheduler.submit(Noop("noop"))
@@ -43,9 +43,9 @@ async def _throughput(url: str, size: int, *, members: int) -> float:
     return size / elapsed
 
 
-async def _w10(size: int) -> dict[str, float]:
+async def _w10(size: int, workers: int = WORKERS) -> dict[str, float]:
     with database() as url:
-        return {"jobs_per_s": await _throughput(url, size, members=1)}
+        return {"jobs_per_s": await _throughput(url, size, members=1, workers=workers)}
 
 
 async def _w11(size: int) -> dict[str, float]:

@@ -27,7 +27,10 @@ from benchmarks._work import noop
 MAX_JOBS = {"apscheduler4": 500, "procrastinate": 2_000}
 
 
-async def _procrastinate_w10(url: str, size: int) -> dict[str, float]:
+async def _procrastinate_w10(
+    url: str, size: int, concurrency: int | None = None
+) -> dict[str, float]:
+    """W10 on procrastinate, its worker's ``concurrency`` jobsched's workers unless given."""
     import procrastinate
 
     from benchmarks._postgres import WORKERS
@@ -39,7 +42,10 @@ async def _procrastinate_w10(url: str, size: int) -> dict[str, float]:
         t0 = time.perf_counter()
         await task.batch_defer_async(*({} for _ in range(size)))
         await app.run_worker_async(
-            queues=["bench"], concurrency=WORKERS, wait=False, install_signal_handlers=False
+            queues=["bench"],
+            concurrency=WORKERS if concurrency is None else concurrency,
+            wait=False,
+            install_signal_handlers=False,
         )
         elapsed = time.perf_counter() - t0
         async with app.connector.pool.connection() as conn:  # type: ignore[attr-defined]

@@ -214,8 +214,8 @@ def _url(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
-async def jobsched_w7(path: Path, size: int) -> dict[str, float]:
-    scheduler = js.JobScheduler(num_workers=WORKERS, store=_url(path))
+async def jobsched_w7(path: Path, size: int, workers: int = WORKERS) -> dict[str, float]:
+    scheduler = js.JobScheduler(num_workers=workers, store=_url(path))
     await scheduler.start()
     t0 = time.perf_counter()
     for _ in range(size):

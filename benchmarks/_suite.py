@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import _postgres, _producers, _stores
+from benchmarks import _c8, _postgres, _producers, _stores
 from benchmarks._counts import W15
 from benchmarks._dashboard import W14
 from benchmarks._dask import W13
@@ -24,7 +24,8 @@ from benchmarks._workloads import APS_W2_MAX, SYSTEMS, WORKLOADS
 # Workloads measured by a module of their own, run as its child (W13: Dask;
 # W7-W9: the SQLite store; W10-W12: PostgreSQL; W1otel: jobsched-otel's cost;
 # W14: the dashboard; W15: operator reads at 1M; W16-W17: the producer API;
-# W18: a small named queue beside a big one).
+# W18: a small named queue beside a big one; W7c8, W10c8: the stores at
+# concurrency 8).
 WORKLOADS = {
     **WORKLOADS,
     W1OTEL.wid: W1OTEL,
@@ -35,6 +36,7 @@ WORKLOADS = {
     W15.wid: W15,
     **_producers.WORKLOADS,
     W18.wid: W18,
+    **_c8.WORKLOADS,
 }
 CHILD_MODULES = {
     W1OTEL.wid: "benchmarks._otel",
@@ -45,6 +47,7 @@ CHILD_MODULES = {
     W15.wid: "benchmarks._counts",
     **dict.fromkeys(_producers.WORKLOADS, _producers.__name__),
     W18.wid: "benchmarks._queues",
+    **dict.fromkeys(_c8.WORKLOADS, _c8.__name__),
 }
 SYSTEMS = (*SYSTEMS, *_stores.EXTRA_SYSTEMS, *_postgres.EXTRA_SYSTEMS)
 
@@ -66,6 +69,8 @@ NOT_APPLICABLE = {
     ("apscheduler4", "W16"): "not measured (a row for jobsched's wait())",
     ("apscheduler4", "W17"): "not measured (a row for jobsched's job_id=)",
     ("apscheduler4", "W18"): "n/a (no named queues)",
+    ("apscheduler4", "W7c8"): "not measured (huey is W7c8's peer)",
+    ("apscheduler4", "W10c8"): "not measured (procrastinate is W10c8's peer)",
 }
 TOO_SLOW = "too slow (skipped)"
 
@@ -135,6 +140,10 @@ def plan(args: argparse.Namespace) -> list[tuple[str, int, list[str]]]:
 def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> str | None:
     if (system, wid) in NOT_APPLICABLE:
         return NOT_APPLICABLE[(system, wid)]
+    if wid in _c8.PEERS and system not in ("raw", "jobsched", _c8.PEERS[wid]):
+        return f"n/a ({wid} runs raw, jobsched and {_c8.PEERS[wid]})"
+    if _c8.PEERS.get(wid) == system:
+        return None
     if system in _stores.EXTRA_SYSTEMS and wid != "W7":
         return f"n/a (a row for {system}'s SQLite store, W7)"
     if system in _postgres.EXTRA_SYSTEMS and wid != "W10":
@@ -353,7 +362,12 @@ def markdown(summary: list[dict[str, Any]], args: argparse.Namespace, meta: dict
         "finished jobs, so the ratio is the growth to n (bar: 1.5x, and p99 under 100 ms). "
         "W16: the target is p99 under 50 ms; W17: own-id time over plain time, target "
         "1.3x at most; raw is the same ratio for hand-written SQL. W18: raw is the same "
-        "worker with the big queue empty, so the ratio is what the big queue costs (bar: 1.5x).",
+        "worker with the big queue empty, so the ratio is what the big queue costs (bar: 1.5x). "
+        "W7c8, W10c8: W7 and W10 with 8 workers for jobsched, huey's consumer with 8 worker "
+        f"threads (at most {_c8.MAX_JOBS['huey']:,} jobs) and procrastinate with "
+        f"concurrency=8 (at most {_c8.MAX_JOBS['procrastinate']:,}); "
+        "raw is W7's and W10's loop, batches of 64 (issue 25's bars: jobsched >= 0.25x raw, "
+        ">= 5x huey, >= 10x procrastinate).",
     ]
     lines.append("")
     return "\n".join(lines)

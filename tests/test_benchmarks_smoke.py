@@ -3,11 +3,13 @@
 It proves the harness works end to end (a child process per run, ratios
 against raw, the Markdown and JSON reports), not how fast anything is: no
 figure is asserted. APScheduler 4 and matplotlib live in the ``bench``
-dependency group, which CI does not install.
+dependency group, which CI does not install; the rows at concurrency 8
+(W7c8, W10c8) run their peer (huey, procrastinate) too where it is installed.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import secrets
@@ -270,6 +272,73 @@ def test_the_queue_row_runs_on_a_small_size(tmp_path: Path) -> None:
                 entry = rows[("W18", f"{store}_{metric}", system)]
                 assert "note" not in entry, entry
                 assert entry["value"]["median"] > 0
+    import psycopg
+
+    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
+        left = admin.execute(
+            "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)
+        ).fetchall()
+    assert left == []
+
+
+def _with_peer(peer: str) -> list[str]:
+    """raw and jobsched, and ``peer`` where its package is installed (the
+    ``bench`` group, which CI does not install)."""
+    installed = importlib.util.find_spec(peer) is not None
+    return ["raw", "jobsched", *([peer] if installed else [])]
+
+
+def _figures(out: Path, workload: str, systems: list[str]) -> None:
+    """Every system got a throughput and a ratio to raw for ``workload``."""
+    report = json.loads((out / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    for system in systems:
+        entry = rows[(workload, "jobs_per_s", system)]
+        assert "note" not in entry, entry
+        assert entry["value"]["median"] > 0
+        assert entry["ratio"]["median"] > 0
+
+
+def test_the_sqlite_row_at_concurrency_8_runs(tmp_path: Path) -> None:
+    """W7c8 gets a figure for raw, jobsched (8 workers) and huey (its
+    consumer's 8 threads, where installed); other systems are n/a."""
+    systems = _with_peer("huey")
+    done = _suite(
+        "--reps", "1",
+        "--systems", ",".join([*systems, "store"]),
+        "--only", "W7c8",
+        "--sizes", "W7c8=200",
+        "--no-plot",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    _figures(tmp_path, "W7c8", systems)
+    assert "| W7c8 | 200 | throughput" in (tmp_path / "latest.md").read_text()
+    report = json.loads((tmp_path / "latest.json").read_text())
+    (store,) = [e for e in report["summary"] if e["system"] == "store"]
+    assert "n/a" in store["note"]
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(150)
+def test_the_postgres_row_at_concurrency_8_runs(tmp_path: Path) -> None:
+    """W10c8 gets a figure for raw, jobsched (8 workers) and procrastinate
+    (concurrency=8, where installed); no database is left behind."""
+    pg.require_server()
+    prefix = f"jobsched_smoke_{secrets.token_hex(4)}"
+    systems = _with_peer("procrastinate")
+    done = _suite(
+        "--reps", "1",
+        "--systems", ",".join(systems),
+        "--only", "W10c8",
+        "--sizes", "W10c8=100",
+        "--no-plot",
+        "--out", str(tmp_path),
+        timeout=140,
+        env={"JOBSCHED_BENCH_PG": pg.url_of("").rstrip("/"), "JOBSCHED_BENCH_PREFIX": prefix},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    _figures(tmp_path, "W10c8", systems)
     import psycopg
 
     with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
