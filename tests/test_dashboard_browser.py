@@ -24,6 +24,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from dashboard_jobs import Hold, Work
 
 import jobsched as js
+from jobsched._engine._link import _timing
 from jobsched_dashboard import create_app
 
 pytestmark = pytest.mark.browser
@@ -77,6 +78,14 @@ class Run:
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     """Two workers held by long jobs; a completed, two failed (one named like a
     script), a retried, three queued, a delayed and a blocked job."""
+    # The queued jobs stay queued in the store: not claimed ahead of the two
+    # held workers (for up to PREFETCH_STALE), which would count them running.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_timing, "PREFETCH_MAX", 0)
+        yield from _run(tmp_path_factory)
+
+
+def _run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     url = f"sqlite:///{tmp_path_factory.mktemp('dash')}/jobs.db"
     with start_blocking_portal() as portal:
         scheduler = js.JobScheduler(num_workers=2, store=url)

@@ -22,6 +22,7 @@ from durable_jobs import Gated, Noop, Note, runs
 from pg import SECRET, schema_url
 
 import jobsched as js
+from jobsched._engine._link import _timing
 
 pytestmark = pytest.mark.anyio
 S = js.JobStatus
@@ -166,6 +167,14 @@ def _hold_ahead(s: js.JobScheduler) -> None:
     s._attempt_time = 1e-5
 
 
+@pytest.fixture
+def never_stale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Jobs claimed ahead of stuck workers stay claimed (the test below that
+    hands them back is about that)."""
+    monkeypatch.setattr(_timing, "PREFETCH_STALE", 3600.0)
+
+
+@pytest.mark.usefixtures("never_stale")
 async def test_a_stop_hands_back_the_jobs_claimed_ahead(db: str, gate: anyio.Event) -> None:
     """Four workers wait at a gate with the rest of the batch claimed behind
     them; stop() hands all of it back, attempts uncounted, and a new member
@@ -194,6 +203,7 @@ async def test_a_stop_hands_back_the_jobs_claimed_ahead(db: str, gate: anyio.Eve
             assert (done.status, done.attempts) == (S.COMPLETED, 1)
 
 
+@pytest.mark.usefixtures("never_stale")
 async def test_a_cancel_from_another_member_ends_a_job_claimed_ahead(
     db: str, gate: anyio.Event, tmp_path: Path
 ) -> None:
@@ -222,3 +232,35 @@ async def test_a_cancel_from_another_member_ends_a_job_claimed_ahead(
     assert victim not in runs(log)
     assert set(runs(log)) == set(behind) - {victim}
     assert took < 10  # the contract's "within a second", with room for a loaded machine
+
+
+async def test_jobs_claimed_ahead_of_stuck_workers_go_back_to_the_store(
+    db: str, gate: anyio.Event, tmp_path: Path
+) -> None:
+    """Both of A's workers wait at a gate (long jobs) with ten short jobs
+    claimed behind them: after PREFETCH_STALE A hands those back, attempts
+    uncounted, and B's idle workers run them while A's are still stuck."""
+    log = str(tmp_path / "log")
+    blocked = await enqueue(db, [Gated("gate", timeout=None) for _ in range(2)])
+    behind = await enqueue(db, [Note(log, i) for i in range(10)])
+    a = js.JobScheduler(store=db, num_workers=2)
+    _hold_ahead(a)
+    claims = count_claims(a)
+    async with a:
+        with anyio.fail_after(60):
+            await claims.until(12)
+            await reached(a, blocked, S.RUNNING)
+        b = js.JobScheduler(store=db, num_workers=2)
+        async with b:
+            with anyio.fail_after(60):
+                for job_id in behind:
+                    assert (await b.wait(job_id)).status is S.COMPLETED
+            assert all(a.get(job_id).status is S.RUNNING for job_id in blocked)
+        for job_id in behind:
+            assert (await a.fetch(job_id)).attempts == 1  # the claim ahead was not counted
+        gate.set()
+        with anyio.fail_after(60):
+            await a.join()
+    assert {job_id: [w for w, _ in seen] for job_id, seen in runs(log).items()} == {
+        job_id: ["start", "end"] for job_id in behind
+    }

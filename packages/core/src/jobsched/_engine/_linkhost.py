@@ -89,11 +89,59 @@ class LinkHost:
         if link is None or link.rates or link.tenants is not None or not s._num_workers:
             return 0
         mean = s._attempt_time
-        if mean == math.inf:
+        if mean == math.inf or self._stuck():
             return 0
         return min(
             _timing.PREFETCH_MAX, int(s._num_workers * _timing.PREFETCH_AHEAD / max(mean, 1e-6))
         )
+
+    def _stuck(self) -> bool:
+        """Every worker runs an attempt older than ``PREFETCH_AHEAD``: jobs
+        claimed now would wait behind long ones, so none are claimed ahead."""
+        s = self._scheduler
+        if s._idle_workers or len(s._attempts) < s._num_workers:
+            return False
+        now, ahead, jobs = s._clock(), _timing.PREFETCH_AHEAD, s._jobs
+        old = 0
+        for number in s._attempts:
+            job = jobs.get(number)
+            started = None if job is None else job.started_at
+            if started is not None and now - started > ahead:
+                old += 1
+        return old >= s._num_workers
+
+    def stale_claims(self) -> list[int]:
+        """The claimed-ahead jobs, if the oldest waited past ``PREFETCH_STALE``
+        (the workers are stuck on long attempts): no longer held here, kept
+        in ``_released`` (leases renewed) until the link hands them back."""
+        s = self._scheduler
+        claimed, claimed_at = s._claimed, s._claimed_at
+        if not claimed_at or time.monotonic() - claimed_at[0] < _timing.PREFETCH_STALE:
+            return []
+        numbers = []
+        while claimed:
+            job = claimed.popleft()
+            claimed_at.popleft()
+            number = job._jobsched_id
+            if job.status._terminal or s._held.pop(number, None) is None:  # type: ignore[attr-defined]
+                continue
+            numbers.append(number)
+            if not job.seq:
+                # Loaded from the store at the claim (submitted elsewhere):
+                # this process forgets it, as before the claim. One submitted
+                # here stays PENDING, as a job of its own run elsewhere.
+                del s._jobs[number]
+                s._unfinished -= 1
+        s._released += numbers
+        if not s._unfinished and s._join_waiters:
+            s._wake_joiners()
+        return numbers
+
+    def handed_back(self, numbers: Collection[int]) -> None:
+        """The store took ``numbers`` back (see :meth:`stale_claims`)."""
+        s = self._scheduler
+        gone = set(numbers)
+        s._released = [n for n in s._released if n not in gone]
 
     def queue_room(self, wanted: int) -> dict[str, int] | None:
         """Each queue under ``queue_limits``: how many more of its jobs this
@@ -114,6 +162,7 @@ class LinkHost:
         link = s._link
         assert link is not None
         jobs = s._jobs
+        claimed_now = time.monotonic()
         for claim in claims:
             number = claim.id
             s._held[number] = claim.attempt
@@ -182,6 +231,7 @@ class LinkHost:
                 continue
             job.attempts = claim.attempt - 1  # the worker counts the attempt
             s._claimed.append(job)
+            s._claimed_at.append(claimed_now)
         # One worker: it runs the claimed jobs that never suspend back to
         # back and passes the rest on as one suspends (Dispatch._work).
         # Waking one per job cost a task switch each, mostly for workers

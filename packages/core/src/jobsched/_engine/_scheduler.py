@@ -139,6 +139,7 @@ class JobScheduler(Lifecycle):
         self._attempt_time = math.inf
         self._refill_at = 0
         self._claimed = deque()
+        self._claimed_at = deque()
         self._strategy = strategy if strategy is not None else PriorityStrategy()
         self._num_workers = num_workers
         self._executors: dict[str, Executor] = dict(executors or {})

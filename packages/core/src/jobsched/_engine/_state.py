@@ -150,6 +150,9 @@ class SchedulerState:
     _attempt_time: float
     #: Claimed jobs left when a worker's take wakes the claimer (0: the last).
     _refill_at: int
+    #: When each job of ``_claimed`` was claimed (``time.monotonic()``), in
+    #: the same order: a job that waits too long goes back to the store.
+    _claimed_at: deque[float]
 
     def _push(self, job: Job, now: float) -> None:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""

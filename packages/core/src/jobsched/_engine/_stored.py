@@ -86,9 +86,10 @@ class Stored(Dispatch):
 
     def _take_claimed(self) -> Job | None:
         """The workers' take-next on a durable store: the next claimed job."""
-        claimed = self._claimed
+        claimed, claimed_at = self._claimed, self._claimed_at
         while claimed:
             job = claimed.popleft()
+            claimed_at.popleft()
             if not job.status._terminal:  # type: ignore[attr-defined]
                 if len(claimed) <= self._refill_at and self._link is not None:
                     # The last one, or half of a prefetched batch: claim
@@ -274,6 +275,7 @@ class Stored(Dispatch):
             return
         unstarted = [job._jobsched_id for job in self._claimed]
         self._claimed.clear()
+        self._claimed_at.clear()
         for number in unstarted:
             self._held.pop(number, None)
         # With the jobs whose attempts a stopping worker cut short; kept in

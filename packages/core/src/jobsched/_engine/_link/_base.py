@@ -38,6 +38,12 @@ class Host(Protocol):
     def queue_room(self, wanted: int) -> Mapping[str, int] | None:
         """How many at most of each limited queue (None: no queue is limited)."""
 
+    def stale_claims(self) -> list[int]:
+        """Claimed jobs that waited too long ahead of stuck workers, to hand back."""
+
+    def handed_back(self, numbers: Collection[int]) -> None:
+        """The store took back jobs :meth:`stale_claims` gave."""
+
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Take claimed jobs: queue them for the workers, or settle lost ones."""
 

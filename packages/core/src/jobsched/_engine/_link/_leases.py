@@ -53,6 +53,20 @@ class Leasing(Committing):
             if cancelled:
                 self._host.cancel_held(cancelled)
 
+    async def _hand_back_stale(self, numbers: list[int]) -> None:
+        """Release claimed-ahead jobs stuck behind long attempts. One try, so
+        the heartbeat is not held up: if the store is unavailable they stay
+        held (renewed) and go back at the close."""
+        try:
+            await self.read(
+                "handing back claims stuck behind long jobs",
+                lambda: self.store.release(self.owner, numbers),
+                patience=0.0,
+            )
+        except StoreUnavailableError:
+            return
+        self._host.handed_back(numbers)
+
     async def _beat(self) -> None:
         store = self.store
         # A third of the lease, so two missed beats still keep it; at least
@@ -73,6 +87,9 @@ class Leasing(Committing):
                 await self._forget_member()
                 return
             await self._report_member()
+            stale = self._host.stale_claims()
+            if stale:
+                await self._hand_back_stale(stale)
             if not self._holding():
                 failures = 0
                 self._outage.drop("renewing leases")

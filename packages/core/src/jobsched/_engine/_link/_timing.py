@@ -30,6 +30,10 @@ SCHEDULES_EVERY = 0.05
 #: member's idle workers miss at most that much of this member's work.
 PREFETCH_AHEAD = 0.02
 PREFETCH_MAX = 256
+#: Seconds a job may wait claimed ahead of the workers: past that (every
+#: worker stuck on a long attempt), the member hands its claimed-ahead jobs
+#: back to the store, where another member's idle workers may take them.
+PREFETCH_STALE = 1.0
 #: Seconds ``flush()`` and ``enqueue()`` wait while the store is unavailable
 #: before they raise StoreUnavailableError. What they waited for is not lost:
 #: it stays in the batch and is written when the store is back.
