@@ -131,7 +131,7 @@ class DurableMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: len(self.lives) < 5)
     @rule(clean=st.booleans(), ahead=st.booleans())
-    def reopen(self, clean: bool, ahead: bool) -> None:
+    def reopen(self, clean: bool, ahead: bool = False) -> None:
         """End this life (crash: SIGKILL; clean: stop) and start the next."""
         self.lives[-1].end = "stop" if clean else "crash"
         self.lives.append(Life(ahead=ahead))
