@@ -37,6 +37,17 @@ def _suite(
     )
 
 
+def databases_named(prefix: str) -> list[str]:
+    """The server's databases whose names start with ``prefix`` (a run's own)."""
+    import psycopg
+
+    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)
+        ).fetchall()
+    return [name for (name,) in rows]
+
+
 def _module(module: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Run one of the suite's modules on its own, as a child of the repository's root."""
     return subprocess.run(
@@ -171,13 +182,7 @@ def test_the_postgres_rows_run_on_tiny_sizes(tmp_path: Path) -> None:
             entry = rows[(workload, metric, system)]
             assert "note" not in entry, entry
             assert entry["value"]["median"] > 0
-    import psycopg
-
-    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
-        left = admin.execute(
-            "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)
-        ).fetchall()
-    assert left == []
+    assert databases_named(prefix) == []
 
 
 def test_the_page_count_names_each_btree_and_the_store_writes_more_than_raw() -> None:
@@ -237,13 +242,7 @@ def test_the_producer_rows_run_on_tiny_sizes(tmp_path: Path) -> None:
         "| W17 | 40 | pg submits then one flush, own id / plain"
         in (tmp_path / "latest.md").read_text()
     )
-    import psycopg
-
-    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
-        left = admin.execute(
-            "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)
-        ).fetchall()
-    assert left == []
+    assert databases_named(prefix) == []
 
 
 @pytest.mark.postgres
@@ -272,13 +271,7 @@ def test_the_queue_row_runs_on_a_small_size(tmp_path: Path) -> None:
                 entry = rows[("W18", f"{store}_{metric}", system)]
                 assert "note" not in entry, entry
                 assert entry["value"]["median"] > 0
-    import psycopg
-
-    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
-        left = admin.execute(
-            "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)
-        ).fetchall()
-    assert left == []
+    assert databases_named(prefix) == []
 
 
 def _with_peer(peer: str) -> list[str]:
@@ -339,10 +332,4 @@ def test_the_postgres_row_at_concurrency_8_runs(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     _figures(tmp_path, "W10c8", systems)
-    import psycopg
-
-    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
-        left = admin.execute(
-            "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)
-        ).fetchall()
-    assert left == []
+    assert databases_named(prefix) == []

@@ -264,3 +264,47 @@ async def test_jobs_claimed_ahead_of_stuck_workers_go_back_to_the_store(
     assert {job_id: [w for w, _ in seen] for job_id, seen in runs(log).items()} == {
         job_id: ["start", "end"] for job_id in behind
     }
+
+
+async def test_a_hand_back_the_store_refuses_waits_for_the_stop(
+    db: str, gate: anyio.Event, tmp_path: Path
+) -> None:
+    """The store is unavailable when A hands back the jobs stuck behind its
+    workers: they stay A's (leases renewed, never run by A), and A's stop
+    hands them back, attempts uncounted, for the next member to run once."""
+    log = str(tmp_path / "log")
+    blocked = await enqueue(db, [Gated("gate", timeout=None) for _ in range(2)])
+    behind = await enqueue(db, [Note(log, i) for i in range(6)])
+    a = js.JobScheduler(store=db, num_workers=2)
+    _hold_ahead(a)
+    claims = count_claims(a)
+    link = a._link
+    assert link is not None
+    release = link.store.release
+    refused = anyio.Event()
+
+    async def unavailable(owner: str, ids: Any) -> None:
+        if not refused.is_set():
+            refused.set()
+            raise js.StoreUnavailableError("the database went away")
+        await release(owner, ids)
+
+    link.store.release = unavailable  # type: ignore[method-assign]
+    async with a:
+        with anyio.fail_after(60):
+            await claims.until(8)
+            await refused.wait()  # the heartbeat's hand-back, after PREFETCH_STALE
+        async with js.JobScheduler(store=db, num_workers=0) as reader:
+            for job_id in behind:
+                assert (await reader.fetch(job_id)).status is S.RUNNING  # still A's
+        await a.stop(grace=0)
+    gate.set()
+    async with js.JobScheduler(store=db, num_workers=2) as again:
+        with anyio.fail_after(60):
+            await again.join()
+        for job_id in blocked + behind:
+            done = await again.fetch(job_id)
+            assert (done.status, done.attempts) == (S.COMPLETED, 1)
+    assert {job_id: [w for w, _ in seen] for job_id, seen in runs(log).items()} == {
+        job_id: ["start", "end"] for job_id in behind
+    }

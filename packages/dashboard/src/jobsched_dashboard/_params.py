@@ -14,7 +14,7 @@ from starlette.requests import Request
 
 from jobsched import JobStatus
 from jobsched._jobs._ids import check_own_id, own_number
-from jobsched._jobs._job import check_queue
+from jobsched.store import check_queue
 from jobsched.store._args import LARGEST
 
 from . import _limits, _views

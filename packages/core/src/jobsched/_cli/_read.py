@@ -14,7 +14,7 @@ import time
 import click
 
 from .._enums import JobStatus
-from .._jobs._job import check_queue
+from .._jobs._options import check_queue
 from ..store._args import LARGEST
 from ..store._base import JobStore
 from ..store._rows import StoredJob

@@ -77,7 +77,7 @@ class LinkHost:
     def ahead(self) -> int:
         """How many claimed jobs to hold beyond the idle workers (prefetch).
 
-        None under rate limits (a token is taken at the claim, and jobs
+        0 under rate limits (a token is taken at the claim, and jobs
         that waited with their tokens could start in a burst the bucket
         never allowed) or fair share (a tenant's new job would wait behind
         the claims ahead, where fair share promises it the next turn).

@@ -11,7 +11,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from .._enums import JobPriority
-from ._job import _DEFAULT_RETRY, DEFAULT_QUEUE, Job, _is_coroutine_function
+from ._job import _DEFAULT_RETRY, Job, _is_coroutine_function
+from ._options import DEFAULT_QUEUE
 from ._retry import RetryPolicy
 
 if TYPE_CHECKING:

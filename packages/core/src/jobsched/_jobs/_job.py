@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar, SupportsIndex
 
 from .._enums import JobPriority, JobStatus
 from ._ids import next_number, own_number
+from ._options import DEFAULT_QUEUE, check_label, pack_options, queue_name
 from ._retry import RetryPolicy
-
-#: The queue of a job that names none (``jobsched.store.DEFAULT_QUEUE`` too).
-DEFAULT_QUEUE = "default"
 
 _DEFAULT_RETRY = RetryPolicy()
 
@@ -83,10 +80,10 @@ class Job(ABC):
                 f"timeout must be a positive number of seconds or None, got {timeout!r}"
             )
         if tenant is not None:
-            _check_label("tenant", tenant)
+            check_label("tenant", tenant)
         if rate_key is not None:
-            _check_label("rate_key", rate_key)
-        named = None if queue == DEFAULT_QUEUE and type(queue) is str else check_queue(queue)
+            check_label("rate_key", rate_key)
+        named = queue_name(queue)
         problem = _class_problem(type(self))
         if problem is not None:
             raise TypeError(problem)
@@ -115,7 +112,7 @@ class Job(ABC):
         ):
             self._options: Any = deadline
         else:
-            self._options = _pack_options(deadline, tenant, rate_key, queue=named)
+            self._options = pack_options(deadline, tenant, rate_key, queue=named)
         self.status: JobStatus = JobStatus.PENDING
         self.attempts: int = 0
         self.result: Any = None
@@ -129,11 +126,7 @@ class Job(ABC):
         self.started_at: float | None = None
         self.finished_at: float | None = None
 
-    # deadline, tenant, rate_key, headers, an own id and a named queue are
-    # rarely set, and read only by EDF, fair share, rate limits, integrations
-    # and queue filters: they share one slot, 24 bytes per job less. It holds
-    # the deadline alone (usually None), or (deadline, tenant, rate_key,
-    # headers[, own_id[, queue]]).
+    # The rarely set options share one slot: see _options.
 
     @property
     def deadline(self) -> float | None:
@@ -143,7 +136,7 @@ class Job(ABC):
 
     @deadline.setter
     def deadline(self, deadline: float | None) -> None:
-        self._options = _pack_options(
+        self._options = pack_options(
             deadline, self.tenant, self.rate_key, self.headers, self._own_id, self._queue_name
         )
 
@@ -155,7 +148,7 @@ class Job(ABC):
 
     @tenant.setter
     def tenant(self, tenant: str | None) -> None:
-        self._options = _pack_options(
+        self._options = pack_options(
             self.deadline, tenant, self.rate_key, self.headers, self._own_id, self._queue_name
         )
 
@@ -167,7 +160,7 @@ class Job(ABC):
 
     @rate_key.setter
     def rate_key(self, rate_key: str | None) -> None:
-        self._options = _pack_options(
+        self._options = pack_options(
             self.deadline, self.tenant, rate_key, self.headers, self._own_id, self._queue_name
         )
 
@@ -192,7 +185,7 @@ class Job(ABC):
             and all(type(k) is str and type(v) is str for k, v in headers.items())
         ):
             raise TypeError(f"headers must be a dict of str to str or None, got {headers!r}")
-        self._options = _pack_options(
+        self._options = pack_options(
             self.deadline, self.tenant, self.rate_key, headers, self._own_id, self._queue_name
         )
 
@@ -211,8 +204,8 @@ class Job(ABC):
 
     @queue.setter
     def queue(self, queue: str) -> None:
-        named = None if queue == DEFAULT_QUEUE and type(queue) is str else check_queue(queue)
-        self._options = _pack_options(
+        named = queue_name(queue)
+        self._options = pack_options(
             self.deadline, self.tenant, self.rate_key, self.headers, self._own_id, named
         )
 
@@ -225,7 +218,7 @@ class Job(ABC):
 
     def _set_own_id(self, job_id: str) -> None:
         """Give the job an id of its own (checked by the caller, see check_own_id)."""
-        self._options = _pack_options(
+        self._options = pack_options(
             self.deadline, self.tenant, self.rate_key, self.headers, job_id, self._queue_name
         )
         self._jobsched_id = own_number(job_id)
@@ -252,84 +245,6 @@ class Job(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.job_id}, {self.name!r}, {self.status.value})"
-
-
-# Labels repeat across jobs (a tenant has many), so jobs with the same labels
-# and no deadline share one options tuple; bounded, as labels need not repeat.
-_shared_options: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-_SHARED_OPTIONS_MAX = 1024
-
-
-def _pack_options(
-    deadline: Any,
-    tenant: str | None,
-    rate_key: str | None,
-    headers: dict[str, str] | None = None,
-    own_id: str | None = None,
-    queue: str | None = None,
-) -> Any:
-    """What Job._options holds for these (see Job.deadline); ``queue`` is
-    None for the default queue."""
-    if own_id is not None:  # a job's own: never shared
-        if queue is None:
-            return (deadline, tenant, rate_key, headers, own_id)
-        return (deadline, tenant, rate_key, headers, own_id, queue)
-    if (
-        tenant is None
-        and rate_key is None
-        and headers is None
-        and queue is None
-        and type(deadline) is not tuple
-    ):
-        return deadline
-    options: tuple[Any, ...] = (
-        (deadline, tenant, rate_key, headers)
-        if queue is None
-        else (deadline, tenant, rate_key, headers, None, queue)
-    )
-    # Only exact strs: a str subclass equal to a cached label is another value.
-    # Headers are a job's own (a dict, unhashable): never shared.
-    if (
-        headers is not None
-        or deadline is not None
-        or (tenant is not None and type(tenant) is not str)
-        or (rate_key is not None and type(rate_key) is not str)
-    ):
-        return options
-    shared = _shared_options.get(options)
-    if shared is not None:
-        return shared
-    if len(_shared_options) < _SHARED_OPTIONS_MAX:
-        _shared_options[options] = options
-    return options
-
-
-#: What a queue's name may be (the contract's "Queues").
-_QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
-
-
-def check_queue(queue: object) -> str:
-    """``queue``, checked: 1-64 characters of ``A-Z a-z 0-9 _ . -``.
-
-    :raises ValueError: it is not such a name (a non-str included: the
-        contract has one error for any bad queue).
-    """
-    if type(queue) is not str or _QUEUE_NAME.fullmatch(queue) is None:
-        raise ValueError(
-            f"queue must be a name of 1-64 characters from A-Z a-z 0-9 _ . - "
-            f"(e.g. 'emails'), got {queue!r}"
-        )
-    return queue
-
-
-def _check_label(name: str, value: object) -> None:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string or None, got {value!r}")
-    if not value.strip():
-        raise ValueError(
-            f"{name} must be a non-empty name or None, got {value!r}; use None for "
-            f"jobs without a {name}"
-        )
 
 
 @functools.cache

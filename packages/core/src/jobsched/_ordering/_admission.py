@@ -27,7 +27,8 @@ from heapq import heappop, heappush
 from .._enums import JobStatus
 from .._jobs import _plugins
 from .._jobs._executor import Executor
-from .._jobs._job import Job, check_queue
+from .._jobs._job import Job
+from .._jobs._options import check_queue
 from ._queue import JobQueue
 from ._ratelimit import RateLimit
 from ._strategies import SortKey

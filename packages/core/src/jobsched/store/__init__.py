@@ -13,7 +13,8 @@ that ``import jobsched`` does not pay for them.
 
 from typing import TYPE_CHECKING
 
-from .._jobs._job import DEFAULT_QUEUE as DEFAULT_QUEUE
+from .._jobs._options import DEFAULT_QUEUE as DEFAULT_QUEUE
+from .._jobs._options import check_queue as check_queue
 from ._args import LARGEST as LARGEST
 from ._args import check_attempts_args as check_attempts_args
 from ._args import check_jobs_args as check_jobs_args
@@ -82,6 +83,7 @@ __all__ = [
     "check_jobs_args",
     "check_limit",
     "check_page_args",
+    "check_queue",
     "check_retry_ids",
     "dead_local",
     "has_token",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._enums import JobStatus
-from .._jobs._job import DEFAULT_QUEUE
+from .._jobs._options import DEFAULT_QUEUE
 
 #: Width of the stored sort key: the longest built-in strategy key (EDF:
 #: deadline, priority, seq). Shorter keys are padded with zeros.

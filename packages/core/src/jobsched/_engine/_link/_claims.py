@@ -93,18 +93,13 @@ class StoreLink(Leasing):
             # this member's own jobs whose leases ran out meanwhile.
             await self._extend()
             self._renew_first = False
-        if self.queues is None and queue_room is None:
-            # Without queues the call is the one a store written before
-            # named queues takes.
-            return await store.claim(
-                self.owner,
-                limit,
-                executors,
-                self._wall(),
-                store.lease,
-                rates=self.rates,
-                tenants=self.tenants,
-            )
+        # Without queues the call is the one a store written before named
+        # queues takes.
+        named: dict[str, object] = (
+            {}
+            if self.queues is None and queue_room is None
+            else {"queues": self.queues, "queue_room": queue_room}
+        )
         return await store.claim(
             self.owner,
             limit,
@@ -113,8 +108,7 @@ class StoreLink(Leasing):
             store.lease,
             rates=self.rates,
             tenants=self.tenants,
-            queues=self.queues,
-            queue_room=queue_room,
+            **named,  # type: ignore[arg-type]
         )
 
     async def _claim_all(self) -> None:
