@@ -226,8 +226,19 @@ def test_every_member_connection_terminated_by_the_server(chaos: Chaos) -> None:
     mid-run: the pools reconnect, LISTEN listens again, every job runs once."""
     chaos.start(3, "--workers", "16", "--lease", "20")
     ids = submit(chaos.members[0], "record", JOBS)
+    connected = (
+        "SELECT count(*) FROM pg_stat_activity "
+        f"WHERE application_name = '{APP}' AND datname = current_database()"
+    )
     for share in (10, 4, 2):
         wait_for(f"1/{share} of the jobs ran", lambda s=share: ran(chaos) >= JOBS // s, timeout=120)
+        # The pools reconnect after the last round: wait until they have (on
+        # a fast run the next share comes before the backoff is over).
+        wait_for(
+            "the members connected again",
+            lambda: int(str(chaos.sql(connected)[0][0])) > 0,
+            timeout=60,
+        )
         ended = chaos.sql(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             f"WHERE application_name = '{APP}' AND datname = current_database()"
