@@ -1221,7 +1221,7 @@ async def test_a_cancel_committing_between_a_retrys_look_and_its_write_wins(
 
     await store.add([new(1)], NOW)
     (claim,) = await store.claim("m", 1, ALL, NOW, lease=120)
-    look = pg_outcomes._cancel_wins
+    look = pg_outcomes._look
     blocked: list[bool] = []
 
     def look_then_cancel(*args: object) -> object:
@@ -1235,7 +1235,7 @@ async def test_a_cancel_committing_between_a_retrys_look_and_its_write_wins(
                 blocked.append(True)  # it waits for the retry to commit
         return seen
 
-    monkeypatch.setattr(pg_outcomes, "_cancel_wins", look_then_cancel)
+    monkeypatch.setattr(pg_outcomes, "_look", look_then_cancel)
     retry = Outcome(1, claim.attempt, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 2, error="E")
     await store.record("m", [retry])
     assert blocked == [True]
@@ -1255,7 +1255,7 @@ async def test_a_retry_whose_row_was_locked_at_the_look_is_not_written_unlooked(
 
     await store.add([new(1)], NOW)
     (claim,) = await store.claim("m", 1, ALL, NOW, lease=120)
-    look = pg_outcomes._cancel_wins
+    look = pg_outcomes._look
     looks: list[int] = []
 
     def look_under_a_committing_cancel(*args: object) -> object:
@@ -1269,7 +1269,7 @@ async def test_a_retry_whose_row_was_locked_at_the_look_is_not_written_unlooked(
             other.commit()  # the cancel commits between the look and the write
         return seen
 
-    monkeypatch.setattr(pg_outcomes, "_cancel_wins", look_under_a_committing_cancel)
+    monkeypatch.setattr(pg_outcomes, "_look", look_under_a_committing_cancel)
     retry = Outcome(1, claim.attempt, js.JobStatus.RETRY_WAIT, NOW + 1, run_at=NOW + 2, error="E")
     recorded = await store.record("m", [retry])
     assert recorded.refused == []

@@ -81,10 +81,13 @@ def cancel_released(conn: Conn, owner: str, ids: Collection[int], now: float) ->
     cancel CANCELLED (their attempt not counted, as for any hand-back): a
     released row with a cancel request would be claimed again, and the claim
     clears the request."""
+    # An owner is set on RUNNING rows only; saying status = 'running' too
+    # let the planner read every running row by the leases index (see
+    # Leases.extend).
     rows = conn.execute(
         "UPDATE jobsched_jobs SET status = 'cancelled', queue = NULL, finished_at = %s, "
         "owner = NULL, lease_until = NULL, attempts = attempts - 1, last_error = 'cancelled' "
-        "WHERE id = ANY(%s) AND owner = %s AND status = 'running' AND cancel_requested "
+        "WHERE id = ANY(%s) AND owner = %s AND cancel_requested "
         "RETURNING id, attempts + 1",
         (now, sorted(ids), owner),
     ).fetchall()

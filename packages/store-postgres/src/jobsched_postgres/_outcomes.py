@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -21,51 +20,46 @@ from ._sql import FINISHED, Conn, notify
 logger = logging.getLogger("jobsched")
 
 _BLOCKED = 2
-#: The queue column of _RECORD's last rows: an outcome whose row was locked.
-_SKIPPED = -1
 _CANCELLED = JobStatus.CANCELLED
 _COMPLETED = JobStatus.COMPLETED
 _RETRY_WAIT = JobStatus.RETRY_WAIT
 
 
-# The outcomes' rows, locked; a row another session holds locked (an
-# operator's SELECT ... FOR UPDATE) is skipped, not waited for: the batch's
-# other outcomes are written at once (their jobs are no longer heartbeated,
-# so waiting cost them their leases), and record() tries the skipped ones
-# again (the last row of the statements, -1, names them).
-_MINE = """mine AS (
-    SELECT id FROM jobsched_jobs WHERE id = ANY(%(ids)s::bigint[]) FOR UPDATE SKIP LOCKED
-),"""
+# Every row of a batch, locked for the transaction and looked at: the fence
+# (owner and attempt) and a cancel request. A row another session holds
+# locked (an operator's SELECT ... FOR UPDATE, a cancel committing) is
+# skipped, not waited for: the batch's other outcomes are written at once
+# (their jobs are no longer heartbeated, so waiting cost them their leases),
+# and record() tries the skipped ones again. One table read by its primary
+# key, so no statistics can give it a worse plan.
+_LOOK = (
+    "SELECT id, owner, attempts, cancel_requested FROM jobsched_jobs "
+    "WHERE id = ANY(%s) FOR NO KEY UPDATE SKIP LOCKED"
+)
 
-# Every outcome of a batch in one statement, each fenced on (owner,
-# attempt): the rows it writes are the outcomes accepted; the rest were
-# refused. A retry waits in queue 1 until its run_at; a terminal outcome ends
-# the row. The same statement writes the rows of the accepted attempts that
-# did not complete (a completed one is its job's row) and lets
-# completed upstreams count off their dependents (the free ones queue), so
-# a batch without failures is one round trip, committed on its own.
-#
-# The fence is the owner and the attempt: every write that ends a RUNNING
-# attempt sets owner NULL, and only a claim (or a takeover, of a RUNNING row)
-# sets it, so no other status matches. (Saying status = 'running' too made
-# the planner walk the leases index, whose statistics a queue always
-# outruns, and join every running row to every outcome: 3 ms for 64
-# outcomes instead of 0.5.) An attempt's row is new (the upsert only
-# guards against writing one twice; its conflict check probes the primary
-# key, where an UPDATE ... FROM chose to scan the whole table).
-# Dependents are never RUNNING, so the two updates of jobsched_jobs touch
-# different rows. The completed ids go to the dependency index as one array
-# (one scan), not joined (a probe each: three times as long).
-_RECORD = (
-    """
+# Every outcome of a batch in one statement: only rows the look locked and
+# found fenced (owner and attempt) reach it, so it joins the outcomes to
+# their rows by id and nothing else. (A filter on the owner made the
+# planner trust its estimate of this member's running rows, stale as soon
+# as a queue moves: it took a batch of 2,000 for one row and compared every
+# pair, 4 million, 1.2 s for one statement where 30 ms do.) A retry waits in
+# queue 1 until its run_at; a terminal outcome ends the row. The same
+# statement writes the rows of the attempts that did not complete (a
+# completed one is its job's row) and lets completed upstreams count off
+# their dependents (the free ones queue), so a batch is one statement after
+# its look. An attempt's row is new (the upsert only guards against writing
+# one twice; its conflict check probes the primary key, where an UPDATE ...
+# FROM chose to scan the whole table). Dependents are never RUNNING, so the
+# two updates of jobsched_jobs touch different rows. The completed ids go to
+# the dependency index as one array (one scan), not joined (a probe each:
+# three times as long).
+_RECORD = """
 WITH o AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[],
         %(finished)s::float8[], %(run_at)s::float8[], %(results)s::bytea[],
         %(errors)s::text[], %(tracebacks)s::text[])
     AS o(id, attempt, status, finished_at, run_at, result, error, tb)
-),"""
-    + _MINE
-    + """
+),
 written AS (
     UPDATE jobsched_jobs AS j SET
         status = o.status,
@@ -81,8 +75,8 @@ written AS (
         last_traceback = CASE WHEN o.status = 'retry_wait' THEN o.tb
             WHEN o.status = 'completed' THEN NULL
             ELSE COALESCE(o.tb, j.last_traceback) END
-    FROM o JOIN mine ON mine.id = o.id
-    WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt
+    FROM o
+    WHERE j.id = o.id AND j.attempts = o.attempt
     RETURNING j.id, o.attempt, o.status, o.finished_at, o.error, j.started_at, j.ran_by
 ),
 closed AS (
@@ -106,32 +100,25 @@ freed AS (
     RETURNING j.queue
 )
 SELECT id, NULL::smallint FROM written UNION ALL SELECT NULL, queue FROM freed
-UNION ALL SELECT id, -1::smallint FROM o WHERE NOT EXISTS (SELECT FROM mine WHERE mine.id = o.id)
 """
-)
 
 # The usual outcome, a completion with nothing but its time and result:
 # four arrays to send and an UPDATE of the columns it changes (the eight of
 # _RECORD cost a batch of 64 no-op jobs about twice the server and client
 # time). Its dependents count off as in _RECORD.
-_COMPLETE = (
-    """
+_COMPLETE = """
 WITH o AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(finished)s::float8[],
         %(results)s::bytea[]) AS o(id, attempt, finished_at, result)
-),"""
-    + _MINE
-    + """
+),
 written AS (
     UPDATE jobsched_jobs AS j SET status = 'completed', queue = NULL,
         finished_at = o.finished_at, owner = NULL, lease_until = NULL, result = o.result,
         last_error = NULL, last_traceback = NULL
-    FROM o JOIN mine ON mine.id = o.id
-    WHERE j.id = o.id AND j.owner = %(owner)s AND j.attempts = o.attempt
+    FROM o
+    WHERE j.id = o.id AND j.attempts = o.attempt
     RETURNING j.id, 'completed' AS status
-),"""
-    + _RECORD[_RECORD.index("gone AS (") :]
-)
+),""" + _RECORD[_RECORD.index("gone AS (") :]
 
 
 def _arrays(outs: list[Outcome], owner: str, now: float, *, full: bool = False) -> dict[str, Any]:
@@ -153,8 +140,8 @@ def _arrays(outs: list[Outcome], owner: str, now: float, *, full: bool = False) 
 
 
 def record(conn: Conn, owner: str, outcomes: Sequence[Outcome], *, wait: float = 0.0) -> Recorded:
-    """Write a batch of outcomes; call it outside a transaction (it opens one
-    when a failure has dependents to cancel or a retry may meet a cancel).
+    """Write a batch of outcomes; call it outside a transaction (each try is
+    one of its own).
 
     :param wait: seconds to keep trying the outcomes whose rows another
         session holds locked (the rest are written at once). One still
@@ -207,32 +194,15 @@ def record(conn: Conn, owner: str, outcomes: Sequence[Outcome], *, wait: float =
 
 
 def _record(conn: Conn, owner: str, rows: list[Outcome], recorded: Recorded) -> set[int]:
-    """Write ``rows`` (one outcome per job) into ``recorded``; the ids whose
-    rows another session held locked (neither written nor refused)."""
-    plain = [o for o in rows if o.plain]
-    rest = [o for o in rows if not o.plain] if len(plain) < len(rows) else []
-    retries = [o for o in rest if o.status is _RETRY_WAIT]
-    # A failure's cascade must commit with it, a retry's look at the cancel
-    # flag with the retry, and a batch of both kinds is written whole: then
-    # the batch is a transaction.
-    ends = [o for o in rest if o.status.is_terminal and o.status is not _COMPLETED]
+    """Write ``rows`` (one outcome per job) into ``recorded``, in one
+    transaction; the ids whose rows another session held locked (neither
+    written nor refused)."""
     now = max(o.finished_at for o in rows)
-    result: list[tuple[Any, ...]] = []
-    with conn.transaction() if ends or retries or (plain and rest) else nullcontext():
-        replaced: dict[int, Outcome] = {}
-        unlooked: set[int] = set()
-        if retries:
-            rest, replaced, unlooked = _cancel_wins(conn, rest, retries)
-            rows = [o for o in rows if o.plain] + rest
-            # Tried again (as skipped), never written without the look.
-            rest = [o for o in rest if o.id not in unlooked]
-        if plain:
-            result += conn.execute(_COMPLETE, _arrays(plain, owner, now)).fetchall()
-        if rest:
-            result += conn.execute(_RECORD, _arrays(rest, owner, now, full=True)).fetchall()
-        skipped = {job_id for job_id, queue in result if queue == _SKIPPED} | unlooked
+    with conn.transaction():
+        looked = _look(conn, rows)
+        skipped = {o.id for o in rows if o.id not in looked}
         if skipped:
-            # Not found by the lock: held by another session, or not there
+            # Not found by the look: held by another session, or not there
             # at all (pruned, retried away: refused like any fenced outcome).
             skipped = {
                 job_id
@@ -240,9 +210,23 @@ def _record(conn: Conn, owner: str, rows: list[Outcome], recorded: Recorded) -> 
                     "SELECT id FROM jobsched_jobs WHERE id = ANY(%s)", (sorted(skipped),)
                 )
             }
-        written = {job_id for job_id, queue in result if job_id is not None and queue is None}
-        recorded.refused.extend(o.id for o in rows if o.id not in written | skipped)
-        done = [o for o in rows if o.id in written]
+        # Only a claim or a takeover sets the owner, and every end of an
+        # attempt clears it: a row with this member's owner and the
+        # outcome's attempt is RUNNING that attempt here.
+        fenced = [o for o in rows if looked.get(o.id, (None, 0, False))[:2] == (owner, o.attempt)]
+        replaced = {o.id: o for o in fenced if o.status is _RETRY_WAIT and looked[o.id][2]}
+        if replaced:
+            fenced = [_cancel_wins(o) if o.id in replaced else o for o in fenced]
+        plain = [o for o in fenced if o.plain]
+        rest = [o for o in fenced if not o.plain]
+        result: list[tuple[Any, ...]] = []
+        if plain:
+            result += conn.execute(_COMPLETE, _arrays(plain, owner, now)).fetchall()
+        if rest:
+            result += conn.execute(_RECORD, _arrays(rest, owner, now, full=True)).fetchall()
+        written = {job_id for job_id, _ in result if job_id is not None}
+        recorded.refused.extend(o.id for o in rows if o.id not in written and o.id not in skipped)
+        done = [o for o in fenced if o.id in written]
         wake = any(o.status is _RETRY_WAIT for o in done) or any(
             queue != _BLOCKED for job_id, queue in result if job_id is None
         )
@@ -268,42 +252,22 @@ def _record(conn: Conn, owner: str, rows: list[Outcome], recorded: Recorded) -> 
     return skipped
 
 
-def _cancel_wins(
-    conn: Conn, rest: list[Outcome], retries: list[Outcome]
-) -> tuple[list[Outcome], dict[int, Outcome], set[int]]:
-    """Retries of jobs someone asked to cancel while the attempt ran become
-    CANCELLED ends; also the retries replaced, by id, and the ids of the
-    retries whose rows were not looked at (locked by another session, or
-    gone): the caller must not write those in this transaction.
+def _look(conn: Conn, rows: list[Outcome]) -> dict[int, tuple[str | None, int, bool]]:
+    """Lock the rows of ``rows`` that no other session holds (see _LOOK):
+    each one's owner, attempt and cancel request, by id.
 
-    The request is a flag on the running row that reaches the owner with its
-    next heartbeat; an attempt that fails before then must not retry, or the
-    next claim clears the flag and the cancel is lost (cancel() said True).
-    A row another session holds locked (a cancel committing, an operator's
-    lock) is skipped here, and record() tries it again: a cancel committing
-    meanwhile is then seen. (Left to the outcome's own SKIP LOCKED, a lock
-    released between the two statements let the retry overwrite its flag.)
+    The lock lasts until the outcomes commit. A retry must not be written
+    past a cancel request: the request is a flag on the running row that
+    reaches the owner with its next heartbeat, an attempt that fails before
+    then must not retry, or the next claim clears the flag and the cancel is
+    lost (cancel() said True). A cancel committing meanwhile holds the row,
+    so it is skipped here and seen when record() tries it again.
     """
-    # Every retry's row is locked, flagged or not, until the retry commits:
-    # a cancel that committed between this look and the outcome's statement
-    # would be overwritten by the retry.
-    looked = conn.execute(
-        "SELECT id, status = 'running' AND cancel_requested FROM jobsched_jobs "
-        "WHERE id = ANY(%s) FOR UPDATE SKIP LOCKED",
-        (sorted(o.id for o in retries),),
-    ).fetchall()
-    flagged = {job_id for job_id, requested in looked if requested}
-    unlooked = {o.id for o in retries} - {job_id for job_id, _ in looked}
-    if not flagged:
-        return rest, {}, unlooked
-    replaced = {o.id: o for o in retries if o.id in flagged}
-    return (
-        [
-            replace(o, status=_CANCELLED, run_at=None, error="cancelled", traceback=None)
-            if replaced.get(o.id) is o
-            else o
-            for o in rest
-        ],
-        replaced,
-        unlooked,
-    )
+    found = conn.execute(_LOOK, (sorted(o.id for o in rows),)).fetchall()
+    return {row[0]: (row[1], row[2], row[3]) for row in found}
+
+
+def _cancel_wins(retry: Outcome) -> Outcome:
+    """A retry of a job someone asked to cancel while the attempt ran: its
+    CANCELLED end instead."""
+    return replace(retry, status=_CANCELLED, run_at=None, error="cancelled", traceback=None)
