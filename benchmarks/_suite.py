@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import _c8, _postgres, _producers, _stores
+from benchmarks import _c8, _postgres, _producers, _stores, _v01
 from benchmarks._counts import W15
 from benchmarks._dashboard import W14
 from benchmarks._dask import W13
@@ -49,7 +49,7 @@ CHILD_MODULES = {
     W18.wid: "benchmarks._queues",
     **dict.fromkeys(_c8.WORKLOADS, _c8.__name__),
 }
-SYSTEMS = (*SYSTEMS, *_stores.EXTRA_SYSTEMS, *_postgres.EXTRA_SYSTEMS)
+SYSTEMS = (*SYSTEMS, *_stores.EXTRA_SYSTEMS, *_postgres.EXTRA_SYSTEMS, _v01.SYSTEM)
 
 RESULTS = Path(__file__).parent / "results"
 #: What a system does not run, and why (shown in the table instead of a figure).
@@ -148,6 +148,8 @@ def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> s
         return f"n/a (a row for {system}'s SQLite store, W7)"
     if system in _postgres.EXTRA_SYSTEMS and wid != "W10":
         return f"n/a (a row for {system} on PostgreSQL, W10)"
+    if system == _v01.SYSTEM and wid not in _v01.WORKLOADS:
+        return "n/a (0.1's code runs the memory rows W1, W2 and W6)"
     if system == "apscheduler4" and wid.startswith("W2") and size > APS_W2_MAX:
         return None if args.aps_full else TOO_SLOW
     return None
@@ -156,11 +158,19 @@ def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> s
 def run_child(system: str, wid: str, size: int, timeout: float) -> dict[str, Any]:
     """One measurement in a fresh interpreter; its metrics, or an error."""
     child = CHILD_MODULES.get(wid, "benchmarks._child")
-    cmd = [sys.executable, "-m", child, system, wid, str(size)]
     root = Path(__file__).parent.parent
+    first = [str(root)]
+    if system == _v01.SYSTEM:
+        # jobsched's own child, on 0.1's code.
+        system = "jobsched"
+        try:
+            first = [*_v01.pythonpath(), str(root)]
+        except RuntimeError as exc:
+            return {"error": str(exc)}
+    cmd = [sys.executable, "-m", child, system, wid, str(size)]
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+        "PYTHONPATH": os.pathsep.join(filter(None, [*first, os.environ.get("PYTHONPATH")])),
     }
     try:
         done = subprocess.run(
@@ -310,7 +320,12 @@ def _fmt(x: float) -> str:
     return f"{x:.3f}"
 
 
-def markdown(summary: list[dict[str, Any]], args: argparse.Namespace, meta: dict[str, Any]) -> str:
+def markdown(
+    summary: list[dict[str, Any]],
+    args: argparse.Namespace,
+    meta: dict[str, Any],
+    versus: list[dict[str, Any]],
+) -> str:
     systems = [s for s in args.systems if s != "raw"]
     lines = [
         "# jobsched benchmarks",
@@ -369,6 +384,7 @@ def markdown(summary: list[dict[str, Any]], args: argparse.Namespace, meta: dict
         "raw is W7's and W10's loop, batches of 64 (issue 25's bars: jobsched >= 0.25x raw, "
         ">= 5x huey, >= 10x procrastinate).",
     ]
+    lines += _v01.markdown(versus, _fmt)
     lines.append("")
     return "\n".join(lines)
 
@@ -437,10 +453,11 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.perf_counter() - started, 1),
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    table = markdown(summary, args, meta)
+    versus = _v01.versus(measured, {wid: w.metrics for wid, w in WORKLOADS.items()})
+    table = markdown(summary, args, meta, versus)
     (args.out / "latest.md").write_text(table)
     (args.out / "latest.json").write_text(
-        json.dumps({"meta": meta, "summary": summary, **measured}, indent=1)
+        json.dumps({"meta": meta, "summary": summary, "versus_01": versus, **measured}, indent=1)
     )
     if not args.no_plot and plot(measured, args.out / "w2_dispatch.png"):
         print(f"wrote {args.out / 'w2_dispatch.png'}", file=sys.stderr)

@@ -107,6 +107,92 @@ def test_suite_runs_on_tiny_sizes_and_writes_its_reports(tmp_path: Path) -> None
     assert not (tmp_path / "w2_dispatch.png").exists()
 
 
+def _shallow() -> bool:
+    done = subprocess.run(
+        ["git", "rev-parse", "--is-shallow-repository"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() == "true"
+
+
+def test_the_01_system_runs_0_1s_own_code_beside_this_one(tmp_path: Path) -> None:
+    """jobsched-0.1 gets its figures from 0.1's sources (out of git), the
+    rows it cannot run say n/a, and this code's jobsched runs as before."""
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched,jobsched-0.1",
+        "--only", "W1,W6,W3",
+        "--sizes", "W1=200,W6=3,W3=8",
+        "--no-plot",
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["system"]): e for e in report["summary"]}
+    for workload in ("W1", "W6"):
+        assert rows[(workload, "jobsched")]["value"]["median"] > 0
+        entry = rows[(workload, "jobsched-0.1")]
+        if _shallow():  # 0.1's commit is not here: the row says how to get it
+            assert "git fetch --unshallow" in entry["note"]
+            continue
+        assert "note" not in entry, entry
+        assert entry["value"]["median"] > 0
+    assert "n/a" in rows[("W3", "jobsched-0.1")]["note"]
+    table = (tmp_path / "latest.md").read_text()
+    assert "| jobsched-0.1 | jobsched-0.1 / raw |" in table
+    if not _shallow():
+        # This code over 0.1's, paired by repetition, for each row both ran.
+        versus = {e["workload"]: e for e in report["versus_01"]}
+        assert set(versus) == {"W1", "W6"}
+        assert versus["W6"]["ratio"]["median"] > 0
+        assert "| W6 | 3 | throughput (jobs/s) |" in table
+
+
+def test_the_01_system_imports_0_1s_code(tmp_path: Path) -> None:
+    """The child of jobsched-0.1 imports the extracted sources, not this checkout's."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks import _v01
+    finally:
+        sys.path.remove(str(ROOT))
+    if _shallow():
+        with pytest.raises(RuntimeError, match="git fetch --unshallow"):
+            _v01.pythonpath()
+        return
+    paths = _v01.pythonpath()
+    done = subprocess.run(
+        [sys.executable, "-c", "import jobsched, jobsched_async; print(jobsched.__file__); "
+         "print(jobsched_async.__file__)"],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )  # fmt: skip
+    core, executor = done.stdout.split()
+    assert core.startswith(paths[0]) and executor.startswith(paths[1])
+    # 0.1 had no store seam: the import is the old code's, not a copy of main.
+    assert not (Path(paths[0]) / "jobsched" / "store").exists()
+
+
+def test_the_01_system_says_how_to_get_a_missing_commit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout without 0.1's commit gets a figure-less row that says why."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks import _suite, _v01
+    finally:
+        sys.path.remove(str(ROOT))
+    monkeypatch.setattr(_v01, "COMMIT", "0" * 40)
+    monkeypatch.setattr(_v01, "_extracted", [])
+    result = _suite.run_child("jobsched-0.1", "W6", 3, timeout=60)
+    assert result == {
+        "error": "jobsched-0.1 needs commit 0000000 in this checkout's history "
+        "(a full clone; `git fetch --unshallow` in a shallow one)"
+    }
+
+
 def test_an_unknown_workload_is_refused_with_the_known_ones() -> None:
     """A typo in --only fails at once and lists the workload names."""
     done = _suite("--only", "W1,W99", "--no-plot")
