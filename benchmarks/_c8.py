@@ -85,8 +85,8 @@ MAX_JOBS = {"huey": 5_000, "procrastinate": 2_000}
 def _w7c8(system: str, size: int) -> dict[str, float]:
     from benchmarks import _stores
 
-    if system == "raw":
-        return _stores.run("raw", "W7", size)
+    if system in ("raw", "raw-indexed"):
+        return _stores.run(system, "W7", size)
     with _stores._scratch() as path:
         if system == "huey":
             from benchmarks._stores_others import huey_consumer_w7

@@ -76,9 +76,10 @@ WORKLOADS = {
     )
 }
 #: The systems beyond the suite's three that run W7: huey
-#: (benchmarks._stores_others) and ``store``, jobsched's SQLite store driven
-#: without a scheduler (benchmarks._stores_floor).
-EXTRA_SYSTEMS = ("huey", "store")
+#: (benchmarks._stores_others), ``store``, jobsched's SQLite store driven
+#: without a scheduler (benchmarks._stores_floor), and ``raw-indexed``, raw's
+#: loop on a table with the store's indexes (also W7c8's).
+EXTRA_SYSTEMS = ("huey", "store", "raw-indexed")
 
 #: Workers for every store workload: a claim takes at most as many jobs as
 #: are idle, and each transaction waits for an fsync (about 1 ms here), so
@@ -106,6 +107,16 @@ _RAW_DDL = (
     "priority INTEGER NOT NULL, payload BLOB NOT NULL, finished_at REAL)",
     "CREATE INDEX jobs_ready ON jobs (priority, id) WHERE status = 'pending'",
 )
+#: ``raw-indexed``: the same loop on a table that also keeps the indexes the
+#: store's claim and completion write through (the ready index is raw's own):
+#: the status index of unfinished jobs (operators' lists, takeovers of lost
+#: attempts) and the finished-time index (``history_limit``'s order). Its
+#: statements are raw's; what the store does beyond them (fencing columns,
+#: counts, the prune, wider rows, the scheduler) is jobsched's figure over this.
+_INDEXED_DDL = (
+    "CREATE INDEX jobs_status ON jobs (status, id) WHERE status != 'completed'",
+    "CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL",
+)
 _RAW_CLAIM = (
     "UPDATE jobs SET status = 'running' WHERE id IN (SELECT id FROM jobs "
     "WHERE status = 'pending' ORDER BY priority, id LIMIT ?) RETURNING id, payload"
@@ -113,12 +124,12 @@ _RAW_CLAIM = (
 _RAW_DONE = "UPDATE jobs SET status = 'completed', finished_at = ? WHERE id = ?"
 
 
-def _raw_connect(path: Path) -> sqlite3.Connection:
+def _raw_connect(path: Path, *, indexed: bool = False) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'jobs'").fetchone():
-        for statement in _RAW_DDL:
+        for statement in _RAW_DDL + (_INDEXED_DDL if indexed else ()):
             conn.execute(statement)
     return conn
 
@@ -154,8 +165,8 @@ async def _raw_dispatch(conn: sqlite3.Connection, wanted: int | None) -> int:
     return done
 
 
-async def raw_w7(path: Path, size: int) -> dict[str, float]:
-    conn = _raw_connect(path)
+async def raw_w7(path: Path, size: int, *, indexed: bool = False) -> dict[str, float]:
+    conn = _raw_connect(path, indexed=indexed)
     t0 = time.perf_counter()
     _raw_insert(conn, size)
     done = await _raw_dispatch(conn, None)
@@ -390,6 +401,11 @@ def run(system: str, workload: str, size: int) -> dict[str, float]:
 
         with _scratch() as path:
             return asyncio.run(_stores_floor.store_w7(path, size))
+    if system == "raw-indexed":
+        if workload != "W7":
+            raise ValueError(f"raw-indexed runs W7 (and W7c8), not {workload}")
+        with _scratch() as path:
+            return asyncio.run(raw_w7(path, size, indexed=True))
     if system not in ("raw", "jobsched"):
         from benchmarks import _stores_others
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import _c8, _postgres, _producers, _stores, _v01
+from benchmarks import _c8, _paired, _postgres, _producers, _stores, _v01
 from benchmarks._counts import W15
 from benchmarks._dashboard import W14
 from benchmarks._dask import W13
@@ -140,10 +140,14 @@ def plan(args: argparse.Namespace) -> list[tuple[str, int, list[str]]]:
 def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> str | None:
     if (system, wid) in NOT_APPLICABLE:
         return NOT_APPLICABLE[(system, wid)]
+    if wid == "W7c8" and system == "raw-indexed":
+        return None
     if wid in _c8.PEERS and system not in ("raw", "jobsched", _c8.PEERS[wid]):
         return f"n/a ({wid} runs raw, jobsched and {_c8.PEERS[wid]})"
     if _c8.PEERS.get(wid) == system:
         return None
+    if system == "raw-indexed" and wid != "W7":
+        return "n/a (raw's SQLite loop with the store's indexes: W7, W7c8)"
     if system in _stores.EXTRA_SYSTEMS and wid != "W7":
         return f"n/a (a row for {system}'s SQLite store, W7)"
     if system in _postgres.EXTRA_SYSTEMS and wid != "W10":
@@ -324,7 +328,7 @@ def markdown(
     summary: list[dict[str, Any]],
     args: argparse.Namespace,
     meta: dict[str, Any],
-    versus: list[dict[str, Any]],
+    paired: list[dict[str, Any]],
 ) -> str:
     systems = [s for s in args.systems if s != "raw"]
     lines = [
@@ -369,7 +373,9 @@ def markdown(
         "the largest size over the smallest; its ratio compares that growth with raw's "
         "(W8's likewise). W7-W9: raw is a hand-written sqlite3 loop with the same "
         "durability; APScheduler 4 and huey run W7 at 1,000 and 5,000 jobs; store is "
-        "jobsched's SQLite store driven without a scheduler (W7 only). W10-W12: raw "
+        "jobsched's SQLite store driven without a scheduler (W7 only); raw-indexed is raw's "
+        "loop on a table that keeps the store's status and finished-time indexes too "
+        "(W7, W7c8). jobsched-0.1 is jobsched 0.1's own code (W1, W2, W6). W10-W12: raw "
         "is a hand-written psycopg loop (batched inserts, SKIP LOCKED claims, completions) "
         "on the same server; APScheduler 4 and procrastinate run W10 at 500 and 2,000 jobs. "
         "W14: raw is the same dashboard page on a store without the finished history; the "
@@ -384,7 +390,7 @@ def markdown(
         "raw is W7's and W10's loop, batches of 64 (issue 25's bars: jobsched >= 0.25x raw, "
         ">= 5x huey, >= 10x procrastinate).",
     ]
-    lines += _v01.markdown(versus, _fmt)
+    lines += _paired.markdown(paired, _fmt)
     lines.append("")
     return "\n".join(lines)
 
@@ -453,11 +459,11 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.perf_counter() - started, 1),
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    versus = _v01.versus(measured, {wid: w.metrics for wid, w in WORKLOADS.items()})
-    table = markdown(summary, args, meta, versus)
+    paired = _paired.ratios(measured, {wid: w.metrics for wid, w in WORKLOADS.items()})
+    table = markdown(summary, args, meta, paired)
     (args.out / "latest.md").write_text(table)
     (args.out / "latest.json").write_text(
-        json.dumps({"meta": meta, "summary": summary, "versus_01": versus, **measured}, indent=1)
+        json.dumps({"meta": meta, "summary": summary, "paired": paired, **measured}, indent=1)
     )
     if not args.no_plot and plot(measured, args.out / "w2_dispatch.png"):
         print(f"wrote {args.out / 'w2_dispatch.png'}", file=sys.stderr)

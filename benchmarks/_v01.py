@@ -20,13 +20,10 @@ from __future__ import annotations
 import atexit
 import io
 import shutil
-import statistics
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 SYSTEM = "jobsched-0.1"
 #: The last commit of jobsched 0.1 (issue 5's end, 2026-11-30).
@@ -71,61 +68,3 @@ def pythonpath() -> list[str]:
         tar.extractall(where, filter="data")
     _extracted.extend(str(where / source) for source in _SOURCES)
     return _extracted
-
-
-def versus(measured: dict[str, Any], metrics: dict[str, list[Any]]) -> list[dict[str, Any]]:
-    """This code's jobsched over 0.1's, paired by repetition, per row both ran.
-
-    :param metrics: each workload's metrics (``Workload.metrics``), by id.
-    """
-    out = []
-    samples = measured["samples"]
-    for wid, size, systems in measured["rows"]:
-        if SYSTEM not in systems or "jobsched" not in systems:
-            continue
-        now, then = samples[f"{wid}|{size}|jobsched"], samples[f"{wid}|{size}|{SYSTEM}"]
-        if "skipped" in now or "skipped" in then:
-            continue
-        for metric in metrics[wid]:
-            ratios = [
-                a[metric.key] / b[metric.key]
-                for a, b in zip(now["runs"], then["runs"], strict=True)
-                if "error" not in a and "error" not in b and b[metric.key]
-            ]
-            if ratios:
-                out.append(
-                    {
-                        "workload": wid,
-                        "size": size,
-                        "metric": metric.key,
-                        "label": f"{metric.label} ({metric.unit})",
-                        "ratio": {
-                            "median": statistics.median(ratios),
-                            "min": min(ratios),
-                            "max": max(ratios),
-                            "n": len(ratios),
-                        },
-                    }
-                )
-    return out
-
-
-def markdown(entries: list[dict[str, Any]], fmt: Callable[[float], str]) -> list[str]:
-    """The table of :func:`versus`, or nothing when no row ran on both."""
-    if not entries:
-        return []
-    lines = [
-        "",
-        f"jobsched over {SYSTEM} (0.1's code, commit {COMMIT[:7]}), each repetition's "
-        "pair run one after the other: above 1 is this code faster for throughput, "
-        "slower for costs.",
-        "",
-        "| workload | n | metric | jobsched / jobsched-0.1 |",
-        "|---|---|---|---|",
-    ]
-    for e in entries:
-        r = e["ratio"]
-        ratio = f"{fmt(r['median'])}x [{fmt(r['min'])}, {fmt(r['max'])}]"
-        name = e["workload"].removesuffix("mem")
-        lines.append(f"| {name} | {e['size']:,} | {e['label']} | {ratio} |")
-    return lines

@@ -145,10 +145,11 @@ def test_the_01_system_runs_0_1s_own_code_beside_this_one(tmp_path: Path) -> Non
     assert "| jobsched-0.1 | jobsched-0.1 / raw |" in table
     if not _shallow():
         # This code over 0.1's, paired by repetition, for each row both ran.
-        versus = {e["workload"]: e for e in report["versus_01"]}
-        assert set(versus) == {"W1", "W6"}
-        assert versus["W6"]["ratio"]["median"] > 0
-        assert "| W6 | 3 | throughput (jobs/s) |" in table
+        paired = {e["workload"]: e for e in report["paired"]}
+        assert set(paired) == {"W1", "W6"}
+        assert paired["W6"]["pair"] == "jobsched / jobsched-0.1"
+        assert paired["W6"]["ratio"]["median"] > 0
+        assert "| jobsched / jobsched-0.1 | W6 | 3 | throughput (jobs/s) |" in table
 
 
 def test_the_01_system_imports_0_1s_code(tmp_path: Path) -> None:
@@ -379,9 +380,10 @@ def _figures(out: Path, workload: str, systems: list[str]) -> None:
 
 
 def test_the_sqlite_row_at_concurrency_8_runs(tmp_path: Path) -> None:
-    """W7c8 gets a figure for raw, jobsched (8 workers) and huey (its
-    consumer's 8 threads, where installed); other systems are n/a."""
-    systems = _with_peer("huey")
+    """W7c8 gets a figure for raw, raw-indexed, jobsched (8 workers) and huey
+    (its consumer's 8 threads, where installed), and jobsched over
+    raw-indexed; other systems are n/a."""
+    systems = [*_with_peer("huey"), "raw-indexed"]
     done = _suite(
         "--reps", "1",
         "--systems", ",".join([*systems, "store"]),
@@ -392,10 +394,33 @@ def test_the_sqlite_row_at_concurrency_8_runs(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     _figures(tmp_path, "W7c8", systems)
-    assert "| W7c8 | 200 | throughput" in (tmp_path / "latest.md").read_text()
+    table = (tmp_path / "latest.md").read_text()
+    assert "| W7c8 | 200 | throughput" in table
+    assert "| jobsched / raw-indexed | W7c8 | 200 | throughput (jobs/s) |" in table
     report = json.loads((tmp_path / "latest.json").read_text())
     (store,) = [e for e in report["summary"] if e["system"] == "store"]
     assert "n/a" in store["note"]
+
+
+def test_the_indexed_loop_keeps_the_stores_indexes_on_its_table(tmp_path: Path) -> None:
+    """raw-indexed's table has raw's ready index and the store's status and
+    finished-time indexes; raw's has the ready index alone."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks import _stores
+    finally:
+        sys.path.remove(str(ROOT))
+
+    def indexes(path: Path, indexed: bool) -> set[str]:
+        conn = _stores._raw_connect(path, indexed=indexed)
+        try:
+            rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+            return {name for (name,) in rows}
+        finally:
+            conn.close()
+
+    assert indexes(tmp_path / "raw.db", False) == {"jobs_ready"}
+    assert indexes(tmp_path / "indexed.db", True) == {"jobs_ready", "jobs_status", "jobs_finished"}
 
 
 @pytest.mark.postgres
