@@ -140,14 +140,13 @@ def plan(args: argparse.Namespace) -> list[tuple[str, int, list[str]]]:
 def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> str | None:
     if (system, wid) in NOT_APPLICABLE:
         return NOT_APPLICABLE[(system, wid)]
-    if wid == "W7c8" and system == "raw-indexed":
-        return None
+    if system == "raw-indexed":
+        ran = wid in ("W7", "W7c8")
+        return None if ran else "n/a (raw's SQLite loop with the store's indexes: W7, W7c8)"
     if wid in _c8.PEERS and system not in ("raw", "jobsched", _c8.PEERS[wid]):
         return f"n/a ({wid} runs raw, jobsched and {_c8.PEERS[wid]})"
     if _c8.PEERS.get(wid) == system:
         return None
-    if system == "raw-indexed" and wid != "W7":
-        return "n/a (raw's SQLite loop with the store's indexes: W7, W7c8)"
     if system in _stores.EXTRA_SYSTEMS and wid != "W7":
         return f"n/a (a row for {system}'s SQLite store, W7)"
     if system in _postgres.EXTRA_SYSTEMS and wid != "W10":

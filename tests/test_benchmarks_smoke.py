@@ -152,13 +152,11 @@ def test_the_01_system_runs_0_1s_own_code_beside_this_one(tmp_path: Path) -> Non
         assert "| jobsched / jobsched-0.1 | W6 | 3 | throughput (jobs/s) |" in table
 
 
-def test_the_01_system_imports_0_1s_code(tmp_path: Path) -> None:
+def test_the_01_system_imports_0_1s_code(monkeypatch: pytest.MonkeyPatch) -> None:
     """The child of jobsched-0.1 imports the extracted sources, not this checkout's."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        from benchmarks import _v01
-    finally:
-        sys.path.remove(str(ROOT))
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import _v01
+
     if _shallow():
         with pytest.raises(RuntimeError, match="git fetch --unshallow"):
             _v01.pythonpath()
@@ -180,11 +178,9 @@ def test_the_01_system_imports_0_1s_code(tmp_path: Path) -> None:
 
 def test_the_01_system_says_how_to_get_a_missing_commit(monkeypatch: pytest.MonkeyPatch) -> None:
     """A checkout without 0.1's commit gets a figure-less row that says why."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        from benchmarks import _suite, _v01
-    finally:
-        sys.path.remove(str(ROOT))
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import _suite, _v01
+
     monkeypatch.setattr(_v01, "COMMIT", "0" * 40)
     monkeypatch.setattr(_v01, "_extracted", [])
     result = _suite.run_child("jobsched-0.1", "W6", 3, timeout=60)
@@ -402,14 +398,13 @@ def test_the_sqlite_row_at_concurrency_8_runs(tmp_path: Path) -> None:
     assert "n/a" in store["note"]
 
 
-def test_the_indexed_loop_keeps_the_stores_indexes_on_its_table(tmp_path: Path) -> None:
+def test_the_indexed_loop_keeps_the_stores_indexes_on_its_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """raw-indexed's table has raw's ready index and the store's status and
     finished-time indexes; raw's has the ready index alone."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        from benchmarks import _stores
-    finally:
-        sys.path.remove(str(ROOT))
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import _stores
 
     def indexes(path: Path, indexed: bool) -> set[str]:
         conn = _stores._raw_connect(path, indexed=indexed)

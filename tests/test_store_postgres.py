@@ -1545,3 +1545,54 @@ async def test_a_fair_share_claim_sees_tenants_added_while_it_reads(
     finally:
         await a.close()
         await b.close()
+
+
+def _plan_nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every node of an EXPLAIN (FORMAT JSON) plan, the CTEs' included."""
+    nodes = [plan]
+    for child in plan.get("Plans", ()):
+        nodes += _plan_nodes(child)
+    return nodes
+
+
+async def test_big_batches_plan_by_id_when_the_statistics_say_nothing_runs(
+    store: PostgresStore, url: str
+) -> None:
+    """Statistics taken while nothing ran (an idle night's ANALYZE) say a
+    member owns no rows. A batch of 2,000 outcomes and a heartbeat of 2,000
+    leases must still find their rows by id: never compare each outcome with
+    each row (the quadratic plan that took W10 to 1.2 s a batch), nor read
+    every running row to test it against the ids."""
+    from jobsched_postgres import _leases as pg_leases
+    from jobsched_postgres import _outcomes as pg_outcomes
+
+    total, held = 20_000, 2_000
+    for start in range(1, total + 1, 5_000):
+        await store.add([new(i) for i in range(start, start + 5_000)], NOW)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE jobsched_jobs")
+    claimed: list[Any] = []
+    while len(claimed) < held:
+        claimed += await store.claim("m", held - len(claimed), {"async": held}, NOW, lease=120)
+    outcomes = [done(c.id, c.attempt) for c in claimed]
+    params = pg_outcomes._arrays(outcomes, "m", NOW + 1)
+    ids = sorted(c.id for c in claimed)
+
+    def explained(conn: psycopg.Connection[Any], statement: str, args: Any) -> list[Any]:
+        ((plan,),) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, args)
+        return _plan_nodes(plan[0]["Plan"])
+
+    with psycopg.connect(url) as conn:  # rolled back: nothing is written
+        look = explained(conn, pg_outcomes._LOOK, (ids,))
+        write = explained(conn, pg_outcomes._COMPLETE, params)
+        conn.rollback()
+        beat = explained(conn, pg_leases.EXTEND, (120.0, ids, "m"))
+        conn.rollback()
+    for name, nodes in (("the look", look), ("the write", write), ("the heartbeat", beat)):
+        # A set scanned once per row of another: the quadratic shape.
+        again = [n for n in nodes if n["Node Type"] in ("CTE Scan", "Function Scan")]
+        assert all(n["Actual Loops"] == 1 for n in again), (name, again)
+        assert sum(n.get("Rows Removed by Join Filter", 0) for n in nodes) == 0, name
+        # Rows read only to be thrown away: a scan by anything but the ids.
+        read = [n for n in nodes if n.get("Relation Name") == "jobsched_jobs"]
+        assert sum(n.get("Rows Removed by Filter", 0) for n in read) == 0, (name, read)
