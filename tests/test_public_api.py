@@ -28,7 +28,13 @@ CONTRACT_NAMES = {
 # Names the contract has grown for work still open, with the issue that builds
 # each. A name moves to CONTRACT_NAMES when it ships; the test below fails if
 # one ships without moving, so this list cannot go stale.
-PENDING_NAMES: dict[str, int] = {}
+PENDING_NAMES: dict[str, int] = {
+    "App": 33, "JobFunction": 33,
+    "current_job": 35, "LeaseLostError": 35,
+    "Workflow": 37, "WorkflowInfo": 37, "After": 37, "UpstreamFailedError": 37,
+    "result_of": 37, "results_of": 37,
+    "Retention": 38, "QueueInfo": 38,
+}  # fmt: skip
 
 
 #: Names that left jobsched.__all__ for jobsched.strategies (issue 23): still
