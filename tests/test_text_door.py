@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -205,3 +206,26 @@ async def test_a_retried_error_is_kept_escaped(make_scheduler: Make) -> None:
             2,
             "ValueError: x\\x00",
         )
+
+
+def test_show_escapes_an_own_id_it_prints(tmp_path: Path) -> None:
+    """`jobsched show` printed an id given at submit raw in its first line: a
+    bidi override or a terminal escape reached the operator's terminal (found
+    by tests/test_fuzz_text.py)."""
+    from click.testing import CliRunner
+
+    from jobsched._cli._main import cli
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    own = "own-\u202e\x1b[2J"
+
+    async def main() -> None:
+        async with js.JobScheduler(store=url) as s:
+            await s.wait(await s.enqueue(Says("done"), job_id=own))
+
+    anyio.run(main)
+    shown = CliRunner().invoke(cli, ["show", "--store", url, "--", own], catch_exceptions=False)
+    assert shown.exit_code == 0, shown.output
+    first = shown.output.splitlines()[0]
+    assert first.startswith("own-\\u202e\\x1b[2J  says"), first
+    assert "\u202e" not in shown.output and "\x1b" not in shown.output
