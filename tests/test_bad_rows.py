@@ -205,6 +205,7 @@ async def test_a_module_gone_fails_its_job_and_fetch_still_answers(
     job = await fetch(url, b"k", bad)
     assert job.status is S.FAILED and job.last_error is not None
     assert "module 'gone_jobs' cannot be imported here (ModuleNotFoundError" in job.last_error
+    assert "so its attribute 'Gone' cannot be loaded" in job.last_error
 
 
 async def test_a_tampered_payload_fails_its_job_unpickled(url: str, tmp_path: Path) -> None:

@@ -144,6 +144,15 @@ def test_a_bad_queue_name_is_400_saying_what_a_name_may_be(client: TestClient, v
     assert "&lt;script&gt;" in client.get("/jobs", params={"queue": EVIL}).text
 
 
+@pytest.mark.parametrize("key", ["name", "executor", "tenant"])
+def test_a_filter_no_store_can_hold_is_400_not_a_server_error(client: TestClient, key: str) -> None:
+    """NUL in a text filter: no job holds it (submit refuses it), and the
+    database would fail on it; a 400 naming the filter, shown escaped."""
+    answer = client.get("/jobs", params={key: f"{EVIL}\x00"})
+    assert answer.status_code == 400
+    assert f"{key} must not hold NUL" in answer.text and EVIL not in answer.text
+
+
 def test_the_next_page_keeps_the_queue(
     client: TestClient, filled: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -82,6 +82,35 @@ def test_the_memory_store_is_refused_with_the_reason() -> None:
     assert "the memory store" in run.stderr, run.stderr
 
 
+def test_a_url_without_a_placeholder_is_a_usage_error(tmp_path: Path) -> None:
+    """A fixed URL would give every test one store (49 failures on duplicate
+    ids): refused before any test runs, saying how to write it, the password masked."""
+    # Outside the checkout, as the store's author runs it (no pytest-asyncio: see below).
+    run = run_suite("postgresql://me:hunter2@localhost/jobs", "-p", "no:asyncio", cwd=tmp_path)
+    assert run.returncode == pytest.ExitCode.USAGE_ERROR, run.stdout + run.stderr
+    assert "holds no placeholder" in run.stderr and "fresh, empty store" in run.stderr
+    assert (
+        "'sqlite:///{tmp_path}/jobs.db'" in run.stderr and "pytest_jobsched_store_url" in run.stderr
+    )
+    assert "hunter2" not in run.stderr and "me:***@" in run.stderr
+    fixed = run_suite("sqlite:///x.db", "-p", "no:asyncio", cwd=tmp_path)
+    assert fixed.returncode == pytest.ExitCode.USAGE_ERROR, fixed.stdout + fixed.stderr
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_a_hook_that_makes_the_urls_lets_a_fixed_url_through(tmp_path: Path) -> None:
+    """A conftest.py implementing pytest_jobsched_store_url makes each test's
+    store itself, so the URL it is given need hold no placeholder."""
+    (tmp_path / "conftest.py").write_text(
+        "def pytest_jobsched_store_url(url, tmp_path):\n"
+        "    return f'sqlite:///{tmp_path}/jobs.db'\n"
+    )
+    module = "jobsched.store.testing.test_limits"
+    run = run_suite("sqlite:///shared.db", "--pyargs", module, "-p", "no:asyncio", cwd=tmp_path)
+    assert passed(run) > 0
+    assert not (tmp_path / "shared.db").exists()
+
+
 def test_importing_the_store_seam_loads_no_pytest() -> None:
     """The plugin imports pytest, a dependency of the tests only: ``import
     jobsched.store`` (what a store package does) must not load it."""

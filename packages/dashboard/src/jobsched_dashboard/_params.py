@@ -14,6 +14,7 @@ from starlette.requests import Request
 
 from jobsched import JobStatus
 from jobsched._jobs._ids import check_own_id, own_number
+from jobsched._jobs._text import check_text
 from jobsched.store import check_queue
 from jobsched.store._args import LARGEST
 
@@ -105,6 +106,10 @@ def filters(request: Request) -> Filters:
     for key in ("name", "executor", "tenant"):
         value = query.get(key, "")
         texts[key] = value if value.strip() else None
+        try:
+            check_text(key, value)  # no job holds such text: say so, not a 500
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
     return Filters(tuple(dict.fromkeys(statuses)), **texts, queue=queue_name(query.get("queue")))
 
 

@@ -201,7 +201,8 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
         ]
         if stored.status is JobStatus.COMPLETED:
             fields.append(("result", f"not shown: {unshown}" if unshown else result or "-"))
-        lines = [f"{fmt.job_label(stored)}  {fmt.printable(stored.name)}"]
+        # An id given at submit is anyone's text, as the name is.
+        lines = [f"{fmt.printable(fmt.job_label(stored))}  {fmt.printable(stored.name)}"]
         lines += [f"  {key:<11} {fmt.printable(value)}" for key, value in fields]
         if attempts:
             rows = [

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from .._enums import JobStatus
 from .._jobs import _plugins
+from .._jobs._text import storable
 from .._log import logger
 from .._ordering._admission import executor_capacity
 from ..store._rows import Change, Claimed, DueSchedule, NewJob, Outcome
@@ -244,6 +245,8 @@ class LinkHost:
 
     def _refuse(self, number: int, attempt: int, reason: str) -> None:
         """A claimed row that must not run: FAILED in the store, unread."""
+        # The reason may quote the row's own text (a module name from its pickle).
+        reason = storable(reason)
         s = self._scheduler
         link = s._link
         assert link is not None

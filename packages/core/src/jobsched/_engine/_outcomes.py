@@ -9,6 +9,7 @@ from typing import Any
 from .._enums import JobStatus
 from .._exceptions import NonRetryableError
 from .._jobs._job import Job
+from .._jobs._text import storable
 from .._log import INFO, logger
 from ._attempts import Attempt
 from ._state import SchedulerState, _describe, _extra, _format
@@ -77,7 +78,9 @@ class Outcomes(SchedulerState):
         :param exc: the exception the attempt raised, for ``last_traceback``
             and the log; None for a timeout.
         """
-        job.last_error = error
+        # The exception's text is the job's, and may hold what no store can
+        # keep (a parser quoting a NUL): escaped here, for every store alike.
+        job.last_error = error = storable(error)
         job.last_traceback = None if exc is None else _format(exc)
         retry = job.retry
         attempts = job.attempts
@@ -129,7 +132,9 @@ class Outcomes(SchedulerState):
         A job left RUNNING or RETRY_WAIT would never finish and join() would
         wait for it for ever; FAILED with the internal error is visible.
         """
-        reason = f"jobsched internal error while recording the outcome: {type(exc).__name__}: {exc}"
+        reason = storable(
+            f"jobsched internal error while recording the outcome: {type(exc).__name__}: {exc}"
+        )
         logger.error("%s: %s", _describe(job), reason, exc_info=exc, extra=_extra(job))
         old = job.status
         if old._terminal:  # type: ignore[attr-defined]
@@ -278,7 +283,7 @@ class Outcomes(SchedulerState):
                 result = link.codec.dumps(job.result, lambda: f"the result of {_describe(job)}")
             except TypeError as exc:
                 status = _FAILED
-                job.last_error = str(exc)
+                job.last_error = storable(str(exc))
                 job.result = None
         link.record(
             Outcome(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._exceptions import SchedulerError, SchedulerStoppedError, UnknownScheduleError
 from .._jobs._job import Job
+from .._jobs._text import check_text
 from .._time._recurring import CronSchedule, RecurringSchedule, Schedule, StoredSchedule
 from ._submission import Submission
 
@@ -124,7 +125,10 @@ class Schedules(Submission):
         A job it already submitted keeps running; cancel it by its id. With a
         durable store the stored schedule is removed; True for any id, since
         another process may have registered it.
+
+        :raises ValueError: ``schedule_id`` holds a character no store can keep.
         """
+        _check_lookup(schedule_id)
         if self._link is not None:
             if not isinstance(schedule_id, str) or not schedule_id:
                 return False
@@ -162,7 +166,9 @@ class Schedules(Submission):
         registered again.
 
         :raises UnknownScheduleError: no schedule has that id.
+        :raises ValueError: ``schedule_id`` holds a character no store can keep.
         """
+        _check_lookup(schedule_id)
         link = self._link
         if link is None:
             self._schedule(schedule_id).pause()
@@ -182,7 +188,9 @@ class Schedules(Submission):
         that is not paused does nothing.
 
         :raises UnknownScheduleError: no schedule has that id.
+        :raises ValueError: ``schedule_id`` holds a character no store can keep.
         """
+        _check_lookup(schedule_id)
         link = self._link
         if link is None:
             schedule = self._schedule(schedule_id)
@@ -212,7 +220,9 @@ class Schedules(Submission):
         are unchanged. It becomes the schedule's last job.
 
         :raises UnknownScheduleError: no schedule has that id.
+        :raises ValueError: ``schedule_id`` holds a character no store can keep.
         """
+        _check_lookup(schedule_id)
         link = self._link
         if link is None:
             schedule = self._schedule(schedule_id)
@@ -292,8 +302,7 @@ class Schedules(Submission):
 
     def _named(self, schedule: Schedule, name: str) -> None:
         """Give ``schedule`` the caller's id, replacing a schedule of that id."""
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"a schedule id must be a non-empty string, got {name!r}")
+        check_schedule_id(name)
         old = self._recurring.pop(name, None)
         if old is not None:
             old.active = False
@@ -310,11 +319,27 @@ class Schedules(Submission):
                 "a schedule on a durable store needs id=...: the store keeps it across "
                 "restarts under that name, and registering the name again replaces it"
             )
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"a schedule id must be a non-empty string, got {name!r}")
+        check_schedule_id(name)
         payload = link.codec.dumps(schedule, f"the schedule {name!r} (its factory)")
         link.put_schedule(name, payload, first)
         return name
+
+
+def check_schedule_id(schedule_id: object) -> str:
+    """``schedule_id`` if a schedule can be registered or found under it.
+
+    :raises ValueError: it is not a non-empty str, or it holds a character
+        no store can keep.
+    """
+    if not isinstance(schedule_id, str) or not schedule_id:
+        raise ValueError(f"a schedule id must be a non-empty string, got {schedule_id!r}")
+    return check_text("schedule id", schedule_id)
+
+
+def _check_lookup(schedule_id: object) -> None:
+    # Only text is checked: any other id is no schedule's, as it always was.
+    if isinstance(schedule_id, str):
+        check_text("schedule id", schedule_id)
 
 
 def _soonest(info: ScheduleInfo) -> tuple[bool, float, str]:

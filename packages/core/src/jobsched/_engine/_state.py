@@ -38,6 +38,7 @@ from .._enums import JobStatus
 from .._exceptions import InvalidTransitionError
 from .._jobs._executor import Executor
 from .._jobs._job import Job
+from .._jobs._text import storable
 from .._log import logger
 from .._ordering._admission import Admission
 from .._ordering._queue import JobQueue
@@ -223,7 +224,8 @@ def _extra(job: Job) -> dict[str, Any]:
 
 
 def _format(exc: BaseException) -> str:
-    """``last_traceback``'s text: what ``traceback.format_exception`` prints."""
+    """``last_traceback``'s text: what ``traceback.format_exception`` prints,
+    with what no store can keep escaped (see ``_jobs._text.storable``)."""
     import traceback  # on the first failure, not at `import jobsched`
 
-    return "".join(traceback.format_exception(exc))
+    return storable("".join(traceback.format_exception(exc)))

@@ -18,6 +18,7 @@ from .._jobs import _plugins
 from .._jobs._executor import Executor
 from .._jobs._ids import check_own_id, id_number, next_number, own_number
 from .._jobs._job import Job
+from .._jobs._text import check_text
 from .._log import logger
 from .._ordering._admission import Admission, executor_capacity
 from ._outcomes import Outcomes
@@ -251,6 +252,7 @@ class Submission(Outcomes):
                 f"{type(job).__qualname__} was never initialised as a job: its __init__ must "
                 "call super().__init__(name, ...), which gives the job its id and status"
             ) from None
+        _check_text_fields(job)
         try:
             if not delay >= 0 or delay == math.inf:
                 raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
@@ -321,6 +323,25 @@ class Submission(Outcomes):
         self._blocked[number] = unmet
         for dep in unmet:
             self._dependents.setdefault(dep, []).append(number)
+
+
+def _check_text_fields(job: Job) -> None:
+    """ValueError if ``job``'s name, tenant or rate key holds a character no
+    store can keep. Checked here, not only when the job is made: the name
+    and the labels can be set afterwards."""
+    # On every submit: plain ASCII without NUL (most text) costs two scans
+    # in C and no call; check_text looks closer at the rest.
+    name = job.name
+    if type(name) is str and ("\x00" in name or not name.isascii()):
+        check_text("name", name)
+    options = job._options
+    if type(options) is tuple:  # a job with labels (see Job._options)
+        tenant = options[1]
+        if type(tenant) is str and ("\x00" in tenant or not tenant.isascii()):
+            check_text("tenant", tenant)
+        rate_key = options[2]
+        if type(rate_key) is str and ("\x00" in rate_key or not rate_key.isascii()):
+            check_text("rate_key", rate_key)
 
 
 def _refuse_main(job: Job, url: str) -> None:

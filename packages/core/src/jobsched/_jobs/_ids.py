@@ -8,6 +8,8 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from ._text import check_text
+
 # One counter numbers both job ids and submit order (``seq``): a job whose id
 # is first needed at submit gets one int for both, instead of an id string
 # and an int. Ids are unique across schedulers; seq grows in submit order.
@@ -51,7 +53,7 @@ def check_own_id(job_id: object) -> str:
             f"job_id {job_id!r} starts with 'job-', which jobsched's own ids use; "
             "choose another prefix (e.g. 'order-42')"
         )
-    return job_id
+    return check_text("job_id", job_id)
 
 
 # Cached: a submit asks twice (is it held here? then the job's number).

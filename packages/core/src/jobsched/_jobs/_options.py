@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ._text import check_text
+
 #: The queue of a job that names none (``jobsched.store.DEFAULT_QUEUE`` too).
 DEFAULT_QUEUE = "default"
 
@@ -71,7 +73,8 @@ _QUEUE_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 
 
 def check_queue(queue: object) -> str:
-    """``queue``, checked: 1-64 characters of ``A-Z a-z 0-9 _ . -``.
+    """``queue``, checked: 1-64 characters of ``A-Z a-z 0-9 _ . -`` (so never
+    a character a store cannot keep, see ``_text``).
 
     :raises ValueError: it is not such a name (a non-str included: the
         contract has one error for any bad queue).
@@ -85,6 +88,11 @@ def check_queue(queue: object) -> str:
 
 
 def check_label(name: str, value: object) -> None:
+    """A job's ``tenant`` or ``rate_key`` (``name``), checked.
+
+    :raises TypeError: it is not a str.
+    :raises ValueError: it is blank, or holds a character no store can keep.
+    """
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string or None, got {value!r}")
     if not value.strip():
@@ -92,6 +100,7 @@ def check_label(name: str, value: object) -> None:
             f"{name} must be a non-empty name or None, got {value!r}; use None for "
             f"jobs without a {name}"
         )
+    check_text(name, value)
 
 
 def queue_name(queue: object) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from .._enums import JobStatus
+from .._jobs._text import check_text
 
 #: The largest id or limit a store takes: its databases' integers are 64-bit
 #: (a larger one failed deep in the driver, "bigint out of range").
@@ -55,7 +56,8 @@ def check_page_args(
 
     :raises TypeError: a filter is neither a str nor None; ``scan`` is not an
         int; or as :func:`check_jobs_args`.
-    :raises ValueError: ``scan`` is below 1 or above 2**63 - 1; or as
+    :raises ValueError: ``scan`` is below 1 or above 2**63 - 1; a filter
+        holds a character no store can keep (NUL, a lone surrogate); or as
         :func:`check_jobs_args`.
     """
     checked = check_jobs_args(statuses=statuses, limit=limit, before=before)
@@ -63,6 +65,10 @@ def check_page_args(
     for what, value in filters:
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{what} must be a str (matched exactly) or None, got {value!r}")
+        if value is not None:
+            # No job holds such text (submit refuses it), and a database
+            # would answer with an error of its own.
+            check_text(what, value)
     if not _is_int(scan):
         raise TypeError(f"scan must be a positive int, got {scan!r}")
     if not 1 <= scan <= LARGEST:

@@ -260,7 +260,8 @@ class _Diagnose(pickle.Unpickler):
             __import__(module)
         except Exception as exc:
             raise Unloadable(
-                f"module {module!r} cannot be imported here ({type(exc).__name__}: {exc})"
+                f"module {module!r} cannot be imported here ({type(exc).__name__}: {exc}), "
+                f"so its attribute {name!r} cannot be loaded"
             ) from None
         try:
             return super().find_class(module, name)

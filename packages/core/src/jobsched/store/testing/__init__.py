@@ -9,7 +9,8 @@ same way (docs/stores.md, "Writing a store")::
 store for each test, so the URL may hold two placeholders, replaced per
 test: ``{tmp_path}`` (the test's own temporary folder, for a store in a
 file: ``sqlite:///{tmp_path}/jobs.db``) and ``{token}`` (a new random hex
-string, for a store named in the URL). A store that needs more (a new
+string, for a store named in the URL); a URL with neither is a usage error,
+unless a hook makes the URLs. A store that needs more (a new
 schema on a database server) implements the hook
 :func:`~jobsched.store.testing._hooks.pytest_jobsched_store_url` in a plugin
 or ``conftest.py`` of its own; a store whose leases do not expire on the
@@ -29,12 +30,16 @@ plugin (anyio, a dependency of jobsched, registers it).
 from __future__ import annotations
 
 import secrets
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
-from jobsched.store import JobStore
+from jobsched.store import JobStore, mask_password
+
+#: What ``--store-url`` may hold to name a new store per test.
+PLACEHOLDERS = ("{tmp_path}", "{token}")
 
 #: The secret the suite's stores sign with.
 SECRET = "conformance-secret"
@@ -74,9 +79,33 @@ def pytest_configure(config: pytest.Config) -> None:
             "holds them), so the store conformance suite does not apply; give a durable "
             "store's URL"
         )
+    if url and not any(p in url for p in PLACEHOLDERS) and not _url_hooked(config):
+        raise pytest.UsageError(_no_placeholder(url))
     # With a store and no paths of the user's, the suite is what runs.
     if url and config.args_source is not pytest.Config.ArgsSource.ARGS:
         config.args = [str(_HERE)]
+
+
+def _url_hooked(config: pytest.Config) -> bool:
+    """True when a plugin or conftest.py other than this one makes each test's URL."""
+    this = sys.modules[__name__]
+    hook = config.pluginmanager.hook.pytest_jobsched_store_url
+    return any(impl.plugin is not this for impl in hook.get_hookimpls())
+
+
+def _no_placeholder(url: str) -> str:
+    # A fixed URL gave every test the same store: each found the jobs of the
+    # tests before it, and the suite failed 49 times on duplicate ids.
+    shown = mask_password(url)
+    return (
+        f"--store-url {shown!r} holds no placeholder, so every test would open the same "
+        "store and find the jobs of the tests before it; each test needs a fresh, empty "
+        "store. Write {tmp_path} where a file goes (the test's own folder: "
+        "'sqlite:///{tmp_path}/jobs.db') or {token} where a name goes (a new random "
+        "one per test: 'dict://{token}'), or implement the hook pytest_jobsched_store_url "
+        "in a conftest.py or a plugin (-p) to make a new store per test (docs/stores.md, "
+        '"Writing a store")'
+    )
 
 
 @pytest.hookimpl(trylast=True)
