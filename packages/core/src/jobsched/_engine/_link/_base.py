@@ -92,6 +92,10 @@ class LinkBase:
         self._reserved_at = -math.inf
         self._last_seq = 0
         self._adds: list[NewJob] = []
+        #: Jobs with ids of their own whose insert has not come back yet ->
+        #: the payload this member wrote: another member's insert of that id
+        #: may win meanwhile (see ``unconfirmed``).
+        self._unconfirmed: dict[int, bytes] = {}
         self._outcomes: list[Outcome] = []
         self._cancels: list[int] = []
         self._schedules: list[tuple[str, bytes, float]] = []

@@ -51,9 +51,20 @@ class Committing(Retrying):
 
     def add(self, job: NewJob) -> None:
         """Queue ``job`` for the next group commit."""
+        if job.own_id:
+            self._unconfirmed[job.id] = job.payload
         self._adds.append(job)
         self._appended += 1
         self._commit_wakeup.set()
+
+    def unconfirmed(self, job_id: int) -> bytes | None:
+        """The payload of this member's insert of an own id, until the
+        store has said whether it was added or the id was taken.
+
+        Until then a claim of that id may be another member's job, which
+        won the insert: the claimed payload tells which.
+        """
+        return self._unconfirmed.get(job_id)
 
     def record(self, outcome: Outcome) -> None:
         """Queue an attempt's outcome for the next group commit."""
@@ -272,6 +283,13 @@ class Committing(Retrying):
         existed = [job.id for job in batch.adds if job.existed]
         if existed:
             self._host.existed(existed)  # before the flushes return: submit's view is right
+        if self._unconfirmed:
+            # Settled: a copy the store did not take is forgotten (existed),
+            # one it did is the stored job. (A later submit of the id makes
+            # an entry of its own.)
+            for job in batch.adds:
+                if self._unconfirmed.get(job.id) is job.payload:
+                    del self._unconfirmed[job.id]
         self._committed = batch.done
         self._release_flushes(batch.done)
         progress, self._progress = self._progress, anyio.Event()
