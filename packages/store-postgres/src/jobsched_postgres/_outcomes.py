@@ -121,13 +121,31 @@ written AS (
 ),""" + _RECORD[_RECORD.index("gone AS (") :]
 
 
+#: A result at least this big is left out of the batch's arrays and written
+#: by an UPDATE of its own, as one binary parameter: a bytea[] array copies
+#: it about six times in this process (hex text, the array, libpq's buffer),
+#: one parameter twice.
+BIG_RESULT = 1 << 20
+
+
+def _big(result: bytes | None) -> bool:
+    return result is not None and len(result) >= BIG_RESULT
+
+
+def _write_big_results(conn: Conn, done: Sequence[Outcome]) -> None:
+    """The big results of the outcomes just written, in the same transaction."""
+    for out in done:
+        if _big(out.result):
+            conn.execute("UPDATE jobsched_jobs SET result = %b WHERE id = %s", (out.result, out.id))
+
+
 def _arrays(outs: list[Outcome], owner: str, now: float, *, full: bool = False) -> dict[str, Any]:
     """A batch's parameters: _COMPLETE's four arrays, or all eight of _RECORD's."""
     params: dict[str, Any] = {
         "ids": [o.id for o in outs],
         "attempts": [o.attempt for o in outs],
         "finished": [o.finished_at for o in outs],
-        "results": [o.result for o in outs],
+        "results": [None if _big(o.result) else o.result for o in outs],
         "owner": owner,
         "now": now,
     }
@@ -227,6 +245,7 @@ def _record(conn: Conn, owner: str, rows: list[Outcome], recorded: Recorded) -> 
         written = {job_id for job_id, _ in result if job_id is not None}
         recorded.refused.extend(o.id for o in rows if o.id not in written and o.id not in skipped)
         done = [o for o in fenced if o.id in written]
+        _write_big_results(conn, done)
         wake = any(o.status is _RETRY_WAIT for o in done) or any(
             queue != _BLOCKED for job_id, queue in result if job_id is None
         )

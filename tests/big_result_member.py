@@ -1,0 +1,58 @@
+"""A member that runs one job with a big result, then prints how far its
+peak memory rose over what it held before, as a multiple of the result
+(tests/test_big_results.py runs it in a process of its own).
+
+Usage: python big_result_member.py STORE_URL SIZE
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+
+import anyio
+
+import jobsched as js
+
+SIZE = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+
+
+def resident() -> int:
+    """Bytes resident now (Linux)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def peak() -> int:
+    """The most bytes ever resident (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+async def big() -> bytes:
+    return b"x" * SIZE
+
+
+async def small() -> int:
+    return 1
+
+
+async def main(url: str) -> None:
+    from big_result_member import big, small  # by reference, not __main__'s
+
+    async with js.JobScheduler(store=js.open_store(url, secret="big-results")) as s:
+        # Warm up first: the executor, the store's statements and threads.
+        await s.result(await s.enqueue(js.FunctionJob(small)))
+        base = resident()
+        before = peak()
+        done = anyio.Event()
+        s.add_listener(lambda job, old, new: new.is_terminal and done.set())
+        job_id = await s.enqueue(js.FunctionJob(big))
+        await done.wait()
+        await s.flush()  # the result is written
+        assert s.get(job_id).status is js.JobStatus.COMPLETED
+    print(f"{(peak() - base) / SIZE:.2f} {before / 1e6:.0f} {base / 1e6:.0f}")
+
+
+if __name__ == "__main__":
+    anyio.run(main, sys.argv[1])
