@@ -6,6 +6,7 @@ function of a connection, run on one of the store's threads (see
 from __future__ import annotations
 
 import logging
+import struct
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -121,11 +122,13 @@ written AS (
 ),""" + _RECORD[_RECORD.index("gone AS (") :]
 
 
-#: A result at least this big is left out of the batch's arrays and written
-#: by an UPDATE of its own, as one binary parameter: a bytea[] array copies
-#: it about six times in this process (hex text, the array, libpq's buffer),
-#: one parameter twice.
+#: A result at least this big is left out of the batch's arrays and streamed
+#: in by a binary COPY, a slice at a time: in a bytea[] array this process
+#: held about six copies of it (hex text, the array, libpq's buffer), as one
+#: parameter two.
 BIG_RESULT = 1 << 20
+_SLICE = 1 << 20
+_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)  # the signature, no flags, no extension
 
 
 def _big(result: bytes | None) -> bool:
@@ -134,9 +137,29 @@ def _big(result: bytes | None) -> bool:
 
 def _write_big_results(conn: Conn, done: Sequence[Outcome]) -> None:
     """The big results of the outcomes just written, in the same transaction."""
-    for out in done:
-        if _big(out.result):
-            conn.execute("UPDATE jobsched_jobs SET result = %b WHERE id = %s", (out.result, out.id))
+    big = [out for out in done if _big(out.result)]
+    if not big:
+        return
+    if conn.execute("SELECT to_regclass('pg_temp.jobsched_big_results')").fetchone()[0] is None:  # type: ignore[index]
+        conn.execute(
+            "CREATE TEMP TABLE jobsched_big_results (id bigint, result bytea) ON COMMIT DELETE ROWS"
+        )
+    with conn.cursor().copy(
+        "COPY jobsched_big_results (id, result) FROM STDIN (FORMAT BINARY)"
+    ) as copy:
+        copy.write(_COPY_HEADER)
+        for out in big:
+            assert out.result is not None
+            # A tuple: two fields, an 8-byte id, then the result's length and bytes.
+            copy.write(struct.pack("!hiqi", 2, 8, out.id, len(out.result)))
+            with memoryview(out.result) as view:
+                for start in range(0, len(view), _SLICE):
+                    copy.write(view[start : start + _SLICE])
+        copy.write(struct.pack("!h", -1))
+    conn.execute(
+        "UPDATE jobsched_jobs AS j SET result = b.result FROM jobsched_big_results AS b "
+        "WHERE j.id = b.id"
+    )
 
 
 def _arrays(outs: list[Outcome], owner: str, now: float, *, full: bool = False) -> dict[str, Any]:
