@@ -10,12 +10,29 @@ from __future__ import annotations
 import os
 import resource
 import sys
+from typing import Any
 
 import anyio
 
 import jobsched as js
 
-SIZE = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+#: The result's size in bytes (the command line's).
+SIZE = 0
+#: Gated jobs wait for these (made by the test, on its loop).
+GATES: dict[str, anyio.Event] = {}
+
+
+class Gated(js.AsyncJob):
+    """Returns ``size`` bytes (or its key) once the test opens its gate."""
+
+    def __init__(self, key: str, size: int = 0) -> None:
+        super().__init__(f"gated {key}")
+        self.key = key
+        self.size = size
+
+    async def run(self) -> Any:
+        await GATES[self.key].wait()
+        return b"x" * self.size if self.size else self.key
 
 
 def resident() -> int:
@@ -29,8 +46,8 @@ def peak() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-async def big() -> bytes:
-    return b"x" * SIZE
+async def big(size: int) -> bytes:
+    return b"x" * size
 
 
 async def small() -> int:
@@ -47,7 +64,7 @@ async def main(url: str) -> None:
         before = peak()
         done = anyio.Event()
         s.add_listener(lambda job, old, new: new.is_terminal and done.set())
-        job_id = await s.enqueue(js.FunctionJob(big))
+        job_id = await s.enqueue(js.FunctionJob(big, (SIZE,)))
         await done.wait()
         await s.flush()  # the result is written
         assert s.get(job_id).status is js.JobStatus.COMPLETED
@@ -55,4 +72,5 @@ async def main(url: str) -> None:
 
 
 if __name__ == "__main__":
+    SIZE = int(sys.argv[2])
     anyio.run(main, sys.argv[1])

@@ -101,6 +101,9 @@ class LinkBase:
         self._schedules: list[tuple[str, bytes, float]] = []
         self._unscheduled: list[str] = []
         self._appended = 0  # writes handed to the committer so far
+        #: Where the next batch ends, when a big result was queued behind
+        #: other writes: (writes before it, then each list's length then).
+        self._cut: tuple[int, int, int, int, int, int] | None = None
         self._committed = 0  # writes it has committed
         self._commit_wakeup = anyio.Event()
         self._claim_wakeup = anyio.Event()
