@@ -601,7 +601,7 @@ async def test_flush_before_start_gives_up_too(
     assert runs(log) == {early: [("start", 1), ("end", 1)]}
 
 
-@pytest.mark.parametrize("call", ["enqueue", "flush"])
+@pytest.mark.parametrize("call", ["enqueue", "flush", "producer-enqueue"])
 async def test_an_enqueue_or_flush_that_gives_up_leaves_async_with_as_itself(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, call: str
 ) -> None:
@@ -614,9 +614,10 @@ async def test_an_enqueue_or_flush_that_gives_up_leaves_async_with_as_itself(
     caught = None
     with anyio.fail_after(60):
         try:
-            async with js.JobScheduler(store=store) as s:
+            producer = call.startswith("producer")
+            async with js.JobScheduler(store=store, num_workers=0 if producer else 4) as s:
                 store.down = True
-                if call == "enqueue":
+                if call.endswith("enqueue"):
                     await s.enqueue(Note(log, "refused"))
                 else:
                     s.submit(Note(log, "refused"))
@@ -646,6 +647,22 @@ async def test_a_body_error_wins_over_a_stop_that_fails_after_it(
         "stop() failed while leaving `async with` on ValueError" in r.getMessage()
         for r in caplog.records
     )
+
+
+async def test_a_lone_error_of_a_task_leaves_async_with_unwrapped(tmp_path: Path) -> None:
+    """The one error that ended the scheduler's tasks (a store's bug in a
+    claim) leaves `async with` as itself; only several stay grouped."""
+
+    class Broken(FlakyStore):
+        async def claim(self, owner: str, *args: Any, **kw: Any) -> list[Claimed]:
+            raise RuntimeError("a bug in the store's claim")
+
+    store = Broken(f"sqlite:///{tmp_path / 'jobs.db'}")
+    with anyio.fail_after(60), pytest.raises(RuntimeError, match="claim") as raised:  # noqa: PT012 - the body is the subject
+        async with js.JobScheduler(store=store) as s:
+            s.submit(Note(str(tmp_path / "log"), "x"))
+            await anyio.sleep_forever()
+    assert type(raised.value) is RuntimeError
 
 
 async def test_stop_while_the_store_is_away_raises_and_ends(
