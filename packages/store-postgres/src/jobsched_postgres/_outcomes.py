@@ -144,9 +144,10 @@ def _write_big_results(conn: Conn, done: Sequence[Outcome]) -> None:
         conn.execute(
             "CREATE TEMP TABLE jobsched_big_results (id bigint, result bytea) ON COMMIT DELETE ROWS"
         )
-    with conn.cursor().copy(
-        "COPY jobsched_big_results (id, result) FROM STDIN (FORMAT BINARY)"
-    ) as copy:
+    with (
+        conn.cursor() as cursor,
+        cursor.copy("COPY jobsched_big_results (id, result) FROM STDIN (FORMAT BINARY)") as copy,
+    ):
         copy.write(_COPY_HEADER)
         for out in big:
             assert out.result is not None
