@@ -28,6 +28,9 @@ from cli_jobs import Shouts, Waits, boom
 
 import jobsched as js
 
+if sys.version_info < (3, 11):
+    from exceptiongroup import ExceptionGroup
+
 TESTS = Path(__file__).parent
 
 
@@ -560,6 +563,99 @@ def test_reading_a_missing_file_does_not_create_it(tmp_path: Path, command: list
     assert done.returncode == 1 and "does not exist" in done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr
     assert not path.exists()
+
+
+def _corrupt_store(path: Path, keep_pages: int) -> str:
+    """A real store file with a few hundred jobs, its pages after the first
+    ``keep_pages`` overwritten (as a failing disk or a half-copied file leaves it)."""
+    import sqlite3
+
+    from durable_jobs import Note
+
+    url = f"sqlite:///{path}"
+
+    async def main() -> None:
+        async with js.JobScheduler(store=url, num_workers=0) as s:
+            for i in range(300):
+                s.submit(Note(str(path.parent / "log"), "x" * 200, name=f"job {i}"))
+            await s.flush()
+
+    anyio.run(main)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the main file
+    page: int = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    size = path.stat().st_size
+    assert size > 8 * page
+    with path.open("r+b") as f:
+        f.seek(keep_pages * page)
+        f.write(b"\xff" * (size - (keep_pages + 1) * page))
+    return url
+
+
+_CORRUPT = (
+    "is corrupt (database disk image is malformed): "
+    "check it with `sqlite3 {path} 'PRAGMA integrity_check'`"
+)
+
+
+@pytest.mark.parametrize("keep_pages", [1, 3], ids=["schema-only", "tables-damaged"])
+@pytest.mark.parametrize(
+    "command", [["jobs"], ["stats"], ["worker", "--import", "durable_jobs"]], ids=lambda c: c[0]
+)
+def test_a_corrupt_sqlite_file_is_one_line(
+    tmp_path: Path, keep_pages: int, command: list[str]
+) -> None:
+    """A SQLite file with damaged pages: exit status 1 and one line naming the
+    file, saying it is corrupt, and how to check and recover it; no traceback
+    (from the read commands and from a worker alike)."""
+    path = tmp_path / "jobs.db"
+    url = _corrupt_store(path, keep_pages)
+    done = jobsched(*command, "--store", url)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("jobsched: error:")]
+    assert len(errors) == 1, done.stderr
+    assert errors[0] == done.stderr.splitlines()[-1]
+    assert f"the SQLite store {str(path)!r} " + _CORRUPT.format(path=path) in errors[0]
+    assert ".recover" in errors[0] and "backup" in errors[0]
+    if command[0] != "worker":  # a worker also logs that it started and stopped
+        assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_scheduler_errors_raised_together_are_one_line_each(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A scheduler's tasks that fail on one cause at once raise a group: each
+    distinct message is one line, exit status 1; a group holding anything but
+    SchedulerErrors (a bug) keeps its traceback."""
+    from jobsched._cli import _main
+
+    raised: list[BaseException] = []
+
+    def fails(**kwargs: Any) -> None:
+        raise raised[0]
+
+    monkeypatch.setattr(_main.cli, "main", fails)
+    raised.append(
+        ExceptionGroup(
+            "tasks",
+            [
+                js.SchedulerError("the store is corrupt"),
+                ExceptionGroup("inner", [js.StoreUnavailableError("the store is corrupt")]),
+                js.SchedulerError("and another thing"),
+            ],
+        )
+    )
+    assert _main.main([]) == 1
+    assert capsys.readouterr().err == (
+        "jobsched: error: the store is corrupt\njobsched: error: and another thing\n"
+    )
+    bug = ExceptionGroup("tasks", [js.SchedulerError("x"), KeyError("a bug")])
+    raised[0] = bug
+    with pytest.raises(ExceptionGroup) as kept:
+        _main.main([])
+    assert kept.value is bug
 
 
 @pytest.mark.parametrize(

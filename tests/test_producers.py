@@ -408,6 +408,45 @@ async def test_one_job_per_id_across_members_submitting_at_once(shared_url: str)
         assert len(a.jobs()) + len(b.jobs()) == len(ids)
 
 
+@REAL_CLOCK_BACKENDS
+async def test_the_member_that_lost_an_own_ids_insert_runs_the_stored_job(
+    shared_url: str,
+) -> None:
+    """A member whose own-id submit lost the insert to another member's runs
+    the stored job, never its own copy, even when it claims that job before
+    its own insert has come back (made certain here: its add waits)."""
+    from pg import SECRET
+
+    late = js.open_store(shared_url, secret=SECRET)
+    real_add = late.add
+    let_add = anyio.Event()
+
+    async def add_later(jobs: Any, now: float) -> Any:
+        await let_add.wait()
+        return await real_add(jobs, now)
+
+    late.add = add_later  # type: ignore[method-assign]
+    ran: list[js.Job] = []
+    running = anyio.Event()
+
+    def started(job: js.Job, old: S, new: S) -> None:
+        if new is S.RUNNING:
+            ran.append(job)
+            running.set()
+
+    async with member(shared_url, num_workers=0) as a, js.JobScheduler(store=late) as b:
+        b.add_listener(started)
+        copy = Ok("b's copy")
+        assert b.submit(copy, job_id="order-1") == "order-1"  # its insert waits
+        assert await a.enqueue(Ok("a's job"), job_id="order-1") == "order-1"  # and loses
+        with anyio.fail_after(60):
+            await running.wait()  # b claimed the stored job before its add came back
+            let_add.set()
+            assert await a.result("order-1") == "a's job"
+        assert [(job.name, job is copy) for job in ran] == [('ok "a\'s job"', False)]
+        assert (await b.fetch("order-1")).name == 'ok "a\'s job"'
+
+
 # ── stopping never cancels durable work ─────────────────────────────────
 
 

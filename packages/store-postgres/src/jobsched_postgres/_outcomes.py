@@ -6,6 +6,7 @@ function of a connection, run on one of the store's threads (see
 from __future__ import annotations
 
 import logging
+import struct
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -121,13 +122,54 @@ written AS (
 ),""" + _RECORD[_RECORD.index("gone AS (") :]
 
 
+#: A result at least this big is left out of the batch's arrays and streamed
+#: in by a binary COPY, a slice at a time: in a bytea[] array this process
+#: held about six copies of it (hex text, the array, libpq's buffer), as one
+#: parameter two.
+BIG_RESULT = 1 << 20
+_SLICE = 1 << 20
+_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)  # the signature, no flags, no extension
+
+
+def _big(result: bytes | None) -> bool:
+    return result is not None and len(result) >= BIG_RESULT
+
+
+def _write_big_results(conn: Conn, done: Sequence[Outcome]) -> None:
+    """The big results of the outcomes just written, in the same transaction."""
+    big = [out for out in done if _big(out.result)]
+    if not big:
+        return
+    if conn.execute("SELECT to_regclass('pg_temp.jobsched_big_results')").fetchone()[0] is None:  # type: ignore[index]
+        conn.execute(
+            "CREATE TEMP TABLE jobsched_big_results (id bigint, result bytea) ON COMMIT DELETE ROWS"
+        )
+    with (
+        conn.cursor() as cursor,
+        cursor.copy("COPY jobsched_big_results (id, result) FROM STDIN (FORMAT BINARY)") as copy,
+    ):
+        copy.write(_COPY_HEADER)
+        for out in big:
+            assert out.result is not None
+            # A tuple: two fields, an 8-byte id, then the result's length and bytes.
+            copy.write(struct.pack("!hiqi", 2, 8, out.id, len(out.result)))
+            with memoryview(out.result) as view:
+                for start in range(0, len(view), _SLICE):
+                    copy.write(view[start : start + _SLICE])
+        copy.write(struct.pack("!h", -1))
+    conn.execute(
+        "UPDATE jobsched_jobs AS j SET result = b.result FROM jobsched_big_results AS b "
+        "WHERE j.id = b.id"
+    )
+
+
 def _arrays(outs: list[Outcome], owner: str, now: float, *, full: bool = False) -> dict[str, Any]:
     """A batch's parameters: _COMPLETE's four arrays, or all eight of _RECORD's."""
     params: dict[str, Any] = {
         "ids": [o.id for o in outs],
         "attempts": [o.attempt for o in outs],
         "finished": [o.finished_at for o in outs],
-        "results": [o.result for o in outs],
+        "results": [None if _big(o.result) else o.result for o in outs],
         "owner": owner,
         "now": now,
     }
@@ -227,6 +269,7 @@ def _record(conn: Conn, owner: str, rows: list[Outcome], recorded: Recorded) -> 
         written = {job_id for job_id, _ in result if job_id is not None}
         recorded.refused.extend(o.id for o in rows if o.id not in written and o.id not in skipped)
         done = [o for o in fenced if o.id in written]
+        _write_big_results(conn, done)
         wake = any(o.status is _RETRY_WAIT for o in done) or any(
             queue != _BLOCKED for job_id, queue in result if job_id is None
         )

@@ -9,10 +9,11 @@ statement) is raised as it is.
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 from pathlib import Path
 
-from jobsched import StoreUnavailableError
+from jobsched import SchedulerError, StoreUnavailableError
 
 # Primary result codes (sqlite3.h). Python < 3.11 has no sqlite_errorcode:
 # the messages below, which SQLite has used for these codes for decades.
@@ -57,4 +58,35 @@ def unavailable(exc: sqlite3.Error, path: Path) -> StoreUnavailableError:
     return StoreUnavailableError(
         f"the SQLite store {str(path)!r} cannot be written now: {exc}"
         + (f" ({hint})" if hint else "")
+    )
+
+
+# ── a corrupt file: neither an outage nor a bug ────────────────────────────
+
+_CORRUPT = 11  # SQLITE_CORRUPT: "database disk image is malformed"
+
+
+class StoreCorruptError(SchedulerError):
+    """The store's file is damaged: no retry mends it, so the scheduler ends,
+    and the command line shows the message in one line (a SchedulerError)."""
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """True if ``exc`` says the database file is damaged (SQLITE_CORRUPT)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code: int | None = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF == _CORRUPT
+    return "malformed" in str(exc).lower()
+
+
+def corrupt(exc: sqlite3.Error, path: Path) -> StoreCorruptError:
+    """The one-line error of a damaged file: which file, and what to do."""
+    file = shlex.quote(str(path))
+    return StoreCorruptError(
+        f"the SQLite store {str(path)!r} is corrupt ({exc}): check it with "
+        f"`sqlite3 {file} 'PRAGMA integrity_check'`, then restore it from a backup, "
+        f"or salvage its rows with `sqlite3 {file} .recover | sqlite3 NEW.db` and "
+        "point the store URL at NEW.db"
     )

@@ -45,6 +45,11 @@ def write_attempts(
         )
 
 
+#: A result at least this big is left out of the batch's UPDATE (its VALUES
+#: table copies it about six times) and written by an UPDATE of its own,
+#: which copies it twice (the bound parameter, the row's record).
+BIG_RESULT = 1 << 20
+
 #: Outcomes per fenced UPDATE: 9 parameters each, well under SQLite's 32766.
 RECORD_CHUNK = 500
 _RECORD_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -94,6 +99,9 @@ def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) ->
     if rows:
         outcomes = [replace(o, id=rows[o.id]) if o.id in rows else o for o in outcomes]
     outcomes, retries = _cancel_wins(conn, outcomes)
+    big = {o.id: o.result for o in outcomes if o.result is not None and len(o.result) >= BIG_RESULT}
+    if big:
+        outcomes = [replace(o, result=None) if o.id in big else o for o in outcomes]
     accepted: list[Outcome] = []
     ran: dict[int, tuple[float | None, str | None]] = {}
     completed: dict[str, int] = {}  # executor -> jobs this batch completed
@@ -119,6 +127,9 @@ def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) ->
             else:
                 recorded.refused.append(ids.get(out.id, out.id))
         ran.update(ok)
+    for out in accepted:
+        if out.id in big:
+            conn.execute("UPDATE jobs SET result = ? WHERE id = ?", (big[out.id], out.id))
     if completed:
         count_completed(conn, completed)
         # Most batches have no dependents at all: one probe instead of one per id.

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from jobsched import StoreUnavailableError
 
+from ._errors import corrupt, is_corrupt
+
 #: The schema this code writes. A file with a newer one was written by a newer
 #: jobsched, and this one refuses it rather than guess.
 VERSION = 3
@@ -237,8 +239,10 @@ def connect(path: Path) -> sqlite3.Connection:
         ) from exc
     try:
         _prepare(conn, path)
-    except BaseException:
+    except BaseException as exc:
         conn.close()
+        if isinstance(exc, sqlite3.Error) and is_corrupt(exc):
+            raise corrupt(exc, path) from exc
         raise
     return conn
 
@@ -273,6 +277,8 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
     except sqlite3.DatabaseError as exc:
         if _is_read_only(exc):
             raise _read_only(path, exc) from exc
+        if is_corrupt(exc):
+            raise corrupt(exc, path) from exc
         raise StoreUnavailableError(
             f"cannot open the SQLite store {str(path)!r}: {exc} (is it a SQLite database? "
             "a corrupt or foreign file is never overwritten; point the URL at a new file)"
@@ -321,6 +327,8 @@ def _check_writable(conn: sqlite3.Connection, path: Path) -> None:
     except sqlite3.Error as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
+        if is_corrupt(exc):
+            raise corrupt(exc, path) from exc
         if not _is_read_only(exc):
             raise StoreUnavailableError(
                 f"cannot write the SQLite store {str(path)!r}: {exc}; check that this "
@@ -391,6 +399,8 @@ def _locked(
     except sqlite3.Error as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
+        if is_corrupt(exc):
+            raise corrupt(exc, path) from exc
         raise StoreUnavailableError(
             f"cannot {what} the SQLite store {str(path)!r}: {exc}; check that this "
             "process may write there"

@@ -41,7 +41,7 @@ from jobsched.store import (
 from . import _operator, _own, _queues, _schedules, _schema, _sql
 from ._add import AlreadyFired, add
 from ._claim import RUNNING, claim
-from ._errors import is_transient, unavailable
+from ._errors import corrupt, is_corrupt, is_transient, unavailable
 from ._groupcommit import GroupCommit, rollback
 from ._outcomes import record
 from ._sql import cancel_queued, prune
@@ -108,6 +108,8 @@ class SQLiteStore(JobStore):
                 rollback(conn)
                 if isinstance(exc, sqlite3.Error) and is_transient(exc):
                     raise unavailable(exc, self.path) from exc
+                if isinstance(exc, sqlite3.Error) and is_corrupt(exc):
+                    raise corrupt(exc, self.path) from exc
                 raise
             return result
 
@@ -121,6 +123,8 @@ class SQLiteStore(JobStore):
             except sqlite3.Error as exc:
                 if is_transient(exc):
                     raise unavailable(exc, self.path) from exc
+                if is_corrupt(exc):
+                    raise corrupt(exc, self.path) from exc
                 raise
 
     def _connection(self) -> sqlite3.Connection:
@@ -136,6 +140,8 @@ class SQLiteStore(JobStore):
             # Locked, full, an I/O error: the scheduler retries these.
             if is_transient(exc):
                 raise unavailable(exc, self.path) from exc
+            if is_corrupt(exc):
+                raise corrupt(exc, self.path) from exc
             raise
 
     async def _read_async(self, fn: Callable[[sqlite3.Connection], T]) -> T:

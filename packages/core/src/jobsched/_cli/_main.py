@@ -215,7 +215,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SchedulerError as exc:  # StoreUnavailableError, StoreNotFoundError, ...
         _fail(str(exc))
         return 1
+    except Exception as exc:
+        # A scheduler's tasks that met one cause at once (a corrupt store
+        # file, seen by the claim and the commit alike) raise it as a group:
+        # still one line per distinct message, not a traceback.
+        errors = _leaves(exc)
+        if not errors or not all(isinstance(e, SchedulerError) for e in errors):
+            raise
+        for message in dict.fromkeys(str(e) for e in errors):
+            _fail(message)
+        return 1
     return code if isinstance(code, int) else 0
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    """The errors in an exception group, nested groups flattened; [] for no group."""
+    inner = getattr(error, "exceptions", None)  # BaseExceptionGroup, also the 3.10 backport
+    if inner is None:
+        return []
+    return [leaf for e in inner for leaf in (_leaves(e) or [e])]
 
 
 def _fail(message: str) -> None:

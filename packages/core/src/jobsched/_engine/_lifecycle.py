@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
-from .._exceptions import SchedulerError
+from .._exceptions import SchedulerError, StoreUnavailableError
 from .._log import logger
 from ._dispatch import inside_workers_of
 from ._results import Results
@@ -172,12 +172,39 @@ class Lifecycle(Results):
             with anyio.CancelScope(shield=exc_type is not None):
                 await self.stop(cancel_running=exc_type is not None)
         except BaseException as stop_error:
-            await task_group.__aexit__(type(stop_error), stop_error, stop_error.__traceback__)
-            raise
+            # The group cancels what stop() left running, and wraps
+            # stop_error with whatever else a task raised.
+            try:
+                await task_group.__aexit__(type(stop_error), stop_error, stop_error.__traceback__)
+            except BaseException as group:
+                error = alone(group)
+            else:
+                error = stop_error
+            if exc is not None and isinstance(exc, Exception) and error is stop_error:
+                # The body's error is what the caller catches (an enqueue()
+                # that gave up on the store, say); the stop that failed in its
+                # wake (that store still away) is logged, not put in its place.
+                logger.error(
+                    "stop() failed while leaving `async with` on %s: %s",
+                    type(exc).__name__,
+                    stop_error,
+                    exc_info=not isinstance(stop_error, StoreUnavailableError),
+                )
+                return None
+            raise error
         # The workers have exited, so the group has nothing left to wait for.
         # Exiting it clean lets the body's own exception propagate as itself
-        # instead of wrapped in an ExceptionGroup.
-        await task_group.__aexit__(None, None, None)
+        # instead of wrapped in an ExceptionGroup; an error of a task's is
+        # raised alone when it is the only one.
+        failed: BaseException | None = None
+        try:
+            await task_group.__aexit__(None, None, None)
+        except BaseException as group:
+            failed = alone(group)
+        if failed is not None:
+            # Outside the except clause: chained to the group it was in, the
+            # traceback would show the group after all.
+            raise failed
         return None
 
     def _begin_start(self) -> None:
@@ -232,6 +259,20 @@ def check_grace(grace: object) -> None:
             raise ValueError(f"grace must be a number of seconds >= 0, got {grace!r}")
     except TypeError:
         raise TypeError(f"grace must be a number of seconds or None, got {grace!r}") from None
+
+
+def alone(error: BaseException) -> BaseException:
+    """``error`` itself, or the one error inside an exception group of one.
+
+    A task group wraps even a single error; the caller of ``async with``
+    catches the error it knows (``except StoreUnavailableError``), so only
+    genuine multi-errors stay grouped.
+    """
+    while True:
+        inner = getattr(error, "exceptions", None)  # BaseExceptionGroup, also the 3.10 backport
+        if not inner or len(inner) != 1:
+            return error
+        error = inner[0]
 
 
 def _log_crash(task: asyncio.Task[None]) -> None:

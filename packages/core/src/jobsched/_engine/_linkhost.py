@@ -182,6 +182,16 @@ class LinkHost:
             # the payload is its own pickle (the usual case, and a quarter
             # of a claim's cost).
             local = job is not None and not job.status._terminal  # type: ignore[attr-defined]
+            if local:
+                written = link.unconfirmed(number)
+                if written is not None and written != claim.payload:
+                    # An id of its own whose insert has not come back, and
+                    # the row holds another member's job: that insert won,
+                    # so the store's job runs, never this process's copy
+                    # (which the store reports as existed when it answers).
+                    local = False
+                    del jobs[number]
+                    s._unfinished -= 1
             if not local:
                 stored, reason = load_job(link.codec, claim.payload)
                 if stored is None:

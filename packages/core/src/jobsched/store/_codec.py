@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import io
 import os
 import pickle
 from collections.abc import Callable, Iterable, Sequence
@@ -41,6 +42,10 @@ KEY_ID_SIZE = 8
 #: Where a key id sits in a payload (1-based, as SQL's substring counts).
 KEY_ID_START = 2
 _HEADER = 1 + KEY_ID_SIZE + _MAC_SIZE
+#: A result or payload at least this big (bytes, or items of a container)
+#: is pickled straight into the payload's buffer and signed where it lies:
+#: the usual pickle-then-prepend copies it twice more.
+BIG = 1 << 20
 #: Separates a key id's derivation from any other use of the key: the id is
 #: a hash of this and the key, never the key or its MAC of anything.
 _KEY_ID_DOMAIN = b"jobsched key id v1\x00"
@@ -144,7 +149,7 @@ class Codec:
         self._macs = {key_id(k): hmac.new(k, digestmod=hashlib.sha256) for k in keys}
         self._id = key_id(keys[0]) if keys else b""
 
-    def _sign(self, kid: bytes, data: bytes) -> bytes:
+    def _sign(self, kid: bytes, data: bytes | memoryview) -> bytes:
         mac = self._macs[kid].copy()
         mac.update(data)
         return mac.digest()
@@ -170,6 +175,8 @@ class Codec:
         # The standard pickler stores functions and classes by reference
         # (module and qualified name) and refuses lambdas and local ones.
         try:
+            if _looks_big(obj):
+                return self._dumps_in_place(obj)
             data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             if callable(what):
@@ -184,6 +191,24 @@ class Codec:
             return _PLAIN + data
         return KEYED + self._id + self._sign(self._id, data) + data
 
+    def _dumps_in_place(self, obj: Any) -> bytes:
+        """``dumps`` for a big object: one copy of its pickle, not three.
+
+        The pickle is written after a header left blank, signed through a
+        memoryview, and the MAC written into the blank; BytesIO then hands
+        its buffer over as the bytes without copying it.
+        """
+        out = io.BytesIO()
+        signed = self._secret is not None
+        out.write(KEYED + self._id + bytes(_MAC_SIZE) if signed else _PLAIN)
+        pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+        if signed:
+            with out.getbuffer() as view:
+                with view[_HEADER:] as data:
+                    mac = self._sign(self._id, data)
+                view[1 + KEY_ID_SIZE : _HEADER] = mac
+        return out.getvalue()
+
     def verify(self, blob: bytes) -> bytes:
         """The pickle inside a payload, once its signature verified.
 
@@ -191,7 +216,14 @@ class Codec:
         :raises BadSignature: it is unsigned while a secret is set, signed
             while none is, or altered.
         """
+        with self._verified(blob) as data:
+            return bytes(data)
+
+    def _verified(self, blob: bytes) -> memoryview:
+        """:meth:`verify`'s pickle as a view into ``blob``: a big result is
+        checked and loaded where it lies, not copied out first."""
         kind = blob[:1]
+        whole = memoryview(blob)
         if kind == KEYED:
             kid = blob[1 : 1 + KEY_ID_SIZE]
             if kid not in self._macs:
@@ -208,7 +240,7 @@ class Codec:
                     "JOBSCHED_SECRET (the first key signs, every one verifies)",
                     kid,
                 )
-            mac, data = blob[1 + KEY_ID_SIZE : _HEADER], blob[_HEADER:]
+            mac, data = blob[1 + KEY_ID_SIZE : _HEADER], whole[_HEADER:]
             if not hmac.compare_digest(mac, self._sign(kid, data)):
                 raise BadSignature(
                     f"the payload's signature does not verify under key id {key_name(kid)}, "
@@ -222,7 +254,7 @@ class Codec:
                     "pass secret=... or set JOBSCHED_SECRET"
                 )
             # The legacy format names no key: any key held may have signed it.
-            mac, data = blob[1 : 1 + _MAC_SIZE], blob[1 + _MAC_SIZE :]
+            mac, data = blob[1 : 1 + _MAC_SIZE], whole[1 + _MAC_SIZE :]
             if not any(hmac.compare_digest(mac, self._sign(k, data)) for k in self._macs):
                 raise BadSignature(
                     "the payload's signature does not verify: it was written with "
@@ -235,7 +267,7 @@ class Codec:
                     "the payload is unsigned but this store requires signatures; "
                     "it was written without a secret"
                 )
-            return blob[1:]
+            return whole[1:]
         raise BadSignature("the payload is not a jobsched payload")
 
     def loads(self, blob: bytes) -> Any:
@@ -245,11 +277,11 @@ class Codec:
         :raises Unloadable: it verified but does not unpickle here; the
             message names the module or attribute that is missing.
         """
-        data = self.verify(blob)
-        try:
-            return pickle.loads(data)
-        except Exception as exc:
-            raise Unloadable(_why_unloadable(data, exc)) from exc
+        with self._verified(blob) as data:
+            try:
+                return pickle.loads(data)
+            except Exception as exc:
+                raise Unloadable(_why_unloadable(data, exc)) from exc
 
 
 class _Diagnose(pickle.Unpickler):
@@ -269,7 +301,17 @@ class _Diagnose(pickle.Unpickler):
             raise Unloadable(f"module {module!r} has no attribute {name!r}") from None
 
 
-def _why_unloadable(data: bytes, exc: Exception) -> str:
+def _looks_big(obj: object) -> bool:
+    """Whether ``obj`` is worth pickling in place: told at a glance (a long
+    str or bytes, a long container), so small payloads keep the faster path."""
+    if isinstance(obj, (bytes, bytearray, str, memoryview, list, tuple, dict, set)):
+        return len(obj) >= (
+            BIG if isinstance(obj, (bytes, bytearray, str, memoryview)) else BIG >> 6
+        )
+    return False
+
+
+def _why_unloadable(data: bytes | memoryview, exc: Exception) -> str:
     # The fast C unpickler's errors do not always say which global is gone
     # ("Can't get attribute ..."): a second, slower pass asks for each one,
     # only on this rare failure path.

@@ -92,11 +92,18 @@ class LinkBase:
         self._reserved_at = -math.inf
         self._last_seq = 0
         self._adds: list[NewJob] = []
+        #: Jobs with ids of their own whose insert has not come back yet ->
+        #: the payload this member wrote: another member's insert of that id
+        #: may win meanwhile (see ``unconfirmed``).
+        self._unconfirmed: dict[int, bytes] = {}
         self._outcomes: list[Outcome] = []
         self._cancels: list[int] = []
         self._schedules: list[tuple[str, bytes, float]] = []
         self._unscheduled: list[str] = []
         self._appended = 0  # writes handed to the committer so far
+        #: Where the next batch ends, when a big result was queued behind
+        #: other writes: (writes before it, then each list's length then).
+        self._cut: tuple[int, int, int, int, int, int] | None = None
         self._committed = 0  # writes it has committed
         self._commit_wakeup = anyio.Event()
         self._claim_wakeup = anyio.Event()

@@ -20,6 +20,7 @@ import anyio
 
 from ..._exceptions import StoreUnavailableError
 from ..._log import logger
+from ...store._codec import BIG
 from ...store._rows import Change, NewJob, Outcome
 from . import _timing
 from ._retry import LinkClosed, Retrying
@@ -51,12 +52,47 @@ class Committing(Retrying):
 
     def add(self, job: NewJob) -> None:
         """Queue ``job`` for the next group commit."""
+        if job.own_id:
+            self._unconfirmed[job.id] = job.payload
         self._adds.append(job)
         self._appended += 1
         self._commit_wakeup.set()
 
+    def unconfirmed(self, job_id: int) -> bytes | None:
+        """The payload of this member's insert of an own id, until the
+        store has said whether it was added or the id was taken.
+
+        Until then a claim of that id may be another member's job, which
+        won the insert: the claimed payload tells which.
+        """
+        return self._unconfirmed.get(job_id)
+
     def record(self, outcome: Outcome) -> None:
         """Queue an attempt's outcome for the next group commit."""
+        if (
+            outcome.result is not None
+            and len(outcome.result) >= BIG
+            and self._cut is None
+            and (
+                self._adds
+                or self._outcomes
+                or self._cancels
+                or self._schedules
+                or self._unscheduled
+            )
+        ):
+            # The writes queued before a big result go in a batch of their
+            # own: they need not wait for its write (most of a second for
+            # 100 MB). A prefix of every list, so that a batch still commits
+            # every write appended before its end, as flush() counts them.
+            self._cut = (
+                self._appended,
+                len(self._adds),
+                len(self._outcomes),
+                len(self._cancels),
+                len(self._schedules),
+                len(self._unscheduled),
+            )
         self._outcomes.append(outcome)
         self._appended += 1
         self._commit_wakeup.set()
@@ -214,6 +250,21 @@ class Committing(Retrying):
             writing.set()
 
     def _take_batch(self) -> Batch:
+        cut, self._cut = self._cut, None
+        if cut is not None:
+            done, adds, outcomes, cancels, schedules, unscheduled = cut
+            batch = Batch(
+                self._adds[:adds],
+                self._outcomes[:outcomes],
+                self._cancels[:cancels],
+                self._schedules[:schedules],
+                self._unscheduled[:unscheduled],
+                done,
+                self._wall(),
+            )
+            del self._adds[:adds], self._outcomes[:outcomes], self._cancels[:cancels]
+            del self._schedules[:schedules], self._unscheduled[:unscheduled]
+            return batch
         batch = Batch(
             self._adds,
             self._outcomes,
@@ -272,6 +323,13 @@ class Committing(Retrying):
         existed = [job.id for job in batch.adds if job.existed]
         if existed:
             self._host.existed(existed)  # before the flushes return: submit's view is right
+        if self._unconfirmed:
+            # Settled: a copy the store did not take is forgotten (existed),
+            # one it did is the stored job. (A later submit of the id makes
+            # an entry of its own.)
+            for job in batch.adds:
+                if self._unconfirmed.get(job.id) is job.payload:
+                    del self._unconfirmed[job.id]
         self._committed = batch.done
         self._release_flushes(batch.done)
         progress, self._progress = self._progress, anyio.Event()

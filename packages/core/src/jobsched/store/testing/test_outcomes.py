@@ -190,3 +190,30 @@ async def test_a_stale_and_a_newer_attempt_of_one_job_in_one_batch_write_the_new
     assert recorded.refused == [1]
     job = await store.fetch(1)
     assert job is not None and (job.status, job.attempts, job.result) == (S.COMPLETED, 2, b"2")
+
+
+async def test_big_results_are_written_with_their_batch_and_fenced(store: JobStore) -> None:
+    """Results of a few MB (which the built-in stores write by a statement
+    of their own) land with their batch, on either path, and a refused
+    outcome's big result is not written."""
+    big = [bytes([i]) * ((2 << 20) + i) for i in range(3)]
+    await store.add([new(i) for i in range(1, 5)], NOW)
+    claims = await store.claim("m1", 4, {"async": 99}, NOW, 30)
+    assert sorted(c.id for c in claims) == [1, 2, 3, 4]
+    recorded = await store.record(
+        "m1",
+        [
+            done(1, result=big[0]),
+            done(2, result=b"small"),
+            done(3, result=big[1], error="E: an earlier attempt's"),  # not plain
+            done(4, attempt=2, result=big[2]),  # a stale attempt: refused
+        ],
+    )
+    assert recorded.refused == [4]
+    jobs = {i: await store.fetch(i) for i in range(1, 5)}
+    assert {i: (j.status, j.result) for i, j in jobs.items() if j is not None} == {
+        1: (S.COMPLETED, big[0]),
+        2: (S.COMPLETED, b"small"),
+        3: (S.COMPLETED, big[1]),
+        4: (S.RUNNING, None),
+    }
