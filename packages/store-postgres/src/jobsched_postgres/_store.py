@@ -14,6 +14,7 @@ outcomes are the :class:`Leases` half, the operators' reads the
 from __future__ import annotations
 
 import math
+import select
 import threading
 import time
 import weakref
@@ -25,13 +26,12 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import psycopg
-from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from jobsched import StoreUnavailableError
 from jobsched.store import Change, DueSchedule, NewJob, StoredJob, TakeoverLooks
 
-from . import _cancels, _connect, _queues, _schedules, _schema, _sql
+from . import _cancels, _connect, _errors, _poollog, _queues, _schedules, _schema, _sql
 from ._leases import DEAD_OWNER_EVERY, Leases
 from ._reads import Reads
 
@@ -107,10 +107,16 @@ class PostgresStore(Leases, Reads):
                 return self._pool
             conn = _connect.connect(self._conninfo, self._raw_url)
             try:
+                self._writable(conn)
                 _schema.prepare(conn, self._raw_url)
                 self._queue_column = _queues.has_column(conn)
+            except psycopg.Error as exc:
+                if _errors.is_transient(exc):
+                    raise _errors.unavailable(self.url, exc) from None
+                raise
             finally:
                 conn.close()
+            _poollog.install()
             pool: ConnectionPool[Any] = ConnectionPool(
                 self._conninfo,
                 min_size=1,
@@ -127,7 +133,7 @@ class PostgresStore(Leases, Reads):
                 timeout=_connect.CONNECT_TIMEOUT,
                 reconnect_timeout=RECONNECT_TIMEOUT,
                 open=False,
-                name="jobsched",
+                name=_poollog.POOL_NAME,
             )
             try:
                 pool.open(wait=True, timeout=_connect.CONNECT_TIMEOUT)
@@ -140,11 +146,29 @@ class PostgresStore(Leases, Reads):
             self._pool = pool
             return pool
 
+    def _writable(self, conn: psycopg.Connection[Any]) -> None:
+        """Raise if the database takes no writes (a standby, a read-only default):
+        said at start in one line, not when the first write fails."""
+        row = conn.execute(
+            "SELECT current_setting('transaction_read_only'), pg_is_in_recovery()"
+        ).fetchone()
+        if row is not None and (row[0] == "on" or row[1]):
+            said = "a hot standby in recovery" if row[1] else "transaction_read_only is on"
+            raise _errors.read_only(self.url, said)
+
     def _check(self, conn: psycopg.Connection[Any]) -> None:
         # A round trip per transaction doubled a claim's; a connection in
         # use a moment ago is alive, one idle for longer is asked.
         if time.monotonic() - self._last_used.get(conn, -math.inf) > CHECK_IDLE:
             ConnectionPool.check_connection(conn)
+            return
+        # Without a round trip: an idle connection has nothing to read
+        # (pool connections LISTEN to nothing) unless the server ended it
+        # (a pg_terminate_backend, a shutdown) and its farewell waits on the
+        # socket. Replaced here, by the pool, before a statement fails on it:
+        # a connection replaced at once is no outage.
+        if select.select([conn.fileno()], [], [], 0)[0]:
+            raise psycopg.OperationalError("the server ended this idle connection")
 
     def _returned(self, conn: psycopg.Connection[Any]) -> None:
         self._last_used[conn] = time.monotonic()
@@ -181,7 +205,11 @@ class PostgresStore(Leases, Reads):
             its last use, too recently to be checked), it runs on another,
             up to a pool's worth of times, before the store counts as
             unavailable. A write is not run again here: whether it
-            committed is unknown, and the caller's retry is fenced.
+            committed is unknown, and the caller's retry is fenced. (A
+            connection the server ended while it sat in the pool is
+            replaced before use: see :meth:`_check`.)
+        :raises StoreUnavailableError: an outage (see ``_errors``).
+        :raises JobDataError: the database refused a value of ``fn``'s jobs.
         """
         pool = self._pool
         if pool is None:
@@ -190,23 +218,26 @@ class PostgresStore(Leases, Reads):
         while True:
             used: psycopg.Connection[Any] | None = None
             try:
-                with pool.connection() as conn:
+                with _poollog.store_call(), pool.connection() as conn:
                     used = conn
                     if not transaction:
                         return fn(conn)
                     with conn.transaction():
                         return fn(conn)
-            except (errors.DeadlockDetected, errors.SerializationFailure):
-                # Two members locked rows in different orders: one of them
-                # is rolled back by the server; run it again.
-                conflicts += 1
-                if conflicts == RETRIES:
-                    raise
-            except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
-                if again and used is not None and used.broken and dead < POOL_SIZE:
-                    dead += 1  # the pool discarded it; the next may be alive
+            except Exception as exc:
+                if _errors.is_conflict(exc) and conflicts < RETRIES - 1:
+                    # Two members locked rows in different orders: one of them
+                    # is rolled back by the server; run it again.
+                    conflicts += 1
                     continue
-                raise StoreUnavailableError(_connect.unavailable(self.url, exc)) from exc
+                if _errors.is_transient(exc):
+                    if again and used is not None and used.broken and dead < POOL_SIZE:
+                        dead += 1  # the pool discards it; the next may be alive
+                        continue
+                    raise _errors.unavailable(self.url, exc) from exc
+                if _errors.is_data(exc):
+                    raise _errors.refused(exc) from exc
+                raise
 
     async def _run(
         self, fn: Callable[[_sql.Conn], T], *, transaction: bool = True, again: bool = False
