@@ -17,7 +17,7 @@ import contextlib
 import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -376,22 +376,24 @@ class Committing(Retrying):
         return (await self.store.record(self.owner, outcomes)).changes
 
     async def _refuse_outcome(self, out: Outcome, exc: JobDataError) -> list[Change]:
-        """The store cannot keep ``out`` (its error text, its result): its
-        attempt ends FAILED instead, saying why, fenced as any outcome."""
-        error = f"the store refused this job's outcome ({out.status.value}): {exc}"
-        failed = Outcome(out.id, out.attempt, JobStatus.FAILED, out.finished_at, error=error)
+        """The store cannot keep ``out`` (its error text, traceback or result):
+        the same end of the attempt is written with the refusal as its error,
+        and no traceback or result (a completion without its result ends
+        FAILED), fenced as any outcome. A retry stays a retry: a job whose
+        every attempt is refused ends FAILED after its retries."""
+        error = f"the store refused this attempt's outcome (its error text or result): {exc}"
+        status = JobStatus.FAILED if out.status is JobStatus.COMPLETED else out.status
+        kept = replace(out, status=status, result=None, error=error, traceback=None)
         try:
-            recorded = await self.store.record(self.owner, [failed])
+            recorded = await self.store.record(self.owner, [kept])
         except JobDataError as again:
             # Not even the refusal fits (a store that refuses every text?):
             # the lease lapses and the job runs again, rather than a scheduler ending.
             logger.error("job-%d: the store refused its outcome and its failure: %s", out.id, again)
             return []
-        if out.id in recorded.refused:
-            return recorded.changes  # fenced: the attempt was no longer this member's
-        logger.warning("job-%d ends FAILED: %s", out.id, error)
-        # This member's view follows, unless it has finished the job already.
-        return [Change(out.id, JobStatus.FAILED, error), *recorded.changes]
+        if out.id not in recorded.refused:
+            logger.warning("job-%d: %s; stored %s with that error", out.id, error, status.value)
+        return recorded.changes
 
     async def _refuse_add(self, job: NewJob, exc: JobDataError) -> list[Change]:
         """The store cannot keep ``job``: it is cancelled here, and the
