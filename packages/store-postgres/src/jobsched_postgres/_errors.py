@@ -30,7 +30,7 @@ from psycopg_pool import PoolTimeout
 from jobsched import StoreUnavailableError
 from jobsched.store import JobDataError
 
-from ._connect import CONNECT_TIMEOUT, LOCK_TIMEOUT, STATEMENT_TIMEOUT
+from . import _connect
 
 #: SQLSTATE classes that pass (see the module).
 TRANSIENT_CLASSES = frozenset({"08", "40", "53", "57", "58"})
@@ -109,14 +109,14 @@ def unavailable(url: str, exc: BaseException) -> StoreUnavailableError:
         found = re.search(r'relation "(\w+)"', table)
         text = (
             f"{where}: a row{f' of {found.group(1)}' if found else ''} is locked by "
-            f"another session (lock_timeout {LOCK_TIMEOUT:g}s; an open SELECT ... "
+            f"another session (lock_timeout {_connect.LOCK_TIMEOUT:g}s; an open SELECT ... "
             "FOR UPDATE or a long transaction?); nothing was changed: try again once "
             "that session has ended"
         )
     elif isinstance(exc, errors.QueryCanceled):
         text = (
             f"{where}: a statement was cancelled ({said}; statement_timeout "
-            f"{STATEMENT_TIMEOUT:g}s, or pg_cancel_backend); nothing was changed: "
+            f"{_connect.STATEMENT_TIMEOUT:g}s, or pg_cancel_backend); nothing was changed: "
             "try again"
         )
     elif isinstance(exc, (errors.AdminShutdown, errors.CrashShutdown)):
@@ -126,7 +126,7 @@ def unavailable(url: str, exc: BaseException) -> StoreUnavailableError:
         )
     elif isinstance(exc, PoolTimeout):
         text = (
-            f"{where} is unreachable: no connection within {CONNECT_TIMEOUT:g}s "
+            f"{where} is unreachable: no connection within {_connect.CONNECT_TIMEOUT:g}s "
             f"({said}); check that the server runs and accepts connections"
         )
     else:

@@ -200,14 +200,17 @@ class PostgresStore(Leases, Reads):
         """Run ``fn`` in one transaction (on the calling thread); without
         ``transaction``, each of its statements commits on its own.
 
-        :param again: ``fn`` may run twice (a read, a lease renewal): when
-            the connection it got turns out dead (the server ended it since
-            its last use, too recently to be checked), it runs on another,
-            up to a pool's worth of times, before the store counts as
-            unavailable. A write is not run again here: whether it
-            committed is unknown, and the caller's retry is fenced. (A
-            connection the server ended while it sat in the pool is
-            replaced before use: see :meth:`_check`.)
+        A connection that turns out dead (the server ended it since its
+        last use, too recently to be checked: a pg_terminate_backend, a
+        restart) is replaced and ``fn`` runs again on the next, up to a
+        pool's worth of times, before the store counts as unavailable: a
+        connection replaced at once is no outage. Not a transaction whose
+        COMMIT was under way when the connection died (whether it committed
+        is unknown), unless ``again``; statements that commit on their own
+        run again as the scheduler's retry would have run them (fenced).
+
+        :param again: ``fn`` may run twice whatever happened (a read, a
+            lease renewal).
         :raises StoreUnavailableError: an outage (see ``_errors``).
         :raises JobDataError: the database refused a value of ``fn``'s jobs.
         """
@@ -217,13 +220,16 @@ class PostgresStore(Leases, Reads):
         conflicts = dead = 0
         while True:
             used: psycopg.Connection[Any] | None = None
+            committing = False
             try:
                 with _poollog.store_call(), pool.connection() as conn:
                     used = conn
                     if not transaction:
                         return fn(conn)
                     with conn.transaction():
-                        return fn(conn)
+                        result = fn(conn)
+                        committing = True
+                    return result
             except Exception as exc:
                 if _errors.is_conflict(exc) and conflicts < RETRIES - 1:
                     # Two members locked rows in different orders: one of them
@@ -231,7 +237,12 @@ class PostgresStore(Leases, Reads):
                     conflicts += 1
                     continue
                 if _errors.is_transient(exc):
-                    if again and used is not None and used.broken and dead < POOL_SIZE:
+                    if used is not None and _errors.sqlstate(exc) == _errors.READ_ONLY:
+                        # Its session keeps the read-only default it started
+                        # with: a new one sees the database take writes again.
+                        used.close()
+                    lost = used is not None and used.broken
+                    if lost and (again or not committing) and dead < POOL_SIZE:
                         dead += 1  # the pool discards it; the next may be alive
                         continue
                     raise _errors.unavailable(self.url, exc) from exc
