@@ -157,8 +157,9 @@ async def test_a_database_read_only_for_a_while_is_one_outage(
 async def test_a_write_on_a_read_only_database_is_unavailable_until_it_takes_writes(
     created: str,
 ) -> None:
-    """Each session that met the read-only database is closed: once the
-    default is off again, new sessions write (no session needs ending)."""
+    """Each session that met the read-only database is closed and the call
+    tried on the next: once the default is off again, the first call writes
+    (no session needs ending)."""
     url = created
     store = store_of(url)
     await store.open()
@@ -169,15 +170,9 @@ async def test_a_write_on_a_read_only_database_is_unavailable_until_it_takes_wri
                 await anyio.to_thread.run_sync(store.reserve_ids, 1)
         assert "is read-only (cannot execute UPDATE in a read-only transaction)" in str(info.value)
         read_only(url, False, end=False)
-        refusals: list[str] = []
-        while len(refusals) < 10:
-            try:
-                await anyio.to_thread.run_sync(store.reserve_ids, 1)
-                break
-            except js.StoreUnavailableError as exc:
-                refusals.append(str(exc))
-        assert all("read-only" in said for said in refusals)
-        assert len(refusals) <= 4, refusals  # a pool's worth of sessions at most
+        # The sessions that met it closed, the next made now: the first
+        # call after writes again finds one that takes them.
+        await anyio.to_thread.run_sync(store.reserve_ids, 1)
     finally:
         await store.close()
 

@@ -237,12 +237,14 @@ class PostgresStore(Leases, Reads):
                     conflicts += 1
                     continue
                 if _errors.is_transient(exc):
-                    if used is not None and _errors.sqlstate(exc) == _errors.READ_ONLY:
-                        # Its session keeps the read-only default it started
-                        # with: a new one sees the database take writes again.
+                    stale = used is not None and _errors.sqlstate(exc) == _errors.READ_ONLY
+                    if stale and used is not None:
+                        # A session keeps the read-only default it started
+                        # with: closed, and the call runs on the next, until
+                        # one made now says the database is read-only still.
                         used.close()
                     lost = used is not None and used.broken
-                    if lost and (again or not committing) and dead < POOL_SIZE:
+                    if (stale or (lost and (again or not committing))) and dead < POOL_SIZE:
                         dead += 1  # the pool discards it; the next may be alive
                         continue
                     raise _errors.unavailable(self.url, exc) from exc
