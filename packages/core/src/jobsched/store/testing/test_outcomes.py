@@ -190,3 +190,41 @@ async def test_a_stale_and_a_newer_attempt_of_one_job_in_one_batch_write_the_new
     assert recorded.refused == [1]
     job = await store.fetch(1)
     assert job is not None and (job.status, job.attempts, job.result) == (S.COMPLETED, 2, b"2")
+
+
+#: Texts some databases cannot keep: NUL (PostgreSQL), a lone surrogate (any
+#: store that encodes text as UTF-8).
+HOSTILE = ["NUL \x00 byte", "half \ud800 a pair"]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=["nul", "surrogate"])
+async def test_a_text_the_store_cannot_keep_is_kept_or_refused_as_data(
+    store: JobStore, text: str
+) -> None:
+    """Kept as it is, or refused with JobDataError and nothing of the call
+    written (so the scheduler can write the call's other jobs without it):
+    never another exception, and the store works on."""
+    from jobsched.store import JobDataError
+
+    await store.add([new(1), new(2)], NOW)
+    assert len(await store.claim("m1", 2, {"async": 99}, NOW, 30)) == 2
+    try:
+        await store.record("m1", [done(1), done(2, status=S.FAILED, error=text)])
+    except JobDataError:
+        one = await store.fetch(1)
+        assert one is not None and one.status is S.RUNNING  # the call wrote nothing
+        await store.record("m1", [done(1), done(2, status=S.FAILED, error="E: replaced")])
+    else:
+        two = await store.fetch(2)
+        assert two is not None and two.last_error == text
+    assert [(await store.fetch(i)).status for i in (1, 2)] == [S.COMPLETED, S.FAILED]  # type: ignore[union-attr]
+    named = NewJob(4, text, "async", (0.0,), NOW, NOW, b"P")
+    try:
+        await store.add([new(3), named], NOW)
+    except JobDataError:
+        assert await store.fetch(3) is None  # the call wrote nothing
+        await store.add([new(3)], NOW)
+    else:
+        four = await store.fetch(4)
+        assert four is not None and four.name == text
+    assert await store.fetch(3) is not None
