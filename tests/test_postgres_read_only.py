@@ -216,3 +216,38 @@ async def test_connections_ended_while_idle_are_replaced_without_an_outage(
             await s.join()
     assert said(caplog, logging.WARNING) == []
     assert [line for line in said(caplog, logging.INFO) if BACK in line] == []
+
+
+def test_the_drivers_records_are_folded_for_this_store_alone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Below ERROR, psycopg's records made in a store call or in the store's
+    pool threads are dropped; another pool's, and any ERROR, are kept."""
+    import threading
+
+    from jobsched_postgres import _poollog
+
+    _poollog.install()
+    pool_log, driver_log = logging.getLogger("psycopg.pool"), logging.getLogger("psycopg")
+    caplog.set_level(logging.INFO)
+
+    def in_thread(name: str) -> None:
+        worker = threading.Thread(
+            target=lambda: pool_log.warning("error connecting in %r: refused", "x"), name=name
+        )
+        worker.start()
+        worker.join()
+
+    in_thread(f"{_poollog.POOL_NAME}-worker-0")
+    in_thread("theirs-worker-0")
+    with _poollog.store_call():
+        pool_log.warning("discarding closed connection: ours")
+        driver_log.warning("error ignored terminating a pipeline: ours")
+        pool_log.error("an error of ours")
+    driver_log.warning("a record of another connection")
+    kept = [(r.name, r.getMessage()) for r in caplog.records]
+    assert kept == [
+        ("psycopg.pool", "error connecting in 'x': refused"),
+        ("psycopg.pool", "an error of ours"),
+        ("psycopg", "a record of another connection"),
+    ]

@@ -1,10 +1,11 @@
-"""The connection pool's own log records, folded into the scheduler's outage.
+"""The driver's own log records, folded into the scheduler's outage.
 
 psycopg's pool logs a WARNING for every connection it discards and every
-reconnection attempt (51 lines in a 40 s outage). The scheduler already says
-an outage once when it starts and once when it ends; the pool's records of
-this store's pools (made in its threads, or in a store call) are dropped
-below ERROR. Other pools of the process log as before.
+reconnection attempt (51 lines in a 40 s outage), and psycopg one for every
+pipeline a failed statement aborted (a claim's, per retry). The scheduler
+already says an outage once when it starts and once when it ends; their
+records made for this store (in its pools' threads, or in a store call) are
+dropped below ERROR. Other pools and connections of the process log as before.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from collections.abc import Iterator
 
 #: The name of the store's pools, and the prefix of their threads' names.
 POOL_NAME = "jobsched"
-_POOL_LOGGER = "psycopg.pool"
+_LOGGERS = ("psycopg", "psycopg.pool")
 
 _inside = threading.local()
 
 
 class Fold(logging.Filter):
-    """Drops the pool's records below ERROR made for this store's pools."""
+    """Drops the driver's records below ERROR made for this store."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno >= logging.ERROR:
@@ -36,8 +37,11 @@ FOLD = Fold()
 
 
 def install() -> None:
-    """Fold the pool's records (once per process: a filter is added once)."""
-    logging.getLogger(_POOL_LOGGER).addFilter(FOLD)
+    """Fold the driver's records (once per process: a filter is added once).
+
+    On each logger: a logger's filters see only the records made on it."""
+    for name in _LOGGERS:
+        logging.getLogger(name).addFilter(FOLD)
 
 
 @contextlib.contextmanager

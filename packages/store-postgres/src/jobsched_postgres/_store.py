@@ -224,12 +224,20 @@ class PostgresStore(Leases, Reads):
             try:
                 with _poollog.store_call(), pool.connection() as conn:
                     used = conn
-                    if not transaction:
-                        return fn(conn)
-                    with conn.transaction():
-                        result = fn(conn)
-                        committing = True
-                    return result
+                    try:
+                        if not transaction:
+                            return fn(conn)
+                        with conn.transaction():
+                            result = fn(conn)
+                            committing = True
+                        return result
+                    except psycopg.Error as exc:
+                        if _errors.sqlstate(exc) == _errors.READ_ONLY:
+                            # A session keeps the read-only default it began
+                            # with: closed before the pool takes it back, so
+                            # the next call (or the run below) gets a new one.
+                            conn.close()
+                        raise
             except Exception as exc:
                 if _errors.is_conflict(exc) and conflicts < RETRIES - 1:
                     # Two members locked rows in different orders: one of them
@@ -237,12 +245,9 @@ class PostgresStore(Leases, Reads):
                     conflicts += 1
                     continue
                 if _errors.is_transient(exc):
-                    stale = used is not None and _errors.sqlstate(exc) == _errors.READ_ONLY
-                    if stale and used is not None:
-                        # A session keeps the read-only default it started
-                        # with: closed, and the call runs on the next, until
-                        # one made now says the database is read-only still.
-                        used.close()
+                    # Read-only: run on the next session, until one made now
+                    # says the database is read-only still.
+                    stale = _errors.sqlstate(exc) == _errors.READ_ONLY
                     lost = used is not None and used.broken
                     if (stale or (lost and (again or not committing))) and dead < POOL_SIZE:
                         dead += 1  # the pool discards it; the next may be alive
