@@ -52,6 +52,9 @@ LISTEN_TICK = 0.25
 #: before it gives up and the next call starts again at 1 s: its backoff
 #: has no cap, and after a minute's outage it would wait another minute.
 RECONNECT_TIMEOUT = 10.0
+#: Seconds a call run again on a new connection (its own died under it)
+#: waits for one: longer, and the server is away, which is an outage.
+REPLACE_WAIT = 1.0
 #: A transaction that lost a deadlock is run again this many times.
 RETRIES = 5
 
@@ -124,11 +127,11 @@ class PostgresStore(Leases, Reads):
                 kwargs={"autocommit": True, "connect_timeout": _connect.CONNECT_TIMEOUT},
                 configure=_connect.configure,
                 # A connection the server dropped (a restart, an idle
-                # timeout) is replaced when taken, not failed on; one that
-                # broke in use is discarded when it comes back (the pool's
-                # own check of its state) and the pool reconnects in the
-                # background, with backoff (see RECONNECT_TIMEOUT).
-                check=self._check,
+                # timeout) is replaced when taken, not failed on (_alive, in
+                # _tx); one that broke in use is discarded when it comes
+                # back (the pool's own check of its state) and the pool
+                # reconnects in the background, with backoff (see
+                # RECONNECT_TIMEOUT).
                 reset=self._returned,
                 timeout=_connect.CONNECT_TIMEOUT,
                 reconnect_timeout=RECONNECT_TIMEOUT,
@@ -156,19 +159,27 @@ class PostgresStore(Leases, Reads):
             said = "a hot standby in recovery" if row[1] else "transaction_read_only is on"
             raise _errors.read_only(self.url, said)
 
-    def _check(self, conn: psycopg.Connection[Any]) -> None:
+    def _alive(self, conn: psycopg.Connection[Any]) -> bool:
+        """Whether a connection the pool gave is worth a statement.
+
+        Checked here, not by the pool's ``check``: a connection that fails
+        the pool's check costs a backoff sleep (1 s, then 2, 4...) before the
+        next, and a pool whose connections the server all ended took 10 s
+        to give a live one.
+        """
         # A round trip per transaction doubled a claim's; a connection in
         # use a moment ago is alive, one idle for longer is asked.
         if time.monotonic() - self._last_used.get(conn, -math.inf) > CHECK_IDLE:
-            ConnectionPool.check_connection(conn)
-            return
+            try:
+                ConnectionPool.check_connection(conn)
+            except psycopg.Error:
+                return False
+            return True
         # Without a round trip: an idle connection has nothing to read
         # (pool connections LISTEN to nothing) unless the server ended it
         # (a pg_terminate_backend, a shutdown) and its farewell waits on the
-        # socket. Replaced here, by the pool, before a statement fails on it:
-        # a connection replaced at once is no outage.
-        if select.select([conn.fileno()], [], [], 0)[0]:
-            raise psycopg.OperationalError("the server ended this idle connection")
+        # socket.
+        return not select.select([conn.fileno()], [], [], 0)[0]
 
     def _returned(self, conn: psycopg.Connection[Any]) -> None:
         self._last_used[conn] = time.monotonic()
@@ -204,7 +215,8 @@ class PostgresStore(Leases, Reads):
         last use, too recently to be checked: a pg_terminate_backend, a
         restart) is replaced and ``fn`` runs again on the next, up to a
         pool's worth of times, before the store counts as unavailable: a
-        connection replaced at once is no outage. Not a transaction whose
+        connection replaced at once (within :data:`REPLACE_WAIT`) is no
+        outage. Not a transaction whose
         COMMIT was under way when the connection died (whether it committed
         is unknown), unless ``again``; statements that commit on their own
         run again as the scheduler's retry would have run them (fenced).
@@ -222,7 +234,15 @@ class PostgresStore(Leases, Reads):
             used: psycopg.Connection[Any] | None = None
             committing = False
             try:
-                with _poollog.store_call(), pool.connection() as conn:
+                # A call run again waits briefly for its next connection: one
+                # the pool cannot replace at once is an outage, said as one.
+                wait = REPLACE_WAIT if dead else None
+                with _poollog.store_call(), pool.connection(timeout=wait) as conn:
+                    if not self._alive(conn):
+                        conn.close()  # the pool replaces it
+                        if dead < POOL_SIZE:
+                            dead += 1
+                            continue
                     used = conn
                     try:
                         if not transaction:
