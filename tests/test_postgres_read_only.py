@@ -229,6 +229,7 @@ def test_the_drivers_records_are_folded_for_this_store_alone(
 
     _poollog.install()
     pool_log, driver_log = logging.getLogger("psycopg.pool"), logging.getLogger("psycopg")
+    transaction_log = logging.getLogger("psycopg.transaction")
     caplog.set_level(logging.INFO)
 
     def in_thread(name: str) -> None:
@@ -243,6 +244,7 @@ def test_the_drivers_records_are_folded_for_this_store_alone(
     with _poollog.store_call():
         pool_log.warning("discarding closed connection: ours")
         driver_log.warning("error ignored terminating a pipeline: ours")
+        transaction_log.warning("error ignored in rollback: ours")
         pool_log.error("an error of ours")
     driver_log.warning("a record of another connection")
     kept = [(r.name, r.getMessage()) for r in caplog.records]

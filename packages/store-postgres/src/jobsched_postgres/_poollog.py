@@ -2,7 +2,8 @@
 
 psycopg's pool logs a WARNING for every connection it discards and every
 reconnection attempt (51 lines in a 40 s outage), and psycopg one for every
-pipeline a failed statement aborted (a claim's, per retry). The scheduler
+pipeline a failed statement aborted (a claim's, per retry) and every
+rollback a dead connection could not send. The scheduler
 already says an outage once when it starts and once when it ends; their
 records made for this store (in its pools' threads, or in a store call) are
 dropped below ERROR. Other pools and connections of the process log as before.
@@ -17,7 +18,7 @@ from collections.abc import Iterator
 
 #: The name of the store's pools, and the prefix of their threads' names.
 POOL_NAME = "jobsched"
-_LOGGERS = ("psycopg", "psycopg.pool")
+_LOGGERS = ("psycopg", "psycopg.pool", "psycopg.transaction")
 
 _inside = threading.local()
 
@@ -39,8 +40,11 @@ FOLD = Fold()
 def install() -> None:
     """Fold the driver's records (once per process: a filter is added once).
 
-    On each logger: a logger's filters see only the records made on it."""
-    for name in _LOGGERS:
+    On each of psycopg's loggers (those it made by now, its modules being
+    imported): a logger's filters see only the records made on it, not its
+    children's."""
+    made = logging.Logger.manager.loggerDict
+    for name in {*_LOGGERS, *(n for n in made if n.startswith("psycopg."))}:
         logging.getLogger(name).addFilter(FOLD)
 
 
