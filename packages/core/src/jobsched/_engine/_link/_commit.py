@@ -301,7 +301,9 @@ class Committing(Retrying):
                 whole, split = steps[batch.step]
                 if batch.parts is None:
                     try:
-                        batch.changes += await self._call("writing", whole, give_up=give_up)
+                        batch.changes += await self._call(
+                            "writing", whole, give_up=give_up, data=split is not None
+                        )
                     except JobDataError:
                         if split is None:
                             raise
@@ -359,7 +361,7 @@ class Committing(Retrying):
             part = parts[0]
             try:
                 batch.changes += await self._call(
-                    "writing", partial(split.write, part), give_up=give_up
+                    "writing", partial(split.write, part), give_up=give_up, data=True
                 )
             except JobDataError as exc:
                 if len(part) > 1:

@@ -41,6 +41,7 @@ class Retrying(LinkBase):
         *,
         give_up: Callable[[float], bool] | None = None,
         own: bool = True,
+        data: bool = False,
     ) -> T:
         """``call()`` until it succeeds; a StoreUnavailableError is retried.
 
@@ -49,6 +50,8 @@ class Retrying(LinkBase):
         it, the link closing ends the retries with :class:`LinkClosed`.
         ``own``: a call of the link's tasks, which any other error ends
         (logged as a bug); a caller's own read raises it to that caller.
+        ``data``: the caller handles a :class:`JobDataError` (``_commit``);
+        elsewhere it is an error like any other.
         """
         failures = 0
         first = 0.0
@@ -68,10 +71,8 @@ class Retrying(LinkBase):
                     raise LinkClosed() from exc
                 await self._backoff(failures)
                 continue
-            except JobDataError:
-                raise
             except Exception as exc:
-                if not own:
+                if not own or (data and isinstance(exc, JobDataError)):
                     raise
                 # Neither an outage nor one job's data: nothing the scheduler
                 # can do about it but stop, and say whose bug it is.
