@@ -5,8 +5,9 @@
 PostgreSQL store, prints ``ready PID``, then serves one command per line of
 its standard input, answering each on one line of its standard output:
 
-- ``submit KIND N [RATE_KEY]``: N jobs (``record``, ``hold``, ``special``),
-  committed; answers their ids, space-separated.
+- ``submit KIND N [RATE_KEY]``: N jobs (``record``, ``hold``, ``special``;
+  ``nul`` and ``poison`` fail every attempt with a NUL, or the word POISON,
+  in their error), committed; answers their ids, space-separated.
 - ``cancel JOB_ID``: answers ``True`` or ``False``.
 - ``fetch JOB_ID``: the job as the store has it, as JSON.
 - ``join``: waits until no job in the store is unfinished; answers ``joined``.
@@ -30,6 +31,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import fleet_jobs
+import poison_jobs
 
 import jobsched as js
 
@@ -56,6 +58,9 @@ def make(kind: str, folder: str, rate_key: str | None) -> js.Job:
         return fleet_jobs.Hold(folder, retry=fleet_jobs.QUICK_RETRY, timeout=None)
     if kind == "special":
         return fleet_jobs.Special(log)
+    if kind in ("nul", "poison"):
+        said = "parser choked on b'\x00\x01'" if kind == "nul" else "POISON in this error"
+        return poison_jobs.Raises(said, name=kind, retry=fleet_jobs.QUICK_RETRY)
     raise ValueError(f"unknown kind {kind!r}")
 
 

@@ -245,7 +245,13 @@ def test_every_member_connection_terminated_by_the_server(chaos: Chaos) -> None:
         )
         assert ended, "no member connection to end"
     chaos.check_and_stop(ids)
-    assert chaos.logged_outage(), [m.said()[-2000:] for m in chaos.members]
+    # A connection ended while idle is replaced before use, without an
+    # outage; one ended under a statement may cost one: never more than
+    # one per round, and never a line from psycopg's pool.
+    for member in chaos.members:
+        warned = warnings_of(member)
+        assert len(warned) <= 3, warned
+        assert all(line.startswith("WARNING jobsched:") for line in warned), warned
 
 
 def test_a_row_lock_held_for_three_leases_costs_that_row_alone(chaos: Chaos) -> None:
@@ -295,6 +301,96 @@ def test_a_member_whose_clock_runs_a_minute_ahead_takes_no_running_job(chaos: Ch
     )
     assert ahead.pid not in {pid for _, _, _, pid, _ in starts}
     assert ahead.pid in {pid for _, _, _, pid, _ in lines(chaos.folder, "run")}
+
+
+def warnings_of(member: ChaosMember) -> list[str]:
+    """The lines a member logged at WARNING and above, on any logger."""
+    return [
+        line
+        for line in member.said().splitlines()
+        if line.startswith(("WARNING ", "ERROR ", "CRITICAL "))
+    ]
+
+
+#: A database that refuses a value of its own (a DBA's check, say), as a data
+#: exception (class 22): any update of a job whose last error says POISON.
+#: Unlike NUL, no scheduler's care for text can keep it from the store.
+REFUSE_POISON = """
+CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.last_error LIKE '%POISON%' THEN
+        RAISE EXCEPTION 'this database refuses the word' USING ERRCODE = '22023';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER refuse_poison BEFORE UPDATE ON jobsched_jobs
+    FOR EACH ROW EXECUTE FUNCTION refuse_poison();
+"""
+
+
+def test_poison_jobs_among_2000_stop_no_member(chaos: Chaos) -> None:
+    """Among 2,000 jobs, one whose error holds a NUL and one whose error the
+    database refuses (REFUSE_POISON), each failing every attempt: no member
+    exits, each poison job ends FAILED after its retries (4 attempts) with
+    no NUL stored (replaced before the store, or the store's refusal named
+    instead), and the 2,000 complete, each once."""
+    chaos.start(3, "--workers", "16", "--lease", "20")
+    chaos.sql(REFUSE_POISON)
+    nul = submit(chaos.members[1], "nul", 1)
+    ids = submit(chaos.members[0], "record", JOBS)
+    poison = submit(chaos.members[2], "poison", 1)
+    chaos.join()
+    codes = [member.stop() for member in chaos.members]
+    assert codes == [0, 0, 0], [m.said()[-3000:] for m in chaos.members]
+    assert chaos.statuses_of(ids) == Counter({"completed": JOBS})
+    times = Counter({job_id: len(r) for job_id, r in runs(chaos).items()})
+    assert set(times) == set(ids) and set(times.values()) == {1}
+    for job_id in nul + poison:
+        number = job_id.removeprefix("job-")
+        ((status, attempts, error),) = chaos.sql(
+            f"SELECT status, attempts, last_error FROM jobsched_jobs WHERE id = {number}"
+        )
+        assert (status, attempts) == ("failed", 4), (job_id, status, attempts, error)
+        assert isinstance(error, str) and "\x00" not in error
+        if job_id in poison:
+            assert error.startswith("the store refused this attempt's outcome"), error
+            assert "this database refuses the word" in error
+    for member in chaos.members:
+        said = member.said()
+        assert "a bug in jobsched" not in said and "internal error" not in said, said[-3000:]
+
+
+def test_a_database_read_only_for_ten_seconds(chaos: Chaos) -> None:
+    """``default_transaction_read_only`` on for 10 s (every session ended),
+    then off (the members recycle their read-only sessions themselves): no
+    member exits, each logs one WARNING and one INFO in all (on every
+    logger: psycopg's pool's too), and every job completes once."""
+    chaos.start(3, "--workers", "16", "--lease", "20")
+    ids = submit(chaos.members[0], "record", JOBS)
+    wait_for("a tenth of the jobs ran", lambda: ran(chaos) >= JOBS // 10, timeout=120)
+    name = chaos.direct.rpartition("/")[2]
+    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        )
+        began = time.monotonic()
+        wait_for(
+            "every member met the read-only database",
+            lambda: all("is unavailable (" in m.said() for m in chaos.members),
+            timeout=60,
+        )
+        time.sleep(max(0.0, 10.0 - (time.monotonic() - began)))
+        admin.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = off')
+    chaos.check_and_stop(ids)
+    for member in chaos.members:
+        warned = warnings_of(member)
+        assert len(warned) == 1, warned
+        assert warned[0].startswith("WARNING jobsched: the store"), warned
+        back = [line for line in member.said().splitlines() if "is back after" in line]
+        assert len(back) == 1, member.said()[-3000:]
 
 
 def runs(chaos: Chaos) -> dict[str, list[tuple[int, int]]]:

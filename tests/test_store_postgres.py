@@ -1397,9 +1397,10 @@ def test_the_cli_cancel_of_a_locked_job_fails_within_the_lock_timeout(url: str) 
 
 async def test_terminated_connections_are_replaced(url: str) -> None:
     """``pg_terminate_backend`` of every store connection: a read runs again
-    on another connection (it may); a write on a dead connection raises
-    StoreUnavailableError naming the cause (whether it committed is unknown:
-    the member's retry is fenced), and the pool replaces each dead one."""
+    on another connection (it may); a write is given a live one (a dead one
+    is found before use and replaced) or, if its connection dies under it,
+    raises StoreUnavailableError naming the cause; the pool replaces each
+    dead one."""
     store = PostgresStore(named(url, "victim"), secret=SECRET)
     await store.open()
 

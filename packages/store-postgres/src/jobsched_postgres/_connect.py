@@ -1,5 +1,5 @@
 """Reaching a PostgreSQL server: URL checks, keepalives, every connection's
-timeouts, connecting, and what a failure to reach it means."""
+timeouts, connecting (what a failure means is in ``_errors``)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import re
 from typing import Any
 
 import psycopg
-from psycopg import errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg_pool import PoolTimeout
 
 from jobsched import StoreUnavailableError
 from jobsched.store import mask_password, passwords_in
@@ -133,35 +131,3 @@ def connect(conninfo: str, url: str, **kwargs: Any) -> psycopg.Connection[Any]:
             f"{masked_error(exc, url)}; check that the server runs, and the host, port, user, "
             "password and database in the URL"
         ) from None
-
-
-def unavailable(url: str, exc: Exception) -> str:
-    """What a transient failure means, for the log and the CLI."""
-    said = " ".join(str(exc).split())
-    where = f"the PostgreSQL store {url!r}"
-    if isinstance(exc, errors.LockNotAvailable):
-        table = getattr(exc.diag, "context", None) or ""
-        found = re.search(r'relation "(\w+)"', table)
-        return (
-            f"{where}: a row{f' of {found.group(1)}' if found else ''} is locked by "
-            f"another session (lock_timeout {LOCK_TIMEOUT:g}s; an open SELECT ... "
-            "FOR UPDATE or a long transaction?); nothing was changed: try again once "
-            "that session has ended"
-        )
-    if isinstance(exc, errors.QueryCanceled):
-        return (
-            f"{where}: a statement was cancelled ({said}; statement_timeout "
-            f"{STATEMENT_TIMEOUT:g}s, or pg_cancel_backend); nothing was changed: "
-            "try again"
-        )
-    if isinstance(exc, (errors.AdminShutdown, errors.CrashShutdown)):
-        return (
-            f"{where}: the server ended the connection ({said}: an administrator's "
-            "pg_terminate_backend, or the server shutting down or restarting)"
-        )
-    if isinstance(exc, PoolTimeout):
-        return (
-            f"{where} is unreachable: no connection within {CONNECT_TIMEOUT:g}s "
-            f"({said}); check that the server runs and accepts connections"
-        )
-    return f"{where} failed: {said}"

@@ -14,6 +14,7 @@ outcomes are the :class:`Leases` half, the operators' reads the
 from __future__ import annotations
 
 import math
+import select
 import threading
 import time
 import weakref
@@ -25,13 +26,12 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import psycopg
-from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from jobsched import StoreUnavailableError
 from jobsched.store import Change, DueSchedule, NewJob, StoredJob, TakeoverLooks
 
-from . import _cancels, _connect, _queues, _schedules, _schema, _sql
+from . import _cancels, _connect, _errors, _poollog, _queues, _schedules, _schema, _sql
 from ._leases import DEAD_OWNER_EVERY, Leases
 from ._reads import Reads
 
@@ -52,6 +52,9 @@ LISTEN_TICK = 0.25
 #: before it gives up and the next call starts again at 1 s: its backoff
 #: has no cap, and after a minute's outage it would wait another minute.
 RECONNECT_TIMEOUT = 10.0
+#: Seconds a call run again on a new connection (its own died under it)
+#: waits for one: longer, and the server is away, which is an outage.
+REPLACE_WAIT = 1.0
 #: A transaction that lost a deadlock is run again this many times.
 RETRIES = 5
 
@@ -107,10 +110,16 @@ class PostgresStore(Leases, Reads):
                 return self._pool
             conn = _connect.connect(self._conninfo, self._raw_url)
             try:
+                self._writable(conn)
                 _schema.prepare(conn, self._raw_url)
                 self._queue_column = _queues.has_column(conn)
+            except psycopg.Error as exc:
+                if _errors.is_transient(exc):
+                    raise _errors.unavailable(self.url, exc) from None
+                raise
             finally:
                 conn.close()
+            _poollog.install()
             pool: ConnectionPool[Any] = ConnectionPool(
                 self._conninfo,
                 min_size=1,
@@ -118,16 +127,16 @@ class PostgresStore(Leases, Reads):
                 kwargs={"autocommit": True, "connect_timeout": _connect.CONNECT_TIMEOUT},
                 configure=_connect.configure,
                 # A connection the server dropped (a restart, an idle
-                # timeout) is replaced when taken, not failed on; one that
-                # broke in use is discarded when it comes back (the pool's
-                # own check of its state) and the pool reconnects in the
-                # background, with backoff (see RECONNECT_TIMEOUT).
-                check=self._check,
+                # timeout) is replaced when taken, not failed on (_alive, in
+                # _tx); one that broke in use is discarded when it comes
+                # back (the pool's own check of its state) and the pool
+                # reconnects in the background, with backoff (see
+                # RECONNECT_TIMEOUT).
                 reset=self._returned,
                 timeout=_connect.CONNECT_TIMEOUT,
                 reconnect_timeout=RECONNECT_TIMEOUT,
                 open=False,
-                name="jobsched",
+                name=_poollog.POOL_NAME,
             )
             try:
                 pool.open(wait=True, timeout=_connect.CONNECT_TIMEOUT)
@@ -140,11 +149,37 @@ class PostgresStore(Leases, Reads):
             self._pool = pool
             return pool
 
-    def _check(self, conn: psycopg.Connection[Any]) -> None:
+    def _writable(self, conn: psycopg.Connection[Any]) -> None:
+        """Raise if the database takes no writes (a standby, a read-only default):
+        said at start in one line, not when the first write fails."""
+        row = conn.execute(
+            "SELECT current_setting('transaction_read_only'), pg_is_in_recovery()"
+        ).fetchone()
+        if row is not None and (row[0] == "on" or row[1]):
+            said = "a hot standby in recovery" if row[1] else "transaction_read_only is on"
+            raise _errors.read_only(self.url, said)
+
+    def _alive(self, conn: psycopg.Connection[Any]) -> bool:
+        """Whether a connection the pool gave is worth a statement.
+
+        Checked here, not by the pool's ``check``: a connection that fails
+        the pool's check costs a backoff sleep (1 s, then 2, 4...) before the
+        next, and a pool whose connections the server all ended took 10 s
+        to give a live one.
+        """
         # A round trip per transaction doubled a claim's; a connection in
         # use a moment ago is alive, one idle for longer is asked.
         if time.monotonic() - self._last_used.get(conn, -math.inf) > CHECK_IDLE:
-            ConnectionPool.check_connection(conn)
+            try:
+                ConnectionPool.check_connection(conn)
+            except psycopg.Error:
+                return False
+            return True
+        # Without a round trip: an idle connection has nothing to read
+        # (pool connections LISTEN to nothing) unless the server ended it
+        # (a pg_terminate_backend, a shutdown) and its farewell waits on the
+        # socket.
+        return not select.select([conn.fileno()], [], [], 0)[0]
 
     def _returned(self, conn: psycopg.Connection[Any]) -> None:
         self._last_used[conn] = time.monotonic()
@@ -176,12 +211,20 @@ class PostgresStore(Leases, Reads):
         """Run ``fn`` in one transaction (on the calling thread); without
         ``transaction``, each of its statements commits on its own.
 
-        :param again: ``fn`` may run twice (a read, a lease renewal): when
-            the connection it got turns out dead (the server ended it since
-            its last use, too recently to be checked), it runs on another,
-            up to a pool's worth of times, before the store counts as
-            unavailable. A write is not run again here: whether it
-            committed is unknown, and the caller's retry is fenced.
+        A connection that turns out dead (the server ended it since its
+        last use, too recently to be checked: a pg_terminate_backend, a
+        restart) is replaced and ``fn`` runs again on the next, up to a
+        pool's worth of times, before the store counts as unavailable: a
+        connection replaced at once (within :data:`REPLACE_WAIT`) is no
+        outage. Not a transaction whose
+        COMMIT was under way when the connection died (whether it committed
+        is unknown), unless ``again``; statements that commit on their own
+        run again as the scheduler's retry would have run them (fenced).
+
+        :param again: ``fn`` may run twice whatever happened (a read, a
+            lease renewal).
+        :raises StoreUnavailableError: an outage (see ``_errors``).
+        :raises JobDataError: the database refused a value of ``fn``'s jobs.
         """
         pool = self._pool
         if pool is None:
@@ -189,24 +232,50 @@ class PostgresStore(Leases, Reads):
         conflicts = dead = 0
         while True:
             used: psycopg.Connection[Any] | None = None
+            committing = False
             try:
-                with pool.connection() as conn:
+                # A call run again waits briefly for its next connection: one
+                # the pool cannot replace at once is an outage, said as one.
+                wait = REPLACE_WAIT if dead else None
+                with _poollog.store_call(), pool.connection(timeout=wait) as conn:
+                    if not self._alive(conn):
+                        conn.close()  # the pool replaces it
+                        if dead < POOL_SIZE:
+                            dead += 1
+                            continue
                     used = conn
-                    if not transaction:
-                        return fn(conn)
-                    with conn.transaction():
-                        return fn(conn)
-            except (errors.DeadlockDetected, errors.SerializationFailure):
-                # Two members locked rows in different orders: one of them
-                # is rolled back by the server; run it again.
-                conflicts += 1
-                if conflicts == RETRIES:
-                    raise
-            except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
-                if again and used is not None and used.broken and dead < POOL_SIZE:
-                    dead += 1  # the pool discarded it; the next may be alive
+                    try:
+                        if not transaction:
+                            return fn(conn)
+                        with conn.transaction():
+                            result = fn(conn)
+                            committing = True
+                        return result
+                    except psycopg.Error as exc:
+                        if _errors.sqlstate(exc) == _errors.READ_ONLY:
+                            # A session keeps the read-only default it began
+                            # with: closed before the pool takes it back, so
+                            # the next call (or the run below) gets a new one.
+                            conn.close()
+                        raise
+            except Exception as exc:
+                if _errors.is_conflict(exc) and conflicts < RETRIES - 1:
+                    # Two members locked rows in different orders: one of them
+                    # is rolled back by the server; run it again.
+                    conflicts += 1
                     continue
-                raise StoreUnavailableError(_connect.unavailable(self.url, exc)) from exc
+                if _errors.is_transient(exc):
+                    # Read-only: run on the next session, until one made now
+                    # says the database is read-only still.
+                    stale = _errors.sqlstate(exc) == _errors.READ_ONLY
+                    lost = used is not None and used.broken
+                    if (stale or (lost and (again or not committing))) and dead < POOL_SIZE:
+                        dead += 1  # the pool discards it; the next may be alive
+                        continue
+                    raise _errors.unavailable(self.url, exc) from exc
+                if _errors.is_data(exc):
+                    raise _errors.refused(exc) from exc
+                raise
 
     async def _run(
         self, fn: Callable[[_sql.Conn], T], *, transaction: bool = True, again: bool = False

@@ -1,10 +1,13 @@
-"""Which SQLite errors are an outage, and the StoreUnavailableError they become.
+"""Which SQLite errors are an outage, which are one job's data, and what they become.
 
 A locked file (another process held the write lock past the busy timeout), a
-full disk, an I/O error: each may pass while the scheduler runs, so the store
-raises :class:`StoreUnavailableError`, which the scheduler's link retries with
-backoff instead of ending on it. Every other error (a constraint, a bug in a
-statement) is raised as it is.
+full disk, an I/O error, a file turned read-only: each may pass while the
+scheduler runs, so the store raises :class:`StoreUnavailableError`, which the
+scheduler's link retries with backoff instead of ending on it. A value SQLite
+cannot keep (a string or blob over its length limit, a string with a lone
+surrogate that cannot be encoded) is that job's: :class:`JobDataError`, and
+the scheduler fails that job alone. Every other error (a constraint, a bug in
+a statement) is raised as it is.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sqlite3
 from pathlib import Path
 
 from jobsched import SchedulerError, StoreUnavailableError
+from jobsched.store import JobDataError
 
 # Primary result codes (sqlite3.h). Python < 3.11 has no sqlite_errorcode:
 # the messages below, which SQLite has used for these codes for decades.
@@ -21,6 +25,7 @@ _BUSY, _LOCKED, _NOMEM, _READONLY, _IOERR, _FULL, _CANTOPEN, _PROTOCOL = 5, 6, 7
 _TRANSIENT_CODES = frozenset(
     {_BUSY, _LOCKED, _NOMEM, _READONLY, _IOERR, _FULL, _CANTOPEN, _PROTOCOL}
 )
+_TOOBIG = 18
 _TRANSIENT_MESSAGES = (
     "database is locked",
     "database table is locked",
@@ -59,6 +64,42 @@ def unavailable(exc: sqlite3.Error, path: Path) -> StoreUnavailableError:
         f"the SQLite store {str(path)!r} cannot be written now: {exc}"
         + (f" ({hint})" if hint else "")
     )
+
+
+def is_data(exc: BaseException) -> bool:
+    """True if ``exc`` is a value of the call's jobs that SQLite cannot keep."""
+    if isinstance(exc, UnicodeError):
+        return True
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    code: int | None = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF == _TOOBIG
+    return "string or blob too big" in str(exc).lower()
+
+
+def refused(exc: BaseException) -> JobDataError:
+    """The JobDataError a value SQLite cannot keep (``exc``) becomes."""
+    if isinstance(exc, UnicodeEncodeError):
+        return JobDataError(
+            f"a text holds a character that cannot be encoded as {exc.encoding} "
+            f"({exc.reason}: a lone surrogate?)"
+        )
+    return JobDataError(f"SQLite: {exc} (over its length limit, SQLITE_MAX_LENGTH)")
+
+
+def classified(exc: BaseException, path: Path) -> BaseException:
+    """What the store raises for ``exc``: an outage, one job's data, a corrupt
+    file, or ``exc`` itself."""
+    if is_transient(exc):
+        assert isinstance(exc, sqlite3.Error)
+        return unavailable(exc, path)
+    if is_data(exc):
+        return refused(exc)
+    if is_corrupt(exc):
+        assert isinstance(exc, sqlite3.Error)
+        return corrupt(exc, path)
+    return exc
 
 
 # ── a corrupt file: neither an outage nor a bug ────────────────────────────

@@ -41,7 +41,7 @@ from jobsched.store import (
 from . import _operator, _own, _queues, _schedules, _schema, _sql
 from ._add import AlreadyFired, add
 from ._claim import RUNNING, claim
-from ._errors import corrupt, is_corrupt, is_transient, unavailable
+from ._errors import classified
 from ._groupcommit import GroupCommit, rollback
 from ._outcomes import record
 from ._sql import cancel_queued, prune
@@ -106,10 +106,8 @@ class SQLiteStore(JobStore):
                 conn.execute("COMMIT")
             except BaseException as exc:
                 rollback(conn)
-                if isinstance(exc, sqlite3.Error) and is_transient(exc):
-                    raise unavailable(exc, self.path) from exc
-                if isinstance(exc, sqlite3.Error) and is_corrupt(exc):
-                    raise corrupt(exc, self.path) from exc
+                if isinstance(exc, Exception) and (mapped := classified(exc, self.path)) is not exc:
+                    raise mapped from exc
                 raise
             return result
 
@@ -120,11 +118,9 @@ class SQLiteStore(JobStore):
         with self._lock:
             try:
                 return fn(conn)
-            except sqlite3.Error as exc:
-                if is_transient(exc):
-                    raise unavailable(exc, self.path) from exc
-                if is_corrupt(exc):
-                    raise corrupt(exc, self.path) from exc
+            except Exception as exc:
+                if (mapped := classified(exc, self.path)) is not exc:
+                    raise mapped from exc
                 raise
 
     def _connection(self) -> sqlite3.Connection:
@@ -136,12 +132,11 @@ class SQLiteStore(JobStore):
     async def _write_async(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         try:
             return await self._group.write(fn)
-        except sqlite3.Error as exc:
-            # Locked, full, an I/O error: the scheduler retries these.
-            if is_transient(exc):
-                raise unavailable(exc, self.path) from exc
-            if is_corrupt(exc):
-                raise corrupt(exc, self.path) from exc
+        except Exception as exc:
+            # Locked, full, an I/O error: the scheduler retries these; a
+            # value too big or not encodable fails its job alone.
+            if (mapped := classified(exc, self.path)) is not exc:
+                raise mapped from exc
             raise
 
     async def _read_async(self, fn: Callable[[sqlite3.Connection], T]) -> T:

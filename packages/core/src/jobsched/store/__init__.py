@@ -22,6 +22,8 @@ from ._args import check_limit as check_limit
 from ._args import check_page_args as check_page_args
 from ._args import check_retry_ids as check_retry_ids
 from ._base import JobStore as JobStore
+from ._errors import REPORT_BUGS as REPORT_BUGS
+from ._errors import JobDataError as JobDataError
 from ._rows import KEY_WIDTH as KEY_WIDTH
 from ._rows import MEMBER_EVERY as MEMBER_EVERY
 from ._rows import MEMBERS_KEEP as MEMBERS_KEEP
@@ -64,11 +66,13 @@ __all__ = [
     "LARGEST",
     "MEMBERS_KEEP",
     "MEMBER_EVERY",
+    "REPORT_BUGS",
     "TAKEOVER_EVERY",
     "Attempt",
     "Change",
     "Claimed",
     "DueSchedule",
+    "JobDataError",
     "JobPage",
     "JobStore",
     "Member",

@@ -7,6 +7,7 @@ of the scheduler it serves.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import math
 import random
@@ -114,6 +115,11 @@ class LinkBase:
         self._member_failed = False
         self._flushed: list[tuple[int, anyio.Event]] = []
         self._error: BaseException | None = None
+        #: New jobs the store refused (see ``JobDataError``), for the flushes
+        #: that waited for them: (writes committed before their batch, the
+        #: batch's end, what was refused). The last few: an older flush has
+        #: returned by now.
+        self._refused_adds: collections.deque[tuple[int, int, str]] = collections.deque(maxlen=100)
         self._progress = anyio.Event()
         #: Set (and replaced) by this member's commits and by the store's
         #: notifications of others' outcomes: what wait() sleeps on.

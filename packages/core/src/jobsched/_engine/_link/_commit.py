@@ -3,8 +3,11 @@
 The workers never wait on the store. ``submit`` and every outcome only append
 to a list; the *committer* task writes whatever has piled up while its last
 transaction ran (one round trip for many jobs, with no fixed delay), in order,
-fenced as ever. A batch that an outage interrupted stays until it is written;
-the committer also prunes the store's history every
+fenced as ever. A batch that an outage interrupted stays until it is written.
+A batch of new jobs or outcomes the store refuses for one job's data
+(:class:`JobDataError`) is written again in halves until that job is alone:
+it fails alone, the rest are written, and the common batch stays one call.
+The committer also prunes the store's history every
 ``_timing.prune_every(history_limit)`` outcomes.
 """
 
@@ -14,13 +17,17 @@ import contextlib
 import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any
 
 import anyio
 
+from ..._enums import JobStatus
 from ..._exceptions import StoreUnavailableError
 from ..._log import logger
 from ...store._codec import BIG
+from ...store._errors import JobDataError
 from ...store._rows import Change, NewJob, Outcome
 from . import _timing
 from ._retry import LinkClosed, Retrying
@@ -45,6 +52,21 @@ class Batch:
     #: Steps written so far (add, record, cancel, put, remove: the non-empty ones).
     step: int = 0
     changes: list[Change] = field(default_factory=list)
+    #: The current step's items still to write, in parts, once the store
+    #: refused the step whole for one job's data (None: not split).
+    parts: list[list[Any]] | None = None
+    #: New jobs the store refused, each said in a line (for flush()).
+    refused: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Split:
+    """How a step is written in parts: its items, a write of some of them,
+    and what one item the store refuses alone becomes (the changes it makes)."""
+
+    items: list[Any]
+    write: Callable[[list[Any]], Awaitable[list[Change]]]
+    refuse: Callable[[Any, JobDataError], Awaitable[list[Change]]]
 
 
 class Committing(Retrying):
@@ -126,8 +148,12 @@ class Committing(Retrying):
         :raises StoreUnavailableError: the store stayed unavailable for
             that long during this wait. The writes stay queued and are
             written when it is back.
+        :raises ValueError: the store refused a job submitted before this
+            call for its data (a value it cannot keep); the message names
+            it. The other writes are committed.
         """
         target = self._appended
+        since = self._committed
         started = time.monotonic()
         while self._committed < target:
             limit = _timing.UNAVAILABLE_WAIT if patience is None else patience
@@ -159,6 +185,13 @@ class Committing(Retrying):
                     raise self._unavailable(target, limit)
         if self._error is not None:
             raise self._error
+        refused = [said for low, high, said in self._refused_adds if low < target and high > since]
+        if refused:
+            raise ValueError(
+                "; ".join(refused) + ". The other jobs are committed; the refused ones "
+                "are cancelled here and not in the store: submit them again with values "
+                "the store can keep"
+            )
 
     def _unavailable(self, target: int, waited: float | None = None) -> StoreUnavailableError:
         outage = self._outage
@@ -296,21 +329,39 @@ class Committing(Retrying):
             return []
 
         # In this order, each step once: a step that failed is retried alone,
-        # so the steps before it are never written twice.
-        steps: list[Callable[[], Awaitable[list[Change]]]] = []
+        # so the steps before it are never written twice. Adds and outcomes
+        # are written in parts if the store refuses one job's data.
+        steps: list[tuple[Callable[[], Awaitable[list[Change]]], Split | None]] = []
         if batch.adds:
-            steps.append(lambda: store.add(batch.adds, batch.now))
+            steps.append(
+                (
+                    lambda: store.add(batch.adds, batch.now),
+                    Split(batch.adds, lambda part: store.add(part, batch.now), self._refuse_add),
+                )
+            )
         if batch.outcomes:
-            steps.append(record)
+            steps.append((record, Split(batch.outcomes, self._record_part, self._refuse_outcome)))
         if batch.cancels:
-            steps.append(lambda: store.cancel(batch.cancels, batch.now))
+            steps.append((lambda: store.cancel(batch.cancels, batch.now), None))
         if batch.schedules:
-            steps.append(put)
+            steps.append((put, None))
         if batch.unscheduled:
-            steps.append(remove)
+            steps.append((remove, None))
         try:
             while batch.step < len(steps):
-                batch.changes += await self._call("writing", steps[batch.step], give_up=give_up)
+                whole, split = steps[batch.step]
+                if batch.parts is None:
+                    try:
+                        batch.changes += await self._call(
+                            "writing", whole, give_up=give_up, data=split is not None
+                        )
+                    except JobDataError:
+                        if split is None:
+                            raise
+                        batch.parts = [split.items]
+                if batch.parts is not None:
+                    assert split is not None
+                    await self._write_parts(batch, split, give_up)
                 batch.step += 1
         except StoreUnavailableError:
             raise  # given up: the batch stays, and nothing counts as committed
@@ -320,6 +371,8 @@ class Committing(Retrying):
             self._release_flushes(math.inf)
             raise
         self._batch = None
+        for said in batch.refused:
+            self._refused_adds.append((self._committed, batch.done, said))
         existed = [job.id for job in batch.adds if job.existed]
         if existed:
             self._host.existed(existed)  # before the flushes return: submit's view is right
@@ -353,6 +406,64 @@ class Committing(Retrying):
                 )
             except StoreUnavailableError:
                 self._outage.drop("pruning")
+
+    async def _write_parts(
+        self, batch: Batch, split: Split, give_up: Callable[[float], bool]
+    ) -> None:
+        """Write ``batch.parts`` in order, halving a part the store refuses
+        until the job it refuses is alone (``split.refuse`` it). Kept on the
+        batch: an outage given up on resumes at the first part not written."""
+        parts = batch.parts
+        assert parts is not None
+        while parts:
+            part = parts[0]
+            try:
+                batch.changes += await self._call(
+                    "writing", partial(split.write, part), give_up=give_up, data=True
+                )
+            except JobDataError as exc:
+                if len(part) > 1:
+                    half = len(part) // 2
+                    parts[:1] = [part[:half], part[half:]]
+                    continue
+                batch.changes += await self._call(
+                    "writing", partial(split.refuse, part[0], exc), give_up=give_up
+                )
+            parts.pop(0)
+        batch.parts = None
+
+    async def _record_part(self, outcomes: list[Outcome]) -> list[Change]:
+        return (await self.store.record(self.owner, outcomes)).changes
+
+    async def _refuse_outcome(self, out: Outcome, exc: JobDataError) -> list[Change]:
+        """The store cannot keep ``out`` (its error text, traceback or result):
+        the same end of the attempt is written with the refusal as its error,
+        and no traceback or result (a completion without its result ends
+        FAILED), fenced as any outcome. A retry stays a retry: a job whose
+        every attempt is refused ends FAILED after its retries."""
+        error = f"the store refused this attempt's outcome (its error text or result): {exc}"
+        status = JobStatus.FAILED if out.status is JobStatus.COMPLETED else out.status
+        kept = replace(out, status=status, result=None, error=error, traceback=None)
+        try:
+            recorded = await self.store.record(self.owner, [kept])
+        except JobDataError as again:
+            # Not even the refusal fits (a store that refuses every text?):
+            # the lease lapses and the job runs again, rather than a scheduler ending.
+            logger.error("job-%d: the store refused its outcome and its failure: %s", out.id, again)
+            return []
+        if out.id not in recorded.refused:
+            logger.warning("job-%d: %s; stored %s with that error", out.id, error, status.value)
+        return recorded.changes
+
+    async def _refuse_add(self, job: NewJob, exc: JobDataError) -> list[Change]:
+        """The store cannot keep ``job``: it is cancelled here, and the
+        flushes that waited for it raise ``ValueError`` naming it."""
+        said = f"the store refused job-{job.id} ({job.name!r}): {exc}"
+        logger.warning("%s; it is cancelled", said)
+        batch = self._batch
+        assert batch is not None
+        batch.refused.append(said)
+        return [Change(job.id, JobStatus.CANCELLED, f"the store refused this job: {exc}")]
 
     def _release_flushes(self, committed: float) -> None:
         waiting = []

@@ -3,8 +3,10 @@
 A store call that fails with :class:`StoreUnavailableError` (the store's mark
 for a transient failure: a dropped connection, a locked or full database) is
 retried with capped, jittered backoff (``_timing.STORE_BACKOFF``), and never
-ends the scheduler. Any other exception is a bug, and ends the scheduler as it
-always did.
+ends the scheduler. A :class:`JobDataError` (a value of one job the store
+cannot keep) is its caller's to handle (``_commit``). Any other exception is a
+bug, logged as one in a line that says where to report it, and ends the
+scheduler as it always did.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import TypeVar
 
 import anyio
 
-from ..._exceptions import StoreUnavailableError
+from ..._exceptions import SchedulerError, StoreUnavailableError
+from ..._log import logger
+from ...store._errors import REPORT_BUGS, JobDataError
 from . import _timing
 from ._base import LinkBase
 
@@ -36,12 +40,18 @@ class Retrying(LinkBase):
         call: Callable[[], Awaitable[T]],
         *,
         give_up: Callable[[float], bool] | None = None,
+        own: bool = True,
+        data: bool = False,
     ) -> T:
         """``call()`` until it succeeds; a StoreUnavailableError is retried.
 
         Each call runs shielded, so its caller knows whether it finished.
         ``give_up(seconds failing)`` True re-raises the error instead; without
         it, the link closing ends the retries with :class:`LinkClosed`.
+        ``own``: a call of the link's tasks, which any other error ends
+        (logged as a bug); a caller's own read raises it to that caller.
+        ``data``: the caller handles a :class:`JobDataError` (``_commit``);
+        elsewhere it is an error like any other.
         """
         failures = 0
         first = 0.0
@@ -61,6 +71,26 @@ class Retrying(LinkBase):
                     raise LinkClosed() from exc
                 await self._backoff(failures)
                 continue
+            except Exception as exc:
+                if not own or (data and isinstance(exc, JobDataError)):
+                    raise
+                if isinstance(exc, SchedulerError):
+                    # The store's own word for a state no retry mends (a
+                    # corrupt file): it ends the scheduler, said as it is.
+                    logger.error("%s", exc)
+                    raise
+                # Neither an outage nor one job's data: nothing the scheduler
+                # can do about it but stop, and say whose bug it is.
+                logger.critical(
+                    "a bug in jobsched or in the store %s ended a store call (%s: %s: %s): "
+                    "report it with this traceback at %s",
+                    self._outage.url,
+                    what,
+                    type(exc).__name__,
+                    " ".join(str(exc).split()),
+                    REPORT_BUGS,
+                )
+                raise
             self._ok(what)
             return result
 
@@ -82,7 +112,7 @@ class Retrying(LinkBase):
             return self.closing or failing >= limit
 
         try:
-            return await self._call(what, call, give_up=give_up)
+            return await self._call(what, call, give_up=give_up, own=False)
         except BaseException:
             # Given up, or the caller cancelled (a wait's timeout): the call
             # is not failing any more, so the outage can end without it.

@@ -217,3 +217,41 @@ async def test_big_results_are_written_with_their_batch_and_fenced(store: JobSto
         3: (S.COMPLETED, big[1]),
         4: (S.RUNNING, None),
     }
+
+
+#: Texts some databases cannot keep: NUL (PostgreSQL), a lone surrogate (any
+#: store that encodes text as UTF-8).
+HOSTILE = ["NUL \x00 byte", "half \ud800 a pair"]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=["nul", "surrogate"])
+async def test_a_text_the_store_cannot_keep_is_kept_or_refused_as_data(
+    store: JobStore, text: str
+) -> None:
+    """Kept as it is, or refused with JobDataError and nothing of the call
+    written (so the scheduler can write the call's other jobs without it):
+    never another exception, and the store works on."""
+    from jobsched.store import JobDataError
+
+    await store.add([new(1), new(2)], NOW)
+    assert len(await store.claim("m1", 2, {"async": 99}, NOW, 30)) == 2
+    try:
+        await store.record("m1", [done(1), done(2, status=S.FAILED, error=text)])
+    except JobDataError:
+        one = await store.fetch(1)
+        assert one is not None and one.status is S.RUNNING  # the call wrote nothing
+        await store.record("m1", [done(1), done(2, status=S.FAILED, error="E: replaced")])
+    else:
+        two = await store.fetch(2)
+        assert two is not None and two.last_error == text
+    assert [(await store.fetch(i)).status for i in (1, 2)] == [S.COMPLETED, S.FAILED]  # type: ignore[union-attr]
+    named = NewJob(4, text, "async", (0.0,), NOW, NOW, b"P")
+    try:
+        await store.add([new(3), named], NOW)
+    except JobDataError:
+        assert await store.fetch(3) is None  # the call wrote nothing
+        await store.add([new(3)], NOW)
+    else:
+        four = await store.fetch(4)
+        assert four is not None and four.name == text
+    assert await store.fetch(3) is not None
