@@ -74,6 +74,14 @@ class LinkHost:
                 rooms[name] = max(0, min(wanted, bound - holding[name]))
         return wanted, rooms
 
+    def starting(self) -> int:
+        """Of the jobs claimed now, how many start at once: as many as idle
+        workers are left after the jobs already claimed. The store counts
+        the others' attempts only when they start (``_take_claimed``), so a
+        member that dies or stops holding them hands them back uncounted."""
+        s = self._scheduler
+        return max(0, len(s._idle_workers) - len(s._claimed))
+
     def ahead(self) -> int:
         """How many claimed jobs to hold beyond the idle workers (prefetch).
 
@@ -123,6 +131,7 @@ class LinkHost:
             job = claimed.popleft()
             claimed_at.popleft()
             number = job._jobsched_id
+            s._ahead.discard(number)
             if job.status._terminal or s._held.pop(number, None) is None:  # type: ignore[attr-defined]
                 continue
             numbers.append(number)
@@ -230,6 +239,8 @@ class LinkHost:
                 s._after_failure(job, WORKER_LOST, True, False)
                 continue
             job.attempts = claim.attempt - 1  # the worker counts the attempt
+            if not claim.started:
+                s._ahead.add(number)  # its start is written when a worker takes it
             s._claimed.append(job)
             s._claimed_at.append(claimed_now)
         # One worker: it runs the claimed jobs that never suspend back to

@@ -44,6 +44,10 @@ class Host(Protocol):
     def handed_back(self, numbers: Collection[int]) -> None:
         """The store took back jobs :meth:`stale_claims` gave."""
 
+    def starting(self) -> int:
+        """How many of the jobs claimed now start at once (idle workers wait
+        for them); the rest are claimed ahead of the workers."""
+
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Take claimed jobs: queue them for the workers, or settle lost ones."""
 
@@ -70,6 +74,17 @@ class Host(Protocol):
         """The scheduler's ``num_workers``, for the members list."""
 
 
+def _takes(method: Callable[..., object], name: str) -> bool:
+    """Whether ``method`` takes the keyword ``name`` (a store written before
+    it was part of the seam does not)."""
+    import inspect
+
+    try:
+        return name in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 class LinkBase:
     """The link's state: set here, used by every layer above."""
 
@@ -93,6 +108,13 @@ class LinkBase:
         self._last_seq = 0
         self._adds: list[NewJob] = []
         self._outcomes: list[Outcome] = []
+        #: Starts of jobs claimed ahead: (id, attempt, wall-clock start).
+        self._starts: list[tuple[int, int, float]] = []
+        #: Whether the store's claim takes ``starting`` (see JobStore.claim):
+        #: then jobs claimed ahead are not started until their start is written.
+        self.claims_ahead = _takes(store.claim, "starting")
+        #: Set when no claim is on its way (see StoreLink.claims_settled).
+        self._claim_settled: anyio.Event | None = None
         self._cancels: list[int] = []
         self._schedules: list[tuple[str, bytes, float]] = []
         self._unscheduled: list[str] = []

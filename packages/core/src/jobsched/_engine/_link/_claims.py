@@ -85,7 +85,11 @@ class StoreLink(Leasing):
         )
 
     async def _claim(
-        self, limit: int, executors: Mapping[str, int], queue_room: Mapping[str, int] | None
+        self,
+        limit: int,
+        executors: Mapping[str, int],
+        queue_room: Mapping[str, int] | None,
+        starting: int,
     ) -> list[Claimed]:
         store = self.store
         if self._renew_first:
@@ -100,6 +104,8 @@ class StoreLink(Leasing):
             if self.queues is None and queue_room is None
             else {"queues": self.queues, "queue_room": queue_room}
         )
+        if self.claims_ahead:
+            named["starting"] = starting
         return await store.claim(
             self.owner,
             limit,
@@ -124,11 +130,19 @@ class StoreLink(Leasing):
             looked_at = self._wall()
             if limit > 0 and executors:
                 queue_room = host.queue_room(limit)
-                claims = await self._call(
-                    "claiming jobs", functools.partial(self._claim, limit, executors, queue_room)
-                )
-                if claims:
-                    host.claimed(claims)
+                starting = host.starting()
+                # A stop waits for this claim's reply (claims_settled), so
+                # that the jobs it brings are handed back, not left leased.
+                settled = self._claim_settled = anyio.Event()
+                try:
+                    claims = await self._call(
+                        "claiming jobs",
+                        functools.partial(self._claim, limit, executors, queue_room, starting),
+                    )
+                    if claims:
+                        host.claimed(claims)
+                finally:
+                    settled.set()
             # Schedules fire whether or not a worker is free: their jobs queue.
             # While the workers are busy or claims keep finding work, the
             # look waits SCHEDULES_EVERY; an idle member looks every pass.
@@ -164,6 +178,18 @@ class StoreLink(Leasing):
                     wait = min(wait, max(0.0, due - self._wall()))
             with anyio.move_on_after(wait):
                 await self._claim_wakeup.wait()
+
+    async def claims_settled(self, patience: float) -> bool:
+        """Wait until no claim is on its way (its jobs handed to the host),
+        for ``patience`` seconds at most; whether none is. The host claims
+        nothing new once it is stopping, so after this every job this
+        member claimed is in the host's hands: a stop hands them back."""
+        settled = self._claim_settled
+        if settled is None:
+            return True
+        with anyio.move_on_after(patience):
+            await settled.wait()
+        return settled.is_set()
 
     async def _report_unknown_keys(self) -> None:
         """Log an ERROR, once per key id, for jobs this member never claims

@@ -44,6 +44,8 @@ class Batch:
     #: Steps written so far (add, record, cancel, put, remove: the non-empty ones).
     step: int = 0
     changes: list[Change] = field(default_factory=list)
+    #: Starts of jobs claimed ahead: written before the outcomes.
+    starts: list[tuple[int, int, float]] = field(default_factory=list)
 
 
 class Committing(Retrying):
@@ -58,6 +60,12 @@ class Committing(Retrying):
     def record(self, outcome: Outcome) -> None:
         """Queue an attempt's outcome for the next group commit."""
         self._outcomes.append(outcome)
+        self._appended += 1
+        self._commit_wakeup.set()
+
+    def start(self, job_id: int, attempt: int, at: float) -> None:
+        """Queue the start of a job claimed ahead for the next group commit."""
+        self._starts.append((job_id, attempt, at))
         self._appended += 1
         self._commit_wakeup.set()
 
@@ -178,6 +186,7 @@ class Committing(Retrying):
         return bool(
             self._batch
             or self._adds
+            or self._starts
             or self._outcomes
             or self._cancels
             or self._schedules
@@ -222,8 +231,9 @@ class Committing(Retrying):
             self._unscheduled,
             self._appended,
             self._wall(),
+            starts=self._starts,
         )
-        self._adds, self._outcomes, self._cancels = [], [], []
+        self._adds, self._outcomes, self._cancels, self._starts = [], [], [], []
         self._schedules, self._unscheduled = [], []
         return batch
 
@@ -235,6 +245,10 @@ class Committing(Retrying):
 
         async def record() -> list[Change]:
             return (await store.record(self.owner, batch.outcomes)).changes
+
+        async def start() -> list[Change]:
+            await store.start(self.owner, batch.starts)
+            return []
 
         async def put() -> list[Change]:
             await store.put_schedules(batch.schedules)
@@ -249,6 +263,8 @@ class Committing(Retrying):
         steps: list[Callable[[], Awaitable[list[Change]]]] = []
         if batch.adds:
             steps.append(lambda: store.add(batch.adds, batch.now))
+        if batch.starts:
+            steps.append(start)
         if batch.outcomes:
             steps.append(record)
         if batch.cancels:
