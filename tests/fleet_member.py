@@ -5,8 +5,9 @@
 PostgreSQL store, prints ``ready PID``, then serves one command per line of
 its standard input, answering each on one line of its standard output:
 
-- ``submit KIND N [RATE_KEY]``: N jobs (``record``, ``hold``, ``special``),
-  committed; answers their ids, space-separated.
+- ``submit KIND N [RATE_KEY]``: N jobs (``record``, ``once``: a record
+  job with no retries, ``hold``, ``special``), committed; answers their ids,
+  space-separated.
 - ``cancel JOB_ID``: answers ``True`` or ``False``.
 - ``fetch JOB_ID``: the job as the store has it, as JSON.
 - ``join``: waits until no job in the store is unfinished; answers ``joined``.
@@ -52,6 +53,8 @@ def make(kind: str, folder: str, rate_key: str | None) -> js.Job:
     log = str(Path(folder) / "log")
     if kind == "record":
         return fleet_jobs.Record(log, rate_key=rate_key)
+    if kind == "once":
+        return fleet_jobs.Record(log, rate_key=rate_key, retry=js.RetryPolicy(max_retries=0))
     if kind == "hold":
         return fleet_jobs.Hold(folder, retry=fleet_jobs.QUICK_RETRY, timeout=None)
     if kind == "special":

@@ -308,3 +308,90 @@ async def test_a_hand_back_the_store_refuses_waits_for_the_stop(
     assert {job_id: [w for w, _ in seen] for job_id, seen in runs(log).items()} == {
         job_id: ["start", "end"] for job_id in behind
     }
+
+
+async def running_rows(db: str) -> int:
+    """How many rows the store holds RUNNING (under any member)."""
+    store = js.open_store(db)
+    await store.open()
+    try:
+        counts = await store.counts()
+    finally:
+        await store.close()
+    return sum(n for (status, _), n in counts.items() if status is S.RUNNING)
+
+
+async def test_a_claim_whose_reply_comes_during_stop_is_handed_back(db: str) -> None:
+    """Issue 32: a claim on its way when stop() began brought jobs after the
+    stop had collected what to hand back; they stayed RUNNING under the
+    stopped member until its lease ran out, then lost an attempt. The stop
+    now waits for that claim and hands its jobs back uncounted."""
+    jobs = await enqueue(db, [Noop("noop") for _ in range(20)])
+    s = js.JobScheduler(store=db, num_workers=4)
+    link = s._link
+    assert link is not None
+    store, claim = link.store, link.store.claim
+    asked, stopping = anyio.Event(), anyio.Event()
+    got: list[int] = []
+
+    async def late(*args: Any, **kwargs: Any) -> Any:
+        asked.set()
+        await stopping.wait()  # the reply comes once stop() has begun
+        claims = await claim(*args, **kwargs)
+        got.append(len(claims))
+        return claims
+
+    store.claim = late  # type: ignore[method-assign]
+    wake_all = s._wake_all
+
+    def stop_begins() -> None:
+        stopping.set()
+        wake_all()
+
+    s._wake_all = stop_begins  # type: ignore[method-assign]
+    async with s:
+        with anyio.fail_after(60):
+            await asked.wait()
+            await s.stop(grace=2)
+    assert got and got[0] > 0, got  # the claim took jobs while the member stopped
+    assert await running_rows(db) == 0
+    async with js.JobScheduler(store=db, num_workers=0) as reader:
+        for job_id in jobs:
+            stored = await reader.fetch(job_id)
+            assert (stored.status, stored.attempts) == (S.PENDING, 0), stored
+
+
+async def test_fifty_stops_under_load_leave_no_row_running(db: str) -> None:
+    """A member stopped while it claims ahead, 50 times: every job it claimed
+    is finished or handed back uncounted by the time stop() returns."""
+    # Enough for every round (each runs a few dozen, one claim's worth).
+    await enqueue_many(db, 10_000)
+    for _ in range(50):
+        s = js.JobScheduler(store=db, num_workers=4)
+        finished = anyio.Event()
+        count = 0
+
+        def done(job: js.Job, old: js.JobStatus, new: js.JobStatus) -> None:
+            nonlocal count
+            if new is S.COMPLETED:
+                count += 1
+                if count == 20:
+                    finished.set()
+
+        s.add_listener(done)
+        async with s:
+            with anyio.fail_after(60):
+                await finished.wait()
+                await s.stop(grace=2)
+        assert await running_rows(db) == 0
+    async with js.JobScheduler(store=db, num_workers=0) as reader:
+        counts = await reader._link.store.counts()  # type: ignore[union-attr]
+    # Handed back uncounted: nothing failed, nothing waits for a retry.
+    assert {status for status, _ in counts} <= {S.COMPLETED, S.PENDING}, counts
+
+
+async def enqueue_many(db: str, count: int) -> None:
+    async with js.JobScheduler(store=db, num_workers=0) as producer:
+        for _ in range(count):
+            producer.submit(Noop("noop"))
+        await producer.flush()
