@@ -97,6 +97,10 @@ async def serve(s: js.JobScheduler, folder: str) -> None:
 
 async def main(argv: list[str]) -> None:
     args = parse_args(argv)
+    if "FLEET_OUTCOMES_WAITING_MAX" in os.environ:  # a measurement's knob
+        from jobsched._engine._link import _timing
+
+        _timing.OUTCOMES_WAITING_MAX = int(os.environ["FLEET_OUTCOMES_WAITING_MAX"])
     store = js.open_store(args.url, secret=SECRET, lease=args.lease)
     options: dict[str, Any] = {}
     if args.special:

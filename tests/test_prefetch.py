@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import durable_jobs
 import pytest
 from durable_jobs import Gated, Noop, Note, runs
@@ -368,20 +369,10 @@ async def test_fifty_stops_under_load_leave_no_row_running(db: str) -> None:
     await enqueue_many(db, 10_000)
     for _ in range(50):
         s = js.JobScheduler(store=db, num_workers=4)
-        finished = anyio.Event()
-        count = 0
-
-        def done(job: js.Job, old: js.JobStatus, new: js.JobStatus) -> None:
-            nonlocal count
-            if new is S.COMPLETED:
-                count += 1
-                if count == 20:
-                    finished.set()
-
-        s.add_listener(done)
+        s.add_listener(finished := Completions(20))
         async with s:
             with anyio.fail_after(60):
-                await finished.wait()
+                await finished.event.wait()
                 await s.stop(grace=2)
         assert await running_rows(db) == 0
     async with js.JobScheduler(store=db, num_workers=0) as reader:
@@ -390,8 +381,66 @@ async def test_fifty_stops_under_load_leave_no_row_running(db: str) -> None:
     assert {status for status, _ in counts} <= {S.COMPLETED, S.PENDING}, counts
 
 
+class Completions:
+    """A listener whose ``event`` is set at the ``count``-th completion."""
+
+    def __init__(self, count: int) -> None:
+        self.left = count
+        self.event = anyio.Event()
+        self._next = anyio.Event()
+
+    def __call__(self, job: js.Job, old: js.JobStatus, new: js.JobStatus) -> None:
+        if new is S.COMPLETED:
+            self.left -= 1
+            if self.left == 0:
+                self.event.set()
+            self._next.set()
+            self._next = anyio.Event()
+
+    async def changed(self) -> None:
+        """Return at the next completion."""
+        await self._next.wait()
+
+
 async def enqueue_many(db: str, count: int) -> None:
     async with js.JobScheduler(store=db, num_workers=0) as producer:
         for _ in range(count):
             producer.submit(Noop("noop"))
         await producer.flush()
+
+
+async def test_workers_wait_for_the_commit_once_outcomes_pile_up(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: short jobs outran a lagging commit and hundreds of outcomes
+    waited for it, each a job a kill -9 runs again. Once OUTCOMES_WAITING_MAX
+    wait for the next commit (the batch being written aside), the workers
+    start no more held jobs until a commit ends."""
+    monkeypatch.setattr(_timing, "OUTCOMES_WAITING_MAX", 8)
+    await enqueue_many(db, 200)
+    s = js.JobScheduler(store=db, num_workers=4)
+    link = s._link
+    assert link is not None
+    record, writing, release = link.store.record, anyio.Event(), anyio.Event()
+
+    async def stuck(owner: str, outcomes: Any) -> Any:
+        writing.set()
+        await release.wait()  # a commit that lags
+        return await record(owner, outcomes)
+
+    link.store.record = stuck  # type: ignore[method-assign]
+    s.add_listener(piled := Completions(-1))
+    async with s:
+        with anyio.fail_after(60):
+            await writing.wait()
+            while len(link._outcomes) < 8:
+                await piled.changed()
+            for _ in range(200):  # the workers had every chance to run more
+                await anyio.lowlevel.checkpoint()
+            assert len(link._outcomes) == 8
+            assert s._claimed, "jobs wait claimed, not started"
+            release.set()
+            await s.join()
+    async with js.JobScheduler(store=db, num_workers=0) as reader:
+        counts = await reader._link.store.counts()  # type: ignore[union-attr]
+    assert counts == {(S.COMPLETED, "async"): 200}

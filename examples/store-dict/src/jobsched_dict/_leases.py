@@ -142,6 +142,8 @@ class Leases(JobStore):
                 recorded.refused.append(out.id)
                 continue
             asked = out
+            if out.started_at is not None:  # claimed ahead: its start comes with its end
+                row.started_at = out.started_at
             if out.status is S.RETRY_WAIT and row.cancel_requested:
                 # Cancelled while it ran: no retry, or the next claim would lose the cancel.
                 out = Outcome(out.id, out.attempt, S.CANCELLED, out.finished_at, error="cancelled")

@@ -339,6 +339,14 @@ class LinkHost:
             elif row is not None:
                 link.wake_claimer()
 
+    def committed(self) -> None:
+        """Workers that found too many outcomes waiting (``_take_claimed``)
+        take claimed jobs again: one is woken, and it wakes the next as a
+        job suspends, as for a claim."""
+        s = self._scheduler
+        if s._claimed and s._idle_workers:
+            s._idle_workers.popleft().set()
+
     def cancel_held(self, ids: Collection[int]) -> None:
         """Cancels asked for in the store, of jobs this member holds."""
         s = self._scheduler

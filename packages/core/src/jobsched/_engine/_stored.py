@@ -87,6 +87,11 @@ class Stored(Dispatch):
     def _take_claimed(self) -> Job | None:
         """The workers' take-next on a durable store: the next claimed job."""
         claimed, claimed_at = self._claimed, self._claimed_at
+        link = self._link
+        if claimed and link is not None and link.outcomes_piled_up():
+            # Short jobs outran a lagging commit: wait for it (committed()
+            # wakes a worker), so that a crash re-runs only what had to wait.
+            return None
         while claimed:
             job = claimed.popleft()
             claimed_at.popleft()

@@ -187,7 +187,9 @@ class JobStore(OperatorSide, ABC):
         """Write outcomes, each fenced on (owner, attempt), and apply the
         dependency cascade of every terminal one. A completion clears the
         job's ``last_error`` and ``last_traceback`` (an earlier attempt's
-        error stays in its attempt's row)."""
+        error stays in its attempt's row). An outcome with ``started_at``
+        (a job claimed ahead that started and ended within one group
+        commit) sets the attempt's start too."""
 
     @abstractmethod
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:

@@ -97,6 +97,10 @@ class Outcome:
     result: bytes | None = None
     error: str | None = None
     traceback: str | None = None
+    #: When the attempt started, for a job claimed ahead whose start was not
+    #: written before (``JobStore.start``): the store writes it with the
+    #: outcome, one write instead of two. None: the start is the row's.
+    started_at: float | None = None
 
     @property
     def plain(self) -> bool:

@@ -66,6 +66,9 @@ class Host(Protocol):
     def cancel_held(self, ids: Collection[int]) -> None:
         """Someone asked to cancel these jobs, which this member holds."""
 
+    def committed(self) -> None:
+        """A group commit ended: workers that waited for it may start jobs."""
+
     async def fire_schedules(self, due: Sequence[DueSchedule]) -> None:
         """Make the fires of stored schedules this member claimed."""
 
@@ -205,6 +208,16 @@ class LinkBase:
         return seq
 
     # ── waiting, waking and closing ───────────────────────────────────────
+
+    def outcomes_piled_up(self) -> bool:
+        """Whether OUTCOMES_WAITING_MAX outcomes or more wait for the next
+        group commit. The batch being written is not counted: the workers
+        fill the next one meanwhile, so the committer never waits for them
+        (counting it cost a loaded database a third of its throughput). A
+        batch is taken from at most OUTCOMES_WAITING_MAX outcomes (and
+        those of the attempts in flight), so at most twice that many wait
+        for a commit at any time, however slow the database."""
+        return len(self._outcomes) >= _timing.OUTCOMES_WAITING_MAX
 
     def next_progress(self) -> anyio.Event:
         """The event this member's next commit sets."""

@@ -223,6 +223,20 @@ class Committing(Retrying):
             writing.set()
 
     def _take_batch(self) -> Batch:
+        starts = self._starts
+        if starts and self._outcomes:
+            # A job that started and ended since the last commit: its start
+            # goes with its outcome (one write of its row, not two), which
+            # for short jobs claimed ahead is nearly every start.
+            ended = {(o.id, o.attempt): o for o in self._outcomes}
+            left = []
+            for start in starts:
+                outcome = ended.get(start[:2])
+                if outcome is None:
+                    left.append(start)
+                else:
+                    outcome.started_at = start[2]
+            starts = left
         batch = Batch(
             self._adds,
             self._outcomes,
@@ -231,7 +245,7 @@ class Committing(Retrying):
             self._unscheduled,
             self._appended,
             self._wall(),
-            starts=self._starts,
+            starts=starts,
         )
         self._adds, self._outcomes, self._cancels, self._starts = [], [], [], []
         self._schedules, self._unscheduled = [], []
@@ -285,6 +299,7 @@ class Committing(Retrying):
             self._release_flushes(math.inf)
             raise
         self._batch = None
+        self._host.committed()
         existed = [job.id for job in batch.adds if job.existed]
         if existed:
             self._host.existed(existed)  # before the flushes return: submit's view is right

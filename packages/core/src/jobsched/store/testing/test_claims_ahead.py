@@ -79,6 +79,24 @@ async def test_a_start_is_written_fenced_on_owner_and_attempt(store: JobStore) -
     assert (await store.record("m1", [done])).refused == []
 
 
+async def test_an_outcome_carries_the_start_of_a_job_claimed_ahead(store: JobStore) -> None:
+    """A job that started and ended within one group commit: its start comes
+    with its outcome (plain, or not), one write instead of two."""
+    await store.add([new(1), new(2), new(3)], NOW)
+    await store.claim("m1", 3, ROOM, NOW, 30, starting=0)
+    await store.start("m1", [(3, 1, NOW + 1)])
+    outcomes = [
+        Outcome(1, 1, S.COMPLETED, NOW + 3, started_at=NOW + 2),
+        Outcome(2, 1, S.FAILED, NOW + 3, error="E: no", started_at=NOW + 2.5),
+        Outcome(3, 1, S.COMPLETED, NOW + 3),  # its start was written before
+    ]
+    assert (await store.record("m1", outcomes)).refused == []
+    starts = [await started_at(store, i) for i in (1, 2, 3)]
+    assert starts == [NOW + 2, NOW + 2.5, NOW + 1]
+    failed = [a for a in await store.attempts(job_id=2)]
+    assert [(a.started_at, a.status) for a in failed] == [(NOW + 2.5, S.FAILED)]
+
+
 async def test_a_dead_members_unstarted_jobs_are_handed_back_uncounted(
     store: JobStore, lapse: Lapse
 ) -> None:
