@@ -74,14 +74,6 @@ class LinkHost:
                 rooms[name] = max(0, min(wanted, bound - holding[name]))
         return wanted, rooms
 
-    def starting(self) -> int:
-        """Of the jobs claimed now, how many start at once: as many as idle
-        workers are left after the jobs already claimed. The store counts
-        the others' attempts only when they start (``_take_claimed``), so a
-        member that dies or stops holding them hands them back uncounted."""
-        s = self._scheduler
-        return max(0, len(s._idle_workers) - len(s._claimed))
-
     def ahead(self) -> int:
         """How many claimed jobs to hold beyond the idle workers (prefetch).
 

@@ -44,10 +44,6 @@ class Host(Protocol):
     def handed_back(self, numbers: Collection[int]) -> None:
         """The store took back jobs :meth:`stale_claims` gave."""
 
-    def starting(self) -> int:
-        """How many of the jobs claimed now start at once (idle workers wait
-        for them); the rest are claimed ahead of the workers."""
-
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Take claimed jobs: queue them for the workers, or settle lost ones."""
 

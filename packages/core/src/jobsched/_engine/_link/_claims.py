@@ -89,7 +89,6 @@ class StoreLink(Leasing):
         limit: int,
         executors: Mapping[str, int],
         queue_room: Mapping[str, int] | None,
-        starting: int,
     ) -> list[Claimed]:
         store = self.store
         if self._renew_first:
@@ -105,7 +104,11 @@ class StoreLink(Leasing):
             else {"queues": self.queues, "queue_room": queue_room}
         )
         if self.claims_ahead:
-            named["starting"] = starting
+            # None starts at the claim, not even for the workers idle now:
+            # a member killed between the claim's commit and their start
+            # would cost those jobs an attempt they never ran. Each start is
+            # written when a worker takes the job (_take_claimed).
+            named["starting"] = 0
         return await store.claim(
             self.owner,
             limit,
@@ -130,14 +133,13 @@ class StoreLink(Leasing):
             looked_at = self._wall()
             if limit > 0 and executors:
                 queue_room = host.queue_room(limit)
-                starting = host.starting()
                 # A stop waits for this claim's reply (claims_settled), so
                 # that the jobs it brings are handed back, not left leased.
                 settled = self._claim_settled = anyio.Event()
                 try:
                     claims = await self._call(
                         "claiming jobs",
-                        functools.partial(self._claim, limit, executors, queue_room, starting),
+                        functools.partial(self._claim, limit, executors, queue_room),
                     )
                     if claims:
                         host.claimed(claims)
