@@ -6,6 +6,25 @@ schedules that are due, and tells once about jobs this member never claims
 (signed by a key it lacks, or for an executor it has not installed). The
 store's ``watch`` wakes it between polls. :class:`StoreLink` is the whole
 link: this layer on the ones below.
+
+Claimed jobs are not attempts until they start (issue 32). A member claims
+more than its idle workers take (the claims ahead), and a member killed
+holding them must not cost them an attempt they never ran. Of the ways to
+tell the store which held jobs started, this one keeps the schema and the
+fence: the claim numbers the attempt as before (so an outcome is fenced on
+the same (owner, attempt), and ``release`` hands back as before) but
+leaves ``started_at`` empty (``claim(starting=0)``); the member writes each
+start in its group commit when a worker takes the job (``_take_claimed``),
+with the outcome itself when the job ends before that commit (one write of
+the row, so short jobs pay nothing). A takeover hands a row without a start
+back uncounted instead of failing it. Counting attempts only at the start
+would have moved the fence to a number the store has not written yet; a
+start written before the job runs would cost a round trip per job. The
+price: a job whose start was not committed when its member died runs
+again under the same attempt number, and a job that kills its member as
+it starts would be handed back for ever; so a job handed back by a
+takeover is started (counted) by its next claim, and it still runs out of
+attempts, at most two deaths each.
 """
 
 from __future__ import annotations
@@ -85,10 +104,7 @@ class StoreLink(Leasing):
         )
 
     async def _claim(
-        self,
-        limit: int,
-        executors: Mapping[str, int],
-        queue_room: Mapping[str, int] | None,
+        self, limit: int, executors: Mapping[str, int], queue_room: Mapping[str, int] | None
     ) -> list[Claimed]:
         store = self.store
         if self._renew_first:

@@ -41,7 +41,8 @@ class Batch:
     #: ``_appended`` when it was taken: committed once it is written.
     done: int
     now: float
-    #: Steps written so far (add, record, cancel, put, remove: the non-empty ones).
+    #: Steps written so far (add, start, record, cancel, put, remove: the
+    #: non-empty ones).
     step: int = 0
     changes: list[Change] = field(default_factory=list)
     #: Starts of jobs claimed ahead: written before the outcomes.
