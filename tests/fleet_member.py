@@ -9,7 +9,8 @@ its standard input, answering each on one line of its standard output:
   job with no retries, ``hold``, ``special``), committed; answers their ids,
   space-separated.
 - ``cancel JOB_ID``: answers ``True`` or ``False``.
-- ``fetch JOB_ID``: the job as the store has it, as JSON.
+- ``fetch JOB_ID``: the job as the store has it, as JSON (``started``:
+  whether the store holds its start).
 - ``join``: waits until no job in the store is unfinished; answers ``joined``.
 - ``use FOLDER``: later submits log to FOLDER (a test sharing the members
   keeps its own log); answers ``ok``.
@@ -82,6 +83,7 @@ async def serve(s: js.JobScheduler, folder: str) -> None:
                     "attempts": job.attempts,
                     "result": job.result,
                     "last_error": job.last_error,
+                    "started": job.started_at is not None,
                 }
             )
         elif command == "use":
