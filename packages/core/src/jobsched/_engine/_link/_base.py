@@ -112,6 +112,9 @@ class LinkBase:
         #: Whether the store's claim takes ``starting`` (see JobStore.claim):
         #: then jobs claimed ahead are not started until their start is written.
         self.claims_ahead = _takes(store.claim, "starting")
+        #: Stale claims whose hand-back the store refused (an outage): the
+        #: heartbeat tries again (see Leasing._hand_back_stale).
+        self._unreleased: list[int] = []
         #: Set when no claim is on its way (see StoreLink.claims_settled).
         self._claim_settled: anyio.Event | None = None
         self._cancels: list[int] = []
