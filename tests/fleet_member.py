@@ -5,11 +5,13 @@
 PostgreSQL store, prints ``ready PID``, then serves one command per line of
 its standard input, answering each on one line of its standard output:
 
-- ``submit KIND N [RATE_KEY]``: N jobs (``record``, ``hold``, ``special``;
-  ``nul`` and ``poison`` fail every attempt with a NUL, or the word POISON,
-  in their error), committed; answers their ids, space-separated.
+- ``submit KIND N [RATE_KEY]``: N jobs (``record``, ``once``: a record
+  job with no retries, ``hold``, ``special``; ``nul`` and ``poison`` fail
+  every attempt with a NUL, or the word POISON, in their error), committed;
+  answers their ids, space-separated.
 - ``cancel JOB_ID``: answers ``True`` or ``False``.
-- ``fetch JOB_ID``: the job as the store has it, as JSON.
+- ``fetch JOB_ID``: the job as the store has it, as JSON (``started``:
+  whether the store holds its start).
 - ``join``: waits until no job in the store is unfinished; answers ``joined``.
 - ``use FOLDER``: later submits log to FOLDER (a test sharing the members
   keeps its own log); answers ``ok``.
@@ -54,6 +56,8 @@ def make(kind: str, folder: str, rate_key: str | None) -> js.Job:
     log = str(Path(folder) / "log")
     if kind == "record":
         return fleet_jobs.Record(log, rate_key=rate_key)
+    if kind == "once":
+        return fleet_jobs.Record(log, rate_key=rate_key, retry=js.RetryPolicy(max_retries=0))
     if kind == "hold":
         return fleet_jobs.Hold(folder, retry=fleet_jobs.QUICK_RETRY, timeout=None)
     if kind == "special":
@@ -84,6 +88,7 @@ async def serve(s: js.JobScheduler, folder: str) -> None:
                     "attempts": job.attempts,
                     "result": job.result,
                     "last_error": job.last_error,
+                    "started": job.started_at is not None,
                 }
             )
         elif command == "use":
@@ -99,6 +104,10 @@ async def serve(s: js.JobScheduler, folder: str) -> None:
 
 async def main(argv: list[str]) -> None:
     args = parse_args(argv)
+    if "FLEET_OUTCOMES_WAITING_MAX" in os.environ:  # a measurement's knob
+        from jobsched._engine._link import _timing
+
+        _timing.OUTCOMES_WAITING_MAX = int(os.environ["FLEET_OUTCOMES_WAITING_MAX"])
     store = js.open_store(args.url, secret=SECRET, lease=args.lease)
     options: dict[str, Any] = {}
     if args.special:

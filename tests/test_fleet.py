@@ -184,6 +184,9 @@ def test_a_killed_member_s_running_jobs_run_again_and_only_those(
     members = fleet(*[("--lease", "3")] * 3)
     ids = members[0].ask("submit hold 9").split()
     wait_for("all 9 jobs started", lambda: len(lines(tmp_path, "start")) == 9)
+    # And their starts committed: a start the store never saw is no attempt
+    # (the job would go back uncounted and run again as attempt 1).
+    wait_for("their starts committed", lambda: all(members[0].fetch(i)["started"] for i in ids))
     by_member = Counter(pid for _, _, _, pid, _ in lines(tmp_path, "start"))
     victim = next(m for m in members if m.pid == by_member.most_common(1)[0][0])
     lost = {job_id for _, job_id, _, pid, _ in lines(tmp_path, "start") if pid == victim.pid}

@@ -14,7 +14,9 @@ jobs' own log say against the contract:
 - a completed job has its result, and ran to its end at least once;
 - nothing runs again after it ended, unless a crash came in between (the
   outcome died with the process: at-least-once), and no attempt number is
-  used twice;
+  used twice, unless a crash came in between (a start not yet committed
+  when the process died is no attempt in the store: the job, claimed ahead
+  of the workers, goes back uncounted);
 - no job starts before its delay, or before each upstream ended; a job whose
   upstream did not complete is cancelled and never starts;
 - a job that fails more often than its policy retries ends FAILED; one that
@@ -244,10 +246,19 @@ def _check(
         assert job.status.is_terminal, where
         starts = [at for what, _, at in runs if what == "start"]
         ends = [at for what, _, at in runs if what == "end"]
-        attempts = [attempt for what, attempt, _ in runs if what == "start"]
-        # Each start is a counted attempt, never one number twice.
-        assert len(set(attempts)) == len(attempts), where
-        assert max(attempts, default=0) <= job.attempts, where
+        numbered = [(attempt, at) for what, attempt, at in runs if what == "start"]
+        # Each start is a counted attempt, never one number twice, unless the
+        # process died before that start was committed: a job claimed ahead
+        # of the workers that the store never saw start goes back uncounted.
+        first: dict[int, float] = {}
+        for attempt, at in numbered:
+            if attempt in first:
+                assert any(first[attempt] < c < at for c in crashes), where
+            first[attempt] = at
+        # A start counts once it is committed: one whose process crashed
+        # right after it may not have been (handed back uncounted).
+        committed = [a for a, at in numbered if not any(c > at for c in crashes)]
+        assert max(committed, default=0) <= job.attempts, where
         if job.status is S.COMPLETED:
             assert job.result == index and ends, where
         # Nothing runs again after it ended, unless the process died between.

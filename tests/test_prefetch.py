@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import durable_jobs
 import pytest
 from durable_jobs import Gated, Noop, Note, runs
@@ -266,12 +267,15 @@ async def test_jobs_claimed_ahead_of_stuck_workers_go_back_to_the_store(
     }
 
 
-async def test_a_hand_back_the_store_refuses_waits_for_the_stop(
+async def test_a_hand_back_the_store_refuses_is_tried_again(
     db: str, gate: anyio.Event, tmp_path: Path
 ) -> None:
     """The store is unavailable when A hands back the jobs stuck behind its
-    workers: they stay A's (leases renewed, never run by A), and A's stop
-    hands them back, attempts uncounted, for the next member to run once."""
+    workers: they stay A's (leases renewed, never run by A) until A's next
+    heartbeat hands them back, attempts uncounted, for the next member to
+    run once. (They used to wait for A's stop: with workers that wait for a
+    commit an outage holds up, that was every job A held, for as long as A
+    ran.)"""
     log = str(tmp_path / "log")
     blocked = await enqueue(db, [Gated("gate", timeout=None) for _ in range(2)])
     behind = await enqueue(db, [Note(log, i) for i in range(6)])
@@ -281,22 +285,25 @@ async def test_a_hand_back_the_store_refuses_waits_for_the_stop(
     link = a._link
     assert link is not None
     release = link.store.release
-    refused = anyio.Event()
+    refused, retried = anyio.Event(), anyio.Event()
 
     async def unavailable(owner: str, ids: Any) -> None:
         if not refused.is_set():
             refused.set()
             raise js.StoreUnavailableError("the database went away")
         await release(owner, ids)
+        retried.set()
 
     link.store.release = unavailable  # type: ignore[method-assign]
     async with a:
         with anyio.fail_after(60):
             await claims.until(8)
             await refused.wait()  # the heartbeat's hand-back, after PREFETCH_STALE
+            await retried.wait()  # the next beat's
         async with js.JobScheduler(store=db, num_workers=0) as reader:
             for job_id in behind:
-                assert (await reader.fetch(job_id)).status is S.RUNNING  # still A's
+                back = await reader.fetch(job_id)
+                assert (back.status, back.attempts) == (S.PENDING, 0), back
         await a.stop(grace=0)
     gate.set()
     async with js.JobScheduler(store=db, num_workers=2) as again:
@@ -308,3 +315,138 @@ async def test_a_hand_back_the_store_refuses_waits_for_the_stop(
     assert {job_id: [w for w, _ in seen] for job_id, seen in runs(log).items()} == {
         job_id: ["start", "end"] for job_id in behind
     }
+
+
+async def running_rows(db: str) -> int:
+    """How many rows the store holds RUNNING (under any member)."""
+    store = js.open_store(db)
+    await store.open()
+    try:
+        counts = await store.counts()
+    finally:
+        await store.close()
+    return sum(n for (status, _), n in counts.items() if status is S.RUNNING)
+
+
+async def test_a_claim_whose_reply_comes_during_stop_is_handed_back(db: str) -> None:
+    """Issue 32: a claim on its way when stop() began brought jobs after the
+    stop had collected what to hand back; they stayed RUNNING under the
+    stopped member until its lease ran out, then lost an attempt. The stop
+    now waits for that claim and hands its jobs back uncounted."""
+    jobs = await enqueue(db, [Noop("noop") for _ in range(20)])
+    s = js.JobScheduler(store=db, num_workers=4)
+    link = s._link
+    assert link is not None
+    store, claim = link.store, link.store.claim
+    asked, stopping = anyio.Event(), anyio.Event()
+    got: list[int] = []
+
+    async def late(*args: Any, **kwargs: Any) -> Any:
+        asked.set()
+        await stopping.wait()  # the reply comes once stop() has begun
+        claims = await claim(*args, **kwargs)
+        got.append(len(claims))
+        return claims
+
+    store.claim = late  # type: ignore[method-assign]
+    wake_all = s._wake_all
+
+    def stop_begins() -> None:
+        stopping.set()
+        wake_all()
+
+    s._wake_all = stop_begins  # type: ignore[method-assign]
+    async with s:
+        with anyio.fail_after(60):
+            await asked.wait()
+            await s.stop(grace=2)
+    assert got and got[0] > 0, got  # the claim took jobs while the member stopped
+    assert await running_rows(db) == 0
+    async with js.JobScheduler(store=db, num_workers=0) as reader:
+        for job_id in jobs:
+            stored = await reader.fetch(job_id)
+            assert (stored.status, stored.attempts) == (S.PENDING, 0), stored
+
+
+async def test_fifty_stops_under_load_leave_no_row_running(db: str) -> None:
+    """A member stopped while it claims ahead, 50 times: every job it claimed
+    is finished or handed back uncounted by the time stop() returns."""
+    # Enough for every round (each runs a few dozen, one claim's worth).
+    await enqueue_many(db, 10_000)
+    for _ in range(50):
+        s = js.JobScheduler(store=db, num_workers=4)
+        s.add_listener(finished := Completions(20))
+        async with s:
+            with anyio.fail_after(60):
+                await finished.event.wait()
+                await s.stop(grace=2)
+        assert await running_rows(db) == 0
+    async with js.JobScheduler(store=db, num_workers=0) as reader:
+        counts = await reader._link.store.counts()  # type: ignore[union-attr]
+    # Handed back uncounted: nothing failed, nothing waits for a retry.
+    assert {status for status, _ in counts} <= {S.COMPLETED, S.PENDING}, counts
+
+
+class Completions:
+    """A listener whose ``event`` is set at the ``count``-th completion."""
+
+    def __init__(self, count: int) -> None:
+        self.left = count
+        self.event = anyio.Event()
+        self._next = anyio.Event()
+
+    def __call__(self, job: js.Job, old: js.JobStatus, new: js.JobStatus) -> None:
+        if new is S.COMPLETED:
+            self.left -= 1
+            if self.left == 0:
+                self.event.set()
+            self._next.set()
+            self._next = anyio.Event()
+
+    async def changed(self) -> None:
+        """Return at the next completion."""
+        await self._next.wait()
+
+
+async def enqueue_many(db: str, count: int) -> None:
+    async with js.JobScheduler(store=db, num_workers=0) as producer:
+        for _ in range(count):
+            producer.submit(Noop("noop"))
+        await producer.flush()
+
+
+async def test_workers_wait_for_the_commit_once_outcomes_pile_up(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: short jobs outran a lagging commit and hundreds of outcomes
+    waited for it, each a job a kill -9 runs again. Once OUTCOMES_WAITING_MAX
+    wait for the next commit (the batch being written aside), the workers
+    start no more held jobs until a commit ends."""
+    monkeypatch.setattr(_timing, "OUTCOMES_WAITING_MAX", 8)
+    await enqueue_many(db, 200)
+    s = js.JobScheduler(store=db, num_workers=4)
+    link = s._link
+    assert link is not None
+    record, writing, release = link.store.record, anyio.Event(), anyio.Event()
+
+    async def stuck(owner: str, outcomes: Any) -> Any:
+        writing.set()
+        await release.wait()  # a commit that lags
+        return await record(owner, outcomes)
+
+    link.store.record = stuck  # type: ignore[method-assign]
+    s.add_listener(piled := Completions(-1))
+    async with s:
+        with anyio.fail_after(60):
+            await writing.wait()
+            while len(link._outcomes) < 8:
+                await piled.changed()
+            for _ in range(200):  # the workers had every chance to run more
+                await anyio.lowlevel.checkpoint()
+            assert len(link._outcomes) == 8
+            assert s._claimed, "jobs wait claimed, not started"
+            release.set()
+            await s.join()
+    async with js.JobScheduler(store=db, num_workers=0) as reader:
+        counts = await reader._link.store.counts()  # type: ignore[union-attr]
+    assert counts == {(S.COMPLETED, "async"): 200}

@@ -86,12 +86,18 @@ class FlakyStore(SQLiteStore):
         self._trip("add")
         return await super().add(jobs, now)
 
-    async def claim(self, owner: str, *args: Any, **kw: Any) -> list[Claimed]:
+    async def claim(
+        self, owner: str, *args: Any, starting: int | None = None, **kw: Any
+    ) -> list[Claimed]:
         self._trip("claim")
-        claims = await super().claim(owner, *args, **kw)
+        claims = await super().claim(owner, *args, starting=starting, **kw)
         if self.claimed is not None:
             self.claimed.set()
         return claims
+
+    async def start(self, owner: str, starts: Sequence[tuple[int, int, float]]) -> None:
+        self._trip("start")
+        await super().start(owner, starts)
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
         self._trip("record")

@@ -50,6 +50,7 @@ class Leases(JobStore):
         tenants: Mapping[str | None, int] | None = None,
         queues: Collection[str] | None = None,
         queue_room: Mapping[str, int] | None = None,
+        starting: int | None = None,
     ) -> list[Claimed]:
         self._token_due = None
         if limit < 1:
@@ -75,13 +76,27 @@ class Leases(JobStore):
         ids = picker.take(want) if tenants is None else picker.round_robin(tenants, want)
         self._token_due = picker.save()
         started = []
-        for job_id in ids:
+        first = len(ids) if starting is None else starting
+        for n, job_id in enumerate(ids):
             row = state.jobs[job_id]
             row.status, row.owner, row.ran_by = S.RUNNING, owner, owner
-            row.lease_until, row.started_at, row.cancel_requested = until, now, False
+            row.lease_until, row.cancel_requested = until, False
+            # The first `starting` start now; the rest are claimed ahead of
+            # the workers, not started until the member says so (start()).
+            starts_now = n < first or row.handed_back
+            row.started_at = now if starts_now else None
+            row.handed_back = False
             row.attempts += 1
-            started.append(Claimed(row.id, row.attempts, row.payload))
+            started.append(Claimed(row.id, row.attempts, row.payload, started=starts_now))
         return claimed + started
+
+    async def start(self, owner: str, starts: Sequence[tuple[int, int, float]]) -> None:
+        for job_id, attempt, at in starts:
+            row = self._state.jobs.get(job_id)
+            if row is None or row.status is not S.RUNNING:
+                continue
+            if row.owner == owner and row.attempts == attempt:  # the fence
+                row.started_at = at
 
     def _take_over_lost(self, owner: str, limit: int, now: float, until: float) -> list[Claimed]:
         """Attempts whose owner is gone (its lease ran out, or a process of
@@ -91,6 +106,15 @@ class Leases(JobStore):
         lease = until - now
         taken: list[Claimed] = []
         for row in running:
+            assert row.lease_until is not None
+            if row.started_at is None and (
+                (row.lease_until < now and row.owner != owner) or row.owner in dead
+            ):
+                # Claimed ahead and never started: handed back, uncounted.
+                self._hand_back(row, now)
+        for row in running:
+            if row.status is not S.RUNNING:
+                continue
             if len(taken) == limit:
                 break
             assert row.lease_until is not None
@@ -118,6 +142,8 @@ class Leases(JobStore):
                 recorded.refused.append(out.id)
                 continue
             asked = out
+            if out.started_at is not None:  # claimed ahead: its start comes with its end
+                row.started_at = out.started_at
             if out.status is S.RETRY_WAIT and row.cancel_requested:
                 # Cancelled while it ran: no retry, or the next claim would lose the cancel.
                 out = Outcome(out.id, out.attempt, S.CANCELLED, out.finished_at, error="cancelled")
@@ -150,6 +176,17 @@ class Leases(JobStore):
             for r in state.jobs.values()
             if r.status is S.RUNNING and r.owner == owner and r.cancel_requested
         )
+
+    def _hand_back(self, row: Row, now: float) -> None:
+        """A job claimed ahead whose member is gone before it started."""
+        row.attempts -= 1
+        row.owner = row.lease_until = None
+        if row.cancel_requested:
+            _deps.finish(row, S.CANCELLED, now, "cancelled")
+            _deps.cascade(self._state, row.id, S.CANCELLED, now)
+        else:
+            row.status = S.RETRY_WAIT if row.attempts else S.PENDING
+            row.delayed, row.handed_back = False, True
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
         state, now = self._state, time.time()

@@ -98,7 +98,7 @@ class Reads(JobStore):
                 continue
             if job_id is not None and row.id != job_id:
                 continue
-            if row.status is S.RUNNING or (
+            if (row.status is S.RUNNING and row.started_at is not None) or (
                 row.status is S.COMPLETED
                 and (job_id is not None or since is None or (row.finished_at or 0.0) >= since)
             ):

@@ -53,6 +53,10 @@ class Row:
     #: next_due() reads. A claim whose ``now`` reached run_at clears it.
     delayed: bool = False
     queue: str = DEFAULT_QUEUE
+    #: Handed back by a takeover before it started (its member died holding
+    #: it claimed ahead): its next claim starts it at once, so a job that
+    #: kills its member as it starts still uses up its attempts.
+    handed_back: bool = False
 
     @classmethod
     def of(cls, job: NewJob) -> Row:

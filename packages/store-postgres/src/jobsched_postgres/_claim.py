@@ -9,10 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from jobsched import JobStatus
 from jobsched.store import KEY_ID_SIZE, KEY_ID_START, KEYED, Claimed
 
 from . import _queues
-from ._sql import DB_NOW, Conn
+from ._cancels import cascade
+from ._sql import DB_NOW, Conn, notify
+
+_CANCELLED = JobStatus.CANCELLED
 
 # A row a member may claim: signed with a key id it holds (%(keys)s), or
 # without one (the legacy format, which every member tries). A member never
@@ -22,7 +26,13 @@ KEY_FILTER = (
     f"OR substring(payload from {KEY_ID_START} for {KEY_ID_SIZE}) = ANY(%(keys)s::bytea[]))"
 )
 
-# Takes the picked rows: RUNNING under the owner, attempt counted, started.
+# Takes the picked rows: RUNNING under the owner, attempt counted. The first
+# %(starting)s of them in key order (picked.n) start now, for idle workers;
+# the rest are claimed ahead of the workers, started_at NULL until the member
+# writes their start (start()): a takeover hands those back uncounted. A row
+# a takeover handed back so (lease_until set while it waits, see
+# HAND_BACK) starts at once: a job that kills its member as it starts, before
+# its start is written, is handed back once, then counts its attempts.
 # A running attempt is its job's row (ran_by, started_at); a row in
 # jobsched_attempts is written when it ends, unless it completed (record).
 # The lease is the server's clock (DB_NOW) plus the lease's seconds.
@@ -30,9 +40,11 @@ _TAKE = """
 claimed AS (
     UPDATE jobsched_jobs AS t SET status = 'running', queue = NULL, owner = %(owner)s,
         ran_by = %(owner)s, lease_until = extract(epoch from now())::float8 + %(lease)s,
-        attempts = t.attempts + 1, started_at = %(now)s, cancel_requested = false
+        attempts = t.attempts + 1, cancel_requested = false,
+        started_at = CASE WHEN picked.n <= %(starting)s OR t.lease_until IS NOT NULL
+            THEN %(now)s END
     FROM picked WHERE t.id = picked.id AND t.queue = 0
-    RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2
+    RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2, t.started_at IS NOT NULL AS started
 )
 """
 
@@ -55,7 +67,8 @@ _PROMOTE = (
 _KEYS = KEY_FILTER.replace("{", "{{").replace("}", "}}")  # for str.format
 _PICK = (
     """
-    SELECT j.id FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room)
+    SELECT j.id, row_number() OVER (ORDER BY j.k0, j.k1, j.k2, j.id) AS n
+    FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room)
     CROSS JOIN LATERAL (
         SELECT id, k0, k1, k2 FROM jobsched_jobs
         WHERE queue = 0 AND executor = e.name AND {guard}"""
@@ -81,8 +94,8 @@ def _claim_sql(pick: str, tail: str = "", first: str = "") -> str:
         + pick
         + "),"
         + _TAKE
-        + "SELECT id, attempts, payload, k0, k1, k2 FROM claimed "
-        + "UNION ALL SELECT NULL, count(*), NULL, NULL, NULL, NULL FROM promoted"
+        + "SELECT id, attempts, payload, k0, k1, k2, started FROM claimed "
+        + "UNION ALL SELECT NULL, count(*), NULL, NULL, NULL, NULL, NULL FROM promoted"
         + tail
     )
 
@@ -97,7 +110,7 @@ _SAW_COLUMN = -1
 # The catalog is read once (`seen`), for the pick and the last row.
 GUARDED_CLAIM = _claim_sql(
     _PICK.format(guard="NOT (SELECT yes FROM seen) AND "),
-    f"\nUNION ALL SELECT NULL, {_SAW_COLUMN}, NULL, NULL, NULL, NULL FROM seen WHERE yes",
+    f"\nUNION ALL SELECT NULL, {_SAW_COLUMN}, NULL, NULL, NULL, NULL, NULL FROM seen WHERE yes",
     f"seen AS (SELECT {_queues.HAS_COLUMN} AS yes), ",
 )
 
@@ -124,7 +137,7 @@ NAMED_ARM = _ARM.format(
 )
 DEFAULT_ARM = _ARM.format(join="", cond="queue_name IS NULL")
 _QUEUES_PICK = """
-    SELECT id, k0, k1, k2 FROM (
+    SELECT id, row_number() OVER (ORDER BY k0, k1, k2, id) AS n FROM (
         SELECT c.id, c.k0, c.k1, c.k2, c.room,
             row_number() OVER (PARTITION BY c.executor ORDER BY c.k0, c.k1, c.k2, c.id) AS n
         FROM ({arms}) AS c
@@ -173,15 +186,58 @@ def _candidates_sql(queues: str = "", queue: str = "", qn: str = "NULL::text") -
 _CANDIDATES = _candidates_sql()
 
 TAKE_IDS = (
-    "WITH picked AS (SELECT unnest(%(ids)s::bigint[]) AS id),"
+    "WITH picked AS (SELECT id, n FROM unnest(%(ids)s::bigint[]) WITH ORDINALITY AS p(id, n)),"
     + _TAKE
-    + "SELECT id, attempts, payload FROM claimed ORDER BY k0, k1, k2, id"
+    + "SELECT id, attempts, payload, started FROM claimed ORDER BY k0, k1, k2, id"
 )
+
+#: A sure "every row starts" for %(starting)s (a claim's limit is far below).
+ALL = 2**31 - 1
 
 
 def promote(conn: Conn, now: float) -> None:
     """Due waiting jobs join the ready queue, so a claim orders them by key."""
     conn.execute(_PROMOTE, {"now": now})
+
+
+# Jobs claimed ahead of the workers whose owner is gone before they started
+# (started_at NULL): back to the queue, the attempt the claim numbered not
+# counted (a hand-back, as at a stop), cancelled if someone asked to.
+# lease_until, NULL on every other waiting row, marks them: their next claim
+# starts them (see _TAKE), so a job that kills its member as it starts is
+# handed back uncounted at most once per attempt.
+HAND_BACK = f"""
+WITH gone AS (
+    SELECT id FROM jobsched_jobs WHERE status = 'running' AND started_at IS NULL
+        AND ((lease_until < {DB_NOW} AND owner <> %(owner)s) OR owner = ANY(%(dead)s))
+    ORDER BY lease_until LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+)
+UPDATE jobsched_jobs j SET status = CASE WHEN j.cancel_requested THEN 'cancelled'
+        WHEN j.attempts > 1 THEN 'retry_wait' ELSE 'pending' END,
+    queue = CASE WHEN j.cancel_requested THEN NULL ELSE 0 END,
+    finished_at = CASE WHEN j.cancel_requested THEN %(now)s END,
+    last_error = CASE WHEN j.cancel_requested THEN 'cancelled' ELSE j.last_error END,
+    attempts = j.attempts - 1, owner = NULL,
+    lease_until = CASE WHEN j.cancel_requested THEN NULL ELSE 0 END
+FROM gone WHERE j.id = gone.id
+RETURNING j.id, j.status
+"""
+
+
+def hand_back(conn: Conn, owner: str, limit: int, dead: list[str], now: float) -> int:
+    """Hand back jobs claimed ahead by members that are gone and never
+    started (see HAND_BACK), in one transaction with the cascades of those
+    cancelled; how many."""
+    with conn.transaction():
+        rows = conn.execute(
+            HAND_BACK, {"owner": owner, "dead": dead, "limit": limit, "now": now}
+        ).fetchall()
+        for job_id, status in sorted(rows):
+            if status == "cancelled":
+                cascade(conn, job_id, _CANCELLED, now)
+        if rows:
+            notify(conn)
+    return len(rows)
 
 
 def take_over(
@@ -193,9 +249,10 @@ def take_over(
     lease: float,
     keys: Sequence[bytes] = (),
 ) -> list[Claimed]:
-    """Attempts whose lease ran out on the server's clock (or whose owner is a
-    dead local process), now ``owner``'s (ran_by still names the member that
-    ran them).
+    """Started attempts whose lease ran out on the server's clock (or whose
+    owner is a dead local process), now ``owner``'s (ran_by still names the
+    member that ran them). Jobs claimed ahead that never started are not
+    taken over but handed back (:func:`hand_back`).
 
     Never ``owner``'s own: a member whose heartbeat could not reach a row for
     a while (a lock held on it) still runs that attempt, and taking it as
@@ -208,6 +265,7 @@ def take_over(
     rows = conn.execute(
         f"UPDATE jobsched_jobs j SET owner = %s, lease_until = {DB_NOW} + %s FROM ("
         "SELECT id, lease_until, started_at FROM jobsched_jobs WHERE status = 'running' "
+        "AND started_at IS NOT NULL "
         f"AND executor = ANY(%s) AND ((lease_until < {DB_NOW} AND owner <> %s) "
         "OR owner = ANY(%s)) AND "
         + KEY_FILTER.replace("%(keys)s", "%s")
@@ -234,6 +292,7 @@ def claim_by_key(
     *,
     queues: Sequence[str | None] | None = None,
     guarded: bool = False,
+    starting: int = ALL,
 ) -> tuple[list[Claimed], bool]:
     """Up to ``limit`` ready jobs in key order (due waiting ones included),
     each statement committed on its own; and whether a guarded claim found
@@ -242,6 +301,7 @@ def claim_by_key(
     :param queues: only the jobs of these stored queues (``queue_name``,
         None for the default one: the column must be there); None: of every queue.
     :param guarded: the caller has not seen the column (see GUARDED_CLAIM).
+    :param starting: how many of the claimed jobs start now (see _TAKE).
     """
     if queues is None:
         sql = GUARDED_CLAIM if guarded else CLAIM
@@ -261,6 +321,7 @@ def claim_by_key(
                 "lease": lease,
                 "now": now,
                 "keys": list(keys),
+                "starting": max(0, starting - len(claimed)),
                 **({} if queues is None else {"queues": names}),
             },
         ).fetchall()
@@ -277,14 +338,23 @@ def claim_by_key(
             break
     # RETURNING gives no order: the key's is restored here.
     claimed.sort(key=lambda r: (r[3], r[4], r[5], r[0]))
-    return [Claimed(job_id, attempt, payload) for job_id, attempt, payload, *_ in claimed], saw
+    return [
+        Claimed(job_id, attempt, payload, started=started)
+        for job_id, attempt, payload, _, _, _, started in claimed
+    ], saw
 
 
-def take_ids(conn: Conn, owner: str, ids: list[int], now: float, lease: float) -> list[Claimed]:
+def take_ids(
+    conn: Conn, owner: str, ids: list[int], now: float, lease: float, starting: int = ALL
+) -> list[Claimed]:
+    """Take the chosen rows (see _TAKE): the first ``starting`` start now."""
     rows = conn.execute(
-        TAKE_IDS, {"ids": ids, "owner": owner, "lease": lease, "now": now}
+        TAKE_IDS, {"ids": ids, "owner": owner, "lease": lease, "now": now, "starting": starting}
     ).fetchall()
-    return [Claimed(job_id, attempt, payload) for job_id, attempt, payload in rows]
+    return [
+        Claimed(job_id, attempt, payload, started=started)
+        for job_id, attempt, payload, started in rows
+    ]
 
 
 HAS = _queues.HAS_COLUMN

@@ -40,6 +40,17 @@ EXTEND = (
 )
 
 
+# The starts of jobs claimed ahead, by primary key as a heartbeat's, fenced
+# on owner and attempt.
+START = (
+    "UPDATE jobsched_jobs AS j SET started_at = s.at FROM ("
+    "SELECT t.id, s.attempt, s.at FROM unnest(%s::bigint[], %s::int[], %s::float8[]) "
+    "AS s(id, attempt, at) JOIN jobsched_jobs t ON t.id = s.id "
+    "WHERE t.owner = %s AND t.attempts = s.attempt FOR UPDATE OF t SKIP LOCKED) AS s "
+    "WHERE j.id = s.id"
+)
+
+
 class Leases(JobStore):
     """Claims, leases and outcomes: every write fenced on the owner (and attempt)."""
 
@@ -70,9 +81,11 @@ class Leases(JobStore):
         tenants: Mapping[str | None, int] | None = None,
         queues: Collection[str] | None = None,
         queue_room: Mapping[str, int] | None = None,
+        starting: int | None = None,
     ) -> list[Claimed]:
         if limit < 1 or not executors:
             return []
+        first = _claim.ALL if starting is None else max(0, starting)
         names = sorted(executors)
         rooms = {name: executors[name] for name in names if executors[name] > 0}
         # Queues as stored (None: the default); rooms of `limit` or more bind nothing.
@@ -92,14 +105,14 @@ class Leases(JobStore):
             if served is not None and not bound and not limited:
                 picked = sorted(served, key=lambda q: (q is None, q))
                 return _claim.claim_by_key(
-                    conn, owner, left, rooms, now, lease, keys, queues=picked
+                    conn, owner, left, rooms, now, lease, keys, queues=picked, starting=first
                 )[0], None
             full = {q for q, room in bound.items() if room == 0}
             with conn.transaction():
                 _claim.promote(conn, now)
                 return _limits.claim(
                     conn, owner, left, rooms, now, lease, rates or {}, tenants, keys,
-                    _claim.QueueFilter(served, full), bound,
+                    _claim.QueueFilter(served, full), bound, starting=first,
                 )  # fmt: skip
 
         def unseen(conn: _sql.Conn, left: int) -> tuple[list[Claimed], float | None] | None:
@@ -112,7 +125,7 @@ class Leases(JobStore):
                 return [], None
             if not limited:
                 got, saw = _claim.claim_by_key(
-                    conn, owner, left, rooms, now, lease, keys, guarded=True
+                    conn, owner, left, rooms, now, lease, keys, guarded=True, starting=first
                 )
                 if saw:
                     self._queue_column = True
@@ -123,7 +136,7 @@ class Leases(JobStore):
                     _claim.promote(conn, now)
                     return _limits.claim(
                         conn, owner, left, rooms, now, lease, rates or {}, tenants, keys,
-                        guarded=True,
+                        guarded=True, starting=first,
                     )  # fmt: skip
             except _claim.SawColumn:
                 return None  # rolled back: nothing taken
@@ -135,6 +148,7 @@ class Leases(JobStore):
             claimed: list[Claimed] = []
             dead = self._dead_local_owners(conn, now)
             if self._looks.due(owner, now, lease) or dead:
+                _claim.hand_back(conn, owner, limit, dead, now)
                 claimed = _claim.take_over(conn, owner, limit, names, dead, lease, self.key_ids)
             left = limit - len(claimed)
             due = None
@@ -147,11 +161,11 @@ class Leases(JobStore):
                             _claim.promote(conn, now)
                             more, due = _limits.claim(
                                 conn, owner, left, rooms, now, lease, rates or {}, tenants,
-                                self.key_ids,
+                                self.key_ids, starting=first,
                             )  # fmt: skip
                     else:
                         more, _ = _claim.claim_by_key(
-                            conn, owner, left, rooms, now, lease, self.key_ids
+                            conn, owner, left, rooms, now, lease, self.key_ids, starting=first
                         )
                     return claimed + more, due
                 got = None if self._queue_column else unseen(conn, left)
@@ -186,6 +200,19 @@ class Leases(JobStore):
         return await self._run(
             lambda conn: _outcomes.record(conn, owner, outcomes, wait=wait), transaction=False
         )
+
+    async def start(self, owner: str, starts: Sequence[tuple[int, int, float]]) -> None:
+        """Write the starts of jobs ``owner`` claimed ahead; rows locked by
+        another session are skipped, as by a heartbeat (such a job looks
+        unstarted: a takeover would hand it back uncounted, once)."""
+        if not starts:
+            return
+
+        def start(conn: _sql.Conn) -> None:
+            conn.execute(START, ([s[0] for s in starts], [s[1] for s in starts],
+                                 [s[2] for s in starts], owner))  # fmt: skip
+
+        await self._run(start, transaction=False)
 
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
         """Renew ``owner``'s leases for :attr:`lease` seconds of the server's

@@ -42,6 +42,7 @@ def claim(
     queues: _claim.QueueFilter | None = None,
     queue_rooms: Mapping[str | None, int] | None = None,
     guarded: bool = False,
+    starting: int = _claim.ALL,
 ) -> tuple[list[Claimed], float | None]:
     """The claimed jobs in the order chosen; and when the next token is due
     in a bucket this claim left empty (None: none is).
@@ -49,6 +50,7 @@ def claim(
     :param queues: the stored queues to read (see ``_claim.candidates``).
     :param queue_rooms: stored queue -> the most jobs of it to take.
     :param guarded: as ``_claim.candidates``'.
+    :param starting: how many of the chosen jobs start now (see ``_claim._TAKE``).
     :raises _claim.SawColumn: see ``guarded``.
     """
     buckets = _Buckets(conn, rates, now)
@@ -58,7 +60,7 @@ def claim(
         chosen = picker.take(None, limit)
     else:
         chosen = _round_robin(conn, picker, tenants, limit)
-    claims = _claim.take_ids(conn, owner, chosen, now, lease) if chosen else []
+    claims = _claim.take_ids(conn, owner, chosen, now, lease, starting) if chosen else []
     # Best first is the order chosen: by key, or by turn under fair share.
     place = {job_id: i for i, job_id in enumerate(chosen)}
     claims.sort(key=lambda c: place[c.id])

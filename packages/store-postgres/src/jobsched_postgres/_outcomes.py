@@ -58,8 +58,8 @@ _RECORD = """
 WITH o AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[],
         %(finished)s::float8[], %(run_at)s::float8[], %(results)s::bytea[],
-        %(errors)s::text[], %(tracebacks)s::text[])
-    AS o(id, attempt, status, finished_at, run_at, result, error, tb)
+        %(errors)s::text[], %(tracebacks)s::text[], %(started)s::float8[])
+    AS o(id, attempt, status, finished_at, run_at, result, error, tb, started_at)
 ),
 written AS (
     UPDATE jobsched_jobs AS j SET
@@ -67,6 +67,7 @@ written AS (
         queue = CASE WHEN o.status = 'retry_wait' THEN 1 END,
         run_at = CASE WHEN o.status = 'retry_wait' THEN o.run_at ELSE j.run_at END,
         finished_at = CASE WHEN o.status = 'retry_wait' THEN NULL ELSE o.finished_at END,
+        started_at = COALESCE(o.started_at, j.started_at),
         owner = NULL,
         lease_until = NULL,
         result = CASE WHEN o.status = 'retry_wait' THEN j.result ELSE o.result END,
@@ -110,11 +111,13 @@ SELECT id, NULL::smallint FROM written UNION ALL SELECT NULL, queue FROM freed
 _COMPLETE = """
 WITH o AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(finished)s::float8[],
-        %(results)s::bytea[]) AS o(id, attempt, finished_at, result)
+        %(results)s::bytea[], %(started)s::float8[])
+    AS o(id, attempt, finished_at, result, started_at)
 ),
 written AS (
     UPDATE jobsched_jobs AS j SET status = 'completed', queue = NULL,
-        finished_at = o.finished_at, owner = NULL, lease_until = NULL, result = o.result,
+        finished_at = o.finished_at, started_at = COALESCE(o.started_at, j.started_at),
+        owner = NULL, lease_until = NULL, result = o.result,
         last_error = NULL, last_traceback = NULL
     FROM o
     WHERE j.id = o.id AND j.attempts = o.attempt
@@ -170,6 +173,7 @@ def _arrays(outs: list[Outcome], owner: str, now: float, *, full: bool = False) 
         "attempts": [o.attempt for o in outs],
         "finished": [o.finished_at for o in outs],
         "results": [None if _big(o.result) else o.result for o in outs],
+        "started": [o.started_at for o in outs],
         "owner": owner,
         "now": now,
     }

@@ -27,6 +27,7 @@ from jobsched.store import (
 
 from . import _queues
 from ._fair import round_robin
+from ._sql import cancel_released
 
 _ORDER = "ORDER BY k0, k1, k2"
 
@@ -65,6 +66,7 @@ def claim(
     keys: Sequence[bytes] = (),
     queues: Collection[str] | None = None,
     queue_room: Mapping[str, int] | None = None,
+    starting: int | None = None,
 ) -> tuple[list[Claimed], float | None]:
     """The claimed jobs, best first; and when the next token is due in a
     bucket this claim left empty (None: none is).
@@ -74,11 +76,15 @@ def claim(
     :param queues: only jobs of these queues; ``queue_room``: the most of
         each queue's (see :func:`_queues.served`). Neither bounds a takeover:
         it only records the loss of an attempt another member started.
+    :param starting: how many of the claimed jobs start now (None: all);
+        the rest are claimed ahead of the workers (see :func:`_mark_started`).
     """
     keyed = key_filter(keys)
     # Due waiting jobs join the ready queue first, so the claim orders them
     # against everything else by key.
     conn.execute("UPDATE jobs SET queue = 0 WHERE queue = 1 AND run_at <= ?", (now,))
+    if take_over:
+        _hand_back(conn, owner, limit, now)
     claimed = _take_over_lost(conn, owner, limit, now, until, keyed) if take_over else []
     want = limit - len(claimed)
     open_rooms = {name: room for name, room in rooms.items() if room > 0}
@@ -104,7 +110,63 @@ def claim(
             ids = round_robin(conn, picker, tenants, want)
         started = _start(conn, ids, owner, now, until)
         due = picker.save()
+    _mark_started(conn, started, now, len(started) if starting is None else starting)
     return claimed + started, due
+
+
+def _mark_started(
+    conn: sqlite3.Connection, claims: Sequence[Claimed], now: float, starting: int
+) -> None:
+    """Start the first ``starting`` claimed jobs (for idle workers).
+
+    The claim's UPDATE starts only the jobs a takeover handed back (see
+    :func:`_hand_back`); the rest were claimed ahead of the workers,
+    ``started_at`` NULL until the member writes their start (``start()``),
+    and a takeover hands them back uncounted if it never does.
+    """
+    first = [c for c in claims[: max(0, starting)] if not c.started]
+    if first:
+        conn.execute(
+            f"UPDATE jobs SET started_at = ? WHERE id IN ({', '.join('?' * len(first))})",
+            (now, *(c.id for c in first)),
+        )
+        for c in first:
+            c.started = True
+
+
+# Back to the queue: jobs claimed ahead whose owner is gone before they
+# started (started_at NULL), the attempt the claim numbered not counted (a
+# hand-back, as at a stop); those someone asked to cancel end CANCELLED.
+# lease_until, NULL on every other waiting row, marks them: their next claim
+# starts them at once (the claim's UPDATE), so a job that kills its member
+# as it starts, before its start is written, is handed back uncounted at
+# most once per attempt.
+def _hand_back(conn: sqlite3.Connection, owner: str, limit: int, now: float) -> None:
+    dead = dead_local(
+        running
+        for (running,) in conn.execute(
+            f"SELECT DISTINCT owner FROM jobs WHERE status = 'running' AND {RUNNING}"
+        )
+    )
+    marks = ", ".join("?" * len(dead))
+    gone = [
+        (job_id, owner_was)
+        for job_id, owner_was in conn.execute(
+            f"SELECT id, owner FROM jobs WHERE status = 'running' AND {RUNNING} "
+            "AND started_at IS NULL "
+            f"AND ((lease_until < ? AND owner IS NOT ?) OR owner IN ({marks})) LIMIT ?",
+            (now, owner, *dead, limit),
+        )
+    ]
+    for job_id, owner_was in gone:
+        cancel_released(conn, owner_was, [job_id], now)
+    if gone:
+        conn.execute(
+            "UPDATE jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
+            "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
+            f"lease_until = 0 WHERE status = 'running' AND id IN ({', '.join('?' * len(gone))})",
+            [job_id for job_id, _ in gone],
+        )
 
 
 def _unpark(conn: sqlite3.Connection, picker: Picker, want: int) -> None:
@@ -163,7 +225,8 @@ def _take_over_lost(
         job_id: None if was is None else max(was - lease, started or was - lease)
         for job_id, was, started in conn.execute(
             f"SELECT id, lease_until, started_at FROM jobs WHERE status = 'running' "
-            f"AND {RUNNING} AND ((lease_until < ? AND owner IS NOT ?) OR owner IN ({marks})) "
+            f"AND {RUNNING} AND started_at IS NOT NULL "
+            f"AND ((lease_until < ? AND owner IS NOT ?) OR owner IN ({marks})) "
             f"{keyed[0]} LIMIT ?",
             (now, owner, *dead, *keyed[1], limit),
         )
@@ -209,13 +272,15 @@ def _claim_in_key_order(
         pick = f"SELECT id FROM ({merged})"
     rows = conn.execute(
         "UPDATE jobs SET status = 'running', queue = NULL, owner = ?, ran_by = ?, "
-        "lease_until = ?, attempts = attempts + 1, started_at = ?, cancel_requested = 0 "
-        f"WHERE id IN ({pick}) RETURNING k0, k1, k2, id, attempts, payload",
+        "lease_until = ?, attempts = attempts + 1, cancel_requested = 0, "
+        # The old lease_until: set on a waiting row only by _hand_back.
+        "started_at = CASE WHEN lease_until IS NOT NULL THEN ? END "
+        f"WHERE id IN ({pick}) RETURNING k0, k1, k2, id, attempts, payload, started_at",
         (owner, owner, until, now, *args),
     ).fetchall()
     # RETURNING gives no order: restore the key's.
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
-    return [Claimed(r[3], r[4], r[5]) for r in rows]
+    return [Claimed(r[3], r[4], r[5], started=r[6] is not None) for r in rows]
 
 
 def _start(
@@ -227,11 +292,13 @@ def _start(
     marks = ", ".join("?" * len(ids))
     rows = conn.execute(
         "UPDATE jobs SET status = 'running', queue = NULL, owner = ?, ran_by = ?, "
-        "lease_until = ?, attempts = attempts + 1, started_at = ?, cancel_requested = 0 "
-        f"WHERE id IN ({marks}) RETURNING id, attempts, payload",
+        "lease_until = ?, attempts = attempts + 1, cancel_requested = 0, "
+        # The old lease_until: set on a waiting row only by _hand_back.
+        "started_at = CASE WHEN lease_until IS NOT NULL THEN ? END "
+        f"WHERE id IN ({marks}) RETURNING id, attempts, payload, started_at",
         (owner, owner, until, now, *ids),
     ).fetchall()
-    by_id = {r[0]: Claimed(r[0], r[1], r[2]) for r in rows}
+    by_id = {r[0]: Claimed(r[0], r[1], r[2], started=r[3] is not None) for r in rows}
     return [by_id[i] for i in ids]
 
 

@@ -227,10 +227,14 @@ def attempts(
         "SELECT a.job_id, a.attempt, j.name, j.executor, a.owner, a.started_at, a.finished_at, "
         "a.status, a.error FROM attempts a CROSS JOIN jobs j ON j.id = a.job_id WHERE "
     )
+    # A job claimed ahead of the workers that has not started (started_at
+    # NULL) is no attempt yet.
     jobs_of = (
-        "SELECT j.id, j.attempts, j.name, j.executor, j.ran_by, j.started_at, j.finished_at, "
+        "SELECT j.id, j.attempts, j.name, j.executor, j.ran_by, "
+        "COALESCE(j.started_at, j.finished_at) AS started_at, j.finished_at, "
         "j.status, NULL FROM jobs j WHERE j.attempts > 0 AND NOT EXISTS (SELECT 1 FROM "
-        "attempts a WHERE a.job_id = j.id AND a.attempt = j.attempts) AND "
+        "attempts a WHERE a.job_id = j.id AND a.attempt = j.attempts) "
+        "AND COALESCE(j.started_at, j.finished_at) IS NOT NULL AND "
     )
     running = "j.status = 'running' AND j.status != 'completed'"
     params: tuple[Any, ...]

@@ -50,9 +50,9 @@ def write_attempts(
 #: which copies it twice (the bound parameter, the row's record).
 BIG_RESULT = 1 << 20
 
-#: Outcomes per fenced UPDATE: 9 parameters each, well under SQLite's 32766.
+#: Outcomes per fenced UPDATE: 10 parameters each, well under SQLite's 32766.
 RECORD_CHUNK = 500
-_RECORD_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_RECORD_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def _cancel_wins(
@@ -172,12 +172,13 @@ def _complete(
     (four parameters each, not nine); the ids written, with their executors."""
     params: list[Any] = []
     for out in chunk:
-        params += (out.id, out.attempt, out.finished_at, out.result)
+        params += (out.id, out.attempt, out.finished_at, out.result, out.started_at)
     params.append(owner)
     return conn.execute(
-        "WITH v (id, attempt, finished_at, result) AS "
-        f"(VALUES {', '.join(['(?, ?, ?, ?)'] * len(chunk))}) "
+        "WITH v (id, attempt, finished_at, result, started_at) AS "
+        f"(VALUES {', '.join(['(?, ?, ?, ?, ?)'] * len(chunk))}) "
         "UPDATE jobs SET status = 'completed', queue = NULL, finished_at = v.finished_at, "
+        "started_at = COALESCE(v.started_at, jobs.started_at), "
         "owner = NULL, lease_until = NULL, result = v.result, last_error = NULL, "
         "last_traceback = NULL "
         "FROM v WHERE jobs.id = v.id AND jobs.owner = ? AND jobs.attempts = v.attempt "
@@ -199,15 +200,16 @@ def _record_chunk(
         else:
             params += (out.id, out.attempt, out.status.value, None, None, out.finished_at)
             params.append(out.result)
-        params += (out.error, out.traceback)
+        params += (out.error, out.traceback, out.started_at)
     # A retry waits (queue 1) until its run_at, keeping its error as the
     # last one; an end sets finished_at and the result, and keeps the
     # previous error when it has none of its own (a cancel after a retry),
     # except a completion, which clears it (the attempts table keeps it).
     return conn.execute(
-        "WITH v (id, attempt, status, queue, run_at, finished_at, result, error, tb) AS "
-        f"(VALUES {', '.join([_RECORD_ROW] * len(chunk))}) "
+        "WITH v (id, attempt, status, queue, run_at, finished_at, result, error, tb, "
+        f"started_at) AS (VALUES {', '.join([_RECORD_ROW] * len(chunk))}) "
         "UPDATE jobs SET status = v.status, queue = v.queue, "
+        "started_at = COALESCE(v.started_at, jobs.started_at), "
         "run_at = COALESCE(v.run_at, jobs.run_at), finished_at = v.finished_at, "
         "owner = NULL, lease_until = NULL, result = v.result, "
         "last_error = CASE WHEN v.status = 'retry_wait' THEN v.error "

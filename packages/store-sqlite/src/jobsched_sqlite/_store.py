@@ -177,6 +177,7 @@ class SQLiteStore(JobStore):
         tenants: Mapping[str | None, int] | None = None,
         queues: Collection[str] | None = None,
         queue_room: Mapping[str, int] | None = None,
+        starting: int | None = None,
     ) -> list[Claimed]:
         if limit < 1:
             return []
@@ -196,6 +197,7 @@ class SQLiteStore(JobStore):
                 self.key_ids,
                 queues,
                 queue_room,
+                starting,
             )
             ids = _own.ids_of(conn, [c.id for c in claims])
             if ids:
@@ -208,6 +210,20 @@ class SQLiteStore(JobStore):
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
         return await self._write_async(lambda conn: record(conn, owner, outcomes))
+
+    async def start(self, owner: str, starts: Sequence[tuple[int, int, float]]) -> None:
+        if not starts:
+            return
+
+        def start(conn: sqlite3.Connection) -> None:
+            rows = _own.rows_of(conn, [s[0] for s in starts])
+            conn.executemany(
+                "UPDATE jobs SET started_at = ? WHERE id = ? AND owner = ? AND attempts = ? "
+                "AND status = 'running'",
+                [(at, rows.get(i, i), owner, attempt) for i, attempt, at in starts],
+            )
+
+        await self._write_async(start)
 
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
         def extend(conn: sqlite3.Connection) -> list[int]:

@@ -124,6 +124,7 @@ class LinkHost:
             job = claimed.popleft()
             claimed_at.popleft()
             number = job._jobsched_id
+            s._ahead.discard(number)
             if job.status._terminal or s._held.pop(number, None) is None:  # type: ignore[attr-defined]
                 continue
             numbers.append(number)
@@ -241,6 +242,8 @@ class LinkHost:
                 s._after_failure(job, WORKER_LOST, True, False)
                 continue
             job.attempts = claim.attempt - 1  # the worker counts the attempt
+            if not claim.started:
+                s._ahead.add(number)  # its start is written when a worker takes it
             s._claimed.append(job)
             s._claimed_at.append(claimed_now)
         # One worker: it runs the claimed jobs that never suspend back to
@@ -340,6 +343,14 @@ class LinkHost:
                     s._unfinished -= 1
             elif row is not None:
                 link.wake_claimer()
+
+    def committed(self) -> None:
+        """Workers that found too many outcomes waiting (``_take_claimed``)
+        take claimed jobs again: one is woken, and it wakes the next as a
+        job suspends, as for a claim."""
+        s = self._scheduler
+        if s._claimed and s._idle_workers:
+            s._idle_workers.popleft().set()
 
     def cancel_held(self, ids: Collection[int]) -> None:
         """Cancels asked for in the store, of jobs this member holds."""

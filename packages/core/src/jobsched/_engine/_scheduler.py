@@ -140,6 +140,7 @@ class JobScheduler(Lifecycle):
         self._refill_at = 0
         self._claimed = deque()
         self._claimed_at = deque()
+        self._ahead = set()
         self._strategy = strategy if strategy is not None else PriorityStrategy()
         self._num_workers = num_workers
         self._executors: dict[str, Executor] = dict(executors or {})

@@ -151,6 +151,9 @@ class SchedulerState:
     _attempt_time: float
     #: Claimed jobs left when a worker's take wakes the claimer (0: the last).
     _refill_at: int
+    #: Jobs of ``_claimed`` the store holds as claimed ahead, not started:
+    #: a worker that takes one has the link write its start.
+    _ahead: set[int]
     #: When each job of ``_claimed`` was claimed (``time.monotonic()``), in
     #: the same order: a job that waits too long goes back to the store.
     _claimed_at: deque[float]

@@ -87,9 +87,24 @@ class Stored(Dispatch):
     def _take_claimed(self) -> Job | None:
         """The workers' take-next on a durable store: the next claimed job."""
         claimed, claimed_at = self._claimed, self._claimed_at
+        link = self._link
+        if claimed and link is not None and link.outcomes_piled_up():
+            # Short jobs outran a lagging commit: wait for it (committed()
+            # wakes a worker), so that a crash re-runs only what had to wait.
+            return None
         while claimed:
             job = claimed.popleft()
             claimed_at.popleft()
+            ahead = self._ahead
+            if ahead:
+                number = job._jobsched_id
+                if number in ahead:
+                    ahead.discard(number)
+                    attempt = self._held.get(number)
+                    if attempt is not None and not job.status._terminal:  # type: ignore[attr-defined]
+                        # Claimed ahead: its attempt counts from now, in the
+                        # next group commit (with outcomes, not a round trip).
+                        self._link.start(number, attempt, time.time())  # type: ignore[union-attr]
             if not job.status._terminal:  # type: ignore[attr-defined]
                 if len(claimed) <= self._refill_at and self._link is not None:
                     # The last one, or half of a prefetched batch: claim
@@ -273,7 +288,14 @@ class Stored(Dispatch):
         link = self._link
         if link is None:
             return
+        # A claim on its way when the workers stopped brings jobs too: wait
+        # for it, so they are handed back with the rest rather than left
+        # RUNNING here until their lease runs out.
+        from ._link import _timing
+
+        await link.claims_settled(_timing.UNAVAILABLE_WAIT)
         unstarted = [job._jobsched_id for job in self._claimed]
+        self._ahead.clear()
         self._claimed.clear()
         self._claimed_at.clear()
         for number in unstarted:

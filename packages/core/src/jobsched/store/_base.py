@@ -122,6 +122,7 @@ class JobStore(OperatorSide, ABC):
         tenants: Mapping[str | None, int] | None = None,
         queues: Collection[str] | None = None,
         queue_room: Mapping[str, int] | None = None,
+        starting: int | None = None,
     ) -> list[Claimed]:
         """Up to ``limit`` runnable jobs for ``owner``, best first.
 
@@ -129,8 +130,10 @@ class JobStore(OperatorSide, ABC):
         reached, on an executor in ``executors``, which maps each executor
         this member has to the most jobs it may claim on it now (its room
         under ``executor_limits`` or its capacity). Also takes over attempts
-        whose lease expired (``Claimed.lost``). Each is RUNNING under ``owner``
-        with a lease until ``now + lease``, its attempt number counted.
+        whose lease expired (``Claimed.lost``), and hands back, uncounted,
+        jobs claimed ahead that never started (see ``starting``). Each is
+        RUNNING under ``owner`` with a lease until ``now + lease``, its
+        attempt number counted.
 
         :param rates: rate key -> its limit. The store keeps one token bucket
             per key for everyone who opens it (``burst`` tokens at most,
@@ -150,19 +153,48 @@ class JobStore(OperatorSide, ABC):
             absent are bound only by ``limit``. The scheduler passes
             ``queues`` and ``queue_room`` only when it was given ``queues``
             or ``queue_limits``.
+        :param starting: how many of the claimed jobs start now (idle
+            workers wait for them); None: all of them. The rest, the jobs
+            the member claims *ahead* of its workers, are RUNNING under
+            ``owner`` and leased like the others, their attempt numbered,
+            but not started: ``Claimed.started`` is False, ``started_at``
+            stays NULL until the member reports the start (:meth:`start`),
+            and a takeover hands such a job back uncounted instead of
+            failing it as lost. A job handed back that way starts at its
+            next claim whatever ``starting`` says, so a job that kills its
+            member as it starts, before the start is written, still uses
+            up its attempts. Optional: the scheduler passes it only to a
+            store whose ``claim`` takes it (and then calls :meth:`start`).
         """
+
+    async def start(self, owner: str, starts: Sequence[tuple[int, int, float]]) -> None:
+        """Jobs ``owner`` claimed ahead of its workers (``Claimed.started``
+        False) that started: ``(id, attempt, started_at)`` each, fenced on
+        (owner, attempt) like an outcome. A row no longer ``owner``'s is
+        left alone. The scheduler writes them in its group commit, before
+        the outcomes of the same batch.
+
+        Only a store whose ``claim`` takes ``starting`` is called; the
+        default says that it was called on one that claims nothing ahead.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__}.claim() takes `starting`, so it must implement "
+            "start() to learn which jobs claimed ahead started"
+        )
 
     @abstractmethod
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
         """Write outcomes, each fenced on (owner, attempt), and apply the
         dependency cascade of every terminal one. A completion clears the
         job's ``last_error`` and ``last_traceback`` (an earlier attempt's
-        error stays in its attempt's row)."""
+        error stays in its attempt's row). An outcome with ``started_at``
+        (a job claimed ahead that started and ended within one group
+        commit) sets the attempt's start too."""
 
     @abstractmethod
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
-        """Extend the leases of ``owner``'s running jobs; the ids among them
-        that someone asked to cancel."""
+        """Extend the leases of ``owner``'s running jobs (started or claimed
+        ahead); the ids among them that someone asked to cancel."""
 
     @abstractmethod
     async def release(self, owner: str, ids: Collection[int]) -> None:

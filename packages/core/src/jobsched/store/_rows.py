@@ -78,6 +78,10 @@ class Claimed:
     #: lease's end less the store's lease), so its outcome records the time
     #: it really ran, not until the takeover; None if the store cannot tell.
     renewed_at: float | None = None
+    #: False for a job claimed ahead of the workers (``claim(starting=...)``):
+    #: its start is the member's to report (``JobStore.start``), and until
+    #: then a takeover hands it back uncounted.
+    started: bool = True
 
 
 @dataclass(slots=True)
@@ -93,6 +97,10 @@ class Outcome:
     result: bytes | None = None
     error: str | None = None
     traceback: str | None = None
+    #: When the attempt started, for a job claimed ahead whose start was not
+    #: written before (``JobStore.start``): the store writes it with the
+    #: outcome, one write instead of two. None: the start is the row's.
+    started_at: float | None = None
 
     @property
     def plain(self) -> bool:

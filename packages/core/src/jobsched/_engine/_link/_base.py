@@ -63,12 +63,26 @@ class Host(Protocol):
     def cancel_held(self, ids: Collection[int]) -> None:
         """Someone asked to cancel these jobs, which this member holds."""
 
+    def committed(self) -> None:
+        """A group commit ended: workers that waited for it may start jobs."""
+
     async def fire_schedules(self, due: Sequence[DueSchedule]) -> None:
         """Make the fires of stored schedules this member claimed."""
 
     @property
     def num_workers(self) -> int:
         """The scheduler's ``num_workers``, for the members list."""
+
+
+def _takes(method: Callable[..., object], name: str) -> bool:
+    """Whether ``method`` takes the keyword ``name`` (a store written before
+    it was part of the seam does not)."""
+    import inspect
+
+    try:
+        return name in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 class LinkBase:
@@ -98,6 +112,16 @@ class LinkBase:
         #: may win meanwhile (see ``unconfirmed``).
         self._unconfirmed: dict[int, bytes] = {}
         self._outcomes: list[Outcome] = []
+        #: Starts of jobs claimed ahead: (id, attempt, wall-clock start).
+        self._starts: list[tuple[int, int, float]] = []
+        #: Whether the store's claim takes ``starting`` (see JobStore.claim):
+        #: then jobs claimed ahead are not started until their start is written.
+        self.claims_ahead = _takes(store.claim, "starting")
+        #: Stale claims whose hand-back the store refused (an outage): the
+        #: heartbeat tries again (see Leasing._hand_back_stale).
+        self._unreleased: list[int] = []
+        #: Set when no claim is on its way (see StoreLink.claims_settled).
+        self._claim_settled: anyio.Event | None = None
         self._cancels: list[int] = []
         self._schedules: list[tuple[str, bytes, float]] = []
         self._unscheduled: list[str] = []
@@ -196,6 +220,16 @@ class LinkBase:
         return seq
 
     # ── waiting, waking and closing ───────────────────────────────────────
+
+    def outcomes_piled_up(self) -> bool:
+        """Whether OUTCOMES_WAITING_MAX outcomes or more wait for the next
+        group commit. The batch being written is not counted: the workers
+        fill the next one meanwhile, so the committer never waits for them
+        (counting it cost a loaded database a third of its throughput). A
+        batch is taken from at most OUTCOMES_WAITING_MAX outcomes (and
+        those of the attempts in flight), so at most twice that many wait
+        for a commit at any time, however slow the database."""
+        return len(self._outcomes) >= _timing.OUTCOMES_WAITING_MAX
 
     def next_progress(self) -> anyio.Event:
         """The event this member's next commit sets."""

@@ -6,6 +6,25 @@ schedules that are due, and tells once about jobs this member never claims
 (signed by a key it lacks, or for an executor it has not installed). The
 store's ``watch`` wakes it between polls. :class:`StoreLink` is the whole
 link: this layer on the ones below.
+
+Claimed jobs are not attempts until they start (issue 32). A member claims
+more than its idle workers take (the claims ahead), and a member killed
+holding them must not cost them an attempt they never ran. Of the ways to
+tell the store which held jobs started, this one keeps the schema and the
+fence: the claim numbers the attempt as before (so an outcome is fenced on
+the same (owner, attempt), and ``release`` hands back as before) but
+leaves ``started_at`` empty (``claim(starting=0)``); the member writes each
+start in its group commit when a worker takes the job (``_take_claimed``),
+with the outcome itself when the job ends before that commit (one write of
+the row, so short jobs pay nothing). A takeover hands a row without a start
+back uncounted instead of failing it. Counting attempts only at the start
+would have moved the fence to a number the store has not written yet; a
+start written before the job runs would cost a round trip per job. The
+price: a job whose start was not committed when its member died runs
+again under the same attempt number, and a job that kills its member as
+it starts would be handed back for ever; so a job handed back by a
+takeover is started (counted) by its next claim, and it still runs out of
+attempts, at most two deaths each.
 """
 
 from __future__ import annotations
@@ -100,6 +119,12 @@ class StoreLink(Leasing):
             if self.queues is None and queue_room is None
             else {"queues": self.queues, "queue_room": queue_room}
         )
+        if self.claims_ahead:
+            # None starts at the claim, not even for the workers idle now:
+            # a member killed between the claim's commit and their start
+            # would cost those jobs an attempt they never ran. Each start is
+            # written when a worker takes the job (_take_claimed).
+            named["starting"] = 0
         return await store.claim(
             self.owner,
             limit,
@@ -124,11 +149,18 @@ class StoreLink(Leasing):
             looked_at = self._wall()
             if limit > 0 and executors:
                 queue_room = host.queue_room(limit)
-                claims = await self._call(
-                    "claiming jobs", functools.partial(self._claim, limit, executors, queue_room)
-                )
-                if claims:
-                    host.claimed(claims)
+                # A stop waits for this claim's reply (claims_settled), so
+                # that the jobs it brings are handed back, not left leased.
+                settled = self._claim_settled = anyio.Event()
+                try:
+                    claims = await self._call(
+                        "claiming jobs",
+                        functools.partial(self._claim, limit, executors, queue_room),
+                    )
+                    if claims:
+                        host.claimed(claims)
+                finally:
+                    settled.set()
             # Schedules fire whether or not a worker is free: their jobs queue.
             # While the workers are busy or claims keep finding work, the
             # look waits SCHEDULES_EVERY; an idle member looks every pass.
@@ -164,6 +196,18 @@ class StoreLink(Leasing):
                     wait = min(wait, max(0.0, due - self._wall()))
             with anyio.move_on_after(wait):
                 await self._claim_wakeup.wait()
+
+    async def claims_settled(self, patience: float) -> bool:
+        """Wait until no claim is on its way (its jobs handed to the host),
+        for ``patience`` seconds at most; whether none is. The host claims
+        nothing new once it is stopping, so after this every job this
+        member claimed is in the host's hands: a stop hands them back."""
+        settled = self._claim_settled
+        if settled is None:
+            return True
+        with anyio.move_on_after(patience):
+            await settled.wait()
+        return settled.is_set()
 
     async def _report_unknown_keys(self) -> None:
         """Log an ERROR, once per key id, for jobs this member never claims

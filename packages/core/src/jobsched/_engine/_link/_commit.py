@@ -49,7 +49,8 @@ class Batch:
     #: ``_appended`` when it was taken: committed once it is written.
     done: int
     now: float
-    #: Steps written so far (add, record, cancel, put, remove: the non-empty ones).
+    #: Steps written so far (add, start, record, cancel, put, remove: the
+    #: non-empty ones).
     step: int = 0
     changes: list[Change] = field(default_factory=list)
     #: The current step's items still to write, in parts, once the store
@@ -57,6 +58,8 @@ class Batch:
     parts: list[list[Any]] | None = None
     #: New jobs the store refused, each said in a line (for flush()).
     refused: list[str] = field(default_factory=list)
+    #: Starts of jobs claimed ahead: written before the outcomes.
+    starts: list[tuple[int, int, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -116,6 +119,12 @@ class Committing(Retrying):
                 len(self._unscheduled),
             )
         self._outcomes.append(outcome)
+        self._appended += 1
+        self._commit_wakeup.set()
+
+    def start(self, job_id: int, attempt: int, at: float) -> None:
+        """Queue the start of a job claimed ahead for the next group commit."""
+        self._starts.append((job_id, attempt, at))
         self._appended += 1
         self._commit_wakeup.set()
 
@@ -247,6 +256,7 @@ class Committing(Retrying):
         return bool(
             self._batch
             or self._adds
+            or self._starts
             or self._outcomes
             or self._cancels
             or self._schedules
@@ -283,6 +293,20 @@ class Committing(Retrying):
             writing.set()
 
     def _take_batch(self) -> Batch:
+        starts = self._starts
+        if starts and self._outcomes:
+            # A job that started and ended since the last commit: its start
+            # goes with its outcome (one write of its row, not two), which
+            # for short jobs claimed ahead is nearly every start.
+            ended = {(o.id, o.attempt): o for o in self._outcomes}
+            left = []
+            for start in starts:
+                outcome = ended.get(start[:2])
+                if outcome is None:
+                    left.append(start)
+                else:
+                    outcome.started_at = start[2]
+            starts = left
         cut, self._cut = self._cut, None
         if cut is not None:
             done, adds, outcomes, cancels, schedules, unscheduled = cut
@@ -294,7 +318,9 @@ class Committing(Retrying):
                 self._unscheduled[:unscheduled],
                 done,
                 self._wall(),
+                starts=starts,
             )
+            self._starts = []
             del self._adds[:adds], self._outcomes[:outcomes], self._cancels[:cancels]
             del self._schedules[:schedules], self._unscheduled[:unscheduled]
             return batch
@@ -306,8 +332,9 @@ class Committing(Retrying):
             self._unscheduled,
             self._appended,
             self._wall(),
+            starts=starts,
         )
-        self._adds, self._outcomes, self._cancels = [], [], []
+        self._adds, self._outcomes, self._cancels, self._starts = [], [], [], []
         self._schedules, self._unscheduled = [], []
         return batch
 
@@ -319,6 +346,10 @@ class Committing(Retrying):
 
         async def record() -> list[Change]:
             return (await store.record(self.owner, batch.outcomes)).changes
+
+        async def start() -> list[Change]:
+            await store.start(self.owner, batch.starts)
+            return []
 
         async def put() -> list[Change]:
             await store.put_schedules(batch.schedules)
@@ -339,6 +370,8 @@ class Committing(Retrying):
                     Split(batch.adds, lambda part: store.add(part, batch.now), self._refuse_add),
                 )
             )
+        if batch.starts:
+            steps.append((start, None))
         if batch.outcomes:
             steps.append((record, Split(batch.outcomes, self._record_part, self._refuse_outcome)))
         if batch.cancels:
@@ -373,6 +406,7 @@ class Committing(Retrying):
         self._batch = None
         for said in batch.refused:
             self._refused_adds.append((self._committed, batch.done, said))
+        self._host.committed()
         existed = [job.id for job in batch.adds if job.existed]
         if existed:
             self._host.existed(existed)  # before the flushes return: submit's view is right

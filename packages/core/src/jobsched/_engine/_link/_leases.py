@@ -54,9 +54,10 @@ class Leasing(Committing):
                 self._host.cancel_held(cancelled)
 
     async def _hand_back_stale(self, numbers: list[int]) -> None:
-        """Release claimed-ahead jobs stuck behind long attempts. One try, so
-        the heartbeat is not held up: if the store is unavailable they stay
-        held (renewed) and go back at the close."""
+        """Release claimed-ahead jobs stuck behind long attempts (or behind
+        a commit that an outage holds up: the workers wait for it). One try,
+        so the heartbeat is not held up: if the store is unavailable they
+        stay held (renewed) and the next beat tries again."""
         try:
             await self.read(
                 "handing back claims stuck behind long jobs",
@@ -64,7 +65,9 @@ class Leasing(Committing):
                 patience=0.0,
             )
         except StoreUnavailableError:
+            self._unreleased = numbers
             return
+        self._unreleased = []
         self._host.handed_back(numbers)
 
     async def _beat(self) -> None:
@@ -87,7 +90,7 @@ class Leasing(Committing):
                 await self._forget_member()
                 return
             await self._report_member()
-            stale = self._host.stale_claims()
+            stale = self._unreleased + self._host.stale_claims()
             if stale:
                 await self._hand_back_stale(stale)
             if not self._holding():
