@@ -508,7 +508,7 @@ async def test_the_claim_reads_the_ready_index_at_100k_rows(store: PostgresStore
 
     params = {
         "names": ["async", "process"], "rooms": [8, 8], "limit": 8, "owner": "m",
-        "lease": 1.0, "now": 0.0, "keys": [key_id(SECRET.encode())],
+        "lease": 1.0, "now": 0.0, "keys": [key_id(SECRET.encode())], "starting": 8,
     }  # fmt: skip
     with psycopg.connect(url) as conn:  # a transaction, rolled back: the plan only
         plan = "\n".join(
