@@ -269,7 +269,7 @@ async def test_the_rest_of_a_batch_of_outcomes_is_written(
         for i, job_id in enumerate(ids):
             assert await s.result(job_id) == i
     # One line for the refusal (the job's own failure is logged as any).
-    warned = [r.getMessage() for r in caplog.records if r.module == "_commit"]
+    warned = [r.getMessage() for r in caplog.records if r.module == "_refusals"]
     assert warned == [f"{poison}: {job.last_error}; stored failed with that error"]
 
 

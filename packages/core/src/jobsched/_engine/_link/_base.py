@@ -27,7 +27,7 @@ from . import _timing
 from ._outage import Outage
 
 if TYPE_CHECKING:
-    from ._commit import Batch
+    from ._refusals import Batch
 
 
 class Host(Protocol):
