@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import profiles
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -38,7 +38,6 @@ from jobsched._jobs._ids import MAX_OWN_ID
 from jobsched._jobs._text import storable
 from jobsched_dashboard import create_app
 
-PROFILE_ENV = "JOBSCHED_HYPOTHESIS_PROFILE"
 _COMMON: dict[str, Any] = {
     "deadline": None,
     "database": None,
@@ -51,13 +50,7 @@ settings.register_profile("fuzz-thorough", max_examples=300, **_COMMON)
 
 
 def _profile() -> str:
-    name = os.environ.get(PROFILE_ENV, "ci")
-    if name not in ("ci", "thorough"):
-        raise pytest.UsageError(
-            f"{PROFILE_ENV}={name!r} is not a profile of tests/test_fuzz_text.py; "
-            "set it to 'ci' (the default) or 'thorough'"
-        )
-    return f"fuzz-{name}"
+    return "fuzz-" + profiles.chosen("tests/test_fuzz_text.py")
 
 
 PROFILE = _profile()

@@ -27,10 +27,10 @@ derandomized examples; ``thorough`` runs 10,000 random ones. See
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 
+import profiles
 import pytest
 import scheduler_model as m
 from hypothesis import HealthCheck, event, settings
@@ -45,7 +45,7 @@ from hypothesis.stateful import (
 
 import jobsched as js
 
-PROFILE_ENV = "JOBSCHED_HYPOTHESIS_PROFILE"
+PROFILE_ENV = profiles.PROFILE_ENV
 
 settings.register_profile(
     "ci",
@@ -69,13 +69,7 @@ settings.register_profile(
 
 
 def _profile() -> str:
-    name = os.environ.get(PROFILE_ENV, "ci")
-    if name not in ("ci", "thorough"):
-        raise pytest.UsageError(
-            f"{PROFILE_ENV}={name!r} is not a profile of tests/test_model.py; "
-            "set it to 'ci' (the default) or 'thorough'"
-        )
-    return name
+    return profiles.chosen("tests/test_model.py")
 
 
 PROFILE = _profile()

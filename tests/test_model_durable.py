@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import profiles
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -292,9 +293,7 @@ def _check(
 TIMEOUTS = {"ci": 600, "thorough": 4 * 3600}
 
 
-@pytest.mark.timeout(TIMEOUTS.get(os.environ.get("JOBSCHED_HYPOTHESIS_PROFILE", "ci"), 600))
+@pytest.mark.timeout(TIMEOUTS[profiles.chosen("tests/test_model_durable.py")])
 def test_durable_store_matches_model() -> None:
-    name = os.environ.get("JOBSCHED_HYPOTHESIS_PROFILE", "ci")
-    if name not in PROFILES:
-        raise pytest.UsageError(f"JOBSCHED_HYPOTHESIS_PROFILE={name!r}: use 'ci' or 'thorough'")
+    name = profiles.chosen("tests/test_model_durable.py")
     run_state_machine_as_test(DurableMachine, settings=PROFILES[name])
