@@ -149,12 +149,17 @@ class Submission(Outcomes):
         else:
             job._set_own_id(job_id)  # before the pickle: the payload carries the id
             number = job._jobsched_id
+        # A registered job (@app.job) is its name and JSON arguments: nothing to pickle.
+        args = job.args_json if getattr(type(job), "_jobsched_json", False) else None  # type: ignore[attr-defined]
         try:
-            payload = link.codec.dumps(stored_form(job), lambda: _describe(job))
-            # A cheap look first: the name is in the pickle of anything from
-            # __main__ (and rarely otherwise).
-            if b"__main__" in payload and link.store.fleet:
-                _refuse_main(job, link.store.url)
+            if args is not None:
+                payload = b"J"
+            else:
+                payload = link.codec.dumps(stored_form(job), lambda: _describe(job))
+                # A cheap look first: the name is in the pickle of anything
+                # from __main__ (and rarely otherwise).
+                if b"__main__" in payload and link.store.fleet:
+                    _refuse_main(job, link.store.url)
         except TypeError:
             job._jobsched_id = 0
             raise
@@ -191,6 +196,7 @@ class Submission(Outcomes):
             depends_on=tuple(deps),
             own_id=job_id is not None,
             queue=job.queue,
+            args=args,
         )
 
     def submit_threadsafe(
