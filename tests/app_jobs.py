@@ -61,3 +61,18 @@ def fan_out_sync(n: int) -> int:
     for i in range(n):
         add.enqueue_sync(i, b=100)
     return n
+
+
+#: An app with periodic jobs (kept apart: every scheduler of it registers them).
+timed = js.App()
+
+
+@timed.periodic(every=60)
+@timed.job(name="timed.tick")
+async def tick() -> str:
+    return "tick"
+
+
+@timed.periodic(cron="0 3 * * *", timezone="UTC", id="nightly")
+def nightly(day: str = "today") -> str:
+    return day
