@@ -9,6 +9,7 @@ stays paused).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._function import JobFunction
@@ -60,7 +61,7 @@ def periodic_decorator(
     timezone: str | None,
     id: str | None,
     misfire: str,
-) -> Any:
+) -> Callable[[Any], JobFunction[Any, Any]]:
     """``@app.periodic(...)``: checks now, registers on decoration."""
     if (cron is None) == (every is None):
         raise ValueError(

@@ -15,7 +15,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._enums import JobStatus
 from .._jobs import _plugins
@@ -27,7 +27,6 @@ from ._link import _timing
 from ._stored import load_job
 
 if TYPE_CHECKING:
-    from .._jobs._job import Job
     from ._cancel import Cancelling
 
 _PENDING = JobStatus.PENDING
@@ -257,7 +256,7 @@ class LinkHost:
         if s._claimed and s._idle_workers:
             s._idle_workers.popleft().set()
 
-    def _load(self, claim: Claimed) -> tuple[Job | None, str]:
+    def _load(self, claim: Claimed) -> tuple[Any, str]:
         """A claimed row as a Job, or (None, why not): a registered job by
         its name in this member's app, a pickled one from its payload."""
         s = self._scheduler

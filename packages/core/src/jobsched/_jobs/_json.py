@@ -129,17 +129,16 @@ def _decoders() -> dict[str, Any]:
         import uuid
         from base64 import b64decode
 
-        _DECODERS.update(
-            {
-                "$dt": datetime.datetime.fromisoformat,
-                "$date": datetime.date.fromisoformat,
-                "$time": datetime.time.fromisoformat,
-                "$td": lambda s: datetime.timedelta(seconds=s),
-                "$uuid": uuid.UUID,
-                "$dec": decimal.Decimal,
-                "$b64": lambda s: b64decode(s.encode("ascii")),
-                "$tuple": lambda items: tuple(_decode(v) for v in items),
-                "$set": lambda items: {_decode(v) for v in items},
-            }
-        )
+        decoders: dict[str, Any] = {
+            "$dt": datetime.datetime.fromisoformat,
+            "$date": datetime.date.fromisoformat,
+            "$time": datetime.time.fromisoformat,
+            "$td": lambda s: datetime.timedelta(seconds=s),
+            "$uuid": uuid.UUID,
+            "$dec": decimal.Decimal,
+            "$b64": lambda s: b64decode(s.encode("ascii")),
+            "$tuple": lambda items: tuple(_decode(v) for v in items),
+            "$set": lambda items: {_decode(v) for v in items},
+        }
+        _DECODERS.update(decoders)
     return _DECODERS
