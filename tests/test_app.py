@@ -336,3 +336,28 @@ def test_scheduler_runs_only_registered_names() -> None:
     assert s._registry is not None and "app_jobs.add" in s._registry
     assert s._link is not None and "app_jobs.add" in s._link.names
     anyio.run(s.stop)
+
+
+@pytest.mark.anyio
+async def test_depends_on_takes_jobs(clock: Callable[[], float]) -> None:
+    """options(depends_on=) takes Job objects that were submitted; one never
+    submitted is refused with what to do."""
+    async with app.scheduler(clock=clock) as s:
+        upstream = add.options(queue="other", priority=9).job(1)
+        assert (upstream.queue, upstream.priority) == ("other", 9)
+        s.submit(upstream)
+        after = await add.options(depends_on=upstream).enqueue(2)
+        assert await s.result(after, timeout=30) == 4
+        with pytest.raises(ValueError, match="never enqueued"):
+            await add.options(depends_on=[add.job(3)]).enqueue(4)
+
+
+def test_job_function_pickles_by_reference() -> None:
+    """A JobFunction pickles as the module attribute it replaced, as the
+    function would (serializer="pickle" jobs and the process executor rely on it)."""
+    import pickle
+
+    assert pickle.loads(pickle.dumps(add)) is add
+    job = pickle.loads(pickle.dumps(add.job(1, b=2)))
+    assert isinstance(job, RegisteredJob)
+    assert (job.function, job.arguments) == (add, {"a": 1, "b": 2})

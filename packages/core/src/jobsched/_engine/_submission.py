@@ -151,15 +151,13 @@ class Submission(Outcomes):
             number = job._jobsched_id
         # A registered job (@app.job) is its name and JSON arguments: nothing to pickle.
         args = job.args_json if getattr(type(job), "_jobsched_json", False) else None  # type: ignore[attr-defined]
+        what = lambda: _describe(job)  # noqa: E731 - made only on an error
         try:
-            if args is not None:
-                payload = b"J"
-            else:
-                payload = link.codec.dumps(stored_form(job), lambda: _describe(job))
-                # A cheap look first: the name is in the pickle of anything
-                # from __main__ (and rarely otherwise).
-                if b"__main__" in payload and link.store.fleet:
-                    _refuse_main(job, link.store.url)
+            payload = b"J" if args is not None else link.codec.dumps(stored_form(job), what)
+            # A cheap look first: the name is in the pickle of anything from
+            # __main__ (and rarely otherwise).
+            if b"__main__" in payload and link.store.fleet:
+                _refuse_main(job, link.store.url)
         except TypeError:
             job._jobsched_id = 0
             raise
