@@ -9,6 +9,7 @@ rejected call is accepted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from typing_extensions import assert_type
@@ -67,3 +68,38 @@ def background_scheduler_types() -> None:
         s.shutdown(False, cancel_running=True)
         s.shutdown(False, True)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
         s.submit(square)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+app = js.App()
+
+
+@app.job
+async def send(to: str, times: int = 1) -> str:
+    return to * times
+
+
+@app.job(queue="emails", retry=js.RetryPolicy(max_retries=0))
+def plain(x: int) -> int:
+    return x
+
+
+async def app_job_function_types() -> None:
+    # enqueue and job take the function's own parameters (ParamSpec).
+    assert_type(await send.enqueue("a"), str)
+    assert_type(await send.enqueue("a", times=2), str)
+    assert_type(send.enqueue_sync("a", 2), str)
+    assert_type(send.job("a"), js.Job)
+    assert_type(send.options(job_id="k", delay=1.0).enqueue_sync("a"), str)
+    assert_type(await plain.options(queue="other").enqueue(3), str)
+    assert_type(plain(3), int)
+    assert_type(send.name, str)
+    assert_type(app.jobs, Mapping[str, js.JobFunction[Any, Any]])
+    assert_type(app.scheduler(num_workers=2), js.JobScheduler)
+
+
+async def app_job_function_rejected_arguments() -> None:
+    send.enqueue_sync(1)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    send.enqueue_sync()  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
+    await plain.enqueue("3")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    plain.options(priority=1).job(1, 2)  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
+    send.job(to=1)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]

@@ -43,6 +43,8 @@ from ._ordering._strategies import PriorityStrategy as PriorityStrategy
 from ._ordering._strategies import SchedulingStrategy as SchedulingStrategy
 
 if TYPE_CHECKING:
+    from ._app._app import App as App
+    from ._app._function import JobFunction as JobFunction
     from ._ordering._queue import ReadyQueue as ReadyQueue  # deprecated: jobsched.strategies
     from ._ordering._strategies import SortKey as SortKey  # deprecated: jobsched.strategies
     from ._sync._background import BackgroundScheduler as BackgroundScheduler
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgingPriorityStrategy",
+    "App",
     "AsyncJob",
     "BackgroundScheduler",
     "BlockingJob",
@@ -68,6 +71,7 @@ __all__ = [
     "InvalidTransitionError",
     "Job",
     "JobFailedError",
+    "JobFunction",
     "JobListener",
     "JobPriority",
     "JobScheduler",
@@ -98,6 +102,14 @@ def __getattr__(name: str) -> object:
     # store seam (JobStore, its row dataclasses, the URL registry) is only for
     # a durable store, and `__version__` needs importlib.metadata, which costs
     # more than jobsched.
+    if name in ("App", "JobFunction"):
+        # The app brings json, inspect and the engine's lazy parts: only for
+        # a project that declares its jobs.
+        from ._app import _app, _function
+
+        globals()["App"] = _app.App
+        globals()["JobFunction"] = _function.JobFunction
+        return globals()[name]
     if name == "ScheduleInfo":
         # A frozen slots dataclass: only for an app that lists its schedules.
         from ._time._scheduleinfo import ScheduleInfo

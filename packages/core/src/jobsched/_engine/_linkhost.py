@@ -15,7 +15,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._enums import JobStatus
 from .._jobs import _plugins
@@ -194,7 +194,7 @@ class LinkHost:
                     del jobs[number]
                     s._unfinished -= 1
             if not local:
-                stored, reason = load_job(link.codec, claim.payload)
+                stored, reason = self._load(claim)
                 if stored is None:
                     self._refuse(number, claim.attempt, reason)
                     continue
@@ -255,6 +255,16 @@ class LinkHost:
         s._refill_at = min(len(s._claimed), self.ahead()) // 2
         if s._claimed and s._idle_workers:
             s._idle_workers.popleft().set()
+
+    def _load(self, claim: Claimed) -> tuple[Any, str]:
+        """A claimed row as a Job, or (None, why not): a registered job by
+        its name in this member's app, a pickled one from its payload."""
+        s = self._scheduler
+        if claim.args is None:
+            return load_job(s._link.codec, claim.payload)  # type: ignore[union-attr]
+        from .._jobs._registered import load_claimed
+
+        return load_claimed(s._registry, claim.name, claim.args)
 
     def _refuse(self, number: int, attempt: int, reason: str) -> None:
         """A claimed row that must not run: FAILED in the store, unread."""

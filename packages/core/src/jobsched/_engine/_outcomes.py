@@ -280,7 +280,12 @@ class Outcomes(SchedulerState):
         # A None result is stored as NULL, which fetch reads back as None.
         if status is _COMPLETED and job.result is not None:
             try:
-                result = link.codec.dumps(job.result, lambda: f"the result of {_describe(job)}")
+                if getattr(type(job), "_jobsched_json", False):
+                    from .._jobs._registered import encode_result
+
+                    result = encode_result(job)  # b"J" + JSON, which SQL can read
+                else:
+                    result = link.codec.dumps(job.result, lambda: f"the result of {_describe(job)}")
             except TypeError as exc:
                 status = _FAILED
                 job.last_error = storable(str(exc))

@@ -160,7 +160,7 @@ class Results(Cancelling):
                 "or pruned (history_limit)"
             )
         if row.status.is_terminal:
-            return self._job_from_row(row)
+            return self._job_from_row(row, job_id)
         return None
 
 

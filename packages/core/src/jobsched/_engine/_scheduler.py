@@ -132,6 +132,7 @@ class JobScheduler(Lifecycle):
             self._link = StoreLink(_store_for(store), LinkHost(self), history_limit)
             self._check_stored_options(strategy)
             self._link.producer = num_workers == 0
+        self._registry = None
         self._held = {}
         self._lost_ended = {}
         self._released = []
@@ -225,6 +226,13 @@ class JobScheduler(Lifecycle):
         self._standalone: asyncio.Task[None] | None = None
         self._loop_token: EventLoopToken | None = None
         self._loop_thread: int | None = None
+
+    def _use_registry(self, registry: Mapping[str, object]) -> None:
+        """The app's hook (``js.App``): the registered functions, by name,
+        that this scheduler runs; its claims take only those names."""
+        self._registry = registry
+        if self._link is not None:
+            self._link.names = frozenset(registry)
 
     def add_listener(self, listener: JobListener) -> None:
         """Call ``listener(job, old_status, new_status)`` on every transition.

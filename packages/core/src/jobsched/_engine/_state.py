@@ -29,7 +29,7 @@ threads reach the scheduler through ``submit_threadsafe``.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -125,6 +125,9 @@ class SchedulerState:
     _loop_thread: int | None
     # A durable store (see _stored.py): None for the in-memory one.
     _link: StoreLink | None
+    #: The registered functions by name (``js.App``), for registered jobs
+    #: claimed or fetched from the store; None without an app.
+    _registry: Mapping[str, Any] | None
     #: Jobs this member holds in the store (claimed or running), by number:
     #: the attempt number that fences their outcome.
     _held: dict[int, int]

@@ -176,21 +176,36 @@ class Stored(Dispatch):
                 f"no job {job_id!r} in the store {link.store.url}: never submitted there, "
                 "or pruned (history_limit)"
             )
-        return self._job_from_row(stored)
+        return self._job_from_row(stored, job_id)
 
-    def _job_from_row(self, stored: Any) -> Job:
+    def _job_from_row(self, stored: Any, job_id: str | None = None) -> Job:
         """A stored row as a Job of this process's view (times monotonic)."""
         link = self._link
         assert link is not None
         job: Any
-        job, problem = load_job(link.codec, stored.payload)
+        args = getattr(stored, "args", None)
+        if args is not None:
+            # A registered job: its name and JSON arguments, nothing unpickled.
+            from .._jobs._registered import from_row
+
+            job, problem = from_row(self._registry, stored.name, stored.executor, args), ""
+            job.queue = stored.queue
+            if stored.id < 0 and job_id is not None:
+                job._set_own_id(job_id)  # the row keeps no pickle that carries it
+        else:
+            job, problem = load_job(link.codec, stored.payload)
         result = None
         if job is not None and stored.result is not None:
             from ..store._codec import BadSignature, Unloadable
 
             try:
-                result = link.codec.loads(stored.result)
-            except (BadSignature, Unloadable) as exc:
+                if stored.result[:1] == b"J":
+                    from .._jobs._registered import decode_result
+
+                    result = decode_result(stored.result)
+                else:
+                    result = link.codec.loads(stored.result)
+            except (BadSignature, Unloadable, ValueError) as exc:
                 job, problem = None, f"the stored result cannot be loaded: {exc}"
         if job is None:
             # Never raise for a row the store holds: what the row says, without

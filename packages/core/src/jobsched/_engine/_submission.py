@@ -149,8 +149,11 @@ class Submission(Outcomes):
         else:
             job._set_own_id(job_id)  # before the pickle: the payload carries the id
             number = job._jobsched_id
+        # A registered job (@app.job) is its name and JSON arguments: nothing to pickle.
+        args = job.args_json if getattr(type(job), "_jobsched_json", False) else None  # type: ignore[attr-defined]
+        what = lambda: _describe(job)  # noqa: E731 - made only on an error
         try:
-            payload = link.codec.dumps(stored_form(job), lambda: _describe(job))
+            payload = b"J" if args is not None else link.codec.dumps(stored_form(job), what)
             # A cheap look first: the name is in the pickle of anything from
             # __main__ (and rarely otherwise).
             if b"__main__" in payload and link.store.fleet:
@@ -191,6 +194,7 @@ class Submission(Outcomes):
             depends_on=tuple(deps),
             own_id=job_id is not None,
             queue=job.queue,
+            args=args,
         )
 
     def submit_threadsafe(

@@ -1,8 +1,9 @@
 """Jobs: what to run and how it runs.
 
 The job classes (``_job``), jobs made from plain callables (``_function``),
-the form a durable store keeps of a job (``_form``), what text a store can
-keep (``_text``), the retry policy
+the form a durable store keeps of a job (``_form``), a registered
+function's call with JSON arguments (``_registered``, the tagged JSON in
+``_json``), what text a store can keep (``_text``), the retry policy
 (``_retry``), the executor contract jobs run through (``_executor``) and the
 entry-point lookup that finds executor and store plugins (``_plugins``).
 

@@ -48,6 +48,9 @@ class NewJob:
     #: The named queue (``Job.queue``): a claim with ``queues`` takes only
     #: jobs of those queues.
     queue: str = DEFAULT_QUEUE
+    #: A registered job's arguments as tagged JSON (payload ``b"J"``);
+    #: None for a pickled job.
+    args: str | None = None
 
 
 @dataclass(slots=True)
@@ -82,6 +85,10 @@ class Claimed:
     #: its start is the member's to report (``JobStore.start``), and until
     #: then a takeover hands it back uncounted.
     started: bool = True
+    #: A registered job's arguments (JSON), None for a pickled job.
+    args: str | None = None
+    #: A registered job's name (the member finds its function by it).
+    name: str | None = None
 
 
 @dataclass(slots=True)
@@ -140,6 +147,8 @@ class StoredJob:
     tenant: str | None = None
     depends_on: tuple[int, ...] = field(default_factory=tuple)
     queue: str = DEFAULT_QUEUE
+    #: A registered job's arguments (JSON), None for a pickled job.
+    args: str | None = None
 
 
 @dataclass(slots=True)

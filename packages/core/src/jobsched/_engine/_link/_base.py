@@ -160,6 +160,7 @@ class LinkBase:
         self._keys_seen = -math.inf
         #: Key ids this member logged that it lacks: each is logged once.
         self._keys_reported: set[bytes] = set()
+        self._names_reported: set[str] = set()
         self._executors_seen = -math.inf
         #: Executors this member lacks that jobs wait on -> when it last
         #: logged them (monotonic); a name goes once no job waits on it.
@@ -177,6 +178,9 @@ class LinkBase:
         #: A producer (``num_workers=0``) never claims jobs or schedule fires:
         #: its claimer only watches the store (for wait()).
         self.producer = False
+        #: The registered job names this member runs (``js.App``): its
+        #: claims take registered jobs of these names only.
+        self.names: frozenset[str] = frozenset()
         #: Set when the committer, claimer and heartbeat have all returned.
         self.stopped = anyio.Event()
         self._close_wakeup = anyio.Event()

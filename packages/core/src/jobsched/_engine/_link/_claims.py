@@ -177,6 +177,7 @@ class StoreLink(Leasing):
             if idle and clock - self._keys_seen >= _timing.KEYS_EVERY:
                 self._keys_seen = clock
                 await self._report_unknown_keys()
+                await self._report_unknown_names()
             # Not only when idle: a member kept busy by its own executors'
             # jobs still tells about those it never claims.
             if limit > 0 and clock - self._executors_seen >= _timing.EXECUTORS_EVERY:
@@ -229,6 +230,30 @@ class StoreLink(Leasing):
                     self.store.url,
                     key_name(kid),
                     held,
+                )
+
+    async def _report_unknown_names(self) -> None:
+        """Log an ERROR, once per name, for registered jobs this member never
+        claims because its app does not register their name."""
+        waiting_for_names = getattr(self.store, "waiting_for_names", None)
+        if waiting_for_names is None:  # a store written before registered jobs
+            return
+        names = self.names
+        waiting = await self._call(
+            "looking for registered jobs of unknown names", lambda: waiting_for_names(names)
+        )
+        for name, count in sorted(waiting.items()):
+            if name not in self._names_reported:
+                self._names_reported.add(name)
+                logger.error(
+                    "%d job(s) in the store %s are registered under the name %r, which this "
+                    "member's app does not register (it registers %d name(s)): they wait for "
+                    "a member that does; deploy the code that declares it (@app.job) here, "
+                    "or run a worker of the app that has it",
+                    count,
+                    self.store.url,
+                    name,
+                    len(names),
                 )
 
     async def _report_missing_executors(self, installed: Collection[str], clock: float) -> None:

@@ -1,0 +1,84 @@
+"""Where an enqueue goes: the test recorder, the app's scheduler running on
+the caller's loop, or the app's producer (a BackgroundScheduler with no
+workers on its own thread)."""
+
+from __future__ import annotations
+
+from _thread import get_ident
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from .._engine._state import STARTED
+from .._exceptions import SchedulerError
+from .._jobs._job import Job
+
+if TYPE_CHECKING:
+    from .._engine._scheduler import JobScheduler
+    from ._app import App
+
+
+def _running(app: App) -> list[JobScheduler]:
+    return [s for s in list(app._built) if s._state == STARTED and not s._stopping]
+
+
+def _submit_options(submit: dict[str, Any]) -> dict[str, Any]:
+    deps = submit.get("depends_on")
+    if deps:
+        # Jobs stand for their ids; a job must have been submitted first.
+        submit = {**submit, "depends_on": [_dep_id(d) for d in deps]}
+    return submit
+
+
+def _dep_id(dep: Job | str) -> str:
+    if isinstance(dep, str):
+        return dep
+    if not dep.seq:
+        raise ValueError(
+            f"depends_on={dep!r}: that job was never enqueued, so nothing could complete "
+            "it: enqueue it first (or pass its id)"
+        )
+    return dep.job_id
+
+
+async def enqueue_async(app: App, job: Job, submit: dict[str, Any]) -> str:
+    """``await f.enqueue(...)``: the job's id once it is committed."""
+    testing = app._testing
+    if testing is not None:
+        return testing.record(job, submit)
+    submit = _submit_options(submit)
+    here = get_ident()
+    for scheduler in _running(app):
+        if scheduler._loop_thread == here:
+            return await scheduler.enqueue(job, **submit)
+    producer = app._producer_for("enqueue()")
+    import anyio.to_thread
+
+    # The producer's submit blocks until the commit: off this loop.
+    return await anyio.to_thread.run_sync(partial(producer.submit, job, **submit))
+
+
+def enqueue_sync(app: App, job: Job, submit: dict[str, Any]) -> str:
+    """``f.enqueue_sync(...)``: the job's id once it is committed, from any thread."""
+    testing = app._testing
+    if testing is not None:
+        return testing.record(job, submit)
+    submit = _submit_options(submit)
+    here = get_ident()
+    running = _running(app)
+    for scheduler in running:
+        if scheduler._loop_thread == here:
+            raise SchedulerError(
+                "enqueue_sync() was called on the event-loop thread of the app's scheduler, "
+                "where waiting for the commit would block the loop that makes it: use "
+                "`await f.enqueue(...)` there"
+            )
+    for scheduler in running:
+        token = scheduler._loop_token
+        if token is not None:
+            import anyio.from_thread
+
+            try:
+                return anyio.from_thread.run(partial(scheduler.enqueue, job, **submit), token=token)
+            except anyio.RunFinishedError:
+                continue  # stopped meanwhile: the next one, or the producer
+    return app._producer_for("enqueue_sync()").submit(job, **submit)

@@ -1,0 +1,144 @@
+"""Tagged JSON: a registered job's arguments and result as text anyone can read.
+
+Plain JSON types go as they are. ``datetime``, ``date``, ``time``,
+``timedelta``, ``UUID``, ``Decimal``, ``bytes``, ``tuple`` and ``set`` (and
+``frozenset``) become one-key objects (``{"$dt": "2026-01-02T03:04:05+00:00"}``)
+so that they come back as such; a dict of the caller's that itself has
+exactly one key starting with ``$`` is escaped as ``{"$obj": {...}}``.
+Anything else is a ``TypeError`` naming what held it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# The decoders by tag. datetime, uuid and decimal are imported on the first
+# tagged value (not at `import jobsched`: see tests/test_import_cost.py).
+_DECODERS: dict[str, Any] = {}
+
+
+def dumps(value: Any, what: str) -> str:
+    """``value`` as tagged JSON text; ``TypeError`` naming ``what`` if it does not encode."""
+    try:
+        return json.dumps(
+            _encode(value), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        )
+    except _Refused as exc:
+        raise TypeError(f"{what} cannot be stored as JSON: {exc.args[0]}") from None
+    except ValueError:  # allow_nan=False
+        raise TypeError(
+            f"{what} cannot be stored as JSON: it holds a float NaN or infinity, which JSON "
+            "has no word for; pass None or a string instead"
+        ) from None
+
+
+def loads(text: str) -> Any:
+    """The value tagged JSON text stands for (tags decoded)."""
+    value = json.loads(text)
+    if '"$' not in text:
+        return value  # no tag anywhere: the usual case costs one json.loads
+    return _decode(value)
+
+
+class _Refused(Exception):
+    """A value that does not encode; args[0] says where and what it is."""
+
+
+_PLAIN = (str, int, float, type(None), bool)
+
+
+def _encode(value: Any, where: str = "") -> Any:
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is list:
+        return [_encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _Refused(
+                    f"the dict{_at(where)} has a key {key!r} of type {type(key).__name__}; "
+                    "JSON keys are strings only: convert the keys to str"
+                )
+            out[key] = _encode(item, f"{where}[{key!r}]")
+        if len(out) == 1 and next(iter(out)).startswith("$"):
+            return {"$obj": out}  # would read as a tag: escaped
+        return out
+    if kind is tuple:
+        return {"$tuple": [_encode(v, f"{where}[{i}]") for i, v in enumerate(value)]}
+    if kind is set or kind is frozenset:
+        items = [_encode(v, f"{where}{{...}}") for v in value]
+        items.sort(key=json.dumps)  # the same set, the same text (items are plain now)
+        return {"$set": items}
+    if kind is bytes:
+        from base64 import b64encode
+
+        return {"$b64": b64encode(value).decode("ascii")}
+    name = kind.__module__ + "." + kind.__qualname__
+    if name == "datetime.datetime":
+        return {"$dt": value.isoformat()}
+    if name == "datetime.date":
+        return {"$date": value.isoformat()}
+    if name == "datetime.time":
+        return {"$time": value.isoformat()}
+    if name == "datetime.timedelta":
+        return {"$td": value.total_seconds()}
+    if name == "uuid.UUID":
+        return {"$uuid": str(value)}
+    if name == "decimal.Decimal":
+        return {"$dec": str(value)}
+    raise _Refused(
+        f"{_at(where, 'it').strip()} is a {name} ({_short(value)}); JSON keeps str, int, "
+        "float, bool, None, list, dict (str keys), tuple, set, bytes, datetime, date, time, "
+        'timedelta, UUID and Decimal: convert it, or use serializer="pickle" for this job'
+    )
+
+
+def _at(where: str, default: str = "") -> str:
+    return f" at {where}" if where else default
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _decode(value: Any) -> Any:
+    kind = type(value)
+    if kind is list:
+        return [_decode(v) for v in value]
+    if kind is not dict:
+        return value
+    if len(value) == 1:
+        ((key, item),) = value.items()
+        if key.startswith("$"):
+            if key == "$obj":
+                return {k: _decode(v) for k, v in item.items()}
+            decoder = _DECODERS.get(key) or _decoders().get(key)
+            if decoder is not None:
+                return decoder(item)
+    return {k: _decode(v) for k, v in value.items()}
+
+
+def _decoders() -> dict[str, Any]:
+    if not _DECODERS:
+        import datetime
+        import decimal
+        import uuid
+        from base64 import b64decode
+
+        decoders: dict[str, Any] = {
+            "$dt": datetime.datetime.fromisoformat,
+            "$date": datetime.date.fromisoformat,
+            "$time": datetime.time.fromisoformat,
+            "$td": lambda s: datetime.timedelta(seconds=s),
+            "$uuid": uuid.UUID,
+            "$dec": decimal.Decimal,
+            "$b64": lambda s: b64decode(s.encode("ascii")),
+            "$tuple": lambda items: tuple(_decode(v) for v in items),
+            "$set": lambda items: {_decode(v) for v in items},
+        }
+        _DECODERS.update(decoders)
+    return _DECODERS
