@@ -5,8 +5,9 @@
 Writes tests/data/schema3.db and tests/data/schema3_postgres.sql: on each
 store, a completed job with its result (add(2, 3) -> 5), a failed one
 (fail("broken")), two pending ones (add(1, 1), add(40, 2)) and a stored
-schedule ("hourly", every hour). Signed with tests/pg.py's SECRET. The PostgreSQL dump is of the schema
-SCHEMA, with INSERTs, so a test can run it statement by statement.
+schedule ("hourly", every hour). Signed with tests/pg.py's SECRET. The
+PostgreSQL dump is of the schema SCHEMA, with INSERTs, so a test can run it
+statement by statement.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ async def fill(url: str) -> None:
             await s.wait(failed)
         s.schedule_recurring(migration_jobs.hourly_job, 3600, start_in=3600, id="hourly")
         await s.flush()
-    async with js.JobScheduler(store=js.open_store(url, secret=pg.SECRET), num_workers=0) as producer:
+    store = js.open_store(url, secret=pg.SECRET)
+    async with js.JobScheduler(store=store, num_workers=0) as producer:
         await producer.enqueue(js.FunctionJob(migration_jobs.add, (1, 1), name="pending 1"))
         await producer.enqueue(js.FunctionJob(migration_jobs.add, (40, 2), name="pending 2"))
 
