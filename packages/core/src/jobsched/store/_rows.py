@@ -48,6 +48,11 @@ class NewJob:
     #: The named queue (``Job.queue``): a claim with ``queues`` takes only
     #: jobs of those queues.
     queue: str = DEFAULT_QUEUE
+    #: A registered job's arguments, JSON text (an object: parameter name ->
+    #: value), with ``payload`` ``b"J"``; None for a pickled job. A claim
+    #: hands out a row with ``args`` only to a member whose ``names`` has
+    #: its ``name`` (see :meth:`JobStore.claim`).
+    args: str | None = None
 
 
 @dataclass(slots=True)
@@ -82,6 +87,9 @@ class Claimed:
     #: its start is the member's to report (``JobStore.start``), and until
     #: then a takeover hands it back uncounted.
     started: bool = True
+    #: A registered job's arguments (JSON text, see ``NewJob.args``); None
+    #: for a pickled job.
+    args: str | None = None
 
 
 @dataclass(slots=True)
@@ -140,6 +148,9 @@ class StoredJob:
     tenant: str | None = None
     depends_on: tuple[int, ...] = field(default_factory=tuple)
     queue: str = DEFAULT_QUEUE
+    #: A registered job's arguments (JSON text, see ``NewJob.args``); None
+    #: for a pickled job. The operator's reads (``jobs``, ``job_page``) return it too.
+    args: str | None = None
 
 
 @dataclass(slots=True)
