@@ -33,7 +33,7 @@ RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
 
 _JOB_COLUMNS = (
     "id, name, executor, status, attempts, run_at, submitted_at, started_at, finished_at, "
-    "result, last_error, last_traceback, owner, payload, tenant"
+    "result, last_error, last_traceback, owner, payload, tenant, args"
 )
 
 
@@ -61,8 +61,9 @@ def stored_job(row: tuple[Any, ...], depends_on: tuple[int, ...]) -> StoredJob:
         owner=row[12],
         payload=row[13],
         tenant=row[14],
+        args=row[15],
         depends_on=depends_on,
-        queue=_queues.read(row[15]),
+        queue=_queues.read(row[16]),
     )
 
 
@@ -189,6 +190,19 @@ def waiting_for_executors(conn: sqlite3.Connection, installed: Collection[str]) 
         "WHERE status IN ('pending', 'retry_wait') AND status != 'completed' "
         f"AND executor NOT IN ({marks}) GROUP BY executor",
         tuple(installed),
+    )
+    return dict(rows)
+
+
+def waiting_for_names(conn: sqlite3.Connection, known: Collection[str]) -> dict[str, int]:
+    """Waiting registered jobs (``args`` set) of a name not in ``known`` -> how many."""
+    marks = ", ".join("?" * len(known))
+    # The waiting rows from jobs_status, never the finished history.
+    rows = conn.execute(
+        "SELECT name, COUNT(*) FROM jobs "
+        "WHERE status IN ('pending', 'retry_wait') AND status != 'completed' "
+        f"AND args IS NOT NULL AND name NOT IN ({marks}) GROUP BY name",
+        tuple(known),
     )
     return dict(rows)
 
