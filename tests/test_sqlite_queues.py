@@ -144,8 +144,9 @@ async def test_a_member_that_opened_the_file_before_honours_the_queues(tmp_path:
 
 
 async def test_a_file_without_named_queues_keeps_working(tmp_path: Path) -> None:
-    """A file made with the schema's SQL (no named queues' column) and rows written as the code before wrote
-    them: its default jobs run on, named ones join it."""
+    """A file made with the schema's SQL (no named queues' column) and rows
+    written as the code before wrote them: its default jobs run on, named
+    ones join it."""
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
