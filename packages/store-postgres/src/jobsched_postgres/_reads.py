@@ -32,7 +32,7 @@ _COLUMNS = (
     "id, name, executor, status, attempts, run_at, submitted_at, started_at, finished_at, "
     "result, last_error, last_traceback, owner, payload, tenant, "
     "ARRAY(SELECT upstream FROM jobsched_deps d WHERE d.downstream = jobsched_jobs.id "
-    "ORDER BY upstream)"
+    "ORDER BY upstream), args::text"
 )
 _RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
 #: A row's status by its value: a dict lookup where calling the enum per row
@@ -79,7 +79,7 @@ class Reads(JobStore):
         rows = conn.execute(
             f"SELECT {_COLUMNS}{queue} FROM jobsched_jobs {where}", params
         ).fetchall()
-        if not known and rows and rows[0][17]:
+        if not known and rows and rows[0][18]:
             _queues.saw(conn)
             return Reads._jobs(conn, where, params)
         return [
@@ -100,7 +100,8 @@ class Reads(JobStore):
                 payload=r[13],
                 tenant=r[14],
                 depends_on=tuple(r[15] or ()),
-                queue=DEFAULT_QUEUE if r[16] is None else r[16],
+                args=r[16],
+                queue=DEFAULT_QUEUE if r[17] is None else r[17],
             )
             for r in rows
         ]
@@ -180,6 +181,24 @@ class Reads(JobStore):
             transaction=False,
         )
         return {executor: int(n) for executor, n in rows}
+
+    async def waiting_for_names(self, names: Collection[str]) -> dict[str, int]:
+        known = sorted(set(names))
+        # One arm per waiting queue, each through its partial index: the
+        # waiting rows, never the history.
+        arms = " UNION ALL ".join(
+            f"SELECT name FROM jobsched_jobs WHERE queue = {queue} "
+            "AND args IS NOT NULL AND name <> ALL(%(known)s::text[])"
+            for queue in (0, 1, 2)
+        )
+        rows = await self._run(
+            lambda conn: conn.execute(
+                f"SELECT name, COUNT(*) FROM ({arms}) AS waiting GROUP BY name",
+                {"known": known},
+            ).fetchall(),
+            transaction=False,
+        )
+        return {name: int(n) for name, n in rows}
 
     async def attempts(
         self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
