@@ -44,6 +44,15 @@ class Reads(JobStore):
             )
         )
 
+    async def waiting_for_names(self, names: Collection[str]) -> dict[str, int]:
+        return dict(
+            Counter(
+                r.name
+                for r in self._state.jobs.values()
+                if r.waiting and r.args is not None and r.name not in names
+            )
+        )
+
     async def waiting_for_executors(self, installed: Collection[str]) -> dict[str, int]:
         return dict(
             Counter(

@@ -124,6 +124,8 @@ def jsonb(text: str | None) -> Jsonb | None:
     """A registered job's arguments (JSON text) as a jsonb parameter, sent
     as the text it is: the server parses it once, nothing is decoded here."""
     return None if text is None else Jsonb(text, dumps=_as_is)
+
+
 #: A batch with a job of a named queue writes its queue too (the column is
 #: there: ``_queues.add_column`` ran first); one without leaves it NULL, the
 #: default queue, and is the statement of a store without the column.
