@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 import shutil
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from pg import SECRET
 
 import jobsched as js
 from jobsched._exceptions import StoreUnavailableError
-from jobsched.store import NewJob
+from jobsched.store import Member, NewJob
 
 pytestmark = pytest.mark.anyio
 
@@ -138,6 +139,45 @@ async def test_the_old_stores_jobs_run_and_its_results_read(old_url: str) -> Non
             0.0,
         )  # fmt: skip
         assert await store.waiting_for_names(()) == {"shop.jobs.send_email": 1}
+
+
+#: The members table as the code of schema 3 made it (on a member's first report).
+OLD_MEMBERS = {
+    "sqlite": "CREATE TABLE members (owner TEXT PRIMARY KEY, workers INTEGER NOT NULL, "
+    "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL) WITHOUT ROWID",
+    "postgres": "CREATE TABLE jobsched_members (owner text PRIMARY KEY, "
+    "workers integer NOT NULL, busy integer NOT NULL, started_at double precision NOT NULL, "
+    "seen_at double precision NOT NULL)",
+}
+
+
+def execute(url: str, statement: str) -> None:
+    if url.startswith("sqlite:///"):
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+        conn.execute(statement)
+        conn.commit()
+        conn.close()
+        return
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as pg:
+        pg.execute(statement)  # type: ignore[arg-type]
+
+
+async def test_an_old_members_table_gets_the_members_names(old_url: str) -> None:
+    """The members list the code before made takes the names a member runs."""
+    kind = "sqlite" if old_url.startswith("sqlite:///") else "postgres"
+    execute(old_url, OLD_MEMBERS[kind])
+    store = js.open_store(old_url, secret=SECRET)
+    await store.open()
+    try:
+        names = ("shop.jobs.send_email", "shop.jobs.sync")
+        await store.report_member(Member("h:1:a", 4, 0, 1.0, time.time(), names=names))
+        await store.report_member(Member("h:2:b", 4, 0, 1.0, time.time()))
+        got = {m.owner: m.names for m in await store.members()}
+        assert got == {"h:1:a": names, "h:2:b": ()}
+    finally:
+        await store.close()
 
 
 async def test_a_newer_schema_is_still_refused(old_url: str) -> None:

@@ -49,7 +49,7 @@ _MEMBERS_LOCK = 0x6A6F6273_6D656D62  # "jobsmemb"
 _MEMBERS_TABLE = (
     "CREATE TABLE IF NOT EXISTS jobsched_members (owner text PRIMARY KEY, "
     "workers integer NOT NULL, busy integer NOT NULL, started_at double precision NOT NULL, "
-    "seen_at double precision NOT NULL)"
+    "seen_at double precision NOT NULL, names text[])"
 )
 
 
@@ -239,11 +239,15 @@ class Reads(JobStore):
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MEMBERS_LOCK,))
                 conn.execute(_MEMBERS_TABLE)
             conn.execute(
-                "INSERT INTO jobsched_members (owner, workers, busy, started_at, seen_at) "
-                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (owner) DO UPDATE SET "
-                "workers = excluded.workers, busy = excluded.busy, seen_at = excluded.seen_at",
-                (member.owner, member.workers, member.busy, member.started_at, member.seen_at),
-            )
+                "INSERT INTO jobsched_members (owner, workers, busy, started_at, seen_at, names) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (owner) DO UPDATE SET "
+                "workers = excluded.workers, busy = excluded.busy, seen_at = excluded.seen_at, "
+                "names = excluded.names",
+                (
+                    member.owner, member.workers, member.busy, member.started_at,
+                    member.seen_at, list(member.names) or None,
+                ),
+            )  # fmt: skip
             conn.execute(
                 "DELETE FROM jobsched_members WHERE seen_at < %s",
                 (member.seen_at - MEMBERS_KEEP,),
@@ -266,11 +270,11 @@ class Reads(JobStore):
             if not _has_members(conn):
                 return []
             rows = conn.execute(
-                "SELECT owner, workers, busy, started_at, seen_at FROM jobsched_members "
+                "SELECT owner, workers, busy, started_at, seen_at, names FROM jobsched_members "
                 "ORDER BY seen_at DESC, owner LIMIT %s",
                 (limit,),
             ).fetchall()
-            return [Member(*row) for row in rows]
+            return [Member(*row[:5], names=tuple(row[5] or ())) for row in rows]
 
         return await self._run(read)
 

@@ -242,7 +242,12 @@ MIGRATIONS: dict[int, list[str]] = {
     # pickled job's. A nullable column without a default is a catalog
     # change, no row is rewritten; its ACCESS EXCLUSIVE lock is held for
     # that instant (the prepare lock_timeout bounds the wait for it).
-    4: ["ALTER TABLE jobsched_jobs ADD COLUMN IF NOT EXISTS args jsonb"],
+    # And the names a member runs in the members list (a table made on
+    # demand, so it may not be there).
+    4: [
+        "ALTER TABLE jobsched_jobs ADD COLUMN IF NOT EXISTS args jsonb",
+        "ALTER TABLE IF EXISTS jobsched_members ADD COLUMN IF NOT EXISTS names text[]",
+    ],
 }
 
 

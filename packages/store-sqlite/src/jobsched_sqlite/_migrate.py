@@ -73,8 +73,18 @@ def migrate(conn: sqlite3.Connection) -> None:
     for step in range(version + 1, VERSION + 1):
         for statement in MIGRATIONS.get(step, ()):
             conn.execute(statement)
+    if version < 4:
+        _member_names(conn)
     conn.execute("UPDATE jobsched_meta SET value = ? WHERE key = 'schema'", (VERSION,))
     count_ended(conn)
+
+
+def _member_names(conn: sqlite3.Connection) -> None:
+    """Schema 4's column of the names a member runs, in a members table the
+    code before made (one made on demand: a file may have none)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(members)")}
+    if columns and "names" not in columns:
+        conn.execute("ALTER TABLE members ADD COLUMN names TEXT")
 
 
 def count_ended(conn: sqlite3.Connection) -> None:

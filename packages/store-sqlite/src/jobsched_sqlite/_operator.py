@@ -349,19 +349,24 @@ def retry(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[in
 # list), made by the first report: a file no scheduler reports to (an old
 # one, or one only read) has no such table, and reads as no members. Reports
 # delete rows silent for MEMBERS_KEEP, so the table is as small as the fleet.
-_MEMBERS_TABLE = (
+# names: the registered job names the member runs, a JSON list (schema 4).
+MEMBERS_TABLE = (
     "CREATE TABLE IF NOT EXISTS members (owner TEXT PRIMARY KEY, workers INTEGER NOT NULL, "
-    "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL) WITHOUT ROWID"
+    "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL, names TEXT) "
+    "WITHOUT ROWID"
 )
 
 
 def report_member(conn: sqlite3.Connection, member: Member) -> None:
-    conn.execute(_MEMBERS_TABLE)
+    import json
+
+    conn.execute(MEMBERS_TABLE)
+    names = json.dumps(list(member.names)) if member.names else None
     conn.execute(
-        "INSERT INTO members (owner, workers, busy, started_at, seen_at) VALUES (?, ?, ?, ?, ?) "
-        "ON CONFLICT (owner) DO UPDATE SET workers = excluded.workers, busy = excluded.busy, "
-        "seen_at = excluded.seen_at",
-        (member.owner, member.workers, member.busy, member.started_at, member.seen_at),
+        "INSERT INTO members (owner, workers, busy, started_at, seen_at, names) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET workers = excluded.workers, "
+        "busy = excluded.busy, seen_at = excluded.seen_at, names = excluded.names",
+        (member.owner, member.workers, member.busy, member.started_at, member.seen_at, names),
     )
     conn.execute("DELETE FROM members WHERE seen_at < ?", (member.seen_at - MEMBERS_KEEP,))
 
@@ -372,14 +377,16 @@ def forget_member(conn: sqlite3.Connection, owner: str) -> None:
 
 
 def members(conn: sqlite3.Connection, limit: int) -> list[Member]:
+    import json
+
     if not _has_members(conn):
         return []
     rows = conn.execute(
-        "SELECT owner, workers, busy, started_at, seen_at FROM members "
+        "SELECT owner, workers, busy, started_at, seen_at, names FROM members "
         "ORDER BY seen_at DESC, owner LIMIT ?",
         (limit,),
     ).fetchall()
-    return [Member(*row) for row in rows]
+    return [Member(*row[:5], names=tuple(json.loads(row[5] or "[]"))) for row in rows]
 
 
 def _has_members(conn: sqlite3.Connection) -> bool:

@@ -178,6 +178,9 @@ class Member:
     #: Wall-clock seconds: when it started, and its last report.
     started_at: float
     seen_at: float
+    #: The registered job names it runs (its app's), sorted: what
+    #: ``jobsched stats`` reads to tell which waiting jobs no member knows.
+    names: tuple[str, ...] = ()
 
     @property
     def host(self) -> str:

@@ -59,6 +59,10 @@ class StoreLink(Leasing):
     #: Whether the store's claim takes ``names``; found at the first claim.
     _claims_names: bool | None = None
 
+    def _member_names(self) -> tuple[str, ...]:
+        # A member that claims nothing (a producer) knows no name for the fleet.
+        return () if self.producer else tuple(sorted(self.names))
+
     async def claimer(self) -> None:
         """Claim as many jobs as workers are idle, best first, until closed."""
         try:

@@ -13,7 +13,7 @@ import json
 import pytest
 
 import jobsched as js
-from jobsched.store import Claimed, JobStore, NewJob, Outcome
+from jobsched.store import Claimed, JobStore, Member, NewJob, Outcome
 
 from . import Lapse
 
@@ -172,3 +172,15 @@ async def test_job_page_filters_by_arguments(store: JobStore) -> None:
         await store.job_page(args={"to-be": "x"})
     with pytest.raises(TypeError, match="args must map parameter names"):
         await store.job_page(args={"n": 5})  # type: ignore[dict-item]
+
+
+async def test_the_members_list_keeps_the_names_each_member_runs(store: JobStore) -> None:
+    """What ``jobsched stats`` reads to say which waiting jobs no member knows."""
+    await store.report_member(Member("h:1:a", 4, 0, NOW, NOW, names=(SEND, SYNC)))
+    await store.report_member(Member("h:2:b", 4, 0, NOW, NOW))
+    assert {m.owner: m.names for m in await store.members()} == {
+        "h:1:a": (SEND, SYNC),
+        "h:2:b": (),
+    }
+    await store.report_member(Member("h:1:a", 4, 1, NOW, NOW + 5, names=(SEND,)))
+    assert {m.owner: m.names for m in await store.members()}["h:1:a"] == (SEND,)
