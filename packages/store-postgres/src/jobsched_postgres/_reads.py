@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypeVar
 
 from jobsched import JobStatus
@@ -14,6 +14,7 @@ from jobsched.store import (
     KEYED,
     MEMBERS_KEEP,
     Attempt,
+    JobPage,
     JobStore,
     Member,
     StoredJob,
@@ -116,6 +117,17 @@ class Reads(JobStore):
         statuses, limit, before = check_jobs_args(statuses=statuses, limit=limit, before=before)
         sql, params = jobs_query(statuses, limit, before)
         return await self._run(lambda conn: self._jobs(conn, sql, tuple(params)), transaction=False)
+
+    async def job_page(  # type: ignore[override]
+        self, *, args: Mapping[str, str] | None = None, **filters: Any
+    ) -> JobPage:
+        if not args:
+            return await super().job_page(**filters)
+        from . import _argpage
+
+        defaults = {"statuses": (), "name": None, "executor": None, "tenant": None,
+                    "limit": 50, "before": None, "scan": 1000, "queue": None}  # fmt: skip
+        return await _argpage.page(self, args=args, **{**defaults, **filters})
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
         rows = await self._run(_sql.counts, transaction=False)

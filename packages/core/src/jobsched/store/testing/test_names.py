@@ -184,3 +184,25 @@ async def test_the_members_list_keeps_the_names_each_member_runs(store: JobStore
     }
     await store.report_member(Member("h:1:a", 4, 1, NOW, NOW + 5, names=(SEND,)))
     assert {m.owner: m.names for m in await store.members()}["h:1:a"] == (SEND,)
+
+
+async def test_job_page_by_arguments_looks_at_most_scan_jobs_a_page(store: JobStore) -> None:
+    """The window of ``scan`` jobs holds as it does for the other filters;
+    the arguments combine with them."""
+    await store.add(
+        [registered(i, float(i), to="a@b" if i % 2 else "c@d") for i in range(1, 7)], NOW
+    )
+    pages, before = [], None
+    while True:
+        page = await store.job_page(args={"to": "a@b"}, scan=2, before=before)
+        pages.append(([j.id for j in page.jobs], page.scanned))
+        if page.next_before is None:
+            break
+        before = page.next_before
+    assert pages == [([5], 2), ([3], 2), ([1], 2)]
+    by_name = await store.job_page(args={"to": "a@b"}, name=SEND, statuses=[S.PENDING])
+    assert [j.id for j in by_name.jobs] == [5, 3, 1]
+    assert (await store.job_page(args={"to": "a@b"}, name=SYNC)).jobs == []
+    assert (await store.job_page(args={"to": "a@b"}, statuses=[S.COMPLETED])).jobs == []
+    first = await store.job_page(args={"to": "a@b"}, limit=1)
+    assert ([j.id for j in first.jobs], first.next_before) == ([5], 5)
