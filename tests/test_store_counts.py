@@ -21,6 +21,7 @@ from dashboard_jobs import Hold, Work
 import jobsched as js
 from jobsched.store import NewJob, Outcome
 from jobsched_sqlite import SQLiteStore, _sql
+from jobsched_sqlite import _schema as sqlite_schema
 
 pytestmark = pytest.mark.anyio
 
@@ -231,7 +232,7 @@ async def test_a_schema_2_database_is_migrated_with_its_counts(
     url = schema_url(pg_session_database)
     schema_2 = [s for s in pg_schema._DDL if s not in pg_schema._COUNTS]
     schema_2[-1] = schema_2[-1].replace(f"'schema', {pg_schema.VERSION}", "'schema', 2")
-    assert pg_schema.VERSION == 3 and "'schema', 2" in schema_2[-1]
+    assert pg_schema.VERSION == 4 and "'schema', 2" in schema_2[-1]
     for statement in schema_2:
         pg_sql(url, statement)
     pg_sql(
@@ -250,7 +251,8 @@ async def test_a_schema_2_database_is_migrated_with_its_counts(
     store = PostgresStore(url, secret=SECRET)
     await store.open()
     try:
-        assert pg_sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'") == [(3,)]
+        version = pg_sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'")
+        assert version == [(pg_schema.VERSION,)]
         assert await store.counts() == expected
         await store.add([new(2000)], NOW)
         claimed = await store.claim("m", 300, {"async": 300, "thread": 300}, NOW, 30)
@@ -529,6 +531,8 @@ async def test_a_schema_3_file_without_ended_counts_is_counted_once_at_open(
     assert len({s for s, _ in expected if s.is_terminal}) == 4
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("DROP TABLE ended_counts")  # as the code before made schema 3
+    conn.execute("ALTER TABLE jobs DROP COLUMN args")
+    conn.execute("UPDATE jobsched_meta SET value = 3 WHERE key = 'schema'")
     conn.close()
     for _ in range(2):  # the second opening finds the table and counts nothing again
         store = SQLiteStore(f"sqlite:///{path}")
@@ -539,9 +543,8 @@ async def test_a_schema_3_file_without_ended_counts_is_counted_once_at_open(
             await store.close()
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (
-            3,
-        )
+        version = conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone()
+        assert version == (sqlite_schema.VERSION,)  # migrated to 4 on the way
         rows = conn.execute("SELECT status, executor, n FROM ended_counts ORDER BY 1, 2")
         assert sum(n for _, _, n in rows) == 5
     finally:

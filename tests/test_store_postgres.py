@@ -508,7 +508,8 @@ async def test_the_claim_reads_the_ready_index_at_100k_rows(store: PostgresStore
 
     params = {
         "names": ["async", "process"], "rooms": [8, 8], "limit": 8, "owner": "m",
-        "lease": 1.0, "now": 0.0, "keys": [key_id(SECRET.encode())], "starting": 8,
+        "lease": 1.0, "now": 0.0, "keys": [key_id(SECRET.encode())],
+        "known": ["shop.jobs.send_email"], "starting": 8,
     }  # fmt: skip
     with psycopg.connect(url) as conn:  # a transaction, rolled back: the plan only
         plan = "\n".join(
@@ -999,7 +1000,7 @@ async def test_a_fair_share_claim_reads_the_tenant_index_at_100k_rows(
     )
     params = {
         "names": ["async"], "rooms": [8], "limit": 8, "empty": [], "skip": [],
-        "keys": [key_id(SECRET.encode())],
+        "keys": [key_id(SECRET.encode())], "known": ["shop.jobs.send_email"],
         "tenants": [f"t{i}" for i in range(50)],
     }  # fmt: skip
     with psycopg.connect(url) as conn:

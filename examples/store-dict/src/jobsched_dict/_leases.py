@@ -51,12 +51,13 @@ class Leases(JobStore):
         queues: Collection[str] | None = None,
         queue_room: Mapping[str, int] | None = None,
         starting: int | None = None,
+        names: Collection[str] = (),
     ) -> list[Claimed]:
         self._token_due = None
         if limit < 1:
             return []
-        state, until = self._state, now + lease
-        claimed = self._take_over_lost(owner, limit, now, until)
+        state, until, names = self._state, now + lease, frozenset(names)
+        claimed = self._take_over_lost(owner, limit, now, until, names)
         rooms = {name: room for name, room in executors.items() if room > 0}
         want = limit - len(claimed)
         if want <= 0 or not rooms:
@@ -68,7 +69,10 @@ class Leases(JobStore):
             (
                 r
                 for r in state.jobs.values()
-                if r.ready and r.key_held(self.key_ids) and (queues is None or r.queue in queues)
+                if r.ready
+                and r.key_held(self.key_ids)
+                and r.known(names)
+                and (queues is None or r.queue in queues)
             ),
             key=lambda r: (r.key, r.id),
         )
@@ -87,7 +91,9 @@ class Leases(JobStore):
             row.started_at = now if starts_now else None
             row.handed_back = False
             row.attempts += 1
-            started.append(Claimed(row.id, row.attempts, row.payload, started=starts_now))
+            started.append(
+                Claimed(row.id, row.attempts, row.payload, started=starts_now, args=row.args)
+            )
         return claimed + started
 
     async def start(self, owner: str, starts: Sequence[tuple[int, int, float]]) -> None:
@@ -98,7 +104,9 @@ class Leases(JobStore):
             if row.owner == owner and row.attempts == attempt:  # the fence
                 row.started_at = at
 
-    def _take_over_lost(self, owner: str, limit: int, now: float, until: float) -> list[Claimed]:
+    def _take_over_lost(
+        self, owner: str, limit: int, now: float, until: float, names: Collection[str]
+    ) -> list[Claimed]:
         """Attempts whose owner is gone (its lease ran out, or a process of
         this machine that died), now ``owner``'s: never its own."""
         running = [r for r in self._state.jobs.values() if r.status is S.RUNNING]
@@ -118,14 +126,22 @@ class Leases(JobStore):
             if len(taken) == limit:
                 break
             assert row.lease_until is not None
-            if not row.key_held(self.key_ids):
+            if not row.key_held(self.key_ids) or not row.known(names):
                 continue
             if (row.lease_until < now and row.owner != owner) or row.owner in dead:
                 # The old lease's end, less a lease: when its owner last renewed it.
                 renewed = max(row.lease_until - lease, row.started_at or row.lease_until - lease)
                 row.owner, row.lease_until = owner, until
                 taken.append(
-                    Claimed(row.id, row.attempts, row.payload, True, row.cancel_requested, renewed)
+                    Claimed(
+                        row.id,
+                        row.attempts,
+                        row.payload,
+                        True,
+                        row.cancel_requested,
+                        renewed,
+                        args=row.args,
+                    )
                 )
         return taken
 

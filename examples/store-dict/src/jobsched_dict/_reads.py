@@ -44,6 +44,15 @@ class Reads(JobStore):
             )
         )
 
+    async def waiting_for_names(self, names: Collection[str]) -> dict[str, int]:
+        return dict(
+            Counter(
+                r.name
+                for r in self._state.jobs.values()
+                if r.waiting and r.args is not None and r.name not in names
+            )
+        )
+
     async def waiting_for_executors(self, installed: Collection[str]) -> dict[str, int]:
         return dict(
             Counter(
@@ -137,7 +146,7 @@ class Reads(JobStore):
         was = members.get(member.owner)
         started = was.started_at if was is not None else member.started_at
         members[member.owner] = Member(
-            member.owner, member.workers, member.busy, started, member.seen_at
+            member.owner, member.workers, member.busy, started, member.seen_at, member.names
         )
         for owner in [o for o, m in members.items() if m.seen_at < member.seen_at - MEMBERS_KEEP]:
             del members[owner]

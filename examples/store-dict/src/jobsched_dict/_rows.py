@@ -57,6 +57,8 @@ class Row:
     #: it claimed ahead): its next claim starts it at once, so a job that
     #: kills its member as it starts still uses up its attempts.
     handed_back: bool = False
+    #: A registered job's arguments (JSON text); None for a pickled job.
+    args: str | None = None
 
     @classmethod
     def of(cls, job: NewJob) -> Row:
@@ -75,6 +77,7 @@ class Row:
             job.rate_key,
             tuple(dict.fromkeys(job.depends_on)),
             queue=job.queue,
+            args=job.args,
         )
 
     @property
@@ -97,6 +100,11 @@ class Row:
         """Unsigned, or signed by one of ``key_ids`` (the keys a member holds)."""
         return not self.payload.startswith(KEYED) or self.key_id in key_ids
 
+    def known(self, names: Collection[str]) -> bool:
+        """A pickled job, or a registered one of a name in ``names`` (those the
+        member runs): a claim hands out no other."""
+        return self.args is None or self.name in names
+
     def stored(self) -> StoredJob:
         return StoredJob(
             id=self.id,
@@ -116,6 +124,7 @@ class Row:
             tenant=self.tenant,
             depends_on=self.depends_on,
             queue=self.queue,
+            args=self.args,
         )
 
 

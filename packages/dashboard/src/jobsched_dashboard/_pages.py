@@ -23,7 +23,7 @@ from jobsched._time._scheduleinfo import from_store
 from jobsched.store import StoredJob
 from jobsched.store._codec import Codec
 
-from . import _limits, _params, _payload, _queues, _views
+from . import _limits, _params, _payload, _queues, _registered, _views
 from ._render import Handlers
 
 
@@ -148,13 +148,22 @@ class Pages(Handlers):
         """Everything the main page shows: six paged reads and a few fetches, at once."""
         store = self.store
         now = time.time()
-        counts, queues, attempts, (waiting, upstreams), failures, schedules = await concurrently(
+        (
+            counts,
+            queues,
+            attempts,
+            (waiting, upstreams),
+            failures,
+            schedules,
+            nameless,
+        ) = await concurrently(
             store.counts,
             partial(_queues.read_table, store),
             partial(store.attempts, since=now - window, limit=_limits.ATTEMPTS_LIMIT),
             self.waiting,
             partial(store.jobs, statuses=_views.FAILURES, limit=_limits.FAILURES_LIMIT),
             store.schedules,
+            partial(_registered.unknown_names, store),
         )
         return {
             "now": now,
@@ -171,6 +180,8 @@ class Pages(Handlers):
             "failures": failures,
             "failures_limit": _limits.FAILURES_LIMIT,
             "schedules": schedules,
+            # Registered jobs no live member knows (a deploy's new job).
+            "unknown_names": _registered.describe(nameless),
         }
 
     async def waiting(self) -> tuple[list[StoredJob], dict[int, StoredJob]]:
@@ -200,8 +211,10 @@ class Pages(Handlers):
             "job": job,
             "attempts": attempts,
             "ran_by": ran_by,
-            "call": _payload.job(job.payload),
-            "result": _payload.result(job.result),
+            # A registered job's call is its name and JSON arguments.
+            "call": None if job.args is not None else _payload.job(job.payload),
+            "result": None if job.args is not None else _payload.result(job.result),
+            **_registered.context(job),
             # (id, job or None when pruned) in the order the job names them.
             "upstreams": [(u, upstreams.get(u)) for u in named],
             "more_upstreams": max(0, len(job.depends_on) - _limits.UPSTREAMS_LIMIT),

@@ -18,7 +18,7 @@ from jobsched._jobs._text import check_text
 from jobsched.store import check_queue
 from jobsched.store._args import LARGEST
 
-from . import _limits, _views
+from . import _limits, _registered, _views
 
 #: The statuses in the order the filters list them.
 STATUS_NAMES = _views.STATUS_ORDER
@@ -47,12 +47,15 @@ class Filters:
         executor: str | None,
         tenant: str | None,
         queue: str | None = None,
+        args: dict[str, str] | None = None,
     ) -> None:
         self.statuses = statuses
         self.name = name
         self.executor = executor
         self.tenant = tenant
         self.queue = queue
+        #: Registered jobs' arguments: parameter name -> text (``?arg=KEY=VALUE``).
+        self.args = args or {}
 
     def store_args(self) -> dict[str, Any]:
         """``job_page``'s filter arguments; ``queue`` only when one is chosen,
@@ -65,6 +68,8 @@ class Filters:
         }
         if self.queue is not None:
             args["queue"] = self.queue
+        if self.args:
+            args["args"] = self.args
         return args
 
     def narrowed(self, applies: Collection[JobStatus]) -> tuple[JobStatus, ...]:
@@ -85,6 +90,7 @@ class Filters:
             )
             if value is not None
         ]
+        pairs += [("arg", f"{key}={value}") for key, value in self.args.items()]
         pairs += list(extra.items())
         return urlencode(pairs)
 
@@ -110,7 +116,12 @@ def filters(request: Request) -> Filters:
             check_text(key, value)  # no job holds such text: say so, not a 500
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
-    return Filters(tuple(dict.fromkeys(statuses)), **texts, queue=queue_name(query.get("queue")))
+    return Filters(
+        tuple(dict.fromkeys(statuses)),
+        **texts,
+        queue=queue_name(query.get("queue")),
+        args=_registered.arg_filters(query.getlist("arg")),
+    )
 
 
 def queue_name(text: str | None) -> str | None:

@@ -72,12 +72,13 @@ async def read_table(store: JobStore) -> QueueTable | None:
 
 
 async def job_page(store: JobStore, args: Mapping[str, Any], **page: Any) -> JobPage:
-    """``store.job_page(**args, **page)``; a store written before queues,
-    whose ``job_page`` takes no ``queue``, is a 501 saying so (as the CLI's
-    ``jobs --queue`` says it) rather than a 500."""
+    """``store.job_page(**args, **page)``; a store written before queues or
+    arguments, whose ``job_page`` takes no ``queue`` or ``args``, is a 501
+    saying so (as the CLI's ``jobs --queue`` says it) rather than a 500."""
     try:
         return await store.job_page(**args, **page)
     except TypeError as exc:
-        if "queue" not in args:
+        if "queue" not in args and "args" not in args:
             raise
-        raise HTTPException(501, f"this store cannot filter jobs by queue ({exc})") from None
+        what = "argument" if "args" in args else "queue"
+        raise HTTPException(501, f"this store cannot filter jobs by {what} ({exc})") from None

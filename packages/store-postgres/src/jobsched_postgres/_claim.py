@@ -7,7 +7,7 @@ claim (``_limits`` chooses among them). Each claimed row is locked with
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from jobsched import JobStatus
 from jobsched.store import KEY_ID_SIZE, KEY_ID_START, KEYED, Claimed
@@ -21,10 +21,29 @@ _CANCELLED = JobStatus.CANCELLED
 # A row a member may claim: signed with a key id it holds (%(keys)s), or
 # without one (the legacy format, which every member tries). A member never
 # claims a row signed by a key it lacks: the row waits for one that holds it.
+# Likewise a registered job (args set) only of a name it knows (%(known)s):
+# the row waits for a member whose app registers it. Both are filters on
+# the rows an index scan reads, in every claim's plan; neither changes it.
 KEY_FILTER = (
     f"(substring(payload from 1 for 1) <> '\\x{KEYED.hex()}'::bytea "
-    f"OR substring(payload from {KEY_ID_START} for {KEY_ID_SIZE}) = ANY(%(keys)s::bytea[]))"
+    f"OR substring(payload from {KEY_ID_START} for {KEY_ID_SIZE}) = ANY(%(keys)s::bytea[])) "
+    "AND (args IS NULL OR name = ANY(%(known)s::text[]))"
 )
+
+
+class Gate(NamedTuple):
+    """What a member may claim beyond its executors and queues: rows signed
+    by ``keys`` it holds (or unsigned), registered jobs of ``known`` names."""
+
+    keys: Sequence[bytes] = ()
+    known: Sequence[str] = ()
+
+    def params(self) -> dict[str, list[Any]]:
+        """KEY_FILTER's parameters."""
+        return {"keys": list(self.keys), "known": list(self.known)}
+
+
+NO_GATE = Gate()
 
 # Takes the picked rows: RUNNING under the owner, attempt counted. The first
 # %(starting)s of them in key order (picked.n) start now, for idle workers;
@@ -44,7 +63,8 @@ claimed AS (
         started_at = CASE WHEN picked.n <= %(starting)s OR t.lease_until IS NOT NULL
             THEN %(now)s END
     FROM picked WHERE t.id = picked.id AND t.queue = 0
-    RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2, t.started_at IS NOT NULL AS started
+    RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2, t.started_at IS NOT NULL AS started,
+        t.args::text AS args
 )
 """
 
@@ -94,8 +114,8 @@ def _claim_sql(pick: str, tail: str = "", first: str = "") -> str:
         + pick
         + "),"
         + _TAKE
-        + "SELECT id, attempts, payload, k0, k1, k2, started FROM claimed "
-        + "UNION ALL SELECT NULL, count(*), NULL, NULL, NULL, NULL, NULL FROM promoted"
+        + "SELECT id, attempts, payload, k0, k1, k2, started, args FROM claimed "
+        + "UNION ALL SELECT NULL, count(*), NULL, NULL, NULL, NULL, NULL, NULL FROM promoted"
         + tail
     )
 
@@ -110,7 +130,8 @@ _SAW_COLUMN = -1
 # The catalog is read once (`seen`), for the pick and the last row.
 GUARDED_CLAIM = _claim_sql(
     _PICK.format(guard="NOT (SELECT yes FROM seen) AND "),
-    f"\nUNION ALL SELECT NULL, {_SAW_COLUMN}, NULL, NULL, NULL, NULL, NULL FROM seen WHERE yes",
+    f"\nUNION ALL SELECT NULL, {_SAW_COLUMN}, NULL, NULL, NULL, NULL, NULL, NULL FROM seen "
+    "WHERE yes",
     f"seen AS (SELECT {_queues.HAS_COLUMN} AS yes), ",
 )
 
@@ -188,7 +209,7 @@ _CANDIDATES = _candidates_sql()
 TAKE_IDS = (
     "WITH picked AS (SELECT id, n FROM unnest(%(ids)s::bigint[]) WITH ORDINALITY AS p(id, n)),"
     + _TAKE
-    + "SELECT id, attempts, payload, started FROM claimed ORDER BY k0, k1, k2, id"
+    + "SELECT id, attempts, payload, started, args FROM claimed ORDER BY k0, k1, k2, id"
 )
 
 #: A sure "every row starts" for %(starting)s (a claim's limit is far below).
@@ -247,7 +268,7 @@ def take_over(
     names: list[str],
     dead: list[str],
     lease: float,
-    keys: Sequence[bytes] = (),
+    gate: Gate = NO_GATE,
 ) -> list[Claimed]:
     """Started attempts whose lease ran out on the server's clock (or whose
     owner is a dead local process), now ``owner``'s (ran_by still names the
@@ -268,16 +289,24 @@ def take_over(
         "AND started_at IS NOT NULL "
         f"AND executor = ANY(%s) AND ((lease_until < {DB_NOW} AND owner <> %s) "
         "OR owner = ANY(%s)) AND "
-        + KEY_FILTER.replace("%(keys)s", "%s")
+        + KEY_FILTER.replace("%(keys)s", "%s").replace("%(known)s", "%s")
         + " ORDER BY lease_until LIMIT %s FOR UPDATE SKIP LOCKED) old WHERE j.id = old.id "
         "RETURNING j.id, j.attempts, j.payload, j.cancel_requested, "
         # Never before its start: a member with a longer lease than this one's.
-        "GREATEST(old.lease_until - %s, old.started_at)",
-        (owner, lease, names, owner, dead, list(keys), limit, lease),
+        "GREATEST(old.lease_until - %s, old.started_at), j.args::text",
+        (owner, lease, names, owner, dead, list(gate.keys), list(gate.known), limit, lease),
     ).fetchall()
     return [
-        Claimed(job_id, attempt, payload, lost=True, cancelled=bool(cancel), renewed_at=renewed)
-        for job_id, attempt, payload, cancel, renewed in rows
+        Claimed(
+            job_id,
+            attempt,
+            payload,
+            lost=True,
+            cancelled=bool(cancel),
+            renewed_at=renewed,
+            args=args,
+        )
+        for job_id, attempt, payload, cancel, renewed, args in rows
     ]
 
 
@@ -288,7 +317,7 @@ def claim_by_key(
     rooms: dict[str, int],
     now: float,
     lease: float,
-    keys: Sequence[bytes] = (),
+    gate: Gate = NO_GATE,
     *,
     queues: Sequence[str | None] | None = None,
     guarded: bool = False,
@@ -320,7 +349,7 @@ def claim_by_key(
                 "owner": owner,
                 "lease": lease,
                 "now": now,
-                "keys": list(keys),
+                **gate.params(),
                 "starting": max(0, starting - len(claimed)),
                 **({} if queues is None else {"queues": names}),
             },
@@ -339,8 +368,8 @@ def claim_by_key(
     # RETURNING gives no order: the key's is restored here.
     claimed.sort(key=lambda r: (r[3], r[4], r[5], r[0]))
     return [
-        Claimed(job_id, attempt, payload, started=started)
-        for job_id, attempt, payload, _, _, _, started in claimed
+        Claimed(job_id, attempt, payload, started=started, args=args)
+        for job_id, attempt, payload, _, _, _, started, args in claimed
     ], saw
 
 
@@ -352,8 +381,8 @@ def take_ids(
         TAKE_IDS, {"ids": ids, "owner": owner, "lease": lease, "now": now, "starting": starting}
     ).fetchall()
     return [
-        Claimed(job_id, attempt, payload, started=started)
-        for job_id, attempt, payload, started in rows
+        Claimed(job_id, attempt, payload, started=started, args=args)
+        for job_id, attempt, payload, started, args in rows
     ]
 
 
@@ -367,7 +396,7 @@ def candidates(
     empty: list[str],
     skip: list[int],
     tenants: Sequence[str | None] | None = None,
-    keys: Sequence[bytes] = (),
+    gate: Gate = NO_GATE,
     queues: QueueFilter | None = None,
     guarded: bool = False,
 ) -> list[tuple[Any, ...]]:
@@ -390,7 +419,7 @@ def candidates(
         "limit": limit,
         "empty": empty,
         "skip": skip,
-        "keys": list(keys),
+        **gate.params(),
     }
     tenant_arms = [("", "")]
     if tenants is not None:

@@ -82,10 +82,13 @@ class Leases(JobStore):
         queues: Collection[str] | None = None,
         queue_room: Mapping[str, int] | None = None,
         starting: int | None = None,
+        names: Collection[str] = (),
     ) -> list[Claimed]:
         if limit < 1 or not executors:
             return []
         first = _claim.ALL if starting is None else max(0, starting)
+        # The signing keys it holds and the registered names it knows.
+        keys = _claim.Gate(self.key_ids, sorted(set(names)))
         names = sorted(executors)
         rooms = {name: executors[name] for name in names if executors[name] > 0}
         # Queues as stored (None: the default); rooms of `limit` or more bind nothing.
@@ -149,7 +152,7 @@ class Leases(JobStore):
             dead = self._dead_local_owners(conn, now)
             if self._looks.due(owner, now, lease) or dead:
                 _claim.hand_back(conn, owner, limit, dead, now)
-                claimed = _claim.take_over(conn, owner, limit, names, dead, lease, self.key_ids)
+                claimed = _claim.take_over(conn, owner, limit, names, dead, lease, keys)
             left = limit - len(claimed)
             due = None
             if left > 0 and rooms and (served is None or served):
@@ -161,11 +164,11 @@ class Leases(JobStore):
                             _claim.promote(conn, now)
                             more, due = _limits.claim(
                                 conn, owner, left, rooms, now, lease, rates or {}, tenants,
-                                self.key_ids, starting=first,
+                                keys, starting=first,
                             )  # fmt: skip
                     else:
                         more, _ = _claim.claim_by_key(
-                            conn, owner, left, rooms, now, lease, self.key_ids, starting=first
+                            conn, owner, left, rooms, now, lease, keys, starting=first
                         )
                     return claimed + more, due
                 got = None if self._queue_column else unseen(conn, left)
@@ -176,7 +179,6 @@ class Leases(JobStore):
                 claimed += more
             return claimed, due
 
-        keys = self.key_ids
         claimed, self._token_due = await self._run(claim, transaction=False)
         return claimed
 

@@ -12,7 +12,7 @@ share", the same as the SQLite store's (``jobsched_sqlite._claim``).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from jobsched.store import Claimed, has_token, refill, take_turns, token_due
@@ -38,7 +38,7 @@ def claim(
     lease: float,
     rates: Mapping[str, RateLimit],
     tenants: Mapping[str | None, int] | None,
-    keys: Sequence[bytes] = (),
+    keys: _claim.Gate = _claim.NO_GATE,
     queues: _claim.QueueFilter | None = None,
     queue_rooms: Mapping[str | None, int] | None = None,
     guarded: bool = False,
@@ -157,7 +157,7 @@ class _Picker:
         conn: _sql.Conn,
         rooms: dict[str, int],
         buckets: _Buckets,
-        keys: Sequence[bytes] = (),
+        keys: _claim.Gate = _claim.NO_GATE,
         queues: _claim.QueueFilter | None = None,
         queue_rooms: dict[str | None, int] | None = None,
         guarded: bool = False,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypeVar
 
 from jobsched import JobStatus
@@ -14,6 +14,7 @@ from jobsched.store import (
     KEYED,
     MEMBERS_KEEP,
     Attempt,
+    JobPage,
     JobStore,
     Member,
     StoredJob,
@@ -32,7 +33,7 @@ _COLUMNS = (
     "id, name, executor, status, attempts, run_at, submitted_at, started_at, finished_at, "
     "result, last_error, last_traceback, owner, payload, tenant, "
     "ARRAY(SELECT upstream FROM jobsched_deps d WHERE d.downstream = jobsched_jobs.id "
-    "ORDER BY upstream)"
+    "ORDER BY upstream), args::text"
 )
 _RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
 #: A row's status by its value: a dict lookup where calling the enum per row
@@ -49,7 +50,7 @@ _MEMBERS_LOCK = 0x6A6F6273_6D656D62  # "jobsmemb"
 _MEMBERS_TABLE = (
     "CREATE TABLE IF NOT EXISTS jobsched_members (owner text PRIMARY KEY, "
     "workers integer NOT NULL, busy integer NOT NULL, started_at double precision NOT NULL, "
-    "seen_at double precision NOT NULL)"
+    "seen_at double precision NOT NULL, names text[])"
 )
 
 
@@ -79,7 +80,7 @@ class Reads(JobStore):
         rows = conn.execute(
             f"SELECT {_COLUMNS}{queue} FROM jobsched_jobs {where}", params
         ).fetchall()
-        if not known and rows and rows[0][17]:
+        if not known and rows and rows[0][18]:
             _queues.saw(conn)
             return Reads._jobs(conn, where, params)
         return [
@@ -100,7 +101,8 @@ class Reads(JobStore):
                 payload=r[13],
                 tenant=r[14],
                 depends_on=tuple(r[15] or ()),
-                queue=DEFAULT_QUEUE if r[16] is None else r[16],
+                args=r[16],
+                queue=DEFAULT_QUEUE if r[17] is None else r[17],
             )
             for r in rows
         ]
@@ -115,6 +117,17 @@ class Reads(JobStore):
         statuses, limit, before = check_jobs_args(statuses=statuses, limit=limit, before=before)
         sql, params = jobs_query(statuses, limit, before)
         return await self._run(lambda conn: self._jobs(conn, sql, tuple(params)), transaction=False)
+
+    async def job_page(  # type: ignore[override]
+        self, *, args: Mapping[str, str] | None = None, **filters: Any
+    ) -> JobPage:
+        if not args:
+            return await super().job_page(**filters)
+        from . import _argpage
+
+        defaults = {"statuses": (), "name": None, "executor": None, "tenant": None,
+                    "limit": 50, "before": None, "scan": 1000, "queue": None}  # fmt: skip
+        return await _argpage.page(self, args=args, **{**defaults, **filters})
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
         rows = await self._run(_sql.counts, transaction=False)
@@ -181,6 +194,24 @@ class Reads(JobStore):
         )
         return {executor: int(n) for executor, n in rows}
 
+    async def waiting_for_names(self, names: Collection[str]) -> dict[str, int]:
+        known = sorted(set(names))
+        # One arm per waiting queue, each through its partial index: the
+        # waiting rows, never the history.
+        arms = " UNION ALL ".join(
+            f"SELECT name FROM jobsched_jobs WHERE queue = {queue} "
+            "AND args IS NOT NULL AND name <> ALL(%(known)s::text[])"
+            for queue in (0, 1, 2)
+        )
+        rows = await self._run(
+            lambda conn: conn.execute(
+                f"SELECT name, COUNT(*) FROM ({arms}) AS waiting GROUP BY name",
+                {"known": known},
+            ).fetchall(),
+            transaction=False,
+        )
+        return {name: int(n) for name, n in rows}
+
     async def attempts(
         self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
     ) -> list[Attempt]:
@@ -220,11 +251,15 @@ class Reads(JobStore):
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MEMBERS_LOCK,))
                 conn.execute(_MEMBERS_TABLE)
             conn.execute(
-                "INSERT INTO jobsched_members (owner, workers, busy, started_at, seen_at) "
-                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (owner) DO UPDATE SET "
-                "workers = excluded.workers, busy = excluded.busy, seen_at = excluded.seen_at",
-                (member.owner, member.workers, member.busy, member.started_at, member.seen_at),
-            )
+                "INSERT INTO jobsched_members (owner, workers, busy, started_at, seen_at, names) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (owner) DO UPDATE SET "
+                "workers = excluded.workers, busy = excluded.busy, seen_at = excluded.seen_at, "
+                "names = excluded.names",
+                (
+                    member.owner, member.workers, member.busy, member.started_at,
+                    member.seen_at, list(member.names) or None,
+                ),
+            )  # fmt: skip
             conn.execute(
                 "DELETE FROM jobsched_members WHERE seen_at < %s",
                 (member.seen_at - MEMBERS_KEEP,),
@@ -247,11 +282,11 @@ class Reads(JobStore):
             if not _has_members(conn):
                 return []
             rows = conn.execute(
-                "SELECT owner, workers, busy, started_at, seen_at FROM jobsched_members "
+                "SELECT owner, workers, busy, started_at, seen_at, names FROM jobsched_members "
                 "ORDER BY seen_at DESC, owner LIMIT %s",
                 (limit,),
             ).fetchall()
-            return [Member(*row) for row in rows]
+            return [Member(*row[:5], names=tuple(row[5] or ())) for row in rows]
 
         return await self._run(read)
 

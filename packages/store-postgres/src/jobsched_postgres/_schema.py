@@ -13,7 +13,7 @@ from ._connect import masked_error
 
 #: The schema this code writes. A database with a newer one was written by a
 #: newer jobsched, and this one refuses it rather than guess.
-VERSION = 3
+VERSION = 4
 
 #: The channel every member LISTENs on; a commit that makes work claimable
 #: NOTIFYs it.
@@ -139,7 +139,8 @@ _DDL = [
         last_error text,
         last_traceback text,
         schedule text,
-        fire_time double precision
+        fire_time double precision,
+        args jsonb
     )""",
     """CREATE TABLE jobsched_deps (
         upstream bigint NOT NULL,
@@ -236,6 +237,16 @@ MIGRATIONS: dict[int, list[str]] = {
         "DELETE FROM jobsched_counts",
         "INSERT INTO jobsched_counts (status, executor, n) "
         "SELECT status, executor, count(*) FROM jobsched_jobs GROUP BY 1, 2",
+    ],
+    # A registered job's arguments (jsonb), NULL on every row there: a
+    # pickled job's. A nullable column without a default is a catalog
+    # change, no row is rewritten; its ACCESS EXCLUSIVE lock is held for
+    # that instant (the prepare lock_timeout bounds the wait for it).
+    # And the names a member runs in the members list (a table made on
+    # demand, so it may not be there).
+    4: [
+        "ALTER TABLE jobsched_jobs ADD COLUMN IF NOT EXISTS args jsonb",
+        "ALTER TABLE IF EXISTS jobsched_members ADD COLUMN IF NOT EXISTS names text[]",
     ],
 }
 

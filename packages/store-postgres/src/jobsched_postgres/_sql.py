@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from jobsched import JobStatus
 from jobsched.store import DEFAULT_QUEUE, KEY_WIDTH, Change, NewJob
@@ -106,13 +107,25 @@ def padded(key: tuple[float, ...]) -> tuple[float, ...]:
 
 _ADD_COLUMNS = (
     "id, name, executor, status, queue, k0, k1, k2, run_at, submitted_at, unmet, tenant, "
-    "rate_key, payload, schedule, fire_time, finished_at, last_error"
+    "rate_key, payload, schedule, fire_time, finished_at, last_error, args"
 )
 #: The columns' types, for a binary COPY.
 _ADD_TYPES = (
     "int8", "text", "text", "text", "int2", "float8", "float8", "float8", "float8", "float8",
-    "int4", "text", "text", "bytea", "text", "float8", "float8", "text",
+    "int4", "text", "text", "bytea", "text", "float8", "float8", "text", "jsonb",
 )  # fmt: skip
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
+def jsonb(text: str | None) -> Jsonb | None:
+    """A registered job's arguments (JSON text) as a jsonb parameter, sent
+    as the text it is: the server parses it once, nothing is decoded here."""
+    return None if text is None else Jsonb(text, dumps=_as_is)
+
+
 #: A batch with a job of a named queue writes its queue too (the column is
 #: there: ``_queues.add_column`` ran first); one without leaves it NULL, the
 #: default queue, and is the statement of a store without the column.
@@ -176,7 +189,7 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
         row: tuple[Any, ...] = (
             job.id, job.name, job.executor, status, queue, k0, k1, k2, job.run_at,
             job.submitted_at, unmet, job.tenant, job.rate_key, job.payload,
-            job.schedule, job.fire_time, finished, error,
+            job.schedule, job.fire_time, finished, error, jsonb(job.args),
         )  # fmt: skip
         if named:
             row += (None if job.queue == DEFAULT_QUEUE else job.queue,)

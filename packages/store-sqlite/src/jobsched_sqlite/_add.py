@@ -32,25 +32,26 @@ def _padded(key: tuple[float, ...]) -> tuple[float, ...]:
 
 _INSERT = (
     "INSERT INTO jobs (id, name, executor, status, queue, k0, k1, k2, run_at, submitted_at, "
-    "unmet, tenant, rate_key, payload, schedule, fire_time, finished_at, last_error) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "unmet, tenant, rate_key, payload, schedule, fire_time, finished_at, last_error, args) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 #: ``_INSERT`` with the queue, for a batch holding a job of a named queue:
 #: only such a batch names the column (which it makes, see _queues).
 _INSERT_QUEUED = (
     "INSERT INTO jobs (id, name, executor, status, queue, k0, k1, k2, run_at, submitted_at, "
-    "unmet, tenant, rate_key, payload, schedule, fire_time, finished_at, last_error, "
-    "queue_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "unmet, tenant, rate_key, payload, schedule, fire_time, finished_at, last_error, args, "
+    "queue_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
 #: The usual job (no dependencies, tenant, rate key or schedule): the other
 #: columns keep their defaults. Binding a parameter costs about as much as
-#: writing its column, and this is most of a submit's SQL.
+#: writing its column, and this is most of a submit's SQL. A registered
+#: job's arguments are one parameter more.
 _INSERT_PLAIN = (
     "INSERT INTO jobs (id, name, executor, status, queue, k0, k1, k2, run_at, submitted_at, "
-    "payload) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"
+    "payload, args) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -81,13 +82,13 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
             if short:
                 row: tuple[Any, ...] = (
                     job.id, job.name, job.executor, ready, k0, k1, k2, job.run_at,
-                    job.submitted_at, job.payload,
+                    job.submitted_at, job.payload, job.args,
                 )  # fmt: skip
             else:
                 row = (
                     job.id, job.name, job.executor, "pending", ready, k0, k1, k2, job.run_at,
                     job.submitted_at, 0, job.tenant, job.rate_key, job.payload, job.schedule,
-                    job.fire_time, None, None, *queue_name,
+                    job.fire_time, None, None, job.args, *queue_name,
                 )  # fmt: skip
             if job.own_id:
                 own.append((job, short, row))
@@ -142,7 +143,7 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
             (
                 number, job.name, job.executor, status, queue, k0, k1, k2, job.run_at,
                 job.submitted_at, unmet, job.tenant, job.rate_key, job.payload,
-                job.schedule, job.fire_time, finished, error, *queue_name,
+                job.schedule, job.fire_time, finished, error, job.args, *queue_name,
             ),
         )  # fmt: skip
         if failed is not None:

@@ -41,16 +41,29 @@ RUNNING = "status != 'completed'"
 PARK_BATCH = 5000
 
 
-def key_filter(keys: Sequence[bytes]) -> tuple[str, tuple[bytes, ...]]:
+def key_filter(
+    keys: Sequence[bytes], names: Collection[str] = ()
+) -> tuple[str, tuple[object, ...]]:
     """The claim's condition (``AND ...``) and its parameters: a row signed
     with a key id the member holds, or without one (unsigned, or the legacy
-    format, which every member tries), never one signed by a key it lacks."""
+    format, which every member tries), never one signed by a key it lacks;
+    and a registered job (``args`` set) only of a name in ``names``.
+
+    Every path of the claim applies it (key order, the picker, fair share,
+    takeovers), so a member never claims a job it cannot run.
+    """
     unkeyed = f"substr(payload, 1, 1) != X'{KEYED.hex()}'"
+    wanted = tuple(sorted(set(names)))
+    known = (
+        f" AND (args IS NULL OR name IN ({', '.join('?' * len(wanted))}))"
+        if wanted
+        else " AND args IS NULL"
+    )
     if not keys:
-        return f"AND {unkeyed}", ()
+        return f"AND {unkeyed}{known}", wanted
     marks = ", ".join("?" * len(keys))
     held = f"substr(payload, {KEY_ID_START}, {KEY_ID_SIZE}) IN ({marks})"
-    return f"AND ({unkeyed} OR {held})", tuple(keys)
+    return f"AND ({unkeyed} OR {held}){known}", (*keys, *wanted)
 
 
 def claim(
@@ -67,19 +80,21 @@ def claim(
     queues: Collection[str] | None = None,
     queue_room: Mapping[str, int] | None = None,
     starting: int | None = None,
+    known: Collection[str] = (),
 ) -> tuple[list[Claimed], float | None]:
     """The claimed jobs, best first; and when the next token is due in a
     bucket this claim left empty (None: none is).
 
     :param take_over: look for attempts whose owner is gone, and take them first.
     :param keys: the ids of the keys the member holds (see :func:`key_filter`).
+    :param known: the registered job names the member runs (see :func:`key_filter`).
     :param queues: only jobs of these queues; ``queue_room``: the most of
         each queue's (see :func:`_queues.served`). Neither bounds a takeover:
         it only records the loss of an attempt another member started.
     :param starting: how many of the claimed jobs start now (None: all);
         the rest are claimed ahead of the workers (see :func:`_mark_started`).
     """
-    keyed = key_filter(keys)
+    keyed = key_filter(keys, known)
     # Due waiting jobs join the ready queue first, so the claim orders them
     # against everything else by key.
     conn.execute("UPDATE jobs SET queue = 0 WHERE queue = 1 AND run_at <= ?", (now,))
@@ -200,7 +215,7 @@ def _take_over_lost(
     limit: int,
     now: float,
     until: float,
-    keyed: tuple[str, tuple[bytes, ...]] = ("", ()),
+    keyed: tuple[str, tuple[object, ...]] = ("", ()),
 ) -> list[Claimed]:
     # Attempts whose owner is gone: its lease ran out, or it was a process
     # on this machine that no longer exists (a restart after a crash need not
@@ -241,11 +256,12 @@ def _take_over_lost(
             lost=True,
             cancelled=bool(cancel),
             renewed_at=leases[job_id],
+            args=args,
         )
-        for job_id, attempt, payload, cancel in conn.execute(
+        for job_id, attempt, payload, cancel, args in conn.execute(
             f"UPDATE jobs SET owner = ?, lease_until = ? WHERE id IN "
             f"({', '.join('?' * len(leases))}) "
-            "RETURNING id, attempts, payload, cancel_requested",
+            "RETURNING id, attempts, payload, cancel_requested, args",
             (owner, until, *leases),
         ).fetchall()
     ]
@@ -258,7 +274,7 @@ def _claim_in_key_order(
     executors: tuple[str, ...],
     now: float,
     until: float,
-    keyed: tuple[str, tuple[bytes, ...]],
+    keyed: tuple[str, tuple[object, ...]],
     names: Collection[str] | None = None,
 ) -> list[Claimed]:
     marks = ", ".join("?" * len(executors))
@@ -275,12 +291,12 @@ def _claim_in_key_order(
         "lease_until = ?, attempts = attempts + 1, cancel_requested = 0, "
         # The old lease_until: set on a waiting row only by _hand_back.
         "started_at = CASE WHEN lease_until IS NOT NULL THEN ? END "
-        f"WHERE id IN ({pick}) RETURNING k0, k1, k2, id, attempts, payload, started_at",
+        f"WHERE id IN ({pick}) RETURNING k0, k1, k2, id, attempts, payload, started_at, args",
         (owner, owner, until, now, *args),
     ).fetchall()
     # RETURNING gives no order: restore the key's.
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
-    return [Claimed(r[3], r[4], r[5], started=r[6] is not None) for r in rows]
+    return [Claimed(r[3], r[4], r[5], started=r[6] is not None, args=r[7]) for r in rows]
 
 
 def _start(
@@ -295,10 +311,10 @@ def _start(
         "lease_until = ?, attempts = attempts + 1, cancel_requested = 0, "
         # The old lease_until: set on a waiting row only by _hand_back.
         "started_at = CASE WHEN lease_until IS NOT NULL THEN ? END "
-        f"WHERE id IN ({marks}) RETURNING id, attempts, payload, started_at",
+        f"WHERE id IN ({marks}) RETURNING id, attempts, payload, started_at, args",
         (owner, owner, until, now, *ids),
     ).fetchall()
-    by_id = {r[0]: Claimed(r[0], r[1], r[2], started=r[3] is not None) for r in rows}
+    by_id = {r[0]: Claimed(r[0], r[1], r[2], started=r[3] is not None, args=r[4]) for r in rows}
     return [by_id[i] for i in ids]
 
 
@@ -317,7 +333,7 @@ class Picker:
         rooms: dict[str, int],
         rates: Mapping[str, RateLimit],
         now: float,
-        keyed: tuple[str, tuple[bytes, ...]] = ("", ()),
+        keyed: tuple[str, tuple[object, ...]] = ("", ()),
     ) -> None:
         self._conn = conn
         self._keyed = keyed

@@ -33,7 +33,7 @@ RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
 
 _JOB_COLUMNS = (
     "id, name, executor, status, attempts, run_at, submitted_at, started_at, finished_at, "
-    "result, last_error, last_traceback, owner, payload, tenant"
+    "result, last_error, last_traceback, owner, payload, tenant, args"
 )
 
 
@@ -61,8 +61,9 @@ def stored_job(row: tuple[Any, ...], depends_on: tuple[int, ...]) -> StoredJob:
         owner=row[12],
         payload=row[13],
         tenant=row[14],
+        args=row[15],
         depends_on=depends_on,
-        queue=_queues.read(row[15]),
+        queue=_queues.read(row[16]),
     )
 
 
@@ -189,6 +190,19 @@ def waiting_for_executors(conn: sqlite3.Connection, installed: Collection[str]) 
         "WHERE status IN ('pending', 'retry_wait') AND status != 'completed' "
         f"AND executor NOT IN ({marks}) GROUP BY executor",
         tuple(installed),
+    )
+    return dict(rows)
+
+
+def waiting_for_names(conn: sqlite3.Connection, known: Collection[str]) -> dict[str, int]:
+    """Waiting registered jobs (``args`` set) of a name not in ``known`` -> how many."""
+    marks = ", ".join("?" * len(known))
+    # The waiting rows from jobs_status, never the finished history.
+    rows = conn.execute(
+        "SELECT name, COUNT(*) FROM jobs "
+        "WHERE status IN ('pending', 'retry_wait') AND status != 'completed' "
+        f"AND args IS NOT NULL AND name NOT IN ({marks}) GROUP BY name",
+        tuple(known),
     )
     return dict(rows)
 
@@ -335,19 +349,24 @@ def retry(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[in
 # list), made by the first report: a file no scheduler reports to (an old
 # one, or one only read) has no such table, and reads as no members. Reports
 # delete rows silent for MEMBERS_KEEP, so the table is as small as the fleet.
-_MEMBERS_TABLE = (
+# names: the registered job names the member runs, a JSON list (schema 4).
+MEMBERS_TABLE = (
     "CREATE TABLE IF NOT EXISTS members (owner TEXT PRIMARY KEY, workers INTEGER NOT NULL, "
-    "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL) WITHOUT ROWID"
+    "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL, names TEXT) "
+    "WITHOUT ROWID"
 )
 
 
 def report_member(conn: sqlite3.Connection, member: Member) -> None:
-    conn.execute(_MEMBERS_TABLE)
+    import json
+
+    conn.execute(MEMBERS_TABLE)
+    names = json.dumps(list(member.names)) if member.names else None
     conn.execute(
-        "INSERT INTO members (owner, workers, busy, started_at, seen_at) VALUES (?, ?, ?, ?, ?) "
-        "ON CONFLICT (owner) DO UPDATE SET workers = excluded.workers, busy = excluded.busy, "
-        "seen_at = excluded.seen_at",
-        (member.owner, member.workers, member.busy, member.started_at, member.seen_at),
+        "INSERT INTO members (owner, workers, busy, started_at, seen_at, names) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET workers = excluded.workers, "
+        "busy = excluded.busy, seen_at = excluded.seen_at, names = excluded.names",
+        (member.owner, member.workers, member.busy, member.started_at, member.seen_at, names),
     )
     conn.execute("DELETE FROM members WHERE seen_at < ?", (member.seen_at - MEMBERS_KEEP,))
 
@@ -358,14 +377,16 @@ def forget_member(conn: sqlite3.Connection, owner: str) -> None:
 
 
 def members(conn: sqlite3.Connection, limit: int) -> list[Member]:
+    import json
+
     if not _has_members(conn):
         return []
     rows = conn.execute(
-        "SELECT owner, workers, busy, started_at, seen_at FROM members "
+        "SELECT owner, workers, busy, started_at, seen_at, names FROM members "
         "ORDER BY seen_at DESC, owner LIMIT ?",
         (limit,),
     ).fetchall()
-    return [Member(*row) for row in rows]
+    return [Member(*row[:5], names=tuple(json.loads(row[5] or "[]"))) for row in rows]
 
 
 def _has_members(conn: sqlite3.Connection) -> bool:

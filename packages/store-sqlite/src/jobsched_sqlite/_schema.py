@@ -1,4 +1,4 @@
-"""The SQLite schema, and opening a file: pragmas, checks, creation, migrations."""
+"""The SQLite schema, and opening a file: pragmas, checks, creation (migrations: _migrate)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,7 @@ from pathlib import Path
 from jobsched import StoreUnavailableError
 
 from ._errors import corrupt, is_corrupt
-
-#: The schema this code writes. A file with a newer one was written by a newer
-#: jobsched, and this one refuses it rather than guess.
-VERSION = 3
+from ._migrate import VERSION, count_ended, migrate
 
 # queue: where a PENDING or RETRY_WAIT job waits. 0: ready (a claim takes it
 # in key order), 1: waiting for run_at (a delay or a retry backoff), 2:
@@ -45,6 +42,10 @@ VERSION = 3
 # the member that started its last attempt, started_at, finished_at), so the
 # common path (claim, complete) writes no attempt row at all. It goes with
 # its job when prune deletes the job.
+#
+# args: a registered job's arguments, JSON text (SQLite's json functions
+# read it: json_extract(args, '$.to')); NULL for a pickled job. A claim
+# hands a row with args only to a member that knows its name.
 _DDL = """
 CREATE TABLE jobsched_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE jobs (
@@ -73,7 +74,8 @@ CREATE TABLE jobs (
     last_error TEXT,
     last_traceback TEXT,
     schedule TEXT,
-    fire_time REAL
+    fire_time REAL,
+    args TEXT
 );
 CREATE TABLE deps (
     upstream INTEGER NOT NULL,
@@ -124,7 +126,7 @@ CREATE TABLE ended_counts (
     n INTEGER NOT NULL,
     PRIMARY KEY (status, executor)
 ) WITHOUT ROWID;
-INSERT INTO jobsched_meta (key, value) VALUES ('schema', 3), ('next_id', 1);
+INSERT INTO jobsched_meta (key, value) VALUES ('schema', 4), ('next_id', 1);
 """
 
 #: A fair-share claim reads each tenant's ready rows in key order. The first
@@ -134,61 +136,6 @@ INSERT INTO jobsched_meta (key, value) VALUES ('schema', 3), ('next_id', 1);
 TENANT_INDEX = (
     "CREATE INDEX IF NOT EXISTS jobs_ready_tenants ON jobs (tenant, k0, k1, k2) WHERE queue = 0"
 )
-
-# completed_counts: how many COMPLETED jobs each executor has, kept by the
-# statements that complete a job (an outcome) or delete one (a prune), in
-# their transaction, one upsert per executor and batch. counts() adds the
-# other statuses from jobs_status, which leaves completed rows out, so it
-# reads a few rows plus the unfinished and failed ones instead of a million
-# (a GROUP BY over every row: 2.5 s at 1M). Schema 2 kept them by triggers,
-# an upsert per row: 6.3 us of SQL per plain completion instead of 3.8.
-#
-# ended_counts: the same for FAILED, TIMED_OUT and CANCELLED, by (status,
-# executor), kept by the statements that end, retry or delete such a job
-# (outcomes, cancels, the cascade, retry, prune). counts() read those rows
-# from jobs_status, and they grow with the history too (2% of 1M jobs: 19 ms
-# a read, 14x the figure at 10k); only the unfinished rows are counted now.
-# A file of schema 3 made before it gets the table at its first opening,
-# counted from its rows (ENDED_FIX), without a new schema version: a file
-# of the previous code still opens there. A process of that code writing to
-# the file does not keep the table, though: run one version on a file.
-
-#: Statements that bring a file of the version before each key to it, run
-#: in one ``BEGIN IMMEDIATE`` transaction with the version check, so one
-#: process migrates and the others see the result.
-MIGRATIONS: dict[int, list[str]] = {
-    # The running rows' and the unfinished rows' indexes go (jobs_status
-    # serves both), and an attempt's row is written when it ends unless it
-    # completed: schema 1's rows of running attempts go, their member kept
-    # in ran_by.
-    2: [
-        "DROP INDEX IF EXISTS jobs_leases",
-        "DROP INDEX IF EXISTS jobs_unfinished",
-        "ALTER TABLE jobs ADD COLUMN ran_by TEXT",
-        "UPDATE jobs SET ran_by = (SELECT owner FROM attempts a WHERE a.job_id = jobs.id "
-        "AND a.attempt = jobs.attempts) WHERE attempts > 0",
-        "DELETE FROM attempts WHERE finished_at IS NULL",
-    ],
-    # completed_counts is kept by the outcome and prune statements (the
-    # counts the triggers kept stay right).
-    3: [
-        "DROP TRIGGER IF EXISTS jobs_completed_insert",
-        "DROP TRIGGER IF EXISTS jobs_completed_update",
-        "DROP TRIGGER IF EXISTS jobs_uncompleted",
-        "DROP TRIGGER IF EXISTS jobs_completed_delete",
-    ],
-}
-
-#: Creates ended_counts in a schema-3 file made before it, counting the
-#: rows it stands for (from jobs_status: only the unfinished and ended rows
-#: are read; 1M jobs of which 40,000 ended: see docs/performance.md W15).
-ENDED_FIX = [
-    "CREATE TABLE IF NOT EXISTS ended_counts (status TEXT NOT NULL, executor TEXT NOT NULL, "
-    "n INTEGER NOT NULL, PRIMARY KEY (status, executor)) WITHOUT ROWID",
-    "INSERT INTO ended_counts (status, executor, n) SELECT status, executor, COUNT(*) FROM jobs "
-    "WHERE status IN ('failed', 'timed_out', 'cancelled') AND status != 'completed' "
-    "GROUP BY status, executor",
-]
 
 #: How long a writer waits for another process's write lock before failing.
 BUSY_TIMEOUT_MS = 10_000
@@ -309,9 +256,9 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
             "or not jobsched's"
         )
     if version < VERSION:
-        _locked(conn, path, _migrate, f"migrate to schema version {VERSION}")
+        _locked(conn, path, migrate, f"migrate to schema version {VERSION}")
     elif "ended_counts" not in tables:
-        _locked(conn, path, _count_ended, "count the ended jobs of")
+        _locked(conn, path, count_ended, "count the ended jobs of")
     else:
         _check_writable(conn, path)
 
@@ -359,24 +306,6 @@ def _read_only(path: Path, exc: sqlite3.Error) -> StoreUnavailableError:
         f"the SQLite store {str(path)!r} is read-only ({what}: {exc}); make the file "
         "and its folder writable by this process, or point the URL at a writable file"
     )
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    # Another process may have migrated it between our look and the lock.
-    (version,) = conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone()
-    for step in range(version + 1, VERSION + 1):
-        for statement in MIGRATIONS.get(step, ()):
-            conn.execute(statement)
-    conn.execute("UPDATE jobsched_meta SET value = ? WHERE key = 'schema'", (VERSION,))
-    _count_ended(conn)
-
-
-def _count_ended(conn: sqlite3.Connection) -> None:
-    # Another process may have made it between our look and the lock.
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'ended_counts'").fetchone():
-        return
-    for statement in ENDED_FIX:
-        conn.execute(statement)
 
 
 def _create(conn: sqlite3.Connection) -> None:

@@ -178,6 +178,7 @@ class SQLiteStore(JobStore):
         queues: Collection[str] | None = None,
         queue_room: Mapping[str, int] | None = None,
         starting: int | None = None,
+        names: Collection[str] = (),
     ) -> list[Claimed]:
         if limit < 1:
             return []
@@ -198,6 +199,7 @@ class SQLiteStore(JobStore):
                 queues,
                 queue_room,
                 starting,
+                names,
             )
             ids = _own.ids_of(conn, [c.id for c in claims])
             if ids:
@@ -338,6 +340,10 @@ class SQLiteStore(JobStore):
 
     async def waiting_for_keys(self) -> dict[bytes, int]:
         return await self._read_async(lambda conn: _operator.waiting_for_keys(conn, self.key_ids))
+
+    async def waiting_for_names(self, names: Collection[str]) -> dict[str, int]:
+        known = sorted(set(names))
+        return await self._read_async(lambda conn: _operator.waiting_for_names(conn, known))
 
     async def waiting_for_executors(self, installed: Collection[str]) -> dict[str, int]:
         names = sorted(set(installed))

@@ -33,7 +33,7 @@ BUILT_IN = {
     "worker": "_worker",
     "jobs": "_read",
     "show": "_read",
-    "stats": "_read",
+    "stats": "_stats",
     "cancel": "_act",
     "retry": "_act",
     "schedules": "_schedules",

@@ -119,6 +119,21 @@ def json_text(value: object) -> str:
     return _JSON_RAW.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
+def stored_json(text: str | bytes) -> Any:
+    """A registered job's arguments or JSON result as the store keeps them
+    (their tagged JSON, shown as it is: ``{"$dt": ...}`` stays), parsed;
+    text that is not JSON comes back as the text itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text if isinstance(text, str) else text.decode("utf-8", "replace")
+
+
+def args_json(job: StoredJob) -> Any:
+    """A registered job's arguments, parsed (None for a pickled job)."""
+    return None if job.args is None else stored_json(job.args)
+
+
 def one_line(text: str | None, width: int = 60) -> str:
     """``text`` on one line, control characters escaped, cut to ``width``
     characters (``...`` where cut)."""
@@ -164,6 +179,7 @@ def job_json(job: StoredJob, now: float) -> dict[str, Any]:
         "duration": None if ran is None else round(ran, 3),
         "owner": job.owner,
         "depends_on": [job_id(n) for n in job.depends_on],
+        "args": args_json(job),
     }
 
 

@@ -108,3 +108,35 @@ def print_json(value: object) -> None:
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
+
+
+def arg_filters(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, str]:
+    """``--arg KEY=VALUE`` options as parameter name -> text, checked."""
+    del ctx, param
+    filters: dict[str, str] = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep:
+            raise click.BadParameter(
+                f"{value!r} has no '='; write KEY=VALUE, e.g. --arg to=user5@example.com"
+            )
+        key = key.strip()
+        if not key:
+            raise click.BadParameter(
+                f"{value!r} has no KEY before '='; name a parameter of the job "
+                "function, e.g. --arg to=user5@example.com"
+            )
+        if not key.isidentifier():
+            raise click.BadParameter(
+                f"{key!r} in {value!r} is not a parameter name; KEY is the name of a "
+                "parameter of the job function, e.g. to"
+            )
+        if key in filters and filters[key] != text:
+            raise click.BadParameter(
+                f"--arg {key}= is given twice ({filters[key]!r} and {text!r}); no job "
+                "matches both: give it once"
+            )
+        filters[key] = text
+    return filters

@@ -1,10 +1,11 @@
-"""The commands that read the store: ``jobs``, ``show``, ``stats``.
+"""The commands that read the store's jobs: ``jobs`` and ``show`` (``stats``: _stats.py).
 
 Each opens the store, asks it through the :class:`~jobsched.JobStore`
 interface (no SQL here), prints, and closes it. None unpickles a job: they
 read what the store keeps beside the payload, so they need neither the jobs'
 modules nor the store's secret. Only ``show`` unpickles anything: a completed
-job's result, once its signature verifies (else it says why).
+job's result, once its signature verifies (else it says why). A registered
+job's arguments and result are JSON: printed as they are, nothing unpickled.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from ..store._args import LARGEST
 from ..store._base import JobStore
 from ..store._rows import StoredJob
 from . import _format as fmt
-from ._jobargs import JobIdType, StatusType, fetch, json_option, print_json, run
+from ._jobargs import JobIdType, StatusType, arg_filters, fetch, json_option, print_json, run
 from ._main import Count, UserError, store_option
+
+#: A registered job's result: this byte, then its JSON (UTF-8).
+JSON_RESULT = b"J"
 
 
 def _result(store: JobStore, job: StoredJob) -> tuple[str | None, str | None]:
@@ -29,7 +33,7 @@ def _result(store: JobStore, job: StoredJob) -> tuple[str | None, str | None]:
 
     Only a result whose signature verifies under the store's keys is
     unpickled (the codec's ``loads``); one that does not verify, or does not
-    load here, says why instead.
+    load here, says why instead. A registered job's JSON result is its JSON.
     """
     from ..store._codec import BadSignature, Codec, Unloadable
 
@@ -37,6 +41,8 @@ def _result(store: JobStore, job: StoredJob) -> tuple[str | None, str | None]:
         return None, None
     if job.result is None:
         return "None", None  # a job that returned None: nothing was stored
+    if job.result.startswith(JSON_RESULT):
+        return fmt.json_text(fmt.stored_json(job.result[1:])), None
     try:
         value = Codec(store.secrets).loads(job.result)
     except (BadSignature, Unloadable) as exc:
@@ -74,21 +80,32 @@ def _result(store: JobStore, job: StoredJob) -> tuple[str | None, str | None]:
     callback=lambda ctx, param, value: _queue_name(value),
     help="Only jobs of queue NAME.",
 )
+@click.option(
+    "--arg",
+    "args",
+    metavar="KEY=VALUE",
+    multiple=True,
+    callback=arg_filters,
+    help="Only registered jobs whose argument KEY (a parameter name) is VALUE: a string "
+    "as it is, a number or boolean as its JSON (n=5, urgent=true); repeat it for several, "
+    "all must match.",
+)
 @json_option
 def jobs(
     store_url: str | None,
     statuses: tuple[JobStatus, ...],
     limit: int,
     queue: str | None,
+    args: dict[str, str],
     as_json: bool,
 ) -> None:
     """List jobs, newest first."""
 
     async def action(store: JobStore) -> None:
-        if queue is None:
+        if queue is None and not args:
             found = await store.jobs(statuses=statuses, limit=limit)
         else:
-            found = await _of_queue(store, queue, statuses, limit)
+            found = await _filtered(store, statuses, limit, queue, args)
         now = time.time()
         if as_json:
             print_json([fmt.job_json(job, now) for job in found])
@@ -98,6 +115,7 @@ def jobs(
                 "no jobs"
                 + (" with that status" if statuses else "")
                 + (f" on queue {fmt.printable(queue)!r}" if queue is not None else "")
+                + (" with those arguments" if args else "")
             )
             return
         rows = [
@@ -139,21 +157,34 @@ def _queue_name(value: str | None) -> str | None:
         raise click.BadParameter(str(exc)) from None
 
 
-async def _of_queue(
-    store: JobStore, queue: str, statuses: tuple[JobStatus, ...], limit: int
+async def _filtered(
+    store: JobStore,
+    statuses: tuple[JobStatus, ...],
+    limit: int,
+    queue: str | None,
+    args: dict[str, str],
 ) -> list[StoredJob]:
-    """The newest ``limit`` jobs of ``queue``: pages of the store's
-    ``job_page`` until enough are found or none is left (an operator's
-    look, so it may read as far back as the queue's jobs go)."""
+    """The newest ``limit`` jobs of ``queue`` and with ``args``: pages of
+    the store's ``job_page`` until enough are found or none is left (an
+    operator's look, so it may read as far back as the jobs go)."""
     found: list[StoredJob] = []
     before: int | None = None
+    # Only the filters given: a store written before one takes the others.
+    named: dict[str, object] = {"queue": queue} if queue is not None else {}
+    if args:
+        named["args"] = args
     while len(found) < limit:
         try:
             page = await store.job_page(
-                statuses=statuses, queue=queue, limit=limit - len(found), before=before, scan=10_000
+                statuses=statuses,
+                limit=limit - len(found),
+                before=before,
+                scan=10_000,
+                **named,  # type: ignore[arg-type]
             )
-        except TypeError as exc:  # a store written before queues
-            raise UserError(f"this store cannot filter jobs by queue ({exc})") from None
+        except TypeError as exc:  # a store written before queues or arguments
+            what = "argument" if args else "queue"
+            raise UserError(f"this store cannot filter jobs by {what} ({exc})") from None
         found += page.jobs
         if page.next_before is None:
             break
@@ -173,11 +204,15 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
         attempts = await store.attempts(job_id=int(job))
         now = time.time()
         result, unshown = _result(store, stored)
+        registered = stored.result is not None and stored.result.startswith(JSON_RESULT)
         if as_json:
             print_json(
                 {
                     **fmt.job_json(stored, now),
-                    "result": result,
+                    # A registered job's result as its JSON; another's repr.
+                    "result": fmt.stored_json(stored.result[1:])  # type: ignore[index]
+                    if registered and stored.status is JobStatus.COMPLETED
+                    else result,
                     "result_error": unshown,
                     "last_traceback": stored.last_traceback,
                     "history": [fmt.attempt_json(a, now) for a in attempts],
@@ -199,11 +234,19 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
             ("depends on", ", ".join(fmt.job_id(n) for n in stored.depends_on) or "-"),
             ("last error", stored.last_error or "-"),
         ]
+        if stored.args is not None:
+            fields.append(("arguments", _indented(fmt.json_text(fmt.args_json(stored)))))
         if stored.status is JobStatus.COMPLETED:
-            fields.append(("result", f"not shown: {unshown}" if unshown else result or "-"))
+            shown = f"not shown: {unshown}" if unshown else result or "-"
+            fields.append(("result", _indented(shown) if registered else shown))
         # An id given at submit is anyone's text, as the name is.
         lines = [f"{fmt.printable(fmt.job_label(stored))}  {fmt.printable(stored.name)}"]
-        lines += [f"  {key:<11} {fmt.printable(value)}" for key, value in fields]
+        # JSON's lines stay lines (json_text escaped every control in it).
+        multiline = {"arguments", "result"} if registered else {"arguments"}
+        lines += [
+            f"  {key:<11} {fmt.printable(value, keep=chr(10) if key in multiline else '')}"
+            for key, value in fields
+        ]
         if attempts:
             rows = [
                 [
@@ -226,103 +269,10 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
     run(store_url, action)
 
 
+def _indented(text: str) -> str:
+    """Multi-line JSON under its field's name: later lines indented past the name."""
+    return text.replace("\n", "\n" + " " * 14)
+
+
 def _attempts(n: int) -> str:
     return f"{n} attempt" if n == 1 else f"{n} attempts"
-
-
-#: The statuses ``queue_counts`` counts, in the order the table shows them.
-_LIVE = (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.RETRY_WAIT)
-
-
-async def _by_queue(store: JobStore) -> dict[str, dict[str, int]] | None:
-    """queue -> status -> unfinished jobs, queues by name; None when the
-    store cannot count per queue."""
-    try:
-        counts = await store.queue_counts()
-    except NotImplementedError:
-        return None
-    by_queue: dict[str, dict[str, int]] = {}
-    for (queue, status), n in sorted(counts.items(), key=lambda item: item[0][0]):
-        by_queue.setdefault(queue, {})[status.value] = n
-    return by_queue
-
-
-@click.command()
-@store_option
-@json_option
-def stats(store_url: str | None, as_json: bool) -> None:
-    """Count jobs by status and executor, and the unfinished ones by queue;
-    list schedules and jobs waiting for a key."""
-
-    async def action(store: JobStore) -> None:
-        counts = await store.counts()
-        by_queue = await _by_queue(store)
-        schedules = await store.schedules()
-        # Keys this command was not given (JOBSCHED_SECRET): their jobs wait
-        # for a member that holds them, which no member may.
-        unknown = {key.hex(): n for key, n in sorted((await store.waiting_for_keys()).items())}
-        executors = sorted({executor for _, executor in counts})
-        by_status = {s.value: 0 for s in JobStatus}
-        by_executor: dict[str, dict[str, int]] = {e: {} for e in executors}
-        for (status, executor), n in counts.items():
-            by_status[status.value] += n
-            by_executor[executor][status.value] = n
-        total = sum(by_status.values())
-        if as_json:
-            print_json(
-                {
-                    "total": total,
-                    "by_status": by_status,
-                    "by_executor": by_executor,
-                    "by_queue": by_queue,
-                    "schedules": [
-                        {"id": s.id, "next_fire": fmt.iso_time(s.next_fire), "owner": s.owner}
-                        for s in schedules
-                    ],
-                    "waiting_for_unknown_key": unknown,
-                }
-            )
-            return
-        statuses = [s.value for s in JobStatus]
-        rows = [
-            [e, *(str(counted.get(s, 0)) for s in statuses), str(sum(counted.values()))]
-            for e, counted in by_executor.items()
-        ]
-        rows.append(["all", *(str(by_status[s]) for s in statuses), str(total)])
-        numeric = range(1, len(statuses) + 2)
-        lines = [fmt.table(["EXECUTOR", *(s.upper() for s in statuses), "TOTAL"], rows, numeric)]
-        if by_queue:
-            live = [s.value for s in _LIVE]
-            queue_rows = [
-                [fmt.one_line(q, 40), *(str(counted.get(s, 0)) for s in live)]
-                for q, counted in by_queue.items()
-            ]
-            lines += [
-                "",
-                "unfinished jobs by queue:",
-                fmt.table(
-                    ["QUEUE", *(s.upper() for s in live)], queue_rows, range(1, len(live) + 1)
-                ),
-            ]
-        if schedules:
-            lines += ["", f"{len(schedules)} stored schedule(s):"]
-            lines += [
-                fmt.table(
-                    ["SCHEDULE", "NEXT FIRE", "FIRING ON"],
-                    [[s.id, fmt.utc_time(s.next_fire), s.owner or "-"] for s in schedules],
-                )
-            ]
-        else:
-            lines += ["", "no stored schedules"]
-        if unknown:
-            lines += [
-                "",
-                f"{sum(unknown.values())} job(s) wait for a key this command does not hold "
-                "(JOBSCHED_SECRET); a member started with that key runs them:",
-                fmt.table(
-                    ["KEY ID", "JOBS"], [[kid, str(n)] for kid, n in unknown.items()], range(1, 2)
-                ),
-            ]
-        click.echo("\n".join(lines))
-
-    run(store_url, action)

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from .._jobs._options import DEFAULT_QUEUE as DEFAULT_QUEUE
 from .._jobs._options import check_queue as check_queue
 from ._args import LARGEST as LARGEST
+from ._args import args_match as args_match
+from ._args import check_arg_filters as check_arg_filters
 from ._args import check_attempts_args as check_attempts_args
 from ._args import check_jobs_args as check_jobs_args
 from ._args import check_limit as check_limit
@@ -83,6 +85,8 @@ __all__ = [
     "StoredJob",
     "StoredSchedule",
     "TakeoverLooks",
+    "args_match",
+    "check_arg_filters",
     "check_attempts_args",
     "check_jobs_args",
     "check_limit",

@@ -10,7 +10,8 @@ calls these before it does any work; a third-party store should too.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from typing import Any
 
 from .._enums import JobStatus
 from .._jobs._text import check_text
@@ -74,6 +75,67 @@ def check_page_args(
     if not 1 <= scan <= LARGEST:
         raise ValueError(f"scan must be from 1 to {LARGEST} (2**63 - 1), got {scan!r}")
     return checked
+
+
+def check_arg_filters(args: Mapping[str, str] | None) -> dict[str, str]:
+    """``job_page``'s ``args`` (parameter name -> the text its value must
+    have), checked; an empty dict for None.
+
+    :raises TypeError: ``args`` is not a mapping of str to str.
+    :raises ValueError: a name is not a Python identifier (a parameter's
+        name always is), or a value holds a character no store can keep.
+    """
+    if args is None:
+        return {}
+    if not isinstance(args, Mapping):
+        raise TypeError(f"args must map parameter names to the text of their values, got {args!r}")
+    checked: dict[str, str] = {}
+    for key, value in args.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise TypeError(
+                f"args must map parameter names (str) to the text of their values (str), "
+                f"got {key!r}: {value!r}"
+            )
+        if not key.isidentifier():
+            raise ValueError(
+                f"args: {key!r} is not a parameter name; name one of the job "
+                "function's parameters, e.g. to"
+            )
+        check_text(f"args[{key!r}]", value)
+        checked[key] = value
+    return checked
+
+
+def arg_text(value: Any) -> str | None:
+    """The text a filter compares an argument's JSON value with: a string as
+    it is, anything else as its JSON (``5``, ``true``, ``[1, 2]``); None
+    (matches nothing) for null. As PostgreSQL's ``->>`` gives it."""
+    import json  # on first use: `import jobsched` does not pay for it
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
+
+
+def args_match(args: str | None, filters: Mapping[str, str]) -> bool:
+    """Whether a row's ``args`` (JSON text, or None: a pickled job) has every
+    parameter of ``filters`` with that text (:func:`arg_text`); a store
+    that filters in Python calls it on each row."""
+    if not filters:
+        return True
+    if args is None:
+        return False
+    import json
+
+    try:
+        bound = json.loads(args)
+    except ValueError:
+        return False
+    if not isinstance(bound, dict):
+        return False
+    return all(key in bound and arg_text(bound[key]) == value for key, value in filters.items())
 
 
 def check_attempts_args(

@@ -123,6 +123,7 @@ class JobStore(OperatorSide, ABC):
         queues: Collection[str] | None = None,
         queue_room: Mapping[str, int] | None = None,
         starting: int | None = None,
+        names: Collection[str] = (),
     ) -> list[Claimed]:
         """Up to ``limit`` runnable jobs for ``owner``, best first.
 
@@ -165,6 +166,13 @@ class JobStore(OperatorSide, ABC):
             member as it starts, before the start is written, still uses
             up its attempts. Optional: the scheduler passes it only to a
             store whose ``claim`` takes it (and then calls :meth:`start`).
+        :param names: the registered job names this member can run. A row
+            with ``args`` (a registered job) is runnable only when its
+            ``name`` is one of them, so a member never claims a job it does
+            not know; it waits for one that does (see
+            :meth:`waiting_for_names`). Rows without ``args`` (pickled jobs)
+            are claimed whatever ``names`` says. The filter is in the claim,
+            takeovers of expired leases included, not a claim-and-release loop.
         """
 
     async def start(self, owner: str, starts: Sequence[tuple[int, int, float]]) -> None:
@@ -263,6 +271,19 @@ class JobStore(OperatorSide, ABC):
         stays quiet.
         """
         del installed  # nothing counted: the default has no such jobs
+        return {}
+
+    async def waiting_for_names(self, names: Collection[str]) -> dict[str, int]:
+        """Registered jobs (rows with ``args``) waiting (pending or
+        retry-waiting) whose name is not in ``names``, which no claim of a
+        member with just those names hands out: name -> how many.
+
+        What a member logs about and ``jobsched stats`` and the dashboard
+        show ("waiting for a member that knows NAME"); ``names=()`` counts
+        every waiting registered job. It reads only the waiting rows. The
+        default has none, so a store without it stays quiet.
+        """
+        del names  # nothing counted: the default has no such jobs
         return {}
 
     @abstractmethod

@@ -8,7 +8,7 @@ inherits these defaults (``NotImplementedError``, or nothing kept), and
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 from .._enums import JobStatus
 from ._rows import Attempt, JobPage, Member, NewJob, StoredJob, StoredSchedule
@@ -49,6 +49,7 @@ class OperatorSide:
         before: int | None = None,
         scan: int = 1000,
         queue: str | None = None,
+        args: Mapping[str, str] | None = None,
     ) -> JobPage:
         """One page of the jobs that match every filter given, newest first
         (keyset pagination on the id: pass ``next_before`` back as ``before``).
@@ -57,13 +58,18 @@ class OperatorSide:
         first, ids below ``before``), so it costs the same on any history:
         a rare name may give a short or empty page whose ``next_before``
         says where to look on. ``name``, ``executor``, ``tenant`` and
-        ``queue`` match exactly. The default reads :meth:`jobs` and filters the rest; a
-        store may do it in one query.
+        ``queue`` match exactly. ``args`` (parameter name -> text) keeps
+        registered jobs whose every named argument has that text (a string
+        as it is, a number or boolean as its JSON: ``5``, ``true``; see
+        :func:`~jobsched.store.args_match`). The default reads :meth:`jobs`
+        and filters the rest; a store may do it in one query.
 
-        :raises TypeError: a filter is neither a str nor None, or as :meth:`jobs`.
-        :raises ValueError: ``limit`` or ``scan`` is below 1, or as :meth:`jobs`.
+        :raises TypeError: a filter is neither a str nor None, ``args`` not
+            a mapping of str to str, or as :meth:`jobs`.
+        :raises ValueError: ``limit`` or ``scan`` is below 1, an ``args``
+            key is not a parameter name, or as :meth:`jobs`.
         """
-        from ._args import LARGEST, check_page_args
+        from ._args import LARGEST, args_match, check_arg_filters, check_page_args
 
         statuses, limit, before = check_page_args(
             statuses=statuses,
@@ -75,7 +81,8 @@ class OperatorSide:
             scan=scan,
             queue=queue,
         )
-        if name is None and executor is None and tenant is None and queue is None:
+        wanted = check_arg_filters(args)
+        if name is None and executor is None and tenant is None and queue is None and not wanted:
             # Nothing left to filter: one page and one row to tell if more exist.
             rows = await self.jobs(statuses=statuses, limit=limit + 1, before=before)
             more = len(rows) > limit
@@ -92,6 +99,7 @@ class OperatorSide:
             and (executor is None or job.executor == executor)
             and (tenant is None or job.tenant == tenant)
             and (queue is None or job.queue == queue)
+            and args_match(job.args, wanted)
         ]
         if len(matches) > limit:
             return JobPage(matches[:limit], matches[limit - 1].id, len(window))

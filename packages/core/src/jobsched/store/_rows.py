@@ -48,8 +48,10 @@ class NewJob:
     #: The named queue (``Job.queue``): a claim with ``queues`` takes only
     #: jobs of those queues.
     queue: str = DEFAULT_QUEUE
-    #: A registered job's arguments as tagged JSON (payload ``b"J"``);
-    #: None for a pickled job.
+    #: A registered job's arguments, JSON text (an object: parameter name ->
+    #: value), with ``payload`` ``b"J"``; None for a pickled job. A claim
+    #: hands out a row with ``args`` only to a member whose ``names`` has
+    #: its ``name`` (see :meth:`JobStore.claim`).
     args: str | None = None
 
 
@@ -85,7 +87,8 @@ class Claimed:
     #: its start is the member's to report (``JobStore.start``), and until
     #: then a takeover hands it back uncounted.
     started: bool = True
-    #: A registered job's arguments (JSON), None for a pickled job.
+    #: A registered job's arguments (JSON text, see ``NewJob.args``); None
+    #: for a pickled job.
     args: str | None = None
     #: A registered job's name (the member finds its function by it).
     name: str | None = None
@@ -147,7 +150,8 @@ class StoredJob:
     tenant: str | None = None
     depends_on: tuple[int, ...] = field(default_factory=tuple)
     queue: str = DEFAULT_QUEUE
-    #: A registered job's arguments (JSON), None for a pickled job.
+    #: A registered job's arguments (JSON text, see ``NewJob.args``); None
+    #: for a pickled job. The operator's reads (``jobs``, ``job_page``) return it too.
     args: str | None = None
 
 
@@ -176,6 +180,9 @@ class Member:
     #: Wall-clock seconds: when it started, and its last report.
     started_at: float
     seen_at: float
+    #: The registered job names it runs (its app's), sorted: what
+    #: ``jobsched stats`` reads to tell which waiting jobs no member knows.
+    names: tuple[str, ...] = ()
 
     @property
     def host(self) -> str:

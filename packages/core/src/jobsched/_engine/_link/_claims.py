@@ -45,12 +45,23 @@ from ...store._base import JobStore
 from ...store._codec import key_name
 from ...store._rows import Claimed, NewJob
 from . import _timing
+from ._base import _takes
 from ._leases import Leasing
 from ._retry import LinkClosed
 
 
 class StoreLink(Leasing):
     """Batches a scheduler's writes to ``store`` and feeds it claimed work."""
+
+    #: The registered job names this member runs (an app's, set by it): its
+    #: claims take registered rows of these names only (``JobStore.claim``).
+    names: frozenset[str] = frozenset()
+    #: Whether the store's claim takes ``names``; found at the first claim.
+    _claims_names: bool | None = None
+
+    def _member_names(self) -> tuple[str, ...]:
+        # A member that claims nothing (a producer) knows no name for the fleet.
+        return () if self.producer else tuple(sorted(self.names))
 
     async def claimer(self) -> None:
         """Claim as many jobs as workers are idle, best first, until closed."""
@@ -125,6 +136,11 @@ class StoreLink(Leasing):
             # would cost those jobs an attempt they never ran. Each start is
             # written when a worker takes the job (_take_claimed).
             named["starting"] = 0
+        if self._claims_names is None:
+            self._claims_names = _takes(store.claim, "names")
+        if self._claims_names:
+            # Always, even empty: a member without an app claims no registered job.
+            named["names"] = self.names
         return await store.claim(
             self.owner,
             limit,

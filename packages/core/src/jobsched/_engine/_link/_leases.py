@@ -108,6 +108,10 @@ class Leasing(Committing):
             self._renew_first = False
             self._ok("renewing leases")
 
+    def _member_names(self) -> tuple[str, ...]:
+        """The registered job names this member reports (see StoreLink.names)."""
+        return ()
+
     async def _report_member(self) -> None:
         """Every MEMBER_EVERY seconds: this member's line in the members list."""
         now = self._wall()
@@ -120,6 +124,7 @@ class Leasing(Committing):
             busy=len(self._host.held()),
             started_at=self._member_started,
             seen_at=now,
+            names=self._member_names(),
         )
         try:
             await self.store.report_member(member)
