@@ -64,7 +64,7 @@ claimed AS (
             THEN %(now)s END
     FROM picked WHERE t.id = picked.id AND t.queue = 0
     RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2, t.started_at IS NOT NULL AS started,
-        t.args::text AS args
+        t.args::text AS args, CASE WHEN t.args IS NOT NULL THEN t.name END AS name
 )
 """
 
@@ -114,8 +114,8 @@ def _claim_sql(pick: str, tail: str = "", first: str = "") -> str:
         + pick
         + "),"
         + _TAKE
-        + "SELECT id, attempts, payload, k0, k1, k2, started, args FROM claimed "
-        + "UNION ALL SELECT NULL, count(*), NULL, NULL, NULL, NULL, NULL, NULL FROM promoted"
+        + "SELECT id, attempts, payload, k0, k1, k2, started, args, name FROM claimed "
+        + "UNION ALL SELECT NULL, count(*), NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM promoted"
         + tail
     )
 
@@ -130,7 +130,7 @@ _SAW_COLUMN = -1
 # The catalog is read once (`seen`), for the pick and the last row.
 GUARDED_CLAIM = _claim_sql(
     _PICK.format(guard="NOT (SELECT yes FROM seen) AND "),
-    f"\nUNION ALL SELECT NULL, {_SAW_COLUMN}, NULL, NULL, NULL, NULL, NULL, NULL FROM seen "
+    f"\nUNION ALL SELECT NULL, {_SAW_COLUMN}, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM seen "
     "WHERE yes",
     f"seen AS (SELECT {_queues.HAS_COLUMN} AS yes), ",
 )
@@ -209,7 +209,7 @@ _CANDIDATES = _candidates_sql()
 TAKE_IDS = (
     "WITH picked AS (SELECT id, n FROM unnest(%(ids)s::bigint[]) WITH ORDINALITY AS p(id, n)),"
     + _TAKE
-    + "SELECT id, attempts, payload, started, args FROM claimed ORDER BY k0, k1, k2, id"
+    + "SELECT id, attempts, payload, started, args, name FROM claimed ORDER BY k0, k1, k2, id"
 )
 
 #: A sure "every row starts" for %(starting)s (a claim's limit is far below).
@@ -293,7 +293,8 @@ def take_over(
         + " ORDER BY lease_until LIMIT %s FOR UPDATE SKIP LOCKED) old WHERE j.id = old.id "
         "RETURNING j.id, j.attempts, j.payload, j.cancel_requested, "
         # Never before its start: a member with a longer lease than this one's.
-        "GREATEST(old.lease_until - %s, old.started_at), j.args::text",
+        "GREATEST(old.lease_until - %s, old.started_at), j.args::text, "
+        "CASE WHEN j.args IS NOT NULL THEN j.name END",
         (owner, lease, names, owner, dead, list(gate.keys), list(gate.known), limit, lease),
     ).fetchall()
     return [
@@ -305,8 +306,9 @@ def take_over(
             cancelled=bool(cancel),
             renewed_at=renewed,
             args=args,
+            name=name,
         )
-        for job_id, attempt, payload, cancel, renewed, args in rows
+        for job_id, attempt, payload, cancel, renewed, args, name in rows
     ]
 
 
@@ -368,8 +370,8 @@ def claim_by_key(
     # RETURNING gives no order: the key's is restored here.
     claimed.sort(key=lambda r: (r[3], r[4], r[5], r[0]))
     return [
-        Claimed(job_id, attempt, payload, started=started, args=args)
-        for job_id, attempt, payload, _, _, _, started, args in claimed
+        Claimed(job_id, attempt, payload, started=started, args=args, name=name)
+        for job_id, attempt, payload, _, _, _, started, args, name in claimed
     ], saw
 
 
@@ -381,8 +383,8 @@ def take_ids(
         TAKE_IDS, {"ids": ids, "owner": owner, "lease": lease, "now": now, "starting": starting}
     ).fetchall()
     return [
-        Claimed(job_id, attempt, payload, started=started, args=args)
-        for job_id, attempt, payload, started, args in rows
+        Claimed(job_id, attempt, payload, started=started, args=args, name=name)
+        for job_id, attempt, payload, started, args, name in rows
     ]
 
 
@@ -439,7 +441,7 @@ def candidates(
             qn = "NULL::text" if queues is None else "queue_name"
             sql = _candidates_sql(queue_join, queue_cond, qn).format(tenants=join, tenant=cond)
             if guarded:
-                sql += f"UNION ALL SELECT NULL, NULL, NULL, NULL, 0, 0, 0, NULL WHERE {HAS}"
+                sql += f"UNION ALL SELECT NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL WHERE {HAS}"
             rows += conn.execute(sql, params).fetchall()
             if rows and rows[-1][0] is None:
                 raise SawColumn()

@@ -257,11 +257,12 @@ def _take_over_lost(
             cancelled=bool(cancel),
             renewed_at=leases[job_id],
             args=args,
+            name=name if args is not None else None,
         )
-        for job_id, attempt, payload, cancel, args in conn.execute(
+        for job_id, attempt, payload, cancel, args, name in conn.execute(
             f"UPDATE jobs SET owner = ?, lease_until = ? WHERE id IN "
             f"({', '.join('?' * len(leases))}) "
-            "RETURNING id, attempts, payload, cancel_requested, args",
+            "RETURNING id, attempts, payload, cancel_requested, args, name",
             (owner, until, *leases),
         ).fetchall()
     ]
@@ -291,12 +292,15 @@ def _claim_in_key_order(
         "lease_until = ?, attempts = attempts + 1, cancel_requested = 0, "
         # The old lease_until: set on a waiting row only by _hand_back.
         "started_at = CASE WHEN lease_until IS NOT NULL THEN ? END "
-        f"WHERE id IN ({pick}) RETURNING k0, k1, k2, id, attempts, payload, started_at, args",
+        f"WHERE id IN ({pick}) RETURNING k0, k1, k2, id, attempts, payload, started_at, args, name",
         (owner, owner, until, now, *args),
     ).fetchall()
     # RETURNING gives no order: restore the key's.
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
-    return [Claimed(r[3], r[4], r[5], started=r[6] is not None, args=r[7]) for r in rows]
+    return [
+        Claimed(r[3], r[4], r[5], started=r[6] is not None, args=r[7], name=_name(r[7], r[8]))
+        for r in rows
+    ]
 
 
 def _start(
@@ -311,10 +315,13 @@ def _start(
         "lease_until = ?, attempts = attempts + 1, cancel_requested = 0, "
         # The old lease_until: set on a waiting row only by _hand_back.
         "started_at = CASE WHEN lease_until IS NOT NULL THEN ? END "
-        f"WHERE id IN ({marks}) RETURNING id, attempts, payload, started_at, args",
+        f"WHERE id IN ({marks}) RETURNING id, attempts, payload, started_at, args, name",
         (owner, owner, until, now, *ids),
     ).fetchall()
-    by_id = {r[0]: Claimed(r[0], r[1], r[2], started=r[3] is not None, args=r[4]) for r in rows}
+    by_id = {
+        r[0]: Claimed(r[0], r[1], r[2], started=r[3] is not None, args=r[4], name=_name(r[4], r[5]))
+        for r in rows
+    }
     return [by_id[i] for i in ids]
 
 
@@ -442,3 +449,8 @@ class Picker:
             if not has_token(left)
         ]
         return min(due) if due else None
+
+
+def _name(args: str | None, name: str) -> str | None:
+    """A claim's name: only a registered job's (a pickled job carries its own)."""
+    return name if args is not None else None
