@@ -259,7 +259,8 @@ async def test_enqueue_sync_on_the_loop_thread_is_refused(clock: Callable[[], fl
             add.enqueue_sync(1)
 
 
-def test_producer_outside_a_scheduler(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_producer_outside_a_scheduler(tmp_path: Path, backend: str) -> None:
     """On a durable store, enqueue_sync and enqueue outside a scheduler go
     through the app's producer (no workers), committed when they return; a
     worker then runs them."""
@@ -268,7 +269,7 @@ def test_producer_outside_a_scheduler(tmp_path: Path) -> None:
     job = durable.job(name="producer.add")(_plus)
     try:
         first = job.enqueue_sync(1, 2)
-        second = anyio.run(job.enqueue, 3, 4)
+        second = anyio.run(job.enqueue, 3, 4, backend=backend)
         assert durable._producer is not None and durable._producer.running
         assert durable._producer.scheduler._num_workers == 0
     finally:
@@ -278,7 +279,7 @@ def test_producer_outside_a_scheduler(tmp_path: Path) -> None:
         async with durable.scheduler() as s:
             return [await s.result(first, timeout=30), await s.result(second, timeout=30)]
 
-    assert anyio.run(work) == [3, 7]
+    assert anyio.run(work, backend=backend) == [3, 7]
 
 
 async def _plus(a: int, b: int) -> int:

@@ -236,7 +236,20 @@ class App:
         id: str | None = None,
         misfire: str = "coalesce",
     ) -> Callable[[Any], Any]:
-        """Keep a job on a schedule in every worker of the app (see :mod:`._periodic`)."""
+        """Keep a job on a schedule in every worker of the app.
+
+        Stacked on ``@app.job`` (or on a plain function, which it registers
+        too); every scheduler with workers the app builds registers it.
+
+        :param cron: a cron expression (in ``timezone``, local by default); or
+        :param every: seconds between fires.
+        :param id: the schedule's id (the job's name by default).
+        :param misfire: fires missed while no worker ran: ``"coalesce"``
+            (one run), ``"skip"`` (none) or ``"all"`` (each).
+        :raises ValueError: not exactly one of ``cron`` and ``every``, a bad
+            expression, zone, interval or ``misfire``, or an id taken.
+        :raises TypeError: the function needs arguments.
+        """
         return periodic_decorator(self, cron, every, timezone, id, misfire)
 
     # ── enqueueing ───────────────────────────────────────────────────────

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import reprlib
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
@@ -216,7 +216,3 @@ class Sender(Generic[P, R]):
         """:meth:`enqueue` from synchronous code."""
         function = self._function
         return function._app._enqueue_sync(function._make(args, kwargs, self._made), self._submit)
-
-
-#: What ``@app.job`` returns for a function; kept for type checkers' sake.
-Decorated = Callable[[Callable[P, Awaitable[R]]], JobFunction[P, R]]
