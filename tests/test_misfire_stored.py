@@ -62,9 +62,7 @@ def _fire_times(store: js.JobStore, schedule: str) -> list[float]:
         return [row[0] for row in pg.execute(sql, (schedule,))]
 
 
-async def _register(
-    store: Callable[[], js.JobStore], log: str, misfire: str, missed: int
-) -> float:
+async def _register(store: Callable[[], js.JobStore], log: str, misfire: str, missed: int) -> float:
     """Register an hourly schedule, then move it back as if ``missed`` fires
     passed with no member running; the oldest missed fire time."""
     async with js.JobScheduler(store=store(), num_workers=0) as producer:
@@ -163,4 +161,3 @@ async def test_a_stored_schedule_keeps_its_policy_and_refuses_an_unknown_one(
     # A coalescing schedule pickles as before misfire existed: members of an
     # older version sharing the store during a deploy still load it.
     assert StoredSchedule(note, HOUR, None, False).__reduce__()[1] == (note, HOUR, None, False)
-
