@@ -190,7 +190,7 @@ class StoredSchedule:
         self.misfire = check_misfire(misfire)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        args = (self.factory, self.interval, self.trigger, self.allow_overlap)
+        args: tuple[Any, ...] = (self.factory, self.interval, self.trigger, self.allow_overlap)
         if self.misfire != COALESCE:
             # Only then: a coalescing schedule's payload stays the one members
             # of an older version (no misfire argument) load during a deploy.

@@ -174,7 +174,7 @@ class StoreLink(Leasing):
                 )
                 # A fire releases its schedule: one still due (misfire="all"
                 # catching up, one fire a step) is claimed again at once.
-                while fires and await host.fire_schedules(fires):
+                while fires and await host.fire_schedules(fires) and not self.closing:
                     fires = await self._call(
                         "claiming schedules",
                         lambda: store.claim_schedules(self.owner, self._wall(), store.lease),
