@@ -252,9 +252,7 @@ def test_recurring_and_cron_schedules(bg: js.BackgroundScheduler) -> None:
         )
     )
     beats = bg.schedule_recurring(make_idle, 0.01, id="beats")
-    nightly = bg.schedule_cron(
-        make_idle, "0 3 * * *", timezone="UTC", id="nightly", misfire="skip"
-    )
+    nightly = bg.schedule_cron(make_idle, "0 3 * * *", timezone="UTC", id="nightly", misfire="skip")
     assert (beats, nightly) == ("beats", "nightly")
     assert {i.id: i.misfire for i in bg.schedules()} == {"beats": "coalesce", "nightly": "skip"}
     assert fired.wait(WATCHDOG)
