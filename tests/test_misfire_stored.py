@@ -15,6 +15,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -158,6 +159,43 @@ async def test_a_stored_schedule_keeps_its_policy_and_refuses_an_unknown_one(
             s.schedule_cron(note, "@daily", id="bad", misfire="never")
         infos = {i.id: i.misfire for i in await s.schedules()}
     assert infos == {"coalesced": "coalesce", "daily": "all"}
-    # A coalescing schedule pickles as before misfire existed: members of an
-    # older version sharing the store during a deploy still load it.
+    # A coalescing schedule pickles as before misfire existed.
     assert StoredSchedule(note, HOUR, None, False).__reduce__()[1] == (note, HOUR, None, False)
+
+
+class _OlderStoredSchedule:
+    """StoredSchedule as versions before misfire= had it: four arguments."""
+
+    __slots__ = ("allow_overlap", "factory", "interval", "trigger")
+
+    def __init__(self, factory: Any, interval: Any, trigger: Any, allow_overlap: bool) -> None:
+        self.factory, self.interval = factory, interval
+        self.trigger, self.allow_overlap = trigger, allow_overlap
+
+
+def test_an_older_member_loads_a_skip_schedule_and_fires_it_as_coalescing(
+    tmp_path: Path,
+) -> None:
+    """During a rolling deploy a member of an older version loads a schedule
+    with misfire="skip" or "all" (and calls its factory) rather than failing
+    to load it, which would have it remove the schedule."""
+    import io
+    import pickle
+
+    from jobsched._time._recurring import StoredSchedule
+
+    class Older(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> Any:
+            if (module, name) == ("jobsched._recurring", "StoredSchedule"):
+                return _OlderStoredSchedule
+            return super().find_class(module, name)
+
+    log = str(tmp_path / "log")
+    for misfire in ("skip", "all"):
+        stored = StoredSchedule(functools.partial(make_note, log), HOUR, None, False, misfire)
+        older = Older(io.BytesIO(pickle.dumps(stored))).load()
+        assert isinstance(older, _OlderStoredSchedule)
+        job = older.factory()
+        assert isinstance(job, js.Job) and job.log == log  # type: ignore[attr-defined]
+        again = pickle.loads(pickle.dumps(stored))  # and this version reads the policy back
+        assert again.misfire == misfire and again.factory().log == log

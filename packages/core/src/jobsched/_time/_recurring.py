@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable
@@ -169,6 +170,11 @@ def _next_fire(trigger: CronTrigger, after: float) -> float:
     return trigger.next_after(moment).timestamp()
 
 
+#: The attribute of the factory's wrapper that carries a stored schedule's
+#: misfire policy (see ``StoredSchedule.__reduce__``).
+_MISFIRE = "jobsched_misfire"
+
+
 class StoredSchedule:
     """What a durable store keeps of a schedule: pickled by reference, fired by
     whichever scheduler claims it when it is due. Times are wall-clock."""
@@ -183,6 +189,12 @@ class StoredSchedule:
         allow_overlap: bool,
         misfire: str = COALESCE,
     ) -> None:
+        if type(factory) is functools.partial and _MISFIRE in factory.__dict__:
+            # As __reduce__ wrote it. A partial with arguments stays as it
+            # is: a partial factory may have been flattened into it.
+            misfire = factory.__dict__.pop(_MISFIRE)
+            if not factory.args and not factory.keywords:
+                factory = factory.func
         self.factory = factory
         self.interval = interval
         self.trigger = trigger
@@ -190,12 +202,16 @@ class StoredSchedule:
         self.misfire = check_misfire(misfire)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        args: tuple[Any, ...] = (self.factory, self.interval, self.trigger, self.allow_overlap)
+        factory: Any = self.factory
         if self.misfire != COALESCE:
-            # Only then: a coalescing schedule's payload stays the one members
-            # of an older version (no misfire argument) load during a deploy.
-            args += (self.misfire,)
-        return (StoredSchedule, args)
+            # The policy rides on a partial of the factory, not as a fifth
+            # argument: a member of an older version, whose StoredSchedule
+            # takes four, loads it and fires it as coalescing, where a fifth
+            # argument would fail its load and have it remove the schedule
+            # (a rolling deploy). A coalescing schedule's payload is unchanged.
+            factory = functools.partial(factory)
+            setattr(factory, _MISFIRE, self.misfire)
+        return (StoredSchedule, (factory, self.interval, self.trigger, self.allow_overlap))
 
     def first_fire(self, now: float, start_in: float) -> float:
         """The first fire time, for a schedule registered at ``now``."""

@@ -163,6 +163,9 @@ _BUILT = {
     ("zoneinfo._zoneinfo", "ZoneInfo._unpickle"),
     ("datetime", "timezone"),
     ("datetime", "timedelta"),
+    # The wrapper that carries a schedule's misfire policy; its function
+    # stays a reference, never imported nor called.
+    ("functools", "partial"),
 }
 
 
