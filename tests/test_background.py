@@ -252,8 +252,9 @@ def test_recurring_and_cron_schedules(bg: js.BackgroundScheduler) -> None:
         )
     )
     beats = bg.schedule_recurring(make_idle, 0.01, id="beats")
-    nightly = bg.schedule_cron(make_idle, "0 3 * * *", timezone="UTC", id="nightly")
+    nightly = bg.schedule_cron(make_idle, "0 3 * * *", timezone="UTC", id="nightly", misfire="skip")
     assert (beats, nightly) == ("beats", "nightly")
+    assert {i.id: i.misfire for i in bg.schedules()} == {"beats": "coalesce", "nightly": "skip"}
     assert fired.wait(WATCHDOG)
     assert bg.cancel_recurring(beats) is True
     assert bg.cancel_recurring(nightly) is True
@@ -297,6 +298,10 @@ def test_errors_are_the_schedulers(bg: js.BackgroundScheduler, store_url: str) -
             lambda: plain.submit(js.FunctionJob(idle), delay=-1),
         ),
         (lambda: bg.submit("not a job"), lambda: plain.submit("not a job")),  # type: ignore[arg-type]
+        (
+            lambda: bg.schedule_recurring(make_idle, 1.0, misfire="late"),
+            lambda: plain.schedule_recurring(make_idle, 1.0, misfire="late"),
+        ),
         (
             lambda: bg.schedule_cron(make_idle, "not cron", id="x"),
             lambda: plain.schedule_cron(make_idle, "not cron", id="x"),

@@ -42,7 +42,9 @@ def _register(url: str, log: str) -> None:
         async with js.JobScheduler(num_workers=0, store=url) as s:
             factory = functools.partial(make_note, log)
             s.schedule_recurring(factory, 3600, start_in=3600, id="hourly")
-            s.schedule_cron(factory, "0 3 * * *", timezone="Europe/Berlin", id="nightly")
+            s.schedule_cron(
+                factory, "0 3 * * *", timezone="Europe/Berlin", id="nightly", misfire="skip"
+            )
 
     anyio.run(main)
 
@@ -81,11 +83,13 @@ def test_schedules_lists_them_as_a_table_and_as_json(url: str, tmp_path: Any) ->
     _register(url, str(tmp_path / "log"))
     table = _done("schedules", "--store", url).splitlines()
     assert table[0].split() == [
-        "SCHEDULE", "KIND", "SPEC", "TIMEZONE", "NEXT", "FIRE", "LAST", "JOB", "FIRING", "ON",
+        "SCHEDULE", "KIND", "SPEC", "TIMEZONE", "MISFIRE", "NEXT", "FIRE", "LAST", "JOB",
+        "FIRING", "ON",
     ]  # fmt: skip
-    assert table[1].split()[:4] == ["hourly", "interval", "every", "3600s"]
-    assert table[2].split()[:6] == ["nightly", "cron", "0", "3", "*", "*"]
-    assert "Europe/Berlin" in table[2]
+    assert table[1].split()[:6] == ["hourly", "interval", "every", "3600s", "-", "coalesce"]
+    assert table[2].split()[:9] == [
+        "nightly", "cron", "0", "3", "*", "*", "*", "Europe/Berlin", "skip",
+    ]  # fmt: skip
     listed = json.loads(_done("schedules", "--json", "--store", url))
     by_id = {entry["id"]: entry for entry in listed}
     hourly, nightly = by_id["hourly"], by_id["nightly"]
@@ -95,6 +99,7 @@ def test_schedules_lists_them_as_a_table_and_as_json(url: str, tmp_path: Any) ->
         "0 3 * * *",
         "Europe/Berlin",
     )
+    assert (hourly["misfire"], nightly["misfire"]) == ("coalesce", "skip")
     assert hourly["paused"] is False and hourly["last_job_id"] is None
     fire = _stored(url)["hourly"].next_fire
     assert hourly["next_fire"] == iso_time(fire)

@@ -40,7 +40,9 @@ def _register(url: str, *ids: str) -> None:
                 s.schedule_recurring(
                     functools.partial(make_note, "unused"), 3600, start_in=3600, id=sid
                 )
-            s.schedule_cron(functools.partial(make_note, "unused"), "15 4 * * *", id="nightly")
+            s.schedule_cron(
+                functools.partial(make_note, "unused"), "15 4 * * *", id="nightly", misfire="all"
+            )
 
     anyio.run(main)
 
@@ -69,6 +71,7 @@ def test_the_page_lists_every_schedule_with_its_actions(url: str) -> None:
         html = page.text
         assert 'data-schedule="hourly"' in html and 'data-schedule="nightly"' in html
         assert "every 3600 s" in html and "15 4 * * *" in html
+        assert "<td>coalesce</td>" in html and "<td>all</td>" in html  # the misfire column
         assert html.count('class="pause"') == 2 and 'class="resume"' not in html
         assert 'name="token"' in html
         assert 'href="/schedules"' in client.get("/").text  # linked from every page

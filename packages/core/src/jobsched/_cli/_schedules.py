@@ -47,6 +47,7 @@ def as_dict(info: ScheduleInfo, owner: str | None) -> dict[str, Any]:
         "kind": info.kind,
         "spec": info.spec,
         "timezone": info.timezone,
+        "misfire": info.misfire,
         "next_fire": None if fire is None else fmt.iso_time(fire.timestamp()),
         "paused": info.paused,
         "last_job_id": info.last_job_id,
@@ -65,7 +66,7 @@ def spec_text(info: ScheduleInfo) -> str:
 @store_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
 def schedules(store_url: str | None, as_json: bool) -> None:
-    """List the stored schedules: kind, spec, next fire, paused, last job."""
+    """List the stored schedules: kind, spec, misfire, next fire, paused, last job."""
 
     async def action(store: JobStore) -> None:
         found = await listed(store)
@@ -81,6 +82,7 @@ def schedules(store_url: str | None, as_json: bool) -> None:
                 info.kind,
                 spec_text(info),
                 info.timezone or "-",
+                info.misfire or "-",
                 "paused" if info.next_fire is None else fmt.utc_time(info.next_fire.timestamp()),
                 info.last_job_id or "-",
                 owner or "-",
@@ -89,7 +91,16 @@ def schedules(store_url: str | None, as_json: bool) -> None:
         ]
         lines = [
             fmt.table(
-                ["SCHEDULE", "KIND", "SPEC", "TIMEZONE", "NEXT FIRE", "LAST JOB", "FIRING ON"],
+                [
+                    "SCHEDULE",
+                    "KIND",
+                    "SPEC",
+                    "TIMEZONE",
+                    "MISFIRE",
+                    "NEXT FIRE",
+                    "LAST JOB",
+                    "FIRING ON",
+                ],
                 rows,
             )
         ]

@@ -22,6 +22,7 @@ from .._jobs import _plugins
 from .._jobs._text import storable
 from .._log import logger
 from .._ordering._admission import executor_capacity
+from .._time._misfire import warn_dropped
 from ..store._rows import Change, Claimed, DueSchedule, NewJob, Outcome
 from ._link import _timing
 from ._stored import load_job
@@ -309,11 +310,13 @@ class LinkHost:
         # this member in the store, whose leases must not lapse meanwhile.
         return [*s._held, *s._released]
 
-    async def fire_schedules(self, due: Sequence[DueSchedule]) -> None:
-        """Make the fires of the stored schedules this member claimed."""
+    async def fire_schedules(self, due: Sequence[DueSchedule]) -> bool:
+        """Make the fires of the stored schedules this member claimed; True
+        if one of them is due again (misfire="all" catching up)."""
         s = self._scheduler
         link = s._link
         assert link is not None
+        again = False
         for schedule in due:
             try:
                 stored = link.codec.loads(schedule.payload)
@@ -334,10 +337,12 @@ class LinkHost:
                 link.remove_schedule(schedule.id)
                 continue
             now = time.time()
-            after = stored.next_fire(schedule.fire_time, now)
+            step = stored.step(schedule.fire_time, now)
             row: NewJob | None = None
             last = schedule.last_status
-            if stored.allow_overlap or last is None or last.is_terminal:
+            if step.make and (
+                step.catch_up or stored.allow_overlap or last is None or last.is_terminal
+            ):
                 try:
                     job = stored.factory()
                     s._check_submit(job, 0.0, ())
@@ -347,12 +352,17 @@ class LinkHost:
                 else:
                     row.schedule = schedule.id
                     row.fire_time = schedule.fire_time
-            if not await link.fire(schedule.id, schedule.fire_time, after, row):
+            if not await link.fire(schedule.id, schedule.fire_time, step.next, row):
                 if row is not None:  # another member made this fire: forget ours
                     del s._jobs[row.id]
                     s._unfinished -= 1
-            elif row is not None:
+                continue
+            if step.dropped:  # once: the member whose step moved the schedule on
+                warn_dropped(schedule.id, step)
+            if row is not None:
                 link.wake_claimer()
+            again = again or step.next <= now
+        return again
 
     def committed(self) -> None:
         """Workers that found too many outcomes waiting (``_take_claimed``)

@@ -31,24 +31,33 @@ class Schedules(Submission):
         start_in: float = 0.0,
         allow_overlap: bool = False,
         id: str | None = None,
+        misfire: str = "coalesce",
     ) -> str:
         """Submit ``factory()`` every ``interval`` seconds; returns the schedule id.
 
-        Fixed-rate: missed fires coalesce into one. Unless ``allow_overlap``,
-        a fire is skipped while the previous job from this schedule runs.
+        Fixed-rate. Unless ``allow_overlap``, a fire is skipped while the
+        previous job from this schedule runs.
 
         :param id: the schedule's name: registering an id again replaces that
             schedule. Required with a durable store, which keeps the schedule
             (its factory must then be importable) and fires it from whichever
             scheduler runs.
+        :param misfire: what becomes of fires missed while no scheduler ran
+            (or made more than a second late): ``"coalesce"``, one job for
+            them all; ``"skip"``, none; ``"all"``, one each, oldest first (the
+            latest 100; a WARNING says how many older ones are dropped),
+            made even while the previous job runs.
+        :raises ValueError: ``misfire`` is not one of the three.
         """
         if self._stopping:
             raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
         if not (start_in >= 0 and math.isfinite(start_in)):
             raise ValueError(f"start_in must be a number of seconds >= 0, got {start_in!r}")
-        schedule = RecurringSchedule(factory, interval, self._clock() + start_in, allow_overlap)
+        schedule = RecurringSchedule(
+            factory, interval, self._clock() + start_in, allow_overlap, misfire
+        )
         if self._link is not None:
-            stored = StoredSchedule(factory, interval, None, allow_overlap)
+            stored = StoredSchedule(factory, interval, None, allow_overlap, misfire)
             return self._store_schedule(id, stored, stored.first_fire(time.time(), start_in))
         if id is not None:
             self._named(schedule, id)
@@ -64,6 +73,7 @@ class Schedules(Submission):
         timezone: str | tzinfo | None = None,
         allow_overlap: bool = False,
         id: str | None = None,
+        misfire: str = "coalesce",
     ) -> str:
         """Submit ``factory()`` at the fire times of a cron expression; returns the schedule id.
 
@@ -71,18 +81,22 @@ class Schedules(Submission):
         :param timezone: the zone of an expression (IANA name or ``tzinfo``;
             local by default); a :class:`CronTrigger` carries its own.
 
-        Missed fires coalesce into one and, unless ``allow_overlap``, a fire is
-        skipped while the previous job from this schedule runs, as for
-        :meth:`schedule_recurring`. :meth:`cancel_recurring` stops it.
+        Unless ``allow_overlap``, a fire is skipped while the previous job
+        from this schedule runs, as for :meth:`schedule_recurring`.
+        :meth:`cancel_recurring` stops it.
 
         :param id: as for :meth:`schedule_recurring`.
-        :raises ValueError: the expression or zone is not valid, or both a
-            :class:`CronTrigger` and ``timezone`` were given.
+        :param misfire: as for :meth:`schedule_recurring`.
+        :raises ValueError: the expression or zone is not valid, both a
+            :class:`CronTrigger` and ``timezone`` were given, or ``misfire``
+            is not one of the three.
         """
         from .._time._cron import CronTrigger
+        from .._time._misfire import check_misfire
 
         if self._stopping:
             raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
+        check_misfire(misfire)
         if isinstance(cron, CronTrigger):
             if timezone is not None:
                 raise ValueError(
@@ -95,7 +109,7 @@ class Schedules(Submission):
         else:
             raise TypeError(f"cron must be an expression string or a CronTrigger, got {cron!r}")
         if self._link is not None:
-            stored = StoredSchedule(factory, None, trigger, allow_overlap)
+            stored = StoredSchedule(factory, None, trigger, allow_overlap, misfire)
             return self._store_schedule(id, stored, stored.first_fire(time.time(), 0.0))
         clock = self._clock
         now = clock()
@@ -112,7 +126,7 @@ class Schedules(Submission):
             def wall_offset() -> float:
                 return fixed
 
-        schedule = CronSchedule(factory, trigger, now, wall_offset, allow_overlap)
+        schedule = CronSchedule(factory, trigger, now, wall_offset, allow_overlap, misfire)
         if id is not None:
             self._named(schedule, id)
         self._recurring[schedule.schedule_id] = schedule

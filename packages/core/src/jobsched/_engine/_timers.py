@@ -8,6 +8,7 @@ import anyio
 
 from .._jobs._ids import id_number
 from .._log import logger
+from .._time._misfire import warn_dropped
 from ._schedules import Schedules
 
 
@@ -56,20 +57,26 @@ class Timers(Schedules):
 
     def _fire_due(self, now: float) -> None:
         for schedule in list(self._recurring.values()):
-            if schedule.next_run > now:
-                continue
-            schedule.advance(now)
-            previous = self._jobs.get(id_number(schedule.last_job_id))
-            if (
-                previous is not None
-                and not previous.status.is_terminal
-                and not schedule.allow_overlap
-            ):
-                schedule.skipped += 1
-                continue
-            try:
-                job = schedule.factory()
-                schedule.last_job_id = self.submit(job)
-                schedule.fired += 1
-            except Exception:  # a broken factory must not kill the ticker
-                logger.exception("recurring schedule %s failed to fire", schedule.schedule_id)
+            # Each step moves next_run on; only misfire="all" takes more
+            # than one, catching missed fires up one by one (at most 100).
+            while schedule.active and schedule.next_run <= now:
+                step = schedule.advance(now)
+                if step.dropped:
+                    warn_dropped(schedule.schedule_id, step)
+                if not step.make:
+                    continue
+                previous = self._jobs.get(id_number(schedule.last_job_id))
+                if (
+                    previous is not None
+                    and not previous.status.is_terminal
+                    and not schedule.allow_overlap
+                    and not step.catch_up
+                ):
+                    schedule.skipped += 1
+                    continue
+                try:
+                    job = schedule.factory()
+                    schedule.last_job_id = self.submit(job)
+                    schedule.fired += 1
+                except Exception:  # a broken factory must not kill the ticker
+                    logger.exception("recurring schedule %s failed to fire", schedule.schedule_id)

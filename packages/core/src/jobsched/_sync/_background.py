@@ -326,6 +326,7 @@ class BackgroundScheduler:
         start_in: float = 0.0,
         allow_overlap: bool = False,
         id: str | None = None,
+        misfire: str = "coalesce",
     ) -> str:
         """Submit ``factory()`` every ``interval`` seconds; returns the schedule id.
 
@@ -341,6 +342,7 @@ class BackgroundScheduler:
                 start_in=start_in,
                 allow_overlap=allow_overlap,
                 id=id,
+                misfire=misfire,
             ),
         )
 
@@ -352,6 +354,7 @@ class BackgroundScheduler:
         timezone: str | tzinfo | None = None,
         allow_overlap: bool = False,
         id: str | None = None,
+        misfire: str = "coalesce",
     ) -> str:
         """Submit ``factory()`` at a cron expression's fire times; returns the schedule id.
 
@@ -367,6 +370,7 @@ class BackgroundScheduler:
                 timezone=timezone,
                 allow_overlap=allow_overlap,
                 id=id,
+                misfire=misfire,
             ),
         )
 

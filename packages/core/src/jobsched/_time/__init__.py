@@ -2,7 +2,8 @@
 
 ``_cron`` computes a cron expression's next fire time in a time zone,
 ``_recurring`` keeps the schedules a ticker fires (in memory or as the
-stored form a durable store keeps), and ``_scheduleinfo`` builds
+stored form a durable store keeps), ``_misfire`` decides what becomes of
+fires missed while no scheduler ran (for both), and ``_scheduleinfo`` builds
 :class:`~jobsched.ScheduleInfo` from either.
 
 May import :mod:`jobsched._jobs`, :mod:`jobsched.store` (the codec that reads

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._jobs._job import Job
+from ._misfire import COALESCE, Step, check_misfire, plan
 
 if TYPE_CHECKING:
     from ._cron import CronTrigger
@@ -19,7 +21,8 @@ class Schedule:
     """What the ticker needs of a schedule: ``next_run`` and ``advance(now)``.
 
     Both are in the scheduler's clock domain. With ``allow_overlap=False`` a
-    fire is skipped while the previous job is unfinished.
+    fire is skipped while the previous job is unfinished. ``misfire`` says
+    what becomes of fires missed while the ticker did not run (``_misfire``).
     """
 
     __slots__ = (
@@ -28,6 +31,7 @@ class Schedule:
         "factory",
         "fired",
         "last_job_id",
+        "misfire",
         "next_run",
         "paused",
         "schedule_id",
@@ -35,10 +39,15 @@ class Schedule:
     )
 
     def __init__(
-        self, factory: Callable[[], Job], first_run: float, allow_overlap: bool = False
+        self,
+        factory: Callable[[], Job],
+        first_run: float,
+        allow_overlap: bool = False,
+        misfire: str = COALESCE,
     ) -> None:
         if not callable(factory):
             raise TypeError(f"factory must be a callable that returns a Job, got {factory!r}")
+        self.misfire = check_misfire(misfire)
         self.schedule_id = f"sched-{next(_schedule_ids)}"
         self.factory = factory
         self.next_run = first_run
@@ -50,8 +59,9 @@ class Schedule:
         self.fired = 0
         self.skipped = 0
 
-    def advance(self, now: float) -> None:
-        """Move ``next_run`` past ``now``; missed fires coalesce into the one being made."""
+    def advance(self, now: float) -> Step:
+        """Take the step due at ``now`` (``_misfire.plan``): move ``next_run``
+        on and say which fire, if any, to make."""
         raise NotImplementedError
 
     def pause(self) -> None:
@@ -68,8 +78,8 @@ class RecurringSchedule(Schedule):
 
     Fixed-rate, not fixed-delay: the next fire time is computed from the
     previous *scheduled* time, so slow ticks don't make it drift. Missed fires
-    coalesce: a ticker that wakes three intervals late fires once and jumps to
-    the next future slot.
+    follow ``misfire``: coalesced, a ticker that wakes three intervals late
+    fires once and jumps to the next future slot.
     """
 
     __slots__ = ("interval",)
@@ -80,16 +90,17 @@ class RecurringSchedule(Schedule):
         interval: float,
         first_run: float,
         allow_overlap: bool = False,
+        misfire: str = COALESCE,
     ) -> None:
         if not (interval > 0 and math.isfinite(interval)):
             raise ValueError(f"interval must be a positive number of seconds, got {interval!r}")
-        super().__init__(factory, first_run, allow_overlap)
+        super().__init__(factory, first_run, allow_overlap, misfire)
         self.interval = interval
 
-    def advance(self, now: float) -> None:
-        """Move ``next_run`` to the first slot after ``now`` (missed slots coalesce)."""
-        missed = int((now - self.next_run) // self.interval) + 1
-        self.next_run += max(missed, 1) * self.interval
+    def advance(self, now: float) -> Step:
+        step = plan(self.misfire, self.next_run, now, interval=self.interval)
+        self.next_run = step.next
+        return step
 
     def resume(self, now: float) -> None:
         # One interval from the resume: its old phase is not kept (a stored
@@ -120,18 +131,29 @@ class CronSchedule(Schedule):
         now: float,
         wall_offset: Callable[[], float],
         allow_overlap: bool = False,
+        misfire: str = COALESCE,
     ) -> None:
         offset = wall_offset()
         self.trigger = trigger
         self.wall_offset = wall_offset
         #: The upcoming fire time, in wall-clock (epoch) seconds.
         self.next_wall = _next_fire(trigger, now + offset)
-        super().__init__(factory, self.next_wall - offset, allow_overlap)
+        super().__init__(factory, self.next_wall - offset, allow_overlap, misfire)
 
-    def advance(self, now: float) -> None:
+    def advance(self, now: float) -> Step:
+        # Stepped in wall time, where the trigger's fire times are; the step's
+        # fire times go back to the scheduler's clock for the caller.
         offset = self.wall_offset()
-        self.next_wall = _next_fire(self.trigger, max(now + offset, self.next_wall))
-        self.next_run = self.next_wall - offset
+        trigger = self.trigger
+        step = plan(
+            self.misfire,
+            self.next_wall,
+            now + offset,
+            after=lambda t: _next_fire(trigger, t),
+        )
+        self.next_wall = step.next
+        self.next_run = step.next - offset
+        return step
 
     def resume(self, now: float) -> None:
         self.paused = False
@@ -148,11 +170,16 @@ def _next_fire(trigger: CronTrigger, after: float) -> float:
     return trigger.next_after(moment).timestamp()
 
 
+#: The attribute of the factory's wrapper that carries a stored schedule's
+#: misfire policy (see ``StoredSchedule.__reduce__``).
+_MISFIRE = "jobsched_misfire"
+
+
 class StoredSchedule:
     """What a durable store keeps of a schedule: pickled by reference, fired by
     whichever scheduler claims it when it is due. Times are wall-clock."""
 
-    __slots__ = ("allow_overlap", "factory", "interval", "trigger")
+    __slots__ = ("allow_overlap", "factory", "interval", "misfire", "trigger")
 
     def __init__(
         self,
@@ -160,14 +187,31 @@ class StoredSchedule:
         interval: float | None,
         trigger: CronTrigger | None,
         allow_overlap: bool,
+        misfire: str = COALESCE,
     ) -> None:
+        if type(factory) is functools.partial and _MISFIRE in factory.__dict__:
+            # As __reduce__ wrote it. A partial with arguments stays as it
+            # is: a partial factory may have been flattened into it.
+            misfire = factory.__dict__.pop(_MISFIRE)
+            if not factory.args and not factory.keywords:
+                factory = factory.func
         self.factory = factory
         self.interval = interval
         self.trigger = trigger
         self.allow_overlap = allow_overlap
+        self.misfire = check_misfire(misfire)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (StoredSchedule, (self.factory, self.interval, self.trigger, self.allow_overlap))
+        factory: Any = self.factory
+        if self.misfire != COALESCE:
+            # The policy rides on a partial of the factory, not as a fifth
+            # argument: a member of an older version, whose StoredSchedule
+            # takes four, loads it and fires it as coalescing, where a fifth
+            # argument would fail its load and have it remove the schedule
+            # (a rolling deploy). A coalescing schedule's payload is unchanged.
+            factory = functools.partial(factory)
+            setattr(factory, _MISFIRE, self.misfire)
+        return (StoredSchedule, (factory, self.interval, self.trigger, self.allow_overlap))
 
     def first_fire(self, now: float, start_in: float) -> float:
         """The first fire time, for a schedule registered at ``now``."""
@@ -182,14 +226,12 @@ class StoredSchedule:
         assert self.interval is not None
         return now + self.interval
 
-    def next_fire(self, fired: float, now: float) -> float:
-        """The fire after the one made for ``fired``: the first one past ``now``
-        (fires missed while no scheduler ran coalesce into the one just made)."""
-        if self.trigger is not None:
-            return _next_fire(self.trigger, max(now, fired))
-        assert self.interval is not None
-        missed = int((now - fired) // self.interval) + 1
-        return fired + max(missed, 1) * self.interval
+    def step(self, due: float, now: float) -> Step:
+        """The step of a fire due at ``due``, claimed at ``now`` (``_misfire.plan``)."""
+        trigger = self.trigger
+        if trigger is not None:
+            return plan(self.misfire, due, now, after=lambda t: _next_fire(trigger, t))
+        return plan(self.misfire, due, now, interval=self.interval)
 
 
 # Rows pickle it by this name (the stored format; see that module).

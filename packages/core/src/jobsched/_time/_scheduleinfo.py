@@ -46,6 +46,9 @@ class ScheduleInfo:
     last_job_id: str | None
     #: Why a stored payload could not be read here, else None.
     problem: str | None = None
+    #: What becomes of fires missed while no scheduler ran: ``"coalesce"``,
+    #: ``"skip"`` or ``"all"``; None for a payload that cannot be read here.
+    misfire: str | None = "coalesce"
 
 
 def from_memory(schedule: Schedule, wall_offset: float) -> ScheduleInfo:
@@ -64,6 +67,7 @@ def from_memory(schedule: Schedule, wall_offset: float) -> ScheduleInfo:
             fire,
             paused,
             schedule.last_job_id,
+            misfire=schedule.misfire,
         )
     assert isinstance(schedule, RecurringSchedule)
     fire = None if paused else _aware(schedule.next_run + wall_offset, None)
@@ -75,6 +79,7 @@ def from_memory(schedule: Schedule, wall_offset: float) -> ScheduleInfo:
         fire,
         paused,
         schedule.last_job_id,
+        misfire=schedule.misfire,
     )
 
 
@@ -97,6 +102,7 @@ def from_store(
             paused,
             last,
             problem=str(exc) or type(exc).__name__,
+            misfire=None,
         )
     trigger = stored.trigger
     zone = None if trigger is None else trigger.timezone
@@ -108,6 +114,7 @@ def from_store(
         None if paused else _aware(next_fire, zone),
         paused,
         last,
+        misfire=stored.misfire,
     )
 
 
@@ -156,6 +163,9 @@ _BUILT = {
     ("zoneinfo._zoneinfo", "ZoneInfo._unpickle"),
     ("datetime", "timezone"),
     ("datetime", "timedelta"),
+    # The wrapper that carries a schedule's misfire policy; its function
+    # stays a reference, never imported nor called.
+    ("functools", "partial"),
 }
 
 

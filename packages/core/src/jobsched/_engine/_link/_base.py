@@ -66,8 +66,9 @@ class Host(Protocol):
     def committed(self) -> None:
         """A group commit ended: workers that waited for it may start jobs."""
 
-    async def fire_schedules(self, due: Sequence[DueSchedule]) -> None:
-        """Make the fires of stored schedules this member claimed."""
+    async def fire_schedules(self, due: Sequence[DueSchedule]) -> bool:
+        """Make the fires of stored schedules this member claimed; True if
+        one is due again (missed fires caught up one by one)."""
 
     @property
     def num_workers(self) -> int:
