@@ -55,9 +55,8 @@ def test_a_producer_registers_no_schedules(monkeypatch: pytest.MonkeyPatch, tmp_
     del worker
 
 
-def test_misfire_is_passed_only_when_not_coalesce() -> None:
-    """register() passes misfire= to schedule_cron/schedule_recurring only
-    when it is not the default."""
+def test_misfire_is_passed_on() -> None:
+    """register() passes misfire= to schedule_cron/schedule_recurring."""
 
     class Spy:
         def __init__(self) -> None:
@@ -76,7 +75,7 @@ def test_misfire_is_passed_only_when_not_coalesce() -> None:
     Periodic(tick, "* * * * *", None, "UTC", "b", "skip").register(spy)  # type: ignore[arg-type]
     Periodic(tick, None, 5.0, None, "c", "all").register(spy)  # type: ignore[arg-type]
     assert spy.calls == [
-        ("every", {"id": "a"}),
+        ("every", {"id": "a", "misfire": "coalesce"}),
         ("cron", {"timezone": "UTC", "id": "b", "misfire": "skip"}),
         ("every", {"id": "c", "misfire": "all"}),
     ]
@@ -104,7 +103,7 @@ def test_periodic_errors() -> None:
         app.periodic(every="5")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="timezone=.UTC. applies to cron="):
         app.periodic(every=5, timezone="UTC")
-    with pytest.raises(ValueError, match="misfire must be one of"):
+    with pytest.raises(ValueError, match="misfire must be 'coalesce' .* got 'later'"):
         app.periodic(every=5, misfire="later")
 
     async def takes(x: int) -> None: ...

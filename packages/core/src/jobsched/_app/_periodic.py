@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     from .._engine._scheduler import JobScheduler
     from ._app import App
 
-MISFIRES = ("coalesce", "skip", "all")
-
 
 class Periodic:
     """One ``@app.periodic``: what to register on each scheduler."""
@@ -44,14 +42,15 @@ class Periodic:
 
     def register(self, scheduler: JobScheduler) -> str:
         """Register the schedule on ``scheduler`` (replacing one of its id)."""
-        # The keyword only when asked: "coalesce" is every scheduler's way.
-        extra: dict[str, Any] = {} if self.misfire == "coalesce" else {"misfire": self.misfire}
         if self.cron is not None:
             return scheduler.schedule_cron(
-                self.function.job, self.cron, timezone=self.timezone, id=self.id, **extra
-            )
+                self.function.job, self.cron, timezone=self.timezone, id=self.id,
+                misfire=self.misfire,
+            )  # fmt: skip
         assert self.every is not None
-        return scheduler.schedule_recurring(self.function.job, self.every, id=self.id, **extra)
+        return scheduler.schedule_recurring(
+            self.function.job, self.every, id=self.id, misfire=self.misfire
+        )
 
 
 def periodic_decorator(
@@ -78,10 +77,9 @@ def periodic_decorator(
             raise ValueError(f"every must be a positive, finite number of seconds, got {every!r}")
         if timezone is not None:
             raise ValueError(f"timezone={timezone!r} applies to cron=, not every=")
-    if misfire not in MISFIRES:
-        raise ValueError(
-            f"misfire must be one of {', '.join(map(repr, MISFIRES))}, got {misfire!r}"
-        )
+    from .._time._misfire import check_misfire
+
+    check_misfire(misfire)
 
     def decorate(fn: Any) -> JobFunction[Any, Any]:
         function = fn if isinstance(fn, JobFunction) else app.job()(fn)
