@@ -43,6 +43,40 @@ async def test_periodic_jobs_fire_on_the_apps_scheduler(
         await s.stop(cancel_running=True)
 
 
+@pytest.mark.anyio
+async def test_workers_starting_again_keep_a_schedules_next_fire(
+    store_kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Each worker registers the app's schedules at its start; the same
+    schedule again keeps its next fire, so deploys more frequent than an
+    interval cannot keep it from firing."""
+    if store_kind == "memory":
+        pytest.skip("a memory schedule lives and dies with its scheduler")
+    on_store: dict[str, Any] = {"store": f"sqlite:///{tmp_path / 'jobs.db'}"}
+    if store_kind == "postgres":
+        from pg import SECRET, schema_url
+
+        on_store = {
+            "store": schema_url(request.getfixturevalue("pg_session_database")),
+            "secret": SECRET,
+        }
+
+    async def next_fires(workers: int) -> dict[str, Any]:
+        async with timed.scheduler(num_workers=workers, **on_store) as s:
+            fires = {info.id: info.next_fire for info in await s.schedules()}
+            await s.stop(cancel_running=True)
+        return fires
+
+    async with timed.scheduler(num_workers=1, **on_store) as s:
+        with anyio.fail_after(60):  # its first fire, at the worker's start
+            while not any(j.name == "timed.tick" for j in s.jobs()):
+                await anyio.sleep(0.05)
+        await s.stop(cancel_running=True)
+    stored = await next_fires(0)  # a producer registers nothing
+    assert stored["timed.tick"] is not None
+    assert await next_fires(1) == stored  # another worker's start changed nothing
+
+
 def test_a_producer_registers_no_schedules(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Only schedulers with workers register the periodic jobs."""
     registered: list[str] = []

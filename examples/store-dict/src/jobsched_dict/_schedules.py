@@ -29,6 +29,8 @@ class Schedules(JobStore):
         stored = self._state.schedules
         for schedule_id, payload, first in schedules:
             was = stored.get(schedule_id)
+            if was is not None and was.payload == payload:
+                continue  # the same schedule again keeps its timing
             paused = was is not None and was.next_fire == math.inf  # stays paused
             last_job = was.last_job if was is not None else None
             stored[schedule_id] = Schedule(

@@ -31,7 +31,11 @@ def put(conn: Conn, schedules: Sequence[tuple[str, bytes, float]]) -> None:
             # registers it again.
             f"next_fire = CASE WHEN jobsched_schedules.next_fire = {INF} "
             "THEN jobsched_schedules.next_fire ELSE excluded.next_fire END, "
-            "owner = NULL, lease_until = NULL",
+            "owner = NULL, lease_until = NULL "
+            # The same schedule again (every worker registers the app's at
+            # its start) keeps its timing: an interval restarted at each
+            # deploy would never fire under deploys more frequent than it.
+            "WHERE jobsched_schedules.payload <> excluded.payload",
             ordered,
         )
     notify(conn)

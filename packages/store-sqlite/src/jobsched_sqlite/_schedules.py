@@ -27,7 +27,11 @@ def put(conn: sqlite3.Connection, schedules: Sequence[tuple[str, bytes, float]])
         # A paused schedule (next_fire +inf; 9e999 is SQLite's way to
         # write it) stays paused when a worker registers it again.
         f"next_fire = CASE WHEN schedules.next_fire = {INF} THEN schedules.next_fire "
-        "ELSE excluded.next_fire END, owner = NULL, lease_until = NULL",
+        "ELSE excluded.next_fire END, owner = NULL, lease_until = NULL "
+        # The same schedule again (every worker registers the app's at its
+        # start) keeps its timing: an interval restarted at each deploy
+        # would never fire under deploys more frequent than it.
+        "WHERE schedules.payload <> excluded.payload",
         list(schedules),
     )
 

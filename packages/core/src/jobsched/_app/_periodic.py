@@ -2,8 +2,8 @@
 
 On a durable store the schedule is a stored one (one fire per time, whichever
 worker fires it); every scheduler with workers that the app builds registers
-it again at its start, which replaces it with the same schedule (a paused one
-stays paused).
+it again at its start, which changes nothing while the schedule is the same
+(the store keeps its next fire, see ``JobStore.put_schedules``).
 """
 
 from __future__ import annotations

@@ -227,7 +227,9 @@ class JobStore(OperatorSide, ABC):
     @abstractmethod
     async def put_schedules(self, schedules: Sequence[tuple[str, bytes, float]]) -> None:
         """Store schedules ``(id, payload, first fire time)``; an id already
-        stored is replaced, never duplicated."""
+        stored is replaced, never duplicated. The same payload stored again
+        changes nothing (its next fire stays): every worker of an app
+        registers the app's schedules at its start."""
 
     @abstractmethod
     async def remove_schedules(self, ids: Collection[str]) -> None:

@@ -65,3 +65,19 @@ async def test_a_trigger_adds_its_job_and_records_it_as_the_last(member: Opener)
     assert stored is not None and stored.status is js.JobStatus.PENDING
     assert await store.trigger_schedule("nope", _job(8)) is False
     assert await store.fetch(8) is None
+
+
+async def test_the_same_schedule_registered_again_keeps_its_timing(member: Opener) -> None:
+    """Every worker of an app registers its schedules at its start: the same
+    payload again changes nothing; a changed one replaces the schedule."""
+    one, other = await member(), await member()
+    await one.put_schedules([("s", b"P-payload", NOW + 60)])
+    (due,) = await one.claim_schedules("m1", NOW + 61, 30)
+    await other.put_schedules([("s", b"P-payload", NOW + 3600)])
+    (row,) = await other.schedules()
+    assert row.next_fire == NOW + 60
+    # The fire under way is still m1's (a replaced schedule fences it out).
+    assert await one.fire("m1", "s", due.fire_time, NOW + 120, None) is True
+    await other.put_schedules([("s", b"P-changed", NOW + 3600)])
+    (row,) = await other.schedules()
+    assert (row.next_fire, row.payload) == (NOW + 3600, b"P-changed")
