@@ -69,7 +69,9 @@ async def test_workers_starting_again_keep_a_schedules_next_fire(
 
     async with timed.scheduler(num_workers=1, **on_store) as s:
         with anyio.fail_after(60):  # its first fire, at the worker's start
-            while not any(j.name == "timed.tick" for j in s.jobs()):
+            while True:
+                if any(j.name == "timed.tick" for j in s.jobs()):
+                    break
                 await anyio.sleep(0.05)
         await s.stop(cancel_running=True)
     stored = await next_fires(0)  # a producer registers nothing
