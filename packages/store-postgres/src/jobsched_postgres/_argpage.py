@@ -15,8 +15,7 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from jobsched import JobStatus
-from jobsched.store import JobPage, check_arg_filters, check_page_args
-from jobsched.store._args import LARGEST
+from jobsched.store import DEFAULT_QUEUE, LARGEST, JobPage, check_arg_filters, check_page_args
 
 from . import _queues, _sql
 
@@ -55,12 +54,6 @@ async def page(
         if value is not None:
             terms.append(f"{column} = %s")
             params.append(value)
-    if queue is not None:
-        from jobsched.store import DEFAULT_QUEUE
-
-        terms.append("queue_name IS NULL" if queue == DEFAULT_QUEUE else "queue_name = %s")
-        params += [] if queue == DEFAULT_QUEUE else [queue]
-
     window = f"(SELECT id FROM jobsched_jobs {window_sql}) AS w"
 
     def read(conn: _sql.Conn) -> tuple[int, int | None, list[Any]]:

@@ -206,3 +206,15 @@ async def test_job_page_by_arguments_looks_at_most_scan_jobs_a_page(store: JobSt
     assert (await store.job_page(args={"to": "a@b"}, statuses=[S.COMPLETED])).jobs == []
     first = await store.job_page(args={"to": "a@b"}, limit=1)
     assert ([j.id for j in first.jobs], first.next_before) == ([5], 5)
+
+
+async def test_job_page_by_arguments_and_queue(store: JobStore) -> None:
+    """With a queue too: the default queue's jobs, or a named one's."""
+    jobs = [registered(1, 1.0, to="a@b"), registered(2, 2.0, to="a@b"), pickled(3, 3.0)]
+    jobs[1].queue = "emails"
+    await store.add(jobs, NOW)
+    default = await store.job_page(args={"to": "a@b"}, queue="default")
+    assert [j.id for j in default.jobs] == [1]
+    emails = await store.job_page(args={"to": "a@b"}, queue="emails")
+    assert [(j.id, j.queue) for j in emails.jobs] == [(2, "emails")]
+    assert (await store.job_page(args={"to": "a@b"}, queue="video")).jobs == []
