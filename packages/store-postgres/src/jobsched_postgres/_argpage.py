@@ -50,10 +50,10 @@ async def page(
     for key, value in wanted.items():
         terms.append("args ->> %s = %s")
         params += [key, value]
-    for column, value in (("name", name), ("executor", executor), ("tenant", tenant)):
-        if value is not None:
+    for column, exact in (("name", name), ("executor", executor), ("tenant", tenant)):
+        if exact is not None:
             terms.append(f"{column} = %s")
-            params.append(value)
+            params.append(exact)
     window = f"(SELECT id FROM jobsched_jobs {window_sql}) AS w"
 
     def read(conn: _sql.Conn) -> tuple[int, int | None, list[Any]]:

@@ -386,7 +386,10 @@ def members(conn: sqlite3.Connection, limit: int) -> list[Member]:
         "ORDER BY seen_at DESC, owner LIMIT ?",
         (limit,),
     ).fetchall()
-    return [Member(*row[:5], names=tuple(json.loads(row[5] or "[]"))) for row in rows]
+    return [
+        Member(row[0], row[1], row[2], row[3], row[4], names=tuple(json.loads(row[5] or "[]")))
+        for row in rows
+    ]
 
 
 def _has_members(conn: sqlite3.Connection) -> bool:
