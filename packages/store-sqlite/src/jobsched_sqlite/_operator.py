@@ -82,7 +82,11 @@ def jobs(
 ) -> list[StoredJob]:
     if before is not None:
         before = _own.row_of(conn, before)  # a page's cursor: the last job's id
-    ids = newest_ids(conn, statuses, limit, before)
+    return jobs_of(conn, newest_ids(conn, statuses, limit, before))
+
+
+def jobs_of(conn: sqlite3.Connection, ids: list[int]) -> list[StoredJob]:
+    """The jobs of row numbers ``ids``, newest first, with their upstreams."""
     if not ids:
         return []
     rows = conn.execute(
