@@ -15,10 +15,9 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from jobsched import JobStatus
-from jobsched.store import JobPage, check_arg_filters, check_page_args
-from jobsched.store._args import LARGEST
+from jobsched.store import DEFAULT_QUEUE, LARGEST, JobPage, check_arg_filters, check_page_args
 
-from . import _sql
+from . import _queues, _sql
 
 if TYPE_CHECKING:
     from ._reads import Reads
@@ -46,33 +45,46 @@ async def page(
     )  # fmt: skip
     wanted = check_arg_filters(args)
     window_sql, window_params = jobs_query(statuses, min(scan + 1, LARGEST), before)
-    terms, params = ["id = ANY(%s)"], []
+    terms: list[str] = []
+    params: list[Any] = []
     for key, value in wanted.items():
         terms.append("args ->> %s = %s")
         params += [key, value]
-    for column, value in (("name", name), ("executor", executor), ("tenant", tenant)):
-        if value is not None:
+    for column, exact in (("name", name), ("executor", executor), ("tenant", tenant)):
+        if exact is not None:
             terms.append(f"{column} = %s")
-            params.append(value)
-    if queue is not None:
-        from jobsched.store import DEFAULT_QUEUE
+            params.append(exact)
+    window = f"(SELECT id FROM jobsched_jobs {window_sql}) AS w"
 
-        terms.append("queue_name IS NULL" if queue == DEFAULT_QUEUE else "queue_name = %s")
-        params += [] if queue == DEFAULT_QUEUE else [queue]
+    def read(conn: _sql.Conn) -> tuple[int, int | None, list[Any]]:
+        # The window's size and its last id, then the matches in it: the
+        # window's ids never leave the server (10,000 a page cost the CLI
+        # most of its time).
+        row = conn.execute(
+            "SELECT count(*), min(id) FILTER (WHERE r <= %s) FROM (SELECT id, "
+            f"row_number() OVER (ORDER BY id DESC) AS r FROM {window}) AS n",
+            (scan, *window_params),
+        ).fetchone()
+        seen, last = (int(row[0]), row[1]) if row is not None else (0, None)
+        where, bound = list(terms), list(params)
+        if queue is not None:
+            # Without the named queues' column every job is the default queue's.
+            if _queues.has_column(conn):
+                named = queue != DEFAULT_QUEUE
+                where.append("queue_name = %s" if named else "queue_name IS NULL")
+                bound += [queue] if named else []
+            elif queue != DEFAULT_QUEUE:
+                return seen, last, []
+        if not seen:
+            return seen, last, []
+        sql = (
+            f"WHERE id = ANY(ARRAY(SELECT id FROM {window} ORDER BY id DESC LIMIT %s)) "
+            f"AND {' AND '.join(where)} ORDER BY id DESC LIMIT %s"
+        )
+        return seen, last, store._jobs(conn, sql, (*window_params, scan, *bound, limit + 1))
 
-    def read(conn: _sql.Conn) -> tuple[list[int], list[Any]]:
-        ids = [
-            i for (i,) in conn.execute(f"SELECT id FROM jobsched_jobs {window_sql}", window_params)
-        ]
-        window = ids[:scan]
-        if not window:
-            return ids, []
-        where = f"WHERE {' AND '.join(terms)} ORDER BY id DESC LIMIT %s"
-        return ids, store._jobs(conn, where, (window, *params, limit + 1))
-
-    ids, matches = await store._run(read, transaction=False)
-    more = len(ids) > scan
-    window = ids[:scan]
+    seen, last, matches = await store._run(read)
+    scanned = min(seen, scan)
     if len(matches) > limit:
-        return JobPage(matches[:limit], matches[limit - 1].id, len(window))
-    return JobPage(matches, window[-1] if more and window else None, len(window))
+        return JobPage(matches[:limit], matches[limit - 1].id, scanned)
+    return JobPage(matches, last if seen > scan else None, scanned)

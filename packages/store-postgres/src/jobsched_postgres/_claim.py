@@ -7,43 +7,17 @@ claim (``_limits`` chooses among them). Each claimed row is locked with
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from jobsched import JobStatus
-from jobsched.store import KEY_ID_SIZE, KEY_ID_START, KEYED, Claimed
+from jobsched.store import Claimed
 
 from . import _queues
 from ._cancels import cascade
+from ._gate import KEY_FILTER, NO_GATE, Gate
 from ._sql import DB_NOW, Conn, notify
 
 _CANCELLED = JobStatus.CANCELLED
-
-# A row a member may claim: signed with a key id it holds (%(keys)s), or
-# without one (the legacy format, which every member tries). A member never
-# claims a row signed by a key it lacks: the row waits for one that holds it.
-# Likewise a registered job (args set) only of a name it knows (%(known)s):
-# the row waits for a member whose app registers it. Both are filters on
-# the rows an index scan reads, in every claim's plan; neither changes it.
-KEY_FILTER = (
-    f"(substring(payload from 1 for 1) <> '\\x{KEYED.hex()}'::bytea "
-    f"OR substring(payload from {KEY_ID_START} for {KEY_ID_SIZE}) = ANY(%(keys)s::bytea[])) "
-    "AND (args IS NULL OR name = ANY(%(known)s::text[]))"
-)
-
-
-class Gate(NamedTuple):
-    """What a member may claim beyond its executors and queues: rows signed
-    by ``keys`` it holds (or unsigned), registered jobs of ``known`` names."""
-
-    keys: Sequence[bytes] = ()
-    known: Sequence[str] = ()
-
-    def params(self) -> dict[str, list[Any]]:
-        """KEY_FILTER's parameters."""
-        return {"keys": list(self.keys), "known": list(self.known)}
-
-
-NO_GATE = Gate()
 
 # Takes the picked rows: RUNNING under the owner, attempt counted. The first
 # %(starting)s of them in key order (picked.n) start now, for idle workers;

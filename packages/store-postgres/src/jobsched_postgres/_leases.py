@@ -20,7 +20,7 @@ from jobsched.store import (
     local_prefix,
 )
 
-from . import _cancels, _claim, _connect, _limits, _outcomes, _queues, _sql
+from . import _cancels, _claim, _connect, _gate, _limits, _outcomes, _queues, _sql
 
 T = TypeVar("T")
 
@@ -88,7 +88,7 @@ class Leases(JobStore):
             return []
         first = _claim.ALL if starting is None else max(0, starting)
         # The signing keys it holds and the registered names it knows.
-        keys = _claim.Gate(self.key_ids, sorted(set(names)))
+        keys = _gate.Gate(self.key_ids, sorted(set(names)))
         names = sorted(executors)
         rooms = {name: executors[name] for name in names if executors[name] > 0}
         # Queues as stored (None: the default); rooms of `limit` or more bind nothing.

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from jobsched.store import Claimed, has_token, refill, take_turns, token_due
 
-from . import _claim, _sql
+from . import _claim, _gate, _sql
 
 if TYPE_CHECKING:
     from jobsched import RateLimit
@@ -38,7 +38,7 @@ def claim(
     lease: float,
     rates: Mapping[str, RateLimit],
     tenants: Mapping[str | None, int] | None,
-    keys: _claim.Gate = _claim.NO_GATE,
+    keys: _gate.Gate = _gate.NO_GATE,
     queues: _claim.QueueFilter | None = None,
     queue_rooms: Mapping[str | None, int] | None = None,
     guarded: bool = False,
@@ -157,7 +157,7 @@ class _Picker:
         conn: _sql.Conn,
         rooms: dict[str, int],
         buckets: _Buckets,
-        keys: _claim.Gate = _claim.NO_GATE,
+        keys: _gate.Gate = _gate.NO_GATE,
         queues: _claim.QueueFilter | None = None,
         queue_rooms: dict[str | None, int] | None = None,
         guarded: bool = False,

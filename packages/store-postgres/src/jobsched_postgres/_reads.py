@@ -118,9 +118,7 @@ class Reads(JobStore):
         sql, params = jobs_query(statuses, limit, before)
         return await self._run(lambda conn: self._jobs(conn, sql, tuple(params)), transaction=False)
 
-    async def job_page(  # type: ignore[override]
-        self, *, args: Mapping[str, str] | None = None, **filters: Any
-    ) -> JobPage:
+    async def job_page(self, *, args: Mapping[str, str] | None = None, **filters: Any) -> JobPage:
         if not args:
             return await super().job_page(**filters)
         from . import _argpage
@@ -286,7 +284,10 @@ class Reads(JobStore):
                 "ORDER BY seen_at DESC, owner LIMIT %s",
                 (limit,),
             ).fetchall()
-            return [Member(*row[:5], names=tuple(row[5] or ())) for row in rows]
+            return [
+                Member(row[0], row[1], row[2], row[3], row[4], names=tuple(row[5] or ()))
+                for row in rows
+            ]
 
         return await self._run(read)
 

@@ -82,7 +82,11 @@ def jobs(
 ) -> list[StoredJob]:
     if before is not None:
         before = _own.row_of(conn, before)  # a page's cursor: the last job's id
-    ids = newest_ids(conn, statuses, limit, before)
+    return jobs_of(conn, newest_ids(conn, statuses, limit, before))
+
+
+def jobs_of(conn: sqlite3.Connection, ids: list[int]) -> list[StoredJob]:
+    """The jobs of row numbers ``ids``, newest first, with their upstreams."""
     if not ids:
         return []
     rows = conn.execute(
@@ -386,7 +390,10 @@ def members(conn: sqlite3.Connection, limit: int) -> list[Member]:
         "ORDER BY seen_at DESC, owner LIMIT ?",
         (limit,),
     ).fetchall()
-    return [Member(*row[:5], names=tuple(json.loads(row[5] or "[]"))) for row in rows]
+    return [
+        Member(row[0], row[1], row[2], row[3], row[4], names=tuple(json.loads(row[5] or "[]")))
+        for row in rows
+    ]
 
 
 def _has_members(conn: sqlite3.Connection) -> bool:

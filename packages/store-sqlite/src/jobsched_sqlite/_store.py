@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
@@ -24,6 +24,7 @@ from jobsched.store import (
     Change,
     Claimed,
     DueSchedule,
+    JobPage,
     JobStore,
     Member,
     NewJob,
@@ -32,13 +33,15 @@ from jobsched.store import (
     StoredJob,
     StoredSchedule,
     TakeoverLooks,
+    check_arg_filters,
     check_attempts_args,
     check_jobs_args,
     check_limit,
+    check_page_args,
     check_retry_ids,
 )
 
-from . import _operator, _own, _queues, _schedules, _schema, _sql
+from . import _argpage, _operator, _own, _queues, _schedules, _schema, _sql
 from ._add import AlreadyFired, add
 from ._claim import RUNNING, claim
 from ._errors import classified
@@ -331,6 +334,21 @@ class SQLiteStore(JobStore):
         statuses, limit, before = check_jobs_args(statuses=statuses, limit=limit, before=before)
         names = [s.value for s in statuses]
         return await self._read_async(lambda conn: _operator.jobs(conn, names, limit, before))
+
+    async def job_page(self, *, args: Mapping[str, str] | None = None, **filters: Any) -> JobPage:
+        if not args:
+            return await super().job_page(**filters)
+        defaults = {"statuses": (), "name": None, "executor": None, "tenant": None,
+                    "limit": 50, "before": None, "scan": 1000, "queue": None}  # fmt: skip
+        given = {**defaults, **filters}
+        statuses, limit, before = check_page_args(**given)
+        wanted = check_arg_filters(args)
+        exact = {k: given[k] for k in ("name", "executor", "tenant", "queue")}
+        names = [s.value for s in statuses]
+        scan = given["scan"]
+        return await self._read_async(
+            lambda conn: _argpage.page(conn, names, exact, wanted, limit, before, scan)
+        )
 
     async def counts(self) -> dict[tuple[JobStatus, str], int]:
         return await self._read_async(_operator.counts)

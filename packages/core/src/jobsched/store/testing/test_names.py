@@ -150,9 +150,9 @@ async def test_job_page_filters_by_arguments(store: JobStore) -> None:
     its JSON text; pickled jobs never match."""
     await store.add(
         [
-            registered(1, 1.0, to="a@b", n=5, urgent=True),
+            registered(1, 1.0, to="a@b", n=5, urgent=True, price=2.5, note=None),
             registered(2, 2.0, to="a@b", n=6, urgent=False),
-            registered(3, 3.0, to="c@d", n=5),
+            registered(3, 3.0, to="c@d", n=5, price="2.5"),
             pickled(4, 4.0),
         ],
         NOW,
@@ -166,6 +166,8 @@ async def test_job_page_filters_by_arguments(store: JobStore) -> None:
     assert await matching(n="5") == [3, 1]
     assert await matching(urgent="true") == [1]
     assert await matching(urgent="false") == [2]
+    assert await matching(price="2.5") == [3, 1]  # a number as its JSON, a string as it is
+    assert await matching(note="null") == []  # JSON's null matches nothing
     assert await matching(to="nobody") == []
     assert await matching(missing="x") == []
     with pytest.raises(ValueError, match="'to-be' is not a parameter name"):
@@ -206,3 +208,15 @@ async def test_job_page_by_arguments_looks_at_most_scan_jobs_a_page(store: JobSt
     assert (await store.job_page(args={"to": "a@b"}, statuses=[S.COMPLETED])).jobs == []
     first = await store.job_page(args={"to": "a@b"}, limit=1)
     assert ([j.id for j in first.jobs], first.next_before) == ([5], 5)
+
+
+async def test_job_page_by_arguments_and_queue(store: JobStore) -> None:
+    """With a queue too: the default queue's jobs, or a named one's."""
+    jobs = [registered(1, 1.0, to="a@b"), registered(2, 2.0, to="a@b"), pickled(3, 3.0)]
+    jobs[1].queue = "emails"
+    await store.add(jobs, NOW)
+    default = await store.job_page(args={"to": "a@b"}, queue="default")
+    assert [j.id for j in default.jobs] == [1]
+    emails = await store.job_page(args={"to": "a@b"}, queue="emails")
+    assert [(j.id, j.queue) for j in emails.jobs] == [(2, "emails")]
+    assert (await store.job_page(args={"to": "a@b"}, queue="video")).jobs == []
