@@ -105,9 +105,9 @@ async def enqueue(url: str, job: js.Job) -> str:
         return await producer.enqueue(job)
 
 
-async def wait_for(s: js.JobScheduler, job_id: str, done: Any, timeout: float = 30) -> Any:
+async def wait_for(s: js.JobScheduler, job_id: str, done: Any) -> Any:
     """The stored job once ``done(job)`` holds (polled: another process's view)."""
-    with anyio.fail_after(timeout):
+    with anyio.fail_after(30):
         while True:
             job = await s.fetch(job_id)
             if done(job):
@@ -159,9 +159,7 @@ async def test_after_load_grace_the_job_fails_with_the_load_error(
     the grace; an ERROR line says so."""
     job_id = await enqueue(store_url, module.job())
     module.hide()
-    async with js.JobScheduler(
-        store=open_store(store_url), num_workers=1, load_grace=0.5
-    ) as s:
+    async with js.JobScheduler(store=open_store(store_url), num_workers=1, load_grace=0.5) as s:
         failed = await wait_for(s, job_id, lambda j: j.status.is_terminal)
     assert failed.status is S.FAILED and failed.attempts == 1
     assert failed.last_error.startswith("cannot load the job: ")
