@@ -24,6 +24,7 @@ from .._log import logger
 from .._ordering._admission import executor_capacity
 from ..store._rows import Change, Claimed, DueSchedule, NewJob, Outcome
 from ._link import _timing
+from ._loadgrace import hand_back_or_fail
 from ._stored import CANNOT_LOAD, load_job
 
 if TYPE_CHECKING:
@@ -35,8 +36,6 @@ _FAILED = JobStatus.FAILED
 _CANCELLED = JobStatus.CANCELLED
 
 WORKER_LOST = "worker lost"
-#: Jobs whose first failure to load here is remembered before old ones go.
-_UNLOADABLE_KEPT = 1024
 
 
 class LinkHost:
@@ -199,7 +198,7 @@ class LinkHost:
                 stored, reason = load_job(link.codec, claim.payload)
                 if stored is None:
                     if reason.startswith(CANNOT_LOAD):
-                        self._defer(number, claim.attempt, reason)
+                        hand_back_or_fail(s, number, claim.attempt, reason, self._refuse)
                     else:
                         self._refuse(number, claim.attempt, reason)
                     continue
@@ -260,62 +259,6 @@ class LinkHost:
         s._refill_at = min(len(s._claimed), self.ahead()) // 2
         if s._claimed and s._idle_workers:
             s._idle_workers.popleft().set()
-
-    def _defer(self, number: int, attempt: int, reason: str) -> None:
-        """A claimed job whose module or function this member lacks: hand it
-        back, or fail it once its ``load_grace`` here is over.
-
-        Another member may have the code (a deploy rolls out the workers
-        one by one), so the job goes back uncounted, runnable again after
-        ``LOAD_RETRY`` seconds so that this member does not claim it straight
-        back. Its grace runs from when this member first could not load it
-        (kept here, not in the store: members lacking the code each give it
-        their grace, and the first whose grace is over fails it).
-        """
-        s = self._scheduler
-        grace = s._load_grace
-        now = time.time()
-        first = s._unloadable.get(number)
-        if first is None:
-            if not grace:
-                self._refuse(number, attempt, reason)
-                return
-            first = s._unloadable[number] = now
-            s._load_handbacks += 1
-            self._forget_old_unloadable(now)
-            logger.warning(
-                "job-%d is handed back, its attempts unchanged, for a member that can load "
-                "it (FAILED if none has within load_grace, %ss): %s",
-                number,
-                f"{grace:g}",
-                reason,
-            )
-        elif now - first >= grace:
-            del s._unloadable[number]
-            logger.error(
-                "job-%d FAILED: no member loaded it within load_grace (%ss): %s",
-                number,
-                f"{grace:g}",
-                reason,
-            )
-            self._refuse(
-                number, attempt, f"{reason} (no member loaded it within load_grace, {grace:g}s)"
-            )
-            return
-        s._held.pop(number, None)
-        run_at = now + min(_timing.LOAD_RETRY, first + grace - now)
-        s._deferred.append((number, run_at, storable(f"{reason} (handed back by a member)")))
-        link = s._link
-        assert link is not None
-        link.wake_heartbeat()
-
-    def _forget_old_unloadable(self, now: float) -> None:
-        """Jobs another member ran or failed never come back here: forget
-        those whose grace is long over, so the map stays small."""
-        s = self._scheduler
-        if len(s._unloadable) > _UNLOADABLE_KEPT:
-            old = now - s._load_grace - 60.0
-            s._unloadable = {n: t for n, t in s._unloadable.items() if t > old}
 
     def deferred(self) -> list[tuple[int, float, str]]:
         """The jobs to hand back for members that can load them (taken)."""

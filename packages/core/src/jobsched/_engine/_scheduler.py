@@ -153,7 +153,7 @@ class JobScheduler(Lifecycle):
         self._lost_ended = {}
         self._released = []
         self._load_grace = float(load_grace)
-        self._unloadable = {}
+        self._unloaded_since = {}
         self._deferred = []
         self._load_handbacks = 0
         self._cancelled_unknown = {}

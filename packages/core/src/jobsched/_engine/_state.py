@@ -146,7 +146,7 @@ class SchedulerState:
     _load_grace: float
     #: Jobs this member could not load, by number: when it first could not
     #: (``time.time()``), the start of their ``load_grace`` here.
-    _unloadable: dict[int, float]
+    _unloaded_since: dict[int, float]
     #: Of those, the ones to hand back (the heartbeat writes them, see
     #: ``LinkHost.deferred``): ``(number, run_at, error)``.
     _deferred: list[tuple[int, float, str]]
