@@ -273,8 +273,9 @@ OPTION_ERRORS = {
         [*_OPTS, "--strategy", "fair-share", "--weight", "a=0"],
         "NAME=N with N a whole number >= 1 (e.g. acme=3)",
     ),
-    "lease-zero": ([*_OPTS, "--lease", "0"], "'0' is not a number of seconds > 0"),
+    "lease-zero": ([*_OPTS, "--lease", "0"], "'--lease': 0.0 is not in the range x>0"),
     "history-negative": ([*_OPTS, "--history-limit", "-1"], "'--history-limit'"),
+    "lease-inf": ([*_OPTS, "--lease", "inf"], "'inf' is not a finite number of seconds"),
     "load-grace-negative": ([*_OPTS, "--load-grace", "-1"], "'--load-grace'"),
     "load-grace-inf": ([*_OPTS, "--load-grace", "inf"], "'inf' is not a finite number of seconds"),
     "no-code": (

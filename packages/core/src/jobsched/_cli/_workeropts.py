@@ -95,13 +95,10 @@ class RateType(RateParam):
 
 
 class PositiveSeconds(Seconds):
-    """A finite number of seconds > 0."""
+    """A finite number of seconds > 0 (a lease of 0 would lapse at once)."""
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        seconds = super().convert(value, param, ctx)
-        if seconds <= 0:
-            self.fail(f"{value!r} is not a number of seconds > 0 (e.g. 30)", param, ctx)
-        return seconds
+    def __init__(self) -> None:
+        click.FloatRange.__init__(self, min=0, min_open=True)
 
 
 @dataclass
