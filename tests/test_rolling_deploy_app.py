@@ -133,7 +133,10 @@ def test_old_workers_new_producer_then_new_workers_nothing_fails(
         time.sleep(0.1)
     waiting = fetch_all(store_url, ids[10:])
     assert all(not job.status.is_terminal for job in waiting), [j.status for j in waiting]
-    assert all(job.attempts == 0 for job in waiting), [j.attempts for j in waiting]
+    # The new registered jobs were never claimed; the pickled one is claimed
+    # and handed back again every 5 s, so it may be RUNNING for a moment.
+    assert all(job.attempts == 0 for job in waiting[:10]), [j.attempts for j in waiting]
+    assert not any(label[:3] != "old" for _, label, _ in starts(str(log)))
     # Deploy: new workers first, then the old ones stop.
     for _ in range(2):
         new = Worker("--app", "shop:app", "--workers", "2", env=new_env, cwd=tmp_path)
