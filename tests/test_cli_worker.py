@@ -443,3 +443,36 @@ def test_record_is_importable_by_reference() -> None:
     """The jobs above pickle ``worker_jobs.record`` by reference: it must be
     the module's own function (a sanity check of the helper module)."""
     assert record.__module__ == "worker_jobs"
+
+
+def test_command_line_limits_override_the_app_s_key_by_key() -> None:
+    """What `--app` passes to ``app.scheduler(**overrides)``: the limits
+    merged over the app's key by key, the other options replacing the
+    app's, and only what the command line gave (besides --workers)."""
+    from jobsched._cli._workeropts import Options
+
+    app_rate, cli_rate = js.RateLimit(1), js.RateLimit(5)
+    app_settings = {
+        "rate_limits": {"smtp": app_rate, "sms": app_rate},
+        "executor_limits": {"process": 2},
+        "queues": ["emails", "reports"],
+    }
+    options = Options(
+        store_url=None,
+        workers=8,
+        rate_limits={"smtp": cli_rate},
+        queues=("reports",),
+        strategy="fair-share",
+        weights={"acme": 3},
+        load_grace=5.0,
+    )
+    overrides = options.overrides(app_settings)
+    strategy = overrides.pop("strategy")
+    assert isinstance(strategy, js.FairShareStrategy) and strategy.weights == {"acme": 3}
+    assert overrides == {
+        "num_workers": 8,
+        "rate_limits": {"smtp": cli_rate, "sms": app_rate},
+        "queues": ["reports"],
+        "load_grace": 5.0,
+    }
+    assert Options(store_url=None, workers=4).overrides(app_settings) == {"num_workers": 4}
