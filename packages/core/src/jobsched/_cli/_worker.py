@@ -35,7 +35,7 @@ from .._enums import JobStatus
 from .._jobs._job import Job
 from .._ordering._ratelimit import RateLimit
 from ._format import printable
-from ._main import Count, Seconds, UserError, need_store, store_option
+from ._main import Count, Seconds, UserError, store_option
 from ._workeropts import (
     STRATEGIES,
     LimitType,
@@ -46,6 +46,7 @@ from ._workeropts import (
     described,
     load_app,
     plain_scheduler,
+    plain_store,
 )
 
 #: The function an imported module may define to set the worker up.
@@ -191,10 +192,8 @@ def worker(
         history_limit=history_limit,
         load_grace=load_grace,
     )
-    if app_spec is None:
-        # Checked before the imports: a bad store or option costs no import.
-        options.strategy_object()
-        need_store(store_url)
+    # Made before the imports: a bad store or option costs no import.
+    store = None if app_spec is not None else plain_store(options)
     # As `python -m` and uvicorn do: the jobs of a project run from its directory load.
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
@@ -205,8 +204,8 @@ def worker(
         registered = len(getattr(app, "jobs", {}) or {})
         sources.insert(0, f"app {app_spec.strip()} ({registered} registered)")
     hooks = [_hook(_import(name)) for name in modules]
-    if app_spec is None:
-        scheduler = plain_scheduler(options)
+    if store is not None:
+        scheduler = plain_scheduler(options, store)
     anyio.run(
         _serve,
         scheduler,

@@ -25,6 +25,8 @@ from .._ordering._ratelimit import RateLimit
 from ._main import PairParam, Seconds, UserError, make_store, need_store
 
 if TYPE_CHECKING:
+    from ..store._base import JobStore
+
     RateParam = click.ParamType[tuple[str, RateLimit]]
 else:
     RateParam = click.ParamType
@@ -155,23 +157,28 @@ class Options:
         return cls(weights=self.weights) if self.strategy == "fair-share" else cls()
 
 
-def plain_scheduler(options: Options) -> JobScheduler:
-    """The scheduler of a worker without ``--app``: the options alone."""
-    settings = options.overrides({})
-    url = settings.pop("store", None) or ""
-    lease = settings.pop("lease", None)
-    store = make_store(url) if lease is None else _store_with_lease(url, lease)
+def plain_store(options: Options) -> JobStore:
+    """The store of a worker without ``--app`` (``--store``, ``--lease``), not
+    yet opened; the options checked first."""
+    options.strategy_object()
+    url = options.store_url or ""
+    if options.lease is None:
+        return make_store(url)
+    from ..store._registry import open_store
+
     try:
-        return JobScheduler(store=store, **settings)
+        return open_store(need_store(url), lease=options.lease)
     except (ValueError, TypeError) as exc:
         raise UserError(str(exc)) from None
 
 
-def _store_with_lease(url: str, lease: float) -> Any:
-    from ..store._registry import open_store
-
+def plain_scheduler(options: Options, store: JobStore) -> JobScheduler:
+    """The scheduler of a worker without ``--app``: the options alone."""
+    settings = options.overrides({})
+    settings.pop("store", None)
+    settings.pop("lease", None)  # the store's (plain_store)
     try:
-        return open_store(need_store(url), lease=lease)
+        return JobScheduler(store=store, **settings)
     except (ValueError, TypeError) as exc:
         raise UserError(str(exc)) from None
 
