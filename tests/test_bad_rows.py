@@ -108,8 +108,13 @@ async def statuses(url: str, secret: Any) -> dict[S, int]:
 
 
 async def run_all(url: str, secret: Any, log: Path, good: int = 3) -> list[str]:
-    """Submit ``good`` Note jobs and run until the store has nothing left; their ids."""
-    async with js.JobScheduler(store=js.open_store(url, secret=secret)) as s:
+    """Submit ``good`` Note jobs and run until the store has nothing left; their ids.
+
+    With ``load_grace=0``: a row whose class is gone fails at once, as these
+    tests check, instead of waiting for a member that can load it
+    (tests/test_load_grace.py).
+    """
+    async with js.JobScheduler(store=js.open_store(url, secret=secret), load_grace=0) as s:
         ids = [await s.enqueue(Note(str(log), i)) for i in range(good)]
         with anyio.fail_after(60):
             await s.join()

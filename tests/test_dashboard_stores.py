@@ -263,6 +263,9 @@ def test_a_member_that_stops_during_a_lease_renewal_still_leaves_the_list(
         def stale_claims(self) -> list[int]:
             return []  # nothing claimed ahead of the workers
 
+        def deferred(self) -> list[tuple[int, float, str]]:
+            return []  # no job it could not load
+
     async def main() -> None:
         await store.open()
         try:

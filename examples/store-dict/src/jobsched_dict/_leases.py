@@ -219,6 +219,20 @@ class Leases(JobStore):
                 row.status = S.RETRY_WAIT if row.attempts else S.PENDING
                 row.delayed = False
 
+    async def defer(self, owner: str, jobs: Sequence[tuple[int, float, str]]) -> None:
+        state = self._state
+        ours = [
+            (row, run_at, error)
+            for job_id, run_at, error in jobs
+            if (row := state.jobs.get(job_id)) is not None
+            and row.status is S.RUNNING
+            and row.owner == owner
+        ]
+        await self.release(owner, [row.id for row, _, _ in ours])
+        for row, run_at, error in ours:
+            if not row.status.is_terminal:  # not cancelled: it waits until run_at
+                row.run_at, row.delayed, row.last_error = run_at, True, error
+
 
 def _write(row: Row, out: Outcome) -> None:
     """An accepted outcome onto its job."""

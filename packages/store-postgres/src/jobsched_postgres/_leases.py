@@ -251,3 +251,29 @@ class Leases(JobStore):
                 _sql.notify(conn)
 
         await self._run(release)
+
+    async def defer(self, owner: str, jobs: Sequence[tuple[int, float, str]]) -> None:
+        def defer(conn: _sql.Conn) -> None:
+            ids = [job_id for job_id, _, _ in jobs]
+            _cancels.cancel_released(conn, owner, ids, time.time())
+            # As release, but waiting (queue 1) until run_at: the member that
+            # could not load it must not claim it straight back.
+            rows = conn.execute(
+                "UPDATE jobsched_jobs j SET status = CASE WHEN j.attempts > 1 "
+                "THEN 'retry_wait' ELSE 'pending' END, queue = 1, run_at = d.run_at, "
+                "last_error = d.error, attempts = j.attempts - 1, owner = NULL, "
+                "lease_until = NULL "
+                "FROM unnest(%s::bigint[], %s::float8[], %s::text[]) AS d(id, run_at, error) "
+                "WHERE j.id = d.id AND j.owner = %s RETURNING j.id, j.attempts + 1",
+                (ids, [r for _, r, _ in jobs], [e for _, _, e in jobs], owner),
+            ).fetchall()
+            if rows:
+                # The attempt never started: it leaves no row.
+                conn.execute(
+                    "DELETE FROM jobsched_attempts a USING unnest(%s::bigint[], %s::int[]) "
+                    "AS r(id, attempt) WHERE a.job_id = r.id AND a.attempt = r.attempt",
+                    ([r[0] for r in rows], [r[1] for r in rows]),
+                )
+                _sql.notify(conn)
+
+        await self._run(defer)

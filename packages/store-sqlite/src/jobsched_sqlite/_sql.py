@@ -8,7 +8,8 @@ and prune. Adding jobs is ``_add``, recording outcomes ``_outcomes``.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Iterable
+import time
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from jobsched import JobStatus
@@ -133,6 +134,22 @@ def cancel_released(conn: sqlite3.Connection, owner: str, ids: Collection[int], 
         if row is not None:
             count_ended(conn, {(_CANCELLED.value, row[0]): 1})
             _cascade(conn, job_id, _CANCELLED, now)
+
+
+def defer(conn: sqlite3.Connection, owner: str, jobs: Sequence[tuple[int, float, str]]) -> None:
+    """``JobStore.defer``: claimed jobs handed back as :meth:`release` does,
+    waiting (queue 1) until their ``run_at``, so that the member that could
+    not load one does not claim it straight back; their error kept."""
+    own = _own.rows_of(conn, [job_id for job_id, _, _ in jobs])
+    rows = [(own.get(i, i), run_at, error) for i, run_at, error in jobs]
+    cancel_released(conn, owner, [row for row, _, _ in rows], time.time())
+    conn.executemany(
+        "UPDATE jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
+        "ELSE 'pending' END, queue = 1, run_at = ?, last_error = ?, "
+        "attempts = attempts - 1, owner = NULL, lease_until = NULL "
+        "WHERE id = ? AND owner = ? AND status = 'running'",
+        [(run_at, error, row, owner) for row, run_at, error in rows],
+    )
 
 
 def cancel_queued(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[Change]:

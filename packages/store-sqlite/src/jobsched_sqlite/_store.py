@@ -266,6 +266,9 @@ class SQLiteStore(JobStore):
 
         await self._write_async(release)
 
+    async def defer(self, owner: str, jobs: Sequence[tuple[int, float, str]]) -> None:
+        await self._write_async(lambda conn: _sql.defer(conn, owner, jobs))
+
     async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
         return await self._write_async(lambda conn: cancel_queued(conn, ids, now))
 

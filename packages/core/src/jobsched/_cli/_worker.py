@@ -33,8 +33,21 @@ import click
 from .._engine._scheduler import JobScheduler
 from .._enums import JobStatus
 from .._jobs._job import Job
+from .._ordering._ratelimit import RateLimit
 from ._format import printable
-from ._main import Count, PairParam, Seconds, UserError, make_store, store_option
+from ._main import Count, Seconds, UserError, store_option
+from ._workeropts import (
+    STRATEGIES,
+    LimitType,
+    Options,
+    PositiveSeconds,
+    RateType,
+    app_scheduler,
+    described,
+    load_app,
+    plain_scheduler,
+    plain_store,
+)
 
 #: The function an imported module may define to set the worker up.
 HOOK = "jobsched_setup"
@@ -42,35 +55,24 @@ HOOK = "jobsched_setup"
 log = logging.getLogger("jobsched.worker")
 
 
-class LimitType(PairParam):
-    """``NAME=N``: at most N attempts at once on executor NAME."""
-
-    name = "NAME=N"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> tuple[str, int]:
-        if isinstance(value, tuple):
-            return value
-        name, sep, count = str(value).partition("=")
-        name = name.strip()
-        if not sep or not name or not count.strip().isdigit() or int(count) < 1:
-            self.fail(
-                f"{value!r} is not NAME=N with N a whole number >= 1 (e.g. thread=2)", param, ctx
-            )
-        return name, int(count)
-
-
 @click.command()
 @store_option
+@click.option(
+    "--app",
+    "app_spec",
+    metavar="MODULE:NAME",
+    help="Start from the js.App named NAME in MODULE (e.g. shop.jobs:app): its store, "
+    "secret, queues, limits, strategy, lease, retention, jobs and periodic jobs. Options "
+    "given here override the app's.",
+)
 @click.option(
     "--import",
     "modules",
     multiple=True,
-    required=True,
     metavar="MODULE",
     help="Import MODULE (dotted, from the current directory or the environment) so its "
-    f"jobs load, and call its {HOOK}(scheduler) if it has one; repeat for several.",
+    f"jobs load, and call its {HOOK}(scheduler) if it has one; repeat for several. "
+    "Needed without --app.",
 )
 @click.option(
     "--workers",
@@ -97,9 +99,52 @@ class LimitType(PairParam):
 @click.option(
     "--queue-limit",
     "queue_limits",
-    type=LimitType(),
+    type=LimitType("video=2"),
     multiple=True,
     help="At most N jobs of queue NAME at once in this worker (e.g. video=2); repeat for several.",
+)
+@click.option(
+    "--rate-limit",
+    "rate_limits",
+    type=RateType(),
+    multiple=True,
+    help="At most N starts per SECONDS of the jobs with rate_key KEY, across every worker "
+    "on the store, in bursts of at most BURST (default N): smtp=1/1, smtp=100/60:10; "
+    "repeat for several keys.",
+)
+@click.option(
+    "--strategy",
+    type=click.Choice(list(STRATEGIES)),
+    help="The order jobs are claimed in (default: the app's, else priority).",
+)
+@click.option(
+    "--weight",
+    "weights",
+    type=LimitType("acme=3"),
+    multiple=True,
+    metavar="TENANT=N",
+    help="With --strategy fair-share: TENANT starts up to N jobs per turn (default 1); "
+    "repeat for several.",
+)
+@click.option(
+    "--lease",
+    type=PositiveSeconds(),
+    metavar="SECONDS",
+    help="How long a job this worker claimed stays its own without a heartbeat; after "
+    "that (the worker died) another member takes it over. Default 30.",
+)
+@click.option(
+    "--history-limit",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="How many finished jobs the store keeps. Default 10000.",
+)
+@click.option(
+    "--load-grace",
+    type=Seconds(),
+    metavar="SECONDS",
+    help="How long a job whose code this worker lacks (a deploy under way) is handed back "
+    "for a worker that has it before it fails. Default 600.",
 )
 @click.option(
     "--grace",
@@ -112,33 +157,63 @@ class LimitType(PairParam):
 )
 def worker(
     store_url: str | None,
+    app_spec: str | None,
     modules: tuple[str, ...],
     workers: int,
     limits: tuple[tuple[str, int], ...],
     queues: tuple[str, ...],
     queue_limits: tuple[tuple[str, int], ...],
+    rate_limits: tuple[tuple[str, RateLimit], ...],
+    strategy: str | None,
+    weights: tuple[tuple[str, int], ...],
+    lease: float | None,
+    history_limit: int | None,
+    load_grace: float | None,
     grace: float,
 ) -> None:
     """Run jobs from the store until SIGTERM or SIGINT."""
+    if app_spec is None and not modules:
+        raise click.UsageError(
+            "Missing option '--import' (or --app MODULE:NAME): the worker must load the jobs' code"
+        )
     handler = logging.StreamHandler()
     handler.setFormatter(_Printable("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
-    store = make_store(store_url or "")
-    # As `python -m` does: the jobs of a project run from its directory load.
+    options = Options(
+        store_url=store_url,
+        workers=workers,
+        limits=dict(limits),
+        queues=queues,
+        queue_limits=dict(queue_limits),
+        rate_limits=dict(rate_limits),
+        strategy=strategy,
+        weights=dict(weights),
+        lease=lease,
+        history_limit=history_limit,
+        load_grace=load_grace,
+    )
+    # Made before the imports: a bad store or option costs no import.
+    store = None if app_spec is not None else plain_store(options)
+    # As `python -m` and uvicorn do: the jobs of a project run from its directory load.
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
+    sources = list(modules)
+    if app_spec is not None:
+        app = load_app(app_spec, _import)
+        scheduler = app_scheduler(app, app_spec, options)
+        registered = len(getattr(app, "jobs", {}) or {})
+        sources.insert(0, f"app {app_spec.strip()} ({registered} registered)")
     hooks = [_hook(_import(name)) for name in modules]
-    try:
-        scheduler = JobScheduler(
-            num_workers=workers,
-            executor_limits=dict(limits) or None,
-            store=store,
-            queues=queues or None,
-            queue_limits=dict(queue_limits) or None,
-        )
-    except (ValueError, TypeError) as exc:
-        raise UserError(str(exc)) from None
-    anyio.run(_serve, scheduler, store.url, modules, [h for h in hooks if h is not None], grace)
+    if store is not None:
+        scheduler = plain_scheduler(options, store)
+    anyio.run(
+        _serve,
+        scheduler,
+        scheduler._link.store.url,  # type: ignore[union-attr]  # a worker's store is durable
+        sources,
+        [h for h in hooks if h is not None],
+        grace,
+    )
 
 
 class _Printable(logging.Formatter):
@@ -183,7 +258,7 @@ def _where(exc: BaseException) -> str:
 async def _serve(
     scheduler: JobScheduler,
     url: str,
-    modules: tuple[str, ...],
+    sources: list[str],
     hooks: list[Callable[[JobScheduler], Any]],
     grace: float,
 ) -> None:
@@ -210,12 +285,13 @@ async def _serve(
                     break
             if failure is None:
                 log.info(
-                    "started on %s: %d workers, pid %d, jobs from %s; stop with SIGTERM or "
-                    "SIGINT (grace %ss)",
+                    "started on %s: %d workers, pid %d, jobs from %s%s; stop with SIGTERM "
+                    "or SIGINT (grace %ss)",
                     url,
                     scheduler._num_workers,
                     os.getpid(),
-                    ", ".join(modules),
+                    ", ".join(sources),
+                    described(scheduler),
                     f"{grace:g}",
                 )
                 async for signum in signals:
@@ -224,12 +300,16 @@ async def _serve(
             began = time.monotonic()
             cut = await _drain(scheduler, signals, 0.0 if failure is not None else grace)
     finished = ", ".join(f"{n} {s.value}" for s, n in sorted(ended.items(), key=_by_name))
+    unloaded = scheduler._load_handbacks
     log.info(
-        "stopped (%s) in %s: jobs ended here: %s; %s",
+        "stopped (%s) in %s: jobs ended here: %s; %s%s",
         why,
         f"{time.monotonic() - began:.1f}s",
         finished or "none",
         f"{cut} cut short and handed back to the store" if cut else "none cut short",
+        f"; {unloaded} could not be loaded here and went back to the store for other members"
+        if unloaded
+        else "",
     )
     if failure is not None:
         raise failure

@@ -25,7 +25,8 @@ from .._ordering._admission import executor_capacity
 from .._time._misfire import warn_dropped
 from ..store._rows import Change, Claimed, DueSchedule, NewJob, Outcome
 from ._link import _timing
-from ._stored import load_job
+from ._loadgrace import hand_back_or_fail
+from ._stored import CANNOT_LOAD, load_job
 
 if TYPE_CHECKING:
     from ._cancel import Cancelling
@@ -197,7 +198,10 @@ class LinkHost:
             if not local:
                 stored, reason = self._load(claim)
                 if stored is None:
-                    self._refuse(number, claim.attempt, reason)
+                    if reason.startswith(CANNOT_LOAD):
+                        hand_back_or_fail(s, number, claim.attempt, reason, self._refuse)
+                    else:
+                        self._refuse(number, claim.attempt, reason)
                     continue
                 stored._jobsched_id = number  # a stored form carries no id: the row has it
             name = job.executor if local else stored.executor  # type: ignore[union-attr]
@@ -267,6 +271,17 @@ class LinkHost:
 
         return load_claimed(s._registry, claim.name, claim.args)
 
+    def deferred(self) -> list[tuple[int, float, str]]:
+        """The jobs to hand back for members that can load them (taken)."""
+        s = self._scheduler
+        taken, s._deferred = s._deferred, []
+        return taken
+
+    def undeferred(self, jobs: list[tuple[int, float, str]]) -> None:
+        """The store did not take ``jobs`` back (an outage): try again."""
+        s = self._scheduler
+        s._deferred = jobs + s._deferred
+
     def _refuse(self, number: int, attempt: int, reason: str) -> None:
         """A claimed row that must not run: FAILED in the store, unread."""
         # The reason may quote the row's own text (a module name from its pickle).
@@ -308,7 +323,7 @@ class LinkHost:
         s = self._scheduler
         # With the jobs handed back but not yet released: still RUNNING under
         # this member in the store, whose leases must not lapse meanwhile.
-        return [*s._held, *s._released]
+        return [*s._held, *s._released, *(number for number, _, _ in s._deferred)]
 
     async def fire_schedules(self, due: Sequence[DueSchedule]) -> bool:
         """Make the fires of the stored schedules this member claimed; True

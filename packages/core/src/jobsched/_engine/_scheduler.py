@@ -77,6 +77,12 @@ class JobScheduler(Lifecycle):
     :param queue_limits: queue name -> the most attempts of that queue at
         once (in this scheduler), held back off the workers like
         ``executor_limits``.
+    :param load_grace: on a durable store, seconds a stored job whose
+        payload does not load in this member (its module or function is
+        missing here: a deploy under way) is handed back to the store,
+        its attempts unchanged, for a member that can load it, counted from
+        when this member first could not; after that it ends FAILED with
+        the load error. 0 fails it at once.
     :param store: where jobs live: ``"memory"`` (this process only, the
         default), a store URL such as ``"sqlite:///jobs.db"``, or a
         :class:`JobStore` from :func:`open_store`.
@@ -99,6 +105,7 @@ class JobScheduler(Lifecycle):
         store: str | JobStore = "memory",
         queues: Collection[str] | None = None,
         queue_limits: Mapping[str, int] | None = None,
+        load_grace: float = 600.0,
     ) -> None:
         if not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError(
@@ -113,6 +120,16 @@ class JobScheduler(Lifecycle):
             )
         if not isinstance(history_limit, int) or history_limit < 0:
             raise ValueError(f"history_limit must be an integer >= 0, got {history_limit!r}")
+        if (
+            isinstance(load_grace, bool)
+            or not isinstance(load_grace, (int, float))
+            or not load_grace >= 0
+            or load_grace == math.inf
+        ):
+            raise ValueError(
+                f"load_grace must be a finite number of seconds >= 0 (how long a job "
+                f"this member cannot load waits for one that can), got {load_grace!r}"
+            )
         if strategy is not None and not isinstance(strategy, SchedulingStrategy):
             raise TypeError(f"strategy must be a jobsched.SchedulingStrategy, got {strategy!r}")
         for name, executor in (executors or {}).items():
@@ -136,6 +153,10 @@ class JobScheduler(Lifecycle):
         self._held = {}
         self._lost_ended = {}
         self._released = []
+        self._load_grace = float(load_grace)
+        self._unloaded_since = {}
+        self._deferred = []
+        self._load_handbacks = 0
         self._cancelled_unknown = {}
         self._attempt_time = math.inf
         self._refill_at = 0

@@ -144,6 +144,18 @@ class SchedulerState:
     #: Held jobs whose attempt a stopping worker cut short: handed back to
     #: the store when it closes.
     _released: list[int]
+    #: ``load_grace``: seconds a claimed job whose payload does not load
+    #: here goes back to the store for another member before it FAILs.
+    _load_grace: float
+    #: Jobs this member could not load, by number: when it first could not
+    #: (``time.time()``), the start of their ``load_grace`` here.
+    _unloaded_since: dict[int, float]
+    #: Of those, the ones to hand back (the heartbeat writes them, see
+    #: ``LinkHost.deferred``): ``(number, run_at, error)``.
+    _deferred: list[tuple[int, float, str]]
+    #: How many jobs this member handed back because it could not load them
+    #: (each counted once), for the worker's stop summary.
+    _load_handbacks: int
     #: Jobs cancel() sent to the store because this process did not know
     #: them (oldest first, at most CANCELS_KEPT): a claim of one that the
     #: store made before the cancel arrived must not start it here.

@@ -53,6 +53,12 @@ class UnloadableJob(AsyncJob):
         )
 
 
+#: How the reason for a payload whose module or attribute is missing here
+#: begins: such a job may load on another member (a deploy under way), so it
+#: is handed back for ``load_grace`` rather than failed (LinkHost.claimed).
+CANNOT_LOAD = "cannot load the job: "
+
+
 def load_job(codec: Any, payload: bytes) -> tuple[Any, str]:
     """A stored payload as a Job, or (None, what was found instead).
 
@@ -66,7 +72,7 @@ def load_job(codec: Any, payload: bytes) -> tuple[Any, str]:
     except BadSignature as exc:
         return None, f"the stored job cannot be loaded: {exc}"
     except Unloadable as exc:
-        return None, f"cannot load the job: {exc}; is its module importable here?"
+        return None, f"{CANNOT_LOAD}{exc}; is its module importable here?"
     except Exception as exc:  # a codec bug must still cost one job only
         return None, f"cannot load the job ({type(exc).__name__}: {exc})"
     cls = type(job)
@@ -315,9 +321,11 @@ class Stored(Dispatch):
         self._claimed_at.clear()
         for number in unstarted:
             self._held.pop(number, None)
-        # With the jobs whose attempts a stopping worker cut short; kept in
-        # _released until the release, so that the heartbeat renews them.
-        self._released += unstarted
+        # With the jobs whose attempts a stopping worker cut short, and those
+        # it could not load and has not handed back yet; kept in _released
+        # until the release, so that the heartbeat renews them.
+        self._released += unstarted + [number for number, _, _ in self._deferred]
+        self._deferred = []
         unstarted = list(self._released)
         try:
             await link.flush()

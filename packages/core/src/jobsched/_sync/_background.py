@@ -76,6 +76,7 @@ class BackgroundScheduler:
         store: str | JobStore = "memory",
         queues: Collection[str] | None = None,
         queue_limits: Mapping[str, int] | None = None,
+        load_grace: float = 600.0,
         backend: str = "asyncio",
         backend_options: Mapping[str, Any] | None = None,
     ) -> None:
@@ -102,6 +103,7 @@ class BackgroundScheduler:
             store=store,
             queues=queues,
             queue_limits=queue_limits,
+            load_grace=load_grace,
         )
         self._loop = LoopThread(
             self._scheduler,

@@ -209,6 +209,20 @@ class JobStore(OperatorSide, ABC):
         """Hand back jobs ``owner`` claimed but never started (it is stopping):
         their attempt is not counted, and any member may claim them again."""
 
+    async def defer(self, owner: str, jobs: Sequence[tuple[int, float, str]]) -> None:
+        """Hand back jobs ``owner`` claimed but cannot run (their payload does
+        not load in this member: a deploy under way), for another member:
+        ``(id, run_at, error)`` each. As :meth:`release`, the attempt is not
+        counted (and one someone asked to cancel ends CANCELLED); the job is
+        runnable again from ``run_at`` (not at once, so the member that
+        could not load it does not claim it back in a loop) and its
+        ``last_error`` is ``error``. A row no longer ``owner``'s is left alone.
+
+        The default releases them, runnable at once, their error unrecorded:
+        a store without it still hands the jobs on, only sooner.
+        """
+        await self.release(owner, [job_id for job_id, _, _ in jobs])
+
     @abstractmethod
     async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
         """Cancel jobs: a queued one at once (with its dependents); a running

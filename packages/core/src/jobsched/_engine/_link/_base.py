@@ -45,6 +45,13 @@ class Host(Protocol):
     def handed_back(self, numbers: Collection[int]) -> None:
         """The store took back jobs :meth:`stale_claims` gave."""
 
+    def deferred(self) -> list[tuple[int, float, str]]:
+        """Claimed jobs this member cannot load, to hand back until a later
+        time (``JobStore.defer``): ``(id, run_at, error)`` each, taken."""
+
+    def undeferred(self, jobs: list[tuple[int, float, str]]) -> None:
+        """The store did not take back jobs :meth:`deferred` gave (an outage)."""
+
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Take claimed jobs: queue them for the workers, or settle lost ones."""
 
@@ -274,6 +281,10 @@ class LinkBase:
     def wake_claimer(self) -> None:
         """A worker freed up, or new work may be claimable."""
         self._claim_wakeup.set()
+
+    def wake_heartbeat(self) -> None:
+        """Jobs to hand back (see ``Host.deferred``): the heartbeat writes them now."""
+        self._beat_wakeup.set()
 
     def _store_woke(self) -> None:
         # Another member's commit: a new job, a cancel, or a new schedule.

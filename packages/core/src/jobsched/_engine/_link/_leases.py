@@ -70,6 +70,22 @@ class Leasing(Committing):
         self._unreleased = []
         self._host.handed_back(numbers)
 
+    async def _hand_back_unloadable(self) -> None:
+        """Hand back the jobs this member could not load (``Host.deferred``),
+        for a member that can. One try, as for stale claims: on an outage
+        they stay held (renewed) and the next beat tries again."""
+        jobs = self._host.deferred()
+        if not jobs:
+            return
+        try:
+            await self.read(
+                "handing back jobs this member cannot load",
+                lambda: self.store.defer(self.owner, jobs),
+                patience=0.0,
+            )
+        except StoreUnavailableError:
+            self._host.undeferred(jobs)
+
     async def _beat(self) -> None:
         store = self.store
         # A third of the lease, so two missed beats still keep it; at least
@@ -89,10 +105,15 @@ class Leasing(Committing):
             if self.closing:
                 await self._forget_member()
                 return
+            if self._beat_wakeup.is_set():
+                # Woken for jobs to hand back (wake_heartbeat): a new event,
+                # so the next wait waits; one set meanwhile wakes it at once.
+                self._beat_wakeup = anyio.Event()
             await self._report_member()
             stale = self._unreleased + self._host.stale_claims()
             if stale:
                 await self._hand_back_stale(stale)
+            await self._hand_back_unloadable()
             if not self._holding():
                 failures = 0
                 self._outage.drop("renewing leases")

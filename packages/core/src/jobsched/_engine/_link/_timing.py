@@ -71,3 +71,10 @@ def prune_every(history_limit: int) -> int:
     ``history_limit + prune_every(history_limit)`` finished jobs, which is
     ``min(2 x limit, limit + PRUNE_EVERY)`` (and one batch's for a limit of 0)."""
     return max(1, min(history_limit, PRUNE_EVERY))
+
+
+#: Seconds a job that a member cannot load (its module missing there: a
+#: deploy under way) waits in the store before it is claimable again, so
+#: that the member does not claim it straight back while another, which
+#: has the code, may take it (capped by what is left of ``load_grace``).
+LOAD_RETRY = 5.0
