@@ -33,13 +33,6 @@ from worker_jobs import starts
 
 import jobsched as js
 
-if not hasattr(js, "App") or not hasattr(js.App, "job"):
-    pytest.skip(
-        "needs js.App (issue 33's app branch): the stand-in of tests/worker_app.py "
-        "registers no jobs",
-        allow_module_level=True,
-    )
-
 pytestmark = pytest.mark.timeout(240)
 
 S = js.JobStatus
