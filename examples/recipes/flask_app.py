@@ -1,32 +1,35 @@
-"""Flask: a producer per process, a view that submits, one that reports.
+"""Flask: a producer per process, a view that enqueues, one that reports.
 
 Needs ``pip install flask "jobsched-core[sqlite,thread]"``: the web process
-only submits, and ``jobsched worker --import shopjobs --store
-sqlite:///jobs.db`` (from the same install) runs ``send_welcome``, a plain
-function, on the thread executor. Run the app with ``flask --app flask_app
-run`` (the store from ``JOBSCHED_STORE``, ``sqlite:///jobs.db`` by default).
+only enqueues, and ``jobsched worker --app shopjobs:jobs`` (from the same
+install) runs ``send_welcome``, a plain function, on the thread executor.
+Run the app with ``flask --app flask_app run``; both take the store from
+``shopjobs.jobs`` (``JOBSCHED_STORE``, ``sqlite:///jobs.db`` by default).
 """
 
 from __future__ import annotations
 
-import os
+import re
 from typing import Any
 
 from flask import Flask, abort, request
-from shopjobs import send_welcome
+from shopjobs import jobs, send_welcome
 
 import jobsched as js
 
+#: An Idempotency-Key (a UUID, say): a few URL-safe characters, as the id goes in URLs.
+KEY = re.compile(r"[\w.-]{1,100}")
+
 
 def create_app(store: str | None = None) -> Flask:
-    """The app, its jobs in ``store`` (a store URL; "memory" in tests)."""
+    """The web app; ``store`` replaces the jobs' store ("memory" in tests)."""
     app = Flask(__name__)
-    store = store or os.environ.get("JOBSCHED_STORE", "sqlite:///jobs.db")
+    store = store or jobs.settings().get("store", "memory")
     # On a durable store a producer (num_workers=0): `jobsched worker` runs
     # the jobs, so a deploy of the web servers never cuts one short. The
     # memory store (the app's tests) has no other process, so there the app
-    # runs its jobs itself.
-    scheduler = js.BackgroundScheduler(store=store, num_workers=4 if store == "memory" else 0)
+    # runs its jobs itself. While it runs, `f.enqueue_sync(...)` goes to it.
+    scheduler = jobs.background(store=store, num_workers=4 if store == "memory" else 0)
     # Started here, in the process that serves requests: a scheduler started
     # before a fork (gunicorn --preload) has no thread in the children.
     scheduler.start()
@@ -34,7 +37,14 @@ def create_app(store: str | None = None) -> Flask:
 
     @app.post("/signup/<email>")
     def signup(email: str) -> tuple[dict[str, str], int]:
-        job_id = scheduler.submit(js.FunctionJob(send_welcome, (email,)))  # committed on return
+        key = request.headers.get("Idempotency-Key")
+        if key is None:
+            return {"job_id": send_welcome.enqueue_sync(email)}, 202  # committed on return
+        if not KEY.fullmatch(key):
+            abort(400, "Idempotency-Key must be 1 to 100 letters, digits, '_', '.' or '-'")
+        # The same key again (a client's retry) makes no second job: the
+        # store keeps the first, and its id is the answer.
+        job_id = send_welcome.options(job_id=f"welcome-{key}").enqueue_sync(email)
         return {"job_id": job_id}, 202
 
     @app.get("/jobs/<job_id>")

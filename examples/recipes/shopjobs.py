@@ -1,19 +1,26 @@
-"""The shop's jobs, in a module of their own: every process imports them by name.
+"""The shop's jobs and their settings, declared once on a ``js.App``.
 
-A stored job is kept by reference (module and function name), so the web
-process that enqueues it and the worker that runs it must both be able to
-import this module (``jobsched worker --import shopjobs``).
+The web processes enqueue calls of these functions and ``jobsched worker
+--app shopjobs:jobs`` runs them: both import this module, so they agree on
+the store, the settings and the jobs' names. A registered job is stored as
+its name (``shopjobs.send_welcome``) and its arguments as JSON, which the
+CLI and the dashboard show as they are.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 import anyio
 
 import jobsched as js
 
+# The store from the environment, so each deploy (and each test) picks its own.
+jobs = js.App(os.environ.get("JOBSCHED_STORE", "sqlite:///jobs.db"))
 
+
+@jobs.job(queue="emails", retry=js.RetryPolicy(max_retries=5))
 def send_welcome(email: str) -> str:
     """Blocking work (an SMTP call, say): runs on the thread executor, ``[thread]``."""
     if "@" not in email:
@@ -23,6 +30,7 @@ def send_welcome(email: str) -> str:
     return f"welcome sent to {email}"
 
 
+@jobs.job
 async def make_thumbnail(image: str) -> str:
     """Async work (an HTTP call, say): runs on the event loop, no extra needed."""
     await anyio.sleep(0.01)

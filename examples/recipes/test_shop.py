@@ -13,7 +13,7 @@ import flask_app
 import pytest
 from fastapi.testclient import TestClient
 from flask import Flask
-from shopjobs import make_thumbnail
+from shopjobs import jobs, make_thumbnail
 from trio.testing import MockClock
 
 import jobsched as js
@@ -63,8 +63,8 @@ def anyio_backend() -> tuple[str, dict[str, object]]:
 
 @pytest.mark.anyio
 async def test_a_thumbnail_due_tomorrow_runs_tomorrow() -> None:
-    async with js.JobScheduler(clock=anyio.current_time) as s:
-        job_id = s.submit(js.FunctionJob(make_thumbnail, ("cat.png",)), delay=24 * 3600)
+    async with jobs.scheduler(store="memory", clock=anyio.current_time) as s:
+        job_id = await make_thumbnail.options(delay=24 * 3600).enqueue("cat.png")
         await s.join()
     job = s.get(job_id)
     assert job.result == "thumbnail of cat.png"

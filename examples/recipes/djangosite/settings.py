@@ -1,4 +1,4 @@
-"""The smallest settings a Django site that submits jobs needs (no database of its own)."""
+"""The smallest settings a Django site that enqueues jobs needs (no database of its own)."""
 
 import os
 
@@ -9,6 +9,5 @@ ROOT_URLCONF = "djangosite.urls"
 INSTALLED_APPS: list[str] = []
 MIDDLEWARE: list[str] = []
 USE_TZ = True
-
-# The store the views submit to and `jobsched worker` runs jobs from.
-JOBSCHED_STORE = os.environ.get("JOBSCHED_STORE", "sqlite:///jobs.db")
+# The jobs' store is shopjobs.jobs's (JOBSCHED_STORE): the views and
+# `jobsched worker --app shopjobs:jobs` read it from the same place.

@@ -1,23 +1,27 @@
-"""Views that submit jobs for `jobsched worker` to run, and report on them."""
+"""Views that enqueue jobs for `jobsched worker --app shopjobs:jobs` to run, and report on them."""
 
 from __future__ import annotations
 
+import re
 import threading
 
-from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
-from shopjobs import send_welcome
+from shopjobs import jobs, send_welcome
 
 import jobsched as js
+
+#: An Idempotency-Key (a UUID, say): a few URL-safe characters, as the id goes in URLs.
+KEY = re.compile(r"[\w.-]{1,100}")
 
 _lock = threading.Lock()
 _scheduler: js.BackgroundScheduler | None = None
 
 
 def scheduler() -> js.BackgroundScheduler:
-    """This process's scheduler, started on first use.
+    """This process's scheduler, started on first use; while it runs, the
+    views' ``f.enqueue_sync(...)`` goes to it.
 
     Lazily, so it starts in the process that serves requests: not in
     runserver's reloader parent, nor before a gunicorn ``--preload`` fork.
@@ -25,11 +29,9 @@ def scheduler() -> js.BackgroundScheduler:
     global _scheduler
     with _lock:  # two first requests at once must not start two
         if _scheduler is None:
-            # A producer on a durable store: `jobsched worker` runs the
-            # jobs. The memory store (tests) has no worker but this process.
-            store = settings.JOBSCHED_STORE
-            workers = 4 if store == "memory" else 0
-            _scheduler = js.BackgroundScheduler(store=store, num_workers=workers)
+            # A producer on a durable store: `jobsched worker` runs the jobs.
+            # The memory store (tests) has no worker but this process.
+            _scheduler = jobs.background(num_workers=0 if jobs.durable else 4)
             _scheduler.start()
         return _scheduler
 
@@ -37,7 +39,16 @@ def scheduler() -> js.BackgroundScheduler:
 @csrf_exempt  # an API endpoint for the recipe; keep CSRF on for browser forms
 @require_POST
 def signup(request: HttpRequest, email: str) -> JsonResponse:
-    job_id = scheduler().submit(js.FunctionJob(send_welcome, (email,)))  # committed on return
+    scheduler()  # started, so the enqueue goes to it
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return JsonResponse({"job_id": send_welcome.enqueue_sync(email)}, status=202)
+    if not KEY.fullmatch(key):
+        error = "Idempotency-Key must be 1 to 100 letters, digits, '_', '.' or '-'"
+        return JsonResponse({"error": error}, status=400)
+    # The same key again (a client's retry) makes no second job: the store
+    # keeps the first, and its id is the answer.
+    job_id = send_welcome.options(job_id=f"welcome-{key}").enqueue_sync(email)
     return JsonResponse({"job_id": job_id}, status=202)
 
 
