@@ -31,19 +31,11 @@ from fastapi.testclient import TestClient
 from flask import Flask
 
 import jobsched as js
-from jobsched._cli._worker import worker as worker_command
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "examples" / "recipes"
 JOBSCHED = Path(sys.prefix) / "bin" / "jobsched"
 TESTS = Path(__file__).resolve().parent
-
-# `jobsched worker --app` is built on the worker branch of issue 33; until it
-# is merged here the tests that start a real worker skip. Remove this then.
-WORKER_TAKES_APP = any(param.name == "app_spec" for param in worker_command.params)
-needs_worker_app = pytest.mark.skipif(
-    not WORKER_TAKES_APP, reason="jobsched worker has no --app yet (issue 33's worker branch)"
-)
 
 
 @pytest.fixture(autouse=True)
@@ -124,8 +116,6 @@ def worker(store: str, tmp_path: Path) -> Iterator[Worker | None]:
     if store == "memory":
         yield None
         return
-    if not WORKER_TAKES_APP:
-        pytest.skip("jobsched worker has no --app yet (issue 33's worker branch)")
     worker = Worker(store, tmp_path / "worker.log")
     try:
         yield worker
@@ -440,7 +430,6 @@ def _finished(base: str, job_id: str) -> dict[str, Any]:
         time.sleep(0.05)
 
 
-@needs_worker_app
 @pytest.mark.timeout(240)  # two processes to start on a loaded machine
 def test_django_a_view_submits_and_the_job_completes(django_site: Site) -> None:
     base = django_site.base
@@ -516,7 +505,6 @@ def _wait_for(path: Path, log: Path) -> None:
         time.sleep(0.02)
 
 
-@needs_worker_app
 @pytest.mark.timeout(240)  # three worker processes to start on a loaded machine
 def test_a_deploy_hands_the_running_job_to_the_next_worker(tmp_path: Path) -> None:
     """The web tier and then the worker restarted mid-job: the job is handed
