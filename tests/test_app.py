@@ -178,6 +178,18 @@ async def test_delay_and_at(clock: Callable[[], float]) -> None:
         await s.stop(cancel_running=True)
 
 
+@pytest.mark.anyio
+async def test_a_function_job_of_a_registered_function_runs_as_that_function() -> None:
+    """js.FunctionJob(f) of an @app.job function picks f's executor: an
+    async one runs on the loop (awaited), not in a thread as a callable."""
+    async_job, sync_job = js.FunctionJob(add, (2, 3)), js.FunctionJob(record, (1,))
+    assert (async_job.executor, sync_job.executor) == ("async", "thread")
+    async with js.JobScheduler() as s:  # real time: a thread's job takes real time
+        ids = s.submit(async_job), s.submit(sync_job)
+        await s.join()
+    assert [s.get(i).result for i in ids] == [5, [(1,), {}]]
+
+
 def test_direct_call_runs_the_function() -> None:
     """Calling a JobFunction calls the function, nothing is enqueued."""
     assert anyio.run(add, 2, 3) == 5

@@ -314,6 +314,10 @@ class CpuBoundJob(BlockingJob):
 def _is_coroutine_function(func: Callable[..., Any]) -> bool:
     while isinstance(func, functools.partial):
         func = func.func
+    if not inspect.isroutine(func) and inspect.isroutine(getattr(func, "__wrapped__", None)):
+        # A callable object standing for a function (an @app.job JobFunction):
+        # calling it calls that function.
+        func = func.__wrapped__  # type: ignore[attr-defined]
     return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
         getattr(func, "__call__", None)  # noqa: B004 - an async __call__ counts too
     )
