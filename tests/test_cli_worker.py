@@ -333,6 +333,55 @@ def test_app_gives_the_store_and_settings(
     assert statuses(store_url, [report])[0].status is S.PENDING
 
 
+def test_workers_of_an_app_keep_its_rate_limit(
+    store_url: str, tmp_path: Path, workers: list[Worker]
+) -> None:
+    """The issue's case: the app says smtp=1/1 and two `jobsched worker
+    --app` processes, given no rate option, start 6 smtp jobs about a second
+    apart, never two together (before, a worker ignored the limit and
+    started all at once)."""
+    log = tmp_path / "starts"
+    ids = enqueue(
+        store_url, *(recorder(log, f"smtp{i}", rate_key="smtp", queue="emails") for i in range(6))
+    )
+    env = env_for(WORKER_APP_STORE=store_url)
+    for _ in range(2):
+        worker = Worker("--app", "worker_app:app", "--import", "worker_jobs", env=env)
+        workers.append(worker)
+        worker.expect("started on ")
+    jobs = wait_until_ended(store_url, ids)
+    assert [j.status for j in jobs] == [S.COMPLETED] * 6
+    for worker in workers:
+        worker.stop()
+    times = [when for when, _, _ in starts(str(log))]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert times[-1] - times[0] >= 4.0, gaps
+    assert min(gaps) >= 0.5, gaps
+
+
+def test_workers_of_an_app_keep_its_fair_share(
+    store_url: str, tmp_path: Path, workers: list[Worker]
+) -> None:
+    """The app's FairShareStrategy(weights={"a": 3}) reaches `jobsched worker
+    --app` with no strategy option: b's first job among the first four."""
+    log = tmp_path / "starts"
+    ids = enqueue(
+        store_url,
+        *(recorder(log, f"a{i}", tenant="a") for i in range(6)),
+        *(recorder(log, f"b{i}", tenant="b") for i in range(2)),
+    )
+    env = env_for(WORKER_APP_STORE=store_url)
+    worker = Worker(
+        "--app", "worker_app:fair", "--import", "worker_jobs", "--workers", "1", env=env
+    )
+    workers.append(worker)
+    worker.expect("started on ")
+    assert all(j.status is S.COMPLETED for j in wait_until_ended(store_url, ids))
+    worker.stop()
+    order = [label for _, label, _ in starts(str(log))]
+    assert sum(label.startswith("b") for label in order[:4]) == 1, order
+
+
 def test_options_override_the_app(store_url: str, tmp_path: Path, workers: list[Worker]) -> None:
     """--queue replaces the app's queues; --rate-limit overrides its key;
     --store the app's store (here the app has none)."""

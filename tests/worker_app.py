@@ -15,3 +15,9 @@ app = js.App(
     rate_limits={"smtp": js.RateLimit(1, per=1.0)},
     queues=["emails"],
 )
+
+#: An app whose workers serve tenants by turns, a = 3 turns to b's 1.
+fair = js.App(
+    store=os.environ.get("WORKER_APP_STORE", "memory"),
+    strategy=js.FairShareStrategy(weights={"a": 3}),
+)
