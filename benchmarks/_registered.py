@@ -13,7 +13,8 @@ its name and tagged-JSON arguments, run by name from the app's registry).
 
 - W21: a registered job's enqueue cost over the same ``FunctionJob``'s, per
   job, on SQLite and PostgreSQL, in one process, each side on a fresh store
-  after a warm-up, ABBA as W17 (:func:`benchmarks._producers._compare`):
+  after a warm-up, ABBA as W17 (:func:`benchmarks._producers._compare`,
+  with :data:`_BULK_ROUNDS` rounds of bulk batches):
   ``await f.enqueue(*ARGS)`` against ``await s.enqueue(FunctionJob(...))``
   (``size // 10`` of them, each waiting for its commit), and batches of
   ``size`` ``s.submit(f.job(*ARGS))`` against ``s.submit(FunctionJob(...))``
@@ -64,6 +65,9 @@ W21 = Workload(
 #: The W7c8/W10c8 systems of this module: registered jobs, and the same
 #: calls as FunctionJobs, each against raw like jobsched.
 SYSTEMS = ("jobsched-app", "jobsched-fn")
+#: ABBA rounds of W21's bulk batches (W17 runs one): the two sides differ by
+#: a few µs a job, less than a loaded machine's drift over one round.
+_BULK_ROUNDS = 3
 CONCURRENCY = 8
 
 app = js.App()
@@ -144,7 +148,7 @@ async def _w21_jobsched(size: int) -> dict[str, float]:
                     js.JobScheduler(num_workers=0, store=fn_url) as plain,
                     app.scheduler(num_workers=0, store=app_url) as registered,
                 ):
-                    ratios = await _compare(_Function(plain), _App(registered), size)
+                    ratios = await _compare(_Function(plain), _App(registered), size, _BULK_ROUNDS)
                 out[f"{store}_one_x"], out[f"{store}_bulk_x"] = ratios
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -236,11 +240,15 @@ async def _w21_raw(size: int) -> dict[str, float]:
     folder = Path(tempfile.mkdtemp(prefix="jobsched-w21-raw-"))
     try:
         fn, registered = _RawSQLite(folder / "fn.db", False), _RawSQLite(folder / "app.db", True)
-        out["sqlite_one_x"], out["sqlite_bulk_x"] = await _compare(fn, registered, size)
+        out["sqlite_one_x"], out["sqlite_bulk_x"] = await _compare(
+            fn, registered, size, _BULK_ROUNDS
+        )
         with database() as fn_url, database() as app_url:
             pg_fn, pg_app = _RawPostgres(fn_url, False), _RawPostgres(app_url, True)
             try:
-                out["pg_one_x"], out["pg_bulk_x"] = await _compare(pg_fn, pg_app, size)
+                out["pg_one_x"], out["pg_bulk_x"] = await _compare(
+                    pg_fn, pg_app, size, _BULK_ROUNDS
+                )
             finally:
                 pg_fn.conn.close()
                 pg_app.conn.close()
