@@ -26,6 +26,10 @@ its name and tagged-JSON arguments, run by name from the app's registry).
   built by ``app.scheduler()``: claims filter on the app's names, runs
   decode the JSON) or the same call as a ``FunctionJob`` (a plain
   ``JobScheduler``). A run that does not complete every job is an error.
+  ``python -m benchmarks._registered alternate W7c8 SIZE ROUNDS`` (or
+  W10c8) runs both in one process instead, ABBA, each on a fresh store, and
+  also reports the process's CPU per job (:func:`alternate`): the ratio a
+  loaded machine disturbs least.
 """
 
 from __future__ import annotations
@@ -261,7 +265,9 @@ async def _w21_raw(size: int) -> dict[str, float]:
 
 
 async def _throughput(url: str, size: int, registered: bool) -> dict[str, float]:
-    """``size`` calls submitted, run by 8 workers and committed; jobs per second."""
+    """``size`` calls submitted, run by 8 workers and committed: jobs per
+    second, and this process's CPU µs per job (all its threads; not the
+    server's), which another session's load disturbs less than the clock."""
     scheduler = (
         app.scheduler(num_workers=CONCURRENCY, store=url)
         if registered
@@ -275,7 +281,7 @@ async def _throughput(url: str, size: int, registered: bool) -> dict[str, float]
 
     scheduler.add_listener(listener)
     async with scheduler:
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         if registered:
             for _ in range(size):
                 scheduler.submit(send_email_job.job(*ARGS))
@@ -283,10 +289,47 @@ async def _throughput(url: str, size: int, registered: bool) -> dict[str, float]
             for _ in range(size):
                 scheduler.submit(js.FunctionJob(send_email, ARGS))
         await scheduler.join()
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     if failed:
         raise RuntimeError(f"{len(failed)} jobs did not complete: {failed[0].last_error}")
-    return {"jobs_per_s": size / elapsed}
+    return {"jobs_per_s": size / elapsed, "cpu_us": cpu / size * 1e6}
+
+
+async def _fresh(workload: str, size: int, registered: bool) -> dict[str, float]:
+    """One :func:`_throughput` on a fresh SQLite file (W7c8) or database (W10c8)."""
+    if workload == "W7c8":
+        from benchmarks import _stores
+
+        with _stores._scratch() as path:
+            return await _throughput(f"sqlite:///{path}", size, registered)
+    from benchmarks._postgres import database
+
+    with database() as url:
+        return await _throughput(url, size, registered)
+
+
+async def alternate(workload: str, size: int, rounds: int) -> dict[str, Any]:
+    """W7c8's or W10c8's registered run over its FunctionJob run in one
+    process, ``rounds`` ABBA rounds, each run on a fresh store: a drift of
+    the machine's load counts against both alike. Medians, and the ratios
+    of the medians (app over fn; above 1 is faster for jobs_per_s, slower
+    for cpu_us)."""
+    import statistics
+
+    from benchmarks import _stores
+
+    await _stores._warm_up()
+    runs: dict[bool, list[dict[str, float]]] = {False: [], True: []}
+    for registered in (False, True, True, False) * rounds:
+        runs[registered].append(await _fresh(workload, size, registered))
+    out: dict[str, Any] = {}
+    for key in ("jobs_per_s", "cpu_us"):
+        fn, reg = (statistics.median(r[key] for r in runs[side]) for side in (False, True))
+        out[f"fn_{key}"], out[f"app_{key}"], out[f"{key}_x"] = fn, reg, reg / fn
+        out[f"{key}_x_each"] = [
+            round(a[key] / b[key], 3) for a, b in zip(runs[True], runs[False], strict=True)
+        ]
+    return out
 
 
 def c8(system: str, workload: str, size: int) -> dict[str, float]:
@@ -301,17 +344,12 @@ def c8(system: str, workload: str, size: int) -> dict[str, float]:
     if workload == "W7c8":
         from benchmarks import _stores
 
-        with _stores._scratch() as path:
+        async def measure() -> dict[str, float]:
+            await _stores._warm_up()
+            return await _fresh(workload, size, registered)
 
-            async def measure() -> dict[str, float]:
-                await _stores._warm_up()
-                return await _throughput(f"sqlite:///{path}", size, registered)
-
-            return anyio.run(measure)
-    from benchmarks._postgres import database
-
-    with database() as url:
-        return anyio.run(_throughput, url, size, registered)
+        return anyio.run(measure)
+    return anyio.run(_fresh, workload, size, registered)
 
 
 def run(system: str, workload: str, size: int) -> dict[str, float]:
@@ -328,5 +366,13 @@ if __name__ == "__main__":
     # ``benchmarks._registered.send_email``, not ``__main__.send_email``.
     from benchmarks import _registered
 
-    system, workload, size = sys.argv[1:4]
-    print(json.dumps(_registered.run(system, workload, int(size))))
+    if sys.argv[1] == "alternate":
+        # python -m benchmarks._registered alternate W7c8|W10c8 SIZE ROUNDS
+        import anyio
+
+        _secret()
+        workload, size, rounds = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+        print(json.dumps(anyio.run(_registered.alternate, workload, size, rounds)))
+    else:
+        system, workload, size = sys.argv[1:4]
+        print(json.dumps(_registered.run(system, workload, int(size))))
