@@ -371,8 +371,8 @@ if __name__ == "__main__":
         import anyio
 
         _secret()
-        workload, size, rounds = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-        print(json.dumps(anyio.run(_registered.alternate, workload, size, rounds)))
+        row, jobs, rounds = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+        print(json.dumps(anyio.run(_registered.alternate, row, jobs, rounds)))
     else:
         system, workload, size = sys.argv[1:4]
         print(json.dumps(_registered.run(system, workload, int(size))))
