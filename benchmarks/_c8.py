@@ -19,6 +19,10 @@ configured as the peer recommends for that much concurrency:
 - ``procrastinate`` (W10c8): W10's run with ``concurrency=8`` on its worker
   (:func:`benchmarks._postgres_others._procrastinate_w10`). At most
   :data:`MAX_JOBS` jobs.
+- ``jobsched-app`` and ``jobsched-fn`` (issue 33): jobsched with 8 workers
+  running registered jobs (``@app.job``, JSON arguments) or the same calls
+  as ``FunctionJob`` objects (:mod:`benchmarks._registered`), on a fresh
+  file or database like ``jobsched``.
 - ``raw``: exactly W7's and W10's hand-written loop (``sqlite3``: one
   connection, WAL, ``synchronous=FULL``; psycopg: ``SKIP LOCKED`` claims),
   with their batch of 64: every job inserted in one transaction, then claims
@@ -48,6 +52,7 @@ import json
 import os
 import sys
 
+from benchmarks import _registered
 from benchmarks._workloads import Metric, Workload
 
 #: Workers of jobsched and concurrency of each peer in these rows.
@@ -125,6 +130,8 @@ def _w10c8(system: str, size: int) -> dict[str, float]:
 
 def run(system: str, workload: str, size: int) -> dict[str, float]:
     """One measurement of W7c8 or W10c8 on a fresh file or database."""
+    if system in _registered.SYSTEMS:
+        return _registered.c8(system, workload, size)
     measure = {"W7c8": _w7c8, "W10c8": _w10c8}[workload]
     return measure(system, size)
 

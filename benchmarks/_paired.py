@@ -2,7 +2,9 @@
 
 The table's ratios are each system's over ``raw``; some questions are about
 two other systems: this code against 0.1's (``jobsched-0.1``), jobsched
-against the SQLite loop that keeps the store's indexes (``raw-indexed``).
+against the SQLite loop that keeps the store's indexes (``raw-indexed``),
+registered jobs against the same ``FunctionJob`` calls (``jobsched-app`` over
+``jobsched-fn``, W7c8 and W10c8).
 Each repetition runs a row's systems one after the other, so the pair's
 ratio shares that repetition's machine as a ratio to raw does.
 """
@@ -14,7 +16,11 @@ from collections.abc import Callable
 from typing import Any
 
 #: (numerator, denominator): reported for every row both ran.
-PAIRS = (("jobsched", "jobsched-0.1"), ("jobsched", "raw-indexed"))
+PAIRS = (
+    ("jobsched", "jobsched-0.1"),
+    ("jobsched", "raw-indexed"),
+    ("jobsched-app", "jobsched-fn"),
+)
 
 
 def ratios(measured: dict[str, Any], metrics: dict[str, Any]) -> list[dict[str, Any]]:

@@ -235,11 +235,15 @@ class _Side:
         raise NotImplementedError
 
 
-async def _compare(plain: _Side, own: _Side, size: int) -> tuple[float, float]:
+async def _compare(
+    plain: _Side, own: _Side, size: int, rounds: int = _BULK_ROUNDS
+) -> tuple[float, float]:
     """Own-id time over plain time, per request and in bulk. The halves
-    alternate (requests one by one, bulk batches in ABBA order) so a drift of
-    the machine's load counts against both alike; a batch takes tens of ms,
-    so bulk compares the median of each half's batches."""
+    alternate (requests one by one, bulk batches in ABBA order, ``rounds``
+    times) so a drift of the machine's load counts against both alike; a
+    batch takes tens of ms, so bulk compares the median of each half's
+    batches. (W21 compares other sides the same way: ``own`` is the
+    numerator.)"""
     for side in (plain, own):
         await side.bulk(_WARM_UP)
         await side.one()
@@ -250,7 +254,7 @@ async def _compare(plain: _Side, own: _Side, size: int) -> tuple[float, float]:
             await side.one()
             spent[side.own][0] += time.perf_counter() - t0
     batches: dict[bool, list[float]] = {False: [], True: []}
-    for side in (plain, own, own, plain) * _BULK_ROUNDS:
+    for side in (plain, own, own, plain) * rounds:
         t0 = time.perf_counter()
         await side.bulk(size)
         batches[side.own].append(time.perf_counter() - t0)

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import _c8, _paired, _postgres, _producers, _stores, _v01
+from benchmarks import _c8, _paired, _postgres, _producers, _registered, _stores, _v01
 from benchmarks._counts import W15
 from benchmarks._dashboard import W14
 from benchmarks._dask import W13
@@ -25,7 +25,7 @@ from benchmarks._workloads import APS_W2_MAX, SYSTEMS, WORKLOADS
 # W7-W9: the SQLite store; W10-W12: PostgreSQL; W1otel: jobsched-otel's cost;
 # W14: the dashboard; W15: operator reads at 1M; W16-W17: the producer API;
 # W18: a small named queue beside a big one; W7c8, W10c8: the stores at
-# concurrency 8).
+# concurrency 8; W21: a registered job's enqueue).
 WORKLOADS = {
     **WORKLOADS,
     W1OTEL.wid: W1OTEL,
@@ -37,6 +37,7 @@ WORKLOADS = {
     **_producers.WORKLOADS,
     W18.wid: W18,
     **_c8.WORKLOADS,
+    _registered.W21.wid: _registered.W21,
 }
 CHILD_MODULES = {
     W1OTEL.wid: "benchmarks._otel",
@@ -48,8 +49,15 @@ CHILD_MODULES = {
     **dict.fromkeys(_producers.WORKLOADS, _producers.__name__),
     W18.wid: "benchmarks._queues",
     **dict.fromkeys(_c8.WORKLOADS, _c8.__name__),
+    _registered.W21.wid: _registered.__name__,
 }
-SYSTEMS = (*SYSTEMS, *_stores.EXTRA_SYSTEMS, *_postgres.EXTRA_SYSTEMS, _v01.SYSTEM)
+SYSTEMS = (
+    *SYSTEMS,
+    *_stores.EXTRA_SYSTEMS,
+    *_postgres.EXTRA_SYSTEMS,
+    _v01.SYSTEM,
+    *_registered.SYSTEMS,
+)
 
 RESULTS = Path(__file__).parent / "results"
 #: What a system does not run, and why (shown in the table instead of a figure).
@@ -71,6 +79,7 @@ NOT_APPLICABLE = {
     ("apscheduler4", "W18"): "n/a (no named queues)",
     ("apscheduler4", "W7c8"): "not measured (huey is W7c8's peer)",
     ("apscheduler4", "W10c8"): "not measured (procrastinate is W10c8's peer)",
+    ("apscheduler4", "W21"): "n/a (a row for jobsched's registered jobs)",
 }
 TOO_SLOW = "too slow (skipped)"
 
@@ -143,6 +152,9 @@ def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> s
     if system == "raw-indexed":
         ran = wid in ("W7", "W7c8")
         return None if ran else "n/a (raw's SQLite loop with the store's indexes: W7, W7c8)"
+    if system in _registered.SYSTEMS:
+        ran = wid in _c8.PEERS
+        return None if ran else "n/a (registered jobs at concurrency 8: W7c8, W10c8)"
     if wid in _c8.PEERS and system not in ("raw", "jobsched", _c8.PEERS[wid]):
         return f"n/a ({wid} runs raw, jobsched and {_c8.PEERS[wid]})"
     if _c8.PEERS.get(wid) == system:
@@ -387,7 +399,10 @@ def markdown(
         f"threads (at most {_c8.MAX_JOBS['huey']:,} jobs) and procrastinate with "
         f"concurrency=8 (at most {_c8.MAX_JOBS['procrastinate']:,}); "
         "raw is W7's and W10's loop, batches of 64 (issue 25's bars: jobsched >= 0.25x raw, "
-        ">= 5x huey, >= 10x procrastinate).",
+        ">= 5x huey, >= 10x procrastinate); jobsched-app runs them as registered jobs "
+        "(@app.job) and jobsched-fn as the same FunctionJobs (issue 33's bar: "
+        "jobsched-app / jobsched-fn >= 1.0x). W21: registered / FunctionJob time, "
+        "target 1.0x at most; raw is the same ratio for hand-written inserts.",
     ]
     lines += _paired.markdown(paired, _fmt)
     lines.append("")

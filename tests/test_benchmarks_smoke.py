@@ -20,6 +20,8 @@ from pathlib import Path
 import pg
 import pytest
 
+import jobsched as js
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -376,10 +378,11 @@ def _figures(out: Path, workload: str, systems: list[str]) -> None:
 
 
 def test_the_sqlite_row_at_concurrency_8_runs(tmp_path: Path) -> None:
-    """W7c8 gets a figure for raw, raw-indexed, jobsched (8 workers) and huey
-    (its consumer's 8 threads, where installed), and jobsched over
-    raw-indexed; other systems are n/a."""
-    systems = [*_with_peer("huey"), "raw-indexed"]
+    """W7c8 gets a figure for raw, raw-indexed, jobsched (8 workers), huey
+    (its consumer's 8 threads, where installed) and jobsched-app/-fn
+    (registered jobs, the same FunctionJobs), jobsched over raw-indexed and
+    jobsched-app over jobsched-fn; other systems are n/a."""
+    systems = [*_with_peer("huey"), "raw-indexed", "jobsched-app", "jobsched-fn"]
     done = _suite(
         "--reps", "1",
         "--systems", ",".join([*systems, "store"]),
@@ -393,6 +396,7 @@ def test_the_sqlite_row_at_concurrency_8_runs(tmp_path: Path) -> None:
     table = (tmp_path / "latest.md").read_text()
     assert "| W7c8 | 200 | throughput" in table
     assert "| jobsched / raw-indexed | W7c8 | 200 | throughput (jobs/s) |" in table
+    assert "| jobsched-app / jobsched-fn | W7c8 | 200 | throughput (jobs/s) |" in table
     report = json.loads((tmp_path / "latest.json").read_text())
     (store,) = [e for e in report["summary"] if e["system"] == "store"]
     assert "n/a" in store["note"]
@@ -421,11 +425,12 @@ def test_the_indexed_loop_keeps_the_stores_indexes_on_its_table(
 @pytest.mark.postgres
 @pytest.mark.timeout(150)
 def test_the_postgres_row_at_concurrency_8_runs(tmp_path: Path) -> None:
-    """W10c8 gets a figure for raw, jobsched (8 workers) and procrastinate
-    (concurrency=8, where installed); no database is left behind."""
+    """W10c8 gets a figure for raw, jobsched (8 workers), procrastinate
+    (concurrency=8, where installed) and jobsched-app/-fn; no database is
+    left behind."""
     pg.require_server()
     prefix = f"jobsched_smoke_{secrets.token_hex(4)}"
-    systems = _with_peer("procrastinate")
+    systems = [*_with_peer("procrastinate"), "jobsched-app", "jobsched-fn"]
     done = _suite(
         "--reps", "1",
         "--systems", ",".join(systems),
@@ -438,4 +443,87 @@ def test_the_postgres_row_at_concurrency_8_runs(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     _figures(tmp_path, "W10c8", systems)
+    assert "| jobsched-app / jobsched-fn | W10c8 | 100 |" in (tmp_path / "latest.md").read_text()
     assert databases_named(prefix) == []
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(150)  # four stores open, twice
+def test_the_registered_enqueue_row_runs_on_tiny_sizes(tmp_path: Path) -> None:
+    """W21 (a registered job's enqueue over the same FunctionJob's, both
+    stores) gets a figure for raw and jobsched; jobsched-app is n/a there;
+    no database is left behind."""
+    pg.require_server()
+    prefix = f"jobsched_smoke_{secrets.token_hex(4)}"
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched,jobsched-app",
+        "--only", "W21",
+        "--sizes", "W21=40",
+        "--no-plot",
+        "--out", str(tmp_path),
+        timeout=140,
+        env={"JOBSCHED_BENCH_PG": pg.url_of("").rstrip("/"), "JOBSCHED_BENCH_PREFIX": prefix},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    for store in ("sqlite", "pg"):
+        for mode in ("one", "bulk"):
+            for system in ("raw", "jobsched"):
+                entry = rows[("W21", f"{store}_{mode}_x", system)]
+                assert "note" not in entry, entry
+                assert entry["value"]["median"] > 0
+    assert "n/a" in rows[("W21", "sqlite_one_x", "jobsched-app")]["note"]
+    assert (
+        "| W21 | 40 | pg submits then one flush, registered / FunctionJob"
+        in (tmp_path / "latest.md").read_text()
+    )
+    assert databases_named(prefix) == []
+
+
+async def _refused(to: str, order: int, at: object, meta: object) -> None:
+    """W7c8's job, failing: a run must not count jobs that did not complete."""
+    raise js.NonRetryableError("refused by the test")
+
+
+@pytest.mark.parametrize("registered", [False, True])
+def test_a_concurrency_8_run_whose_jobs_fail_is_an_error(
+    registered: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """jobsched-app and jobsched-fn raise, naming the error, when a job does not complete."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    import anyio
+
+    from benchmarks import _registered
+
+    if registered:
+        # Registered on a copy of the app's registry: undone after the test.
+        monkeypatch.setattr(_registered.app, "_jobs", dict(_registered.app._jobs))
+        refused = _registered.app.job(name="benchmarks.smoke.refused")(_refused)
+        monkeypatch.setattr(_registered, "send_email_job", refused)
+    else:
+        monkeypatch.setattr(_registered, "send_email", _refused)
+    with pytest.raises(RuntimeError, match="3 jobs did not complete: .*refused by the test"):
+        anyio.run(_registered._throughput, "memory", 3, registered)
+
+
+def test_the_concurrency_8_rows_name_the_systems_they_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A system the registered rows do not know is refused, naming those they run."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import _registered
+
+    with pytest.raises(ValueError, match="runs jobsched-app, jobsched-fn, not 'jobsched-x'"):
+        _registered.c8("jobsched-x", "W7c8", 10)
+
+
+def test_registered_and_function_jobs_alternate_in_one_process() -> None:
+    """`alternate` runs W7c8 as FunctionJobs and as registered jobs, ABBA on
+    fresh files, and gives both throughputs, CPU per job and their ratios."""
+    done = _module("benchmarks._registered", "alternate", "W7c8", "60", "1")
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    for key in ("jobs_per_s", "cpu_us"):
+        assert figures[f"fn_{key}"] > 0 and figures[f"app_{key}"] > 0
+        assert figures[f"{key}_x"] == figures[f"app_{key}"] / figures[f"fn_{key}"]
+        assert len(figures[f"{key}_x_each"]) == 2  # one ratio per pair of runs

@@ -47,7 +47,7 @@ class JobFunction(Generic[P, R]):
     builds the :class:`~jobsched.Job` for ``s.submit`` or ``depends_on``.
     """
 
-    __slots__ = ("__dict__", "_app", "_signature", "_spec", "fn", "name")
+    __slots__ = ("__dict__", "_app", "_names", "_plain", "_signature", "_spec", "fn", "name")
 
     def __init__(self, app: App, fn: Callable[P, Any], name: str, spec: Spec) -> None:
         #: The function as written.
@@ -57,6 +57,13 @@ class JobFunction(Generic[P, R]):
         self._app = app
         self._spec = spec
         self._signature = inspect.signature(fn)
+        params = self._signature.parameters.values()
+        # Parameters that all bind by position or name (the usual function):
+        # calls bind, and runs call, without inspect's Python-level binding,
+        # which cost more than the JSON of a few arguments.
+        plain = all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params)
+        self._names = tuple(p.name for p in params) if plain else None
+        self._plain = frozenset(self._names) if self._names is not None else None
         # What pickle and introspection read: the module attribute this
         # object replaced (a pickled job of it refers to it by that name).
         self.__module__ = fn.__module__
@@ -164,6 +171,17 @@ class JobFunction(Generic[P, R]):
         return RegisteredJob(self, encode_arguments(self, arguments), **made)
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        names = self._names
+        if names is not None and len(args) + len(kwargs) == len(names):
+            # Every parameter given once: what bind() returns, in the
+            # signature's order. Anything else (defaults left out, a name
+            # given twice or unknown) goes through bind() and its errors.
+            if not kwargs:
+                return dict(zip(names, args, strict=True))
+            given = dict(zip(names, args, strict=False))
+            given.update(kwargs)
+            if len(given) == len(names) and given.keys() <= self._plain:  # type: ignore[operator]
+                return {name: given[name] for name in names}
         try:
             return self._signature.bind(*args, **kwargs).arguments
         except TypeError as exc:

@@ -18,12 +18,20 @@ from typing import Any
 _DECODERS: dict[str, Any] = {}
 
 
+# One encoder for every call: json.dumps with options builds one each time.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
 def dumps(value: Any, what: str) -> str:
     """``value`` as tagged JSON text; ``TypeError`` naming ``what`` if it does not encode."""
     try:
-        return json.dumps(
-            _encode(value), ensure_ascii=False, allow_nan=False, separators=(",", ":")
-        )
+        try:
+            tagged = _encode(value, None)
+        except _Refused:
+            # Again, saying where this time: the paths cost more than the
+            # encoding of a few arguments, so they are made on errors only.
+            tagged = _encode(value, "")
+        return _ENCODER.encode(tagged)
     except _Refused as exc:
         raise TypeError(f"{what} cannot be stored as JSON: {exc.args[0]}") from None
     except ValueError:  # allow_nan=False
@@ -48,52 +56,68 @@ class _Refused(Exception):
 _PLAIN = (str, int, float, type(None), bool)
 
 
-def _encode(value: Any, where: str = "") -> Any:
+def _encode(value: Any, where: str | None) -> Any:
+    """``value`` with its tags; ``where`` is None on the first try (no paths made)."""
     kind = type(value)
     if kind in _PLAIN:
         return value
     if kind is list:
+        if where is None:
+            return [_encode(v, None) for v in value]
         return [_encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if kind is dict:
         out = {}
         for key, item in value.items():
             if type(key) is not str:
+                if where is None:
+                    raise _Refused("")
                 raise _Refused(
                     f"the dict{_at(where)} has a key {key!r} of type {type(key).__name__}; "
                     "JSON keys are strings only: convert the keys to str"
                 )
-            out[key] = _encode(item, f"{where}[{key!r}]")
+            out[key] = _encode(item, None if where is None else f"{where}[{key!r}]")
         if len(out) == 1 and next(iter(out)).startswith("$"):
             return {"$obj": out}  # would read as a tag: escaped
         return out
     if kind is tuple:
+        if where is None:
+            return {"$tuple": [_encode(v, None) for v in value]}
         return {"$tuple": [_encode(v, f"{where}[{i}]") for i, v in enumerate(value)]}
     if kind is set or kind is frozenset:
-        items = [_encode(v, f"{where}{{...}}") for v in value]
+        items = [_encode(v, None if where is None else f"{where}{{...}}") for v in value]
         items.sort(key=json.dumps)  # the same set, the same text (items are plain now)
         return {"$set": items}
     if kind is bytes:
         from base64 import b64encode
 
         return {"$b64": b64encode(value).decode("ascii")}
+    tag = _TAGS.get(kind)
+    if tag is not None:
+        return tag(value)
     name = kind.__module__ + "." + kind.__qualname__
-    if name == "datetime.datetime":
-        return {"$dt": value.isoformat()}
-    if name == "datetime.date":
-        return {"$date": value.isoformat()}
-    if name == "datetime.time":
-        return {"$time": value.isoformat()}
-    if name == "datetime.timedelta":
-        return {"$td": value.total_seconds()}
-    if name == "uuid.UUID":
-        return {"$uuid": str(value)}
-    if name == "decimal.Decimal":
-        return {"$dec": str(value)}
+    if name in _TAG_NAMES:
+        _TAGS[kind] = _TAG_NAMES[name]  # found by type from now on
+        return _TAG_NAMES[name](value)
+    if where is None:
+        raise _Refused("")
     raise _Refused(
         f"{_at(where, 'it').strip()} is a {name} ({_short(value)}); JSON keeps str, int, "
         "float, bool, None, list, dict (str keys), tuple, set, bytes, datetime, date, time, "
         'timedelta, UUID and Decimal: convert it, or use serializer="pickle" for this job'
     )
+
+
+# By the type's full name: datetime, uuid and decimal are not imported here
+# (see tests/test_import_cost.py); a type seen once is then found in _TAGS.
+_TAG_NAMES: dict[str, Any] = {
+    "datetime.datetime": lambda v: {"$dt": v.isoformat()},
+    "datetime.date": lambda v: {"$date": v.isoformat()},
+    "datetime.time": lambda v: {"$time": v.isoformat()},
+    "datetime.timedelta": lambda v: {"$td": v.total_seconds()},
+    "uuid.UUID": lambda v: {"$uuid": str(v)},
+    "decimal.Decimal": lambda v: {"$dec": str(v)},
+}
+_TAGS: dict[type, Any] = {}
 
 
 def _at(where: str, default: str = "") -> str:

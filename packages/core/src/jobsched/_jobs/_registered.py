@@ -56,7 +56,11 @@ class RegisteredJob(Job):
         return _json.loads(self.args_json)  # type: ignore[no-any-return]
 
     def _call_args(self) -> tuple[list[Any], dict[str, Any]]:
-        bound = inspect.BoundArguments(self.function._signature, self.arguments)
+        arguments = self.arguments
+        plain = self.function._plain
+        if plain is not None and arguments.keys() <= plain:
+            return [], arguments  # every parameter takes its name (JobFunction._plain)
+        bound = inspect.BoundArguments(self.function._signature, arguments)
         return list(bound.args), bound.kwargs
 
     async def run(self) -> Any:
