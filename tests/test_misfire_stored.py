@@ -75,6 +75,8 @@ async def _register(store: Callable[[], js.JobStore], log: str, misfire: str, mi
     await direct.open()
     try:
         (row,) = await direct.schedules()
+        # Removed first: the same payload put again keeps its next fire.
+        await direct.remove_schedules([row.id])
         await direct.put_schedules([(row.id, row.payload, oldest)])
     finally:
         await direct.close()

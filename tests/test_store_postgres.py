@@ -1091,7 +1091,7 @@ async def test_each_fire_time_makes_one_job_whoever_fires_it(
     assert await store.fire("b", "s", NOW, NOW + 10, first) is False
     assert await store.fire("a", "s", NOW, NOW + 10, first) is True
     assert await store.fire("a", "s", NOW, NOW + 10, first) is False
-    await store.put_schedules([("s", b"P", NOW)])
+    await store.put_schedules([("s", b"P-replaced", NOW)])
     (again,) = await store.claim_schedules("b", NOW, 30)
     assert again.last_status is js.JobStatus.PENDING
     assert await store.fire("b", "s", NOW, NOW + 10, new(2, schedule="s", fire_time=NOW)) is False

@@ -669,7 +669,7 @@ async def test_each_fire_time_makes_one_job_whoever_fires_it(store: SQLiteStore)
     assert await store.fire("a", "s", NOW, NOW + 10, first) is False  # made already
     # A member whose claim lapsed and that fires a time already made: refused
     # by the unique index, and nothing else changes.
-    await store.put_schedules([("s", b"P", NOW)])
+    await store.put_schedules([("s", b"P-replaced", NOW)])
     (again,) = await store.claim_schedules("b", NOW, 30)
     assert again.last_status is js.JobStatus.PENDING  # a replaced schedule keeps its last job
     assert await store.fire("b", "s", NOW, NOW + 10, new(2, schedule="s", fire_time=NOW)) is False
@@ -942,7 +942,7 @@ async def test_a_write_that_fails_in_a_group_is_rolled_back_alone(store: SQLiteS
     await store.put_schedules([("s", b"P", NOW)])
     await store.claim_schedules("a", NOW, 30)
     assert await store.fire("a", "s", NOW, NOW + 10, new(1, schedule="s", fire_time=NOW))
-    await store.put_schedules([("s", b"P", NOW)])  # as if a's fire had not moved it
+    await store.put_schedules([("s", b"P-replaced", NOW)])  # as if a's fire had not moved it
     await store.claim_schedules("a", NOW, 30)
     results: dict[str, object] = {}
 

@@ -415,7 +415,7 @@ def candidates(
             qn = "NULL::text" if queues is None else "queue_name"
             sql = _candidates_sql(queue_join, queue_cond, qn).format(tenants=join, tenant=cond)
             if guarded:
-                sql += f"UNION ALL SELECT NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL WHERE {HAS}"
+                sql += f"UNION ALL SELECT NULL, NULL, NULL, NULL, 0, 0, 0, NULL WHERE {HAS}"
             rows += conn.execute(sql, params).fetchall()
             if rows and rows[-1][0] is None:
                 raise SawColumn()
