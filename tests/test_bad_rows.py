@@ -165,32 +165,35 @@ async def test_a_class_renamed_between_runs_fails_its_jobs_alone(
                 return "ran"
         """
     )
-    (module_dir / "app_jobs.py").write_text(source.format(name="Report"))
+    (module_dir / "release_jobs.py").write_text(source.format(name="Report"))
     (module_dir / "app_other.py").write_text(source.format(name="Report"))
-    import app_jobs  # type: ignore[import-not-found]
     import app_other  # type: ignore[import-not-found]
+    import release_jobs  # type: ignore[import-not-found]
 
     renamed, reused = await plant(
         url,
         b"k",
-        [job_bytes(app_jobs.Report("report"), b"k"), job_bytes(app_other.Report("other"), b"k")],
+        [
+            job_bytes(release_jobs.Report("report"), b"k"),
+            job_bytes(app_other.Report("other"), b"k"),
+        ],
     )
     # The next release: Report renamed in one module, a plain class in the other.
-    (module_dir / "app_jobs.py").write_text(source.format(name="Summary"))
+    (module_dir / "release_jobs.py").write_text(source.format(name="Summary"))
     (module_dir / "app_other.py").write_text("class Report:\n    pass\n")
-    del sys.modules["app_jobs"], sys.modules["app_other"]
+    del sys.modules["release_jobs"], sys.modules["app_other"]
     log = tmp_path / "log"
     await run_all(url, b"k", log)
     first, second = await fetch(url, b"k", renamed), await fetch(url, b"k", reused)
     assert (first.status, second.status) == (S.FAILED, S.FAILED)
     assert first.last_error == (
-        "cannot load the job: module 'app_jobs' has no attribute 'Report'; "
+        "cannot load the job: module 'release_jobs' has no attribute 'Report'; "
         "is its module importable here?"
     )
     assert second.last_error is not None and (
         "app_other.Report" in second.last_error or "app_other" in second.last_error
     ), second.last_error
-    assert getattr(first, "load_error", "").startswith("cannot load the job: module 'app_jobs'")
+    assert getattr(first, "load_error", "").startswith("cannot load the job: module 'release_jobs'")
     assert len(runs(log)) == 3
 
 
