@@ -386,6 +386,13 @@ def test_a_database_read_only_for_ten_seconds(chaos: Chaos) -> None:
         )
         time.sleep(max(0.0, 10.0 - (time.monotonic() - began)))
         admin.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = off')
+    # Each member's next try after its backoff finds the database back; the
+    # others may drain every job before that.
+    wait_for(
+        "every member found the database back",
+        lambda: all("is back after" in m.said() for m in chaos.members),
+        timeout=120,
+    )
     chaos.check_and_stop(ids)
     for member in chaos.members:
         warned = warnings_of(member)
