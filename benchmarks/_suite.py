@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import _c8, _paired, _postgres, _producers, _stores, _v01
+from benchmarks import _backlog, _c8, _paired, _postgres, _producers, _stores, _v01
 from benchmarks._counts import W15
 from benchmarks._dashboard import W14
 from benchmarks._dask import W13
@@ -25,7 +25,7 @@ from benchmarks._workloads import APS_W2_MAX, SYSTEMS, WORKLOADS
 # W7-W9: the SQLite store; W10-W12: PostgreSQL; W1otel: jobsched-otel's cost;
 # W14: the dashboard; W15: operator reads at 1M; W16-W17: the producer API;
 # W18: a small named queue beside a big one; W7c8, W10c8: the stores at
-# concurrency 8).
+# concurrency 8; W19-W20: a queue that is behind).
 WORKLOADS = {
     **WORKLOADS,
     W1OTEL.wid: W1OTEL,
@@ -37,6 +37,7 @@ WORKLOADS = {
     **_producers.WORKLOADS,
     W18.wid: W18,
     **_c8.WORKLOADS,
+    **_backlog.WORKLOADS,
 }
 CHILD_MODULES = {
     W1OTEL.wid: "benchmarks._otel",
@@ -48,6 +49,7 @@ CHILD_MODULES = {
     **dict.fromkeys(_producers.WORKLOADS, _producers.__name__),
     W18.wid: "benchmarks._queues",
     **dict.fromkeys(_c8.WORKLOADS, _c8.__name__),
+    **dict.fromkeys(_backlog.WORKLOADS, _backlog.__name__),
 }
 SYSTEMS = (*SYSTEMS, *_stores.EXTRA_SYSTEMS, *_postgres.EXTRA_SYSTEMS, _v01.SYSTEM)
 
@@ -143,6 +145,8 @@ def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> s
     if system == "raw-indexed":
         ran = wid in ("W7", "W7c8")
         return None if ran else "n/a (raw's SQLite loop with the store's indexes: W7, W7c8)"
+    if wid in _backlog.WORKLOADS and system not in ("raw", "jobsched"):
+        return f"n/a ({wid} runs raw and jobsched on PostgreSQL)"
     if wid in _c8.PEERS and system not in ("raw", "jobsched", _c8.PEERS[wid]):
         return f"n/a ({wid} runs raw, jobsched and {_c8.PEERS[wid]})"
     if _c8.PEERS.get(wid) == system:
