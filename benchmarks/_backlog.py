@@ -58,6 +58,11 @@ W20_WORKERS = 8
 CALIBRATION = 4_000
 
 _X = ("4k", "100k")
+_AUTOVACUUM = (
+    "Autovacuum: the server's settings; where the server has autovacuum off, it is "
+    "switched on server-wide for the run (ALTER SYSTEM SET autovacuum = on and "
+    "pg_reload_conf()) and restored after"
+)
 _W20_METRICS = (
     *(
         m
@@ -79,7 +84,7 @@ WORKLOADS = {
             f"a backlog: N = 0, 4,000, 100,000 jobs waiting first, then a producer keeping "
             f"about N waiting while {W19_WORKERS} workers in a member process drain at full "
             "speed for n seconds, autovacuum running; throughput at N over at 0, and row "
-            "versions made dead per completed job; raw: W10's SKIP LOCKED loop",
+            "versions made dead per completed job; raw: W10's SKIP LOCKED loop. " + _AUTOVACUUM,
             (180,),
             (30,),
             (
@@ -96,7 +101,7 @@ WORKLOADS = {
             f"a held xmin: steady load at half of a W10c8 drain, {W20_WORKERS} workers in a "
             "member process, then n seconds with an idle-in-transaction session holding an "
             "xid, then recovery; per phase throughput, submit-to-start p99 and peak dead "
-            "tuples; raw: W10's SKIP LOCKED loop at the same load",
+            "tuples; raw: W10's SKIP LOCKED loop at the same load. " + _AUTOVACUUM,
             (600,),
             (60,),
             _W20_METRICS,

@@ -143,8 +143,42 @@ def _raw(url: str, batch: int) -> None:
     listener.close()
 
 
+# ── where the time goes: every statement's wall time, by its text ──────────
+# pg_stat_statements needs shared_preload_libraries (a server restart);
+# this counts what the member waits for instead, per statement.
+_SPENT: dict[str, list[float]] = {}
+
+
+def _profile() -> None:
+    import psycopg
+
+    plain = psycopg.Cursor.execute
+
+    def execute(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return plain(self, query, params, **kw)
+        finally:
+            text = query if isinstance(query, str) else repr(query)
+            key = " ".join(text.split())[:90]
+            spent = _SPENT.setdefault(key, [0, 0.0])
+            spent[0] += 1
+            spent[1] += time.perf_counter() - t0
+
+    psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+
+
+def _print_profile() -> None:
+    total = sum(t for _, t in _SPENT.values()) or 1.0
+    for key, (calls, spent) in sorted(_SPENT.items(), key=lambda kv: -kv[1][1])[:15]:
+        print(f"profile {spent:8.2f}s {100 * spent / total:5.1f}% {calls:7d} calls "
+              f"{1e3 * spent / calls:7.2f} ms  {key}", file=sys.stderr)  # fmt: skip
+
+
 def main(argv: list[str]) -> None:
     system, url, workers = argv[0], argv[1], int(argv[2])
+    if os.environ.get("JOBSCHED_BENCH_PROFILE"):
+        _profile()
     if system == "jobsched":
         import anyio
 
@@ -153,6 +187,8 @@ def main(argv: list[str]) -> None:
         _raw(url, 64)
     else:
         raise SystemExit(f"unknown system {system!r}: raw or jobsched")
+    if _SPENT:
+        _print_profile()
     sys.stdout.write("result " + json.dumps(_PHASES.result()) + "\n")
     sys.stdout.flush()
 
