@@ -102,31 +102,42 @@ def claim_params() -> dict[str, Any]:
     }  # fmt: skip
 
 
-def main(ready: int, jobs: int) -> None:
+def main(ready: int, jobs: int, held: bool = False) -> None:
+    import contextlib
+
+    from benchmarks._pgserver import held_xid
+
+    os.environ.setdefault("JOBSCHED_SECRET", _SECRET)
+    with database() as url, held_xid(url) if held else contextlib.nullcontext():
+        means = anyio.run(churn, url, ready, jobs)
+        _report(url, ready, jobs, means, held)
+
+
+def _report(url: str, ready: int, jobs: int, means: dict[str, float], held: bool) -> None:
     import psycopg
 
     from jobsched_postgres._claim import CLAIM
 
-    os.environ.setdefault("JOBSCHED_SECRET", _SECRET)
-    with database() as url:
-        means = anyio.run(churn, url, ready, jobs)
-        print(f"ready {ready:,}, churned {jobs:,}: mean ms per call, last half:")
-        for name, ms in means.items():
-            print(f"  {name}: {ms:.2f}")
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("SELECT pg_stat_force_next_flush()")
-            for row in conn.execute(
-                "SELECT relname, n_live_tup, n_dead_tup, n_tup_upd, n_tup_hot_upd, n_tup_del, "
-                "pg_relation_size(relid) / 8192 FROM pg_stat_user_tables ORDER BY relname"
-            ):
-                print("  table {} live {} dead {} upd {} hot {} del {} pages {}".format(*row))
-            for row in conn.execute(
-                "SELECT indexrelname, pg_relation_size(indexrelid) / 8192 "
-                "FROM pg_stat_user_indexes WHERE relname = 'jobsched_jobs' ORDER BY 1"
-            ):
-                print("  index {} pages {}".format(*row))
-        print(explain(url, CLAIM, claim_params()))
+    how = ", an xid held throughout" if held else ""
+    print(f"ready {ready:,}, churned {jobs:,}{how}: mean ms per call, last half:")
+    for name, ms in means.items():
+        print(f"  {name}: {ms:.2f}")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        for row in conn.execute(
+            "SELECT relname, n_live_tup, n_dead_tup, n_tup_upd, n_tup_hot_upd, n_tup_del, "
+            "pg_relation_size(relid) / 8192 FROM pg_stat_user_tables ORDER BY relname"
+        ):
+            print("  table {} live {} dead {} upd {} hot {} del {} pages {}".format(*row))
+        for row in conn.execute(
+            "SELECT indexrelname, pg_relation_size(indexrelid) / 8192 "
+            "FROM pg_stat_user_indexes WHERE relname = 'jobsched_jobs' ORDER BY 1"
+        ):
+            print("  index {} pages {}".format(*row))
+    print(explain(url, CLAIM, claim_params()))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 50_000)
+    main(
+        int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 50_000, "held" in sys.argv[3:]
+    )
