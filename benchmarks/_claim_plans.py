@@ -12,7 +12,8 @@ this project's test server: the dead tuples between two autovacuum naps).
 It prints the mean milliseconds of each store call over the churn's last
 half, the tables' dead tuples, and ``EXPLAIN (ANALYZE, BUFFERS)`` of the
 claim statement (``jobsched_postgres._claim.CLAIM``, rolled back) as a
-member's claim runs it.
+member's claim runs it. ``JOBSCHED_BENCH_SETUP`` (statements separated by
+``;``) runs after the store made its schema: the A/B of a schema change.
 """
 
 from __future__ import annotations
@@ -44,6 +45,14 @@ async def churn(url: str, ready: int, jobs: int) -> dict[str, float]:
 
     store = js.open_store(url, secret=_SECRET)
     await store.open()
+    setup = os.environ.get("JOBSCHED_BENCH_SETUP")
+    if setup:  # an experiment on the schema (an index dropped, a storage parameter)
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            for statement in setup.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
     times: dict[str, list[float]] = {"add": [], "claim": [], "record": [], "prune": []}
     try:
         next_id = store.reserve_ids(ready + jobs + BATCH)
