@@ -116,6 +116,7 @@ class Member:
     def __init__(self, system: str, url: str, workers: int) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         cmd = [sys.executable, "-m", "benchmarks._backlog_member", system, url, str(workers)]
+        self.system = system
         self.process = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env
         )
@@ -152,7 +153,7 @@ class Member:
             raise
         self._reader.join(timeout=10)
         if code != 0 or not self.result:
-            raise RuntimeError(f"the {self.process.args[3]} member ended with exit {code}")
+            raise RuntimeError(f"the {self.system} member ended with exit {code}")
         return self.result
 
 

@@ -133,6 +133,7 @@ def held_xid(url: str) -> Iterator[int]:
     conn = psycopg.connect(url)
     try:
         row = conn.execute("SELECT txid_current()").fetchone()
+        assert row is not None
         yield int(row[0])
     finally:
         conn.rollback()
