@@ -119,3 +119,135 @@ async def test_the_ready_index_the_claim_reads_is_pinned(store: PostgresStore, u
     assert definition.endswith("USING btree (executor, k0, k1, k2, id) WHERE (queue = 0)"), (
         definition
     )
+
+
+def _indexes(url: str) -> set[str]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'jobsched_jobs' "
+            "AND schemaname = current_schema()"
+        ).fetchall()
+    return {name for (name,) in rows}
+
+
+#: Every index of the jobs table: each one is written at every change of a
+#: row it covers, so one added is a cost on the claim (W19) to measure first.
+JOBS_INDEXES = {
+    "jobsched_jobs_pkey",
+    "jobsched_jobs_ready",
+    "jobsched_jobs_tenant_ready",
+    "jobsched_jobs_waiting",
+    "jobsched_jobs_blocked",
+    "jobsched_jobs_finished",
+    "jobsched_jobs_status",
+    "jobsched_jobs_fires",
+}
+
+
+async def test_the_jobs_tables_indexes_are_pinned(store: PostgresStore, url: str) -> None:
+    """No index of lease_until: the claim writes one entry fewer a row."""
+    assert _indexes(url) == JOBS_INDEXES
+
+
+async def test_a_heartbeat_is_a_hot_update(store: PostgresStore, url: str) -> None:
+    """A heartbeat changes no indexed column (lease_until is in no index), so
+    PostgreSQL writes its row versions HOT: no index entry, and the old
+    version pruned within its page. Counted in the statement's own
+    transaction (pg_stat_xact_user_tables), so nothing waits for the stats."""
+    from jobsched_postgres._leases import EXTEND
+
+    await store.add([_new(i) for i in range(1, 11)], NOW)
+    claims = await store.claim("m", 10, {"async": 10}, NOW, 30)
+    assert len(claims) == 10
+    with psycopg.connect(url) as conn:
+        conn.execute(EXTEND, (30.0, [c.id for c in claims], "m"))
+        ((updated, hot),) = conn.execute(
+            "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables "
+            "WHERE relname = 'jobsched_jobs' AND schemaname = current_schema()"
+        ).fetchall()
+        conn.rollback()
+    assert (updated, hot) == (10, 10)
+
+
+async def test_a_schema_3_database_loses_the_leases_index(url: str) -> None:
+    """Schema 4 drops schema 3's index of lease_until; the store claims,
+    takes over and hands back through the status index after it."""
+    from jobsched_postgres import _schema
+
+    store = PostgresStore(url, secret=SECRET)
+    await store.open()
+    await store.close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE INDEX jobsched_jobs_leases ON jobsched_jobs (lease_until) "
+            "WHERE status = 'running'"
+        )
+        conn.execute("UPDATE jobsched_meta SET value = 3 WHERE key = 'schema'")
+    assert "jobsched_jobs_leases" in _indexes(url)
+    store = PostgresStore(url, secret=SECRET)
+    await store.open()
+    try:
+        assert _indexes(url) == JOBS_INDEXES
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone()
+        assert row == (_schema.VERSION,)
+        await store.add([_new(1), _new(2)], NOW)
+        # A lease of a millisecond on the server's clock: run out at once.
+        gone = await store.claim("gone", 2, {"async": 2}, NOW, 0.001, starting=1)
+        assert sorted((c.id, c.started) for c in gone) == [(1, True), (2, False)]
+        # The member "gone" is: its started job is taken over, the one it
+        # claimed ahead is handed back and claimed again, uncounted.
+        taken = await store.claim("m", 2, {"async": 2}, NOW + 60, 30)
+        assert sorted((c.id, c.attempt, c.lost) for c in taken) == [(1, 1, True), (2, 1, False)]
+    finally:
+        await store.close()
+
+
+class _Recorder:
+    """A connection that keeps the statement it is given (to explain it)."""
+
+    def __init__(self) -> None:
+        self.statement: tuple[str, Any] = ("", None)
+
+    def execute(self, sql: str, params: Any = None) -> _Recorder:
+        self.statement = (sql, params)
+        return self
+
+    def fetchall(self) -> list[Any]:
+        return []
+
+
+async def test_takeovers_read_the_running_rows_from_the_status_index_at_100k(
+    store: PostgresStore, url: str
+) -> None:
+    """Without an index of lease_until, a takeover and a hand-back find the
+    running rows through the status index (a few hundred a member), never
+    by a scan of the table's 100,000 ready rows."""
+    from jobsched_postgres import _claim
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO jobsched_jobs (id, name, executor, status, queue, k0, k1, k2, run_at, "
+            "submitted_at, payload) SELECT i, 'j', 'async', 'pending', 0, 0, i, 0, 0, 0, '\\x50' "
+            "FROM generate_series(1, 100000) i"
+        )
+        conn.execute(
+            "UPDATE jobsched_jobs SET status = 'running', queue = NULL, owner = 'm' || (id % 3), "
+            "lease_until = id, started_at = CASE WHEN id % 2 = 0 THEN 1 END WHERE id <= 300"
+        )
+        conn.execute("ANALYZE jobsched_jobs")
+    recorder = _Recorder()
+    _claim.take_over(recorder, "m0", 64, ["async"], [], 30.0)  # type: ignore[arg-type]
+    statements = [
+        recorder.statement,
+        (_claim.HAND_BACK, {"owner": "m0", "dead": [], "limit": 64, "now": NOW}),
+    ]
+    for statement, params in statements:
+        with psycopg.connect(url) as conn:  # rolled back: the plan only
+            ((plan,),) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, params)
+            conn.rollback()
+        read = [n for n in _nodes(plan[0]["Plan"]) if n.get("Relation Name") == "jobsched_jobs"]
+        assert {n.get("Index Name") for n in read} >= {"jobsched_jobs_status"}, read
+        assert not any(n["Node Type"] == "Seq Scan" for n in read), read
+        # The running rows and no more (each has one entry in the status index).
+        assert all(n["Actual Rows"] <= 300 for n in read), read
