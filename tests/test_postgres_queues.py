@@ -197,7 +197,9 @@ async def test_a_store_written_before_queues_keeps_working_and_takes_named_ones(
             (2,),
             (3,),
         ]
-        assert sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'") == [(3,)]
+        assert sql(url, "SELECT value FROM jobsched_meta WHERE key = 'schema'") == [
+            (pg_schema.VERSION,)
+        ]
         assert await ids(store, queues=DEFAULT) == [2, 3]
         assert await ids(store, queues={"video"}) == [200]
     finally:
