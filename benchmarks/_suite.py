@@ -13,7 +13,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import _c8, _paired, _postgres, _producers, _registered, _stores, _v01
+from benchmarks import (
+    _backlog,
+    _c8,
+    _paired,
+    _postgres,
+    _producers,
+    _registered,
+    _stores,
+    _v01,
+)
 from benchmarks._counts import W15
 from benchmarks._dashboard import W14
 from benchmarks._dask import W13
@@ -25,7 +34,8 @@ from benchmarks._workloads import APS_W2_MAX, SYSTEMS, WORKLOADS
 # W7-W9: the SQLite store; W10-W12: PostgreSQL; W1otel: jobsched-otel's cost;
 # W14: the dashboard; W15: operator reads at 1M; W16-W17: the producer API;
 # W18: a small named queue beside a big one; W7c8, W10c8: the stores at
-# concurrency 8; W21: a registered job's enqueue).
+# concurrency 8; W19-W20: a queue that is behind; W21: a registered job's
+# enqueue).
 WORKLOADS = {
     **WORKLOADS,
     W1OTEL.wid: W1OTEL,
@@ -38,6 +48,7 @@ WORKLOADS = {
     W18.wid: W18,
     **_c8.WORKLOADS,
     _registered.W21.wid: _registered.W21,
+    **_backlog.WORKLOADS,
 }
 CHILD_MODULES = {
     W1OTEL.wid: "benchmarks._otel",
@@ -50,6 +61,7 @@ CHILD_MODULES = {
     W18.wid: "benchmarks._queues",
     **dict.fromkeys(_c8.WORKLOADS, _c8.__name__),
     _registered.W21.wid: _registered.__name__,
+    **dict.fromkeys(_backlog.WORKLOADS, _backlog.__name__),
 }
 SYSTEMS = (
     *SYSTEMS,
@@ -155,6 +167,8 @@ def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> s
     if system in _registered.SYSTEMS:
         ran = wid in _c8.PEERS
         return None if ran else "n/a (registered jobs at concurrency 8: W7c8, W10c8)"
+    if wid in _backlog.WORKLOADS and system not in ("raw", "jobsched"):
+        return f"n/a ({wid} runs raw and jobsched on PostgreSQL)"
     if wid in _c8.PEERS and system not in ("raw", "jobsched", _c8.PEERS[wid]):
         return f"n/a ({wid} runs raw, jobsched and {_c8.PEERS[wid]})"
     if _c8.PEERS.get(wid) == system:

@@ -527,3 +527,84 @@ def test_registered_and_function_jobs_alternate_in_one_process() -> None:
         assert figures[f"fn_{key}"] > 0 and figures[f"app_{key}"] > 0
         assert figures[f"{key}_x"] == figures[f"app_{key}"] / figures[f"fn_{key}"]
         assert len(figures[f"{key}_x_each"]) == 2  # one ratio per pair of runs
+
+
+def _autovacuum() -> str:
+    import psycopg
+
+    with psycopg.connect(pg.ADMIN_URL, autocommit=True) as admin:
+        row = admin.execute("SHOW autovacuum").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(170)  # three backlogs filled and drained, per system
+def test_the_backlog_row_runs_on_tiny_sizes(tmp_path: Path) -> None:
+    """W19 gets, for raw and jobsched, a throughput at 0 waiting, the ratios
+    at the two backlogs and dead row versions per job; the server's
+    autovacuum setting is the same after the run as before; no database is
+    left behind."""
+    pg.require_server()
+    prefix = f"jobsched_smoke_{secrets.token_hex(4)}"
+    before = _autovacuum()
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched",
+        "--only", "W19",
+        "--sizes", "W19=2",
+        "--no-plot",
+        "--out", str(tmp_path),
+        timeout=160,
+        env={"JOBSCHED_BENCH_PG": pg.url_of("").rstrip("/"), "JOBSCHED_BENCH_PREFIX": prefix,
+             "JOBSCHED_BENCH_BACKLOGS": "0,300,1500"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # The report says how autovacuum ran.
+    assert "ALTER SYSTEM SET autovacuum = on" in (tmp_path / "latest.md").read_text()
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    for metric in ("jobs_per_s", "x_4k", "x_100k", "dead_0", "dead_4k", "dead_100k"):
+        for system in ("raw", "jobsched"):
+            entry = rows[("W19", metric, system)]
+            assert "note" not in entry, entry
+            assert entry["value"]["median"] > 0
+    # Every job's claim and completion make a dead version of its row at least.
+    assert rows[("W19", "dead_0", "raw")]["value"]["median"] >= 1.5
+    assert _autovacuum() == before
+    assert databases_named(prefix) == []
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(150)
+def test_the_held_xmin_row_runs_on_a_short_hold(tmp_path: Path) -> None:
+    """W20 gets per-phase figures for raw and jobsched at one fixed load; the
+    held phase's dead tuples pile up (nothing can be vacuumed behind the
+    held xid); the server's autovacuum is restored; no database is left."""
+    pg.require_server()
+    prefix = f"jobsched_smoke_{secrets.token_hex(4)}"
+    before = _autovacuum()
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched",
+        "--only", "W20",
+        "--sizes", "W20=6",
+        "--no-plot",
+        "--out", str(tmp_path),
+        timeout=140,
+        env={"JOBSCHED_BENCH_PG": pg.url_of("").rstrip("/"), "JOBSCHED_BENCH_PREFIX": prefix,
+             "JOBSCHED_BENCH_W20_RATE": "200"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    for system in ("raw", "jobsched"):
+        for phase in ("clean", "held", "recovery"):
+            for metric in ("jobs_per_s", "p99_ms"):
+                entry = rows[("W20", f"{phase}_{metric}", system)]
+                assert "note" not in entry, entry
+                assert entry["value"]["median"] > 0
+        assert rows[("W20", "load", system)]["value"]["median"] == 200
+        assert rows[("W20", "held_dead", system)]["value"]["median"] > 0
+    assert _autovacuum() == before
+    assert databases_named(prefix) == []
