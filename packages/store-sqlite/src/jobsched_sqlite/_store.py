@@ -86,7 +86,14 @@ class SQLiteStore(JobStore):
 
     async def open(self) -> None:
         if self._conn is None:
-            self._conn = await anyio.to_thread.run_sync(_schema.connect, self.path)
+            conn = await anyio.to_thread.run_sync(_schema.connect, self.path)
+            with self._lock:
+                if self._conn is None:
+                    self._conn = conn
+                    return
+            # Opened meanwhile (a submit's reserve_ids, another open): keep
+            # that one; this one would be left for the GC to close.
+            conn.close()
 
     async def exists(self) -> bool | None:
         return await anyio.to_thread.run_sync(_schema.exists, self.path)
