@@ -21,6 +21,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import anyio
@@ -163,7 +164,8 @@ def test_a_restart_after_a_kill_hands_back_the_unstarted_jobs_on_sqlite(tmp_path
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
-    with sqlite3.connect(tmp_path / "jobs.db") as conn:
+    # closing(): sqlite3's own context manager commits but never closes.
+    with closing(sqlite3.connect(tmp_path / "jobs.db")) as conn:
         (held,) = conn.execute(
             "SELECT count(*) FROM jobs WHERE status = 'running' AND started_at IS NULL"
         ).fetchone()
