@@ -44,15 +44,18 @@ async def test_periodic_jobs_fire_on_the_apps_scheduler(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def test_workers_starting_again_keep_a_schedules_next_fire(
-    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+    store_kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """Each worker registers the app's schedules at its start; the same
     schedule again keeps its next fire, so deploys more frequent than an
     interval cannot keep it from firing."""
+    if store_kind == "memory":
+        # store_kind (not a parametrize of its own) for the durable runs'
+        # real clock: trio's autojumping mock clock outruns a store's threads.
+        pytest.skip("a memory schedule lives and dies with its scheduler")
     on_store: dict[str, Any] = {"store": f"sqlite:///{tmp_path / 'jobs.db'}"}
-    if kind == "postgres":
+    if store_kind == "postgres":
         from pg import SECRET, schema_url
 
         on_store = {
