@@ -163,7 +163,7 @@ class Pages(Handlers):
             self.waiting,
             partial(store.jobs, statuses=_views.FAILURES, limit=_limits.FAILURES_LIMIT),
             store.schedules,
-            partial(_registered.unknown_names, store),
+            store.waiting_for_unknown_names,
         )
         return {
             "now": now,

@@ -10,19 +10,14 @@ its result as ``b"J"`` and JSON: shown as they are stored, tags and all
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from starlette.exceptions import HTTPException
 
-from jobsched import JobStore
-from jobsched.store import MEMBER_EVERY, StoredJob, check_arg_filters
+from jobsched.store import StoredJob, check_arg_filters
 
 #: A registered job's result: this byte, then its JSON.
 JSON_RESULT = b"J"
-#: A member silent this long is stale (the members page says so): the names
-#: it reported no longer count as known.
-STALE_AFTER = 3 * MEMBER_EVERY
 
 
 def pretty(text: str | bytes) -> str:
@@ -65,24 +60,6 @@ def arg_filters(texts: list[str]) -> dict[str, str]:
         return check_arg_filters(filters)
     except (TypeError, ValueError) as exc:
         raise HTTPException(400, f"{exc}; e.g. /jobs?arg=to=user5@example.com") from None
-
-
-async def unknown_names(store: JobStore) -> dict[str, int]:
-    """Registered jobs waiting for a member that knows their name: name ->
-    how many. Known are the names the live working members report; a store
-    without a members list knows none."""
-    try:
-        members = await store.members()
-    except NotImplementedError:
-        members = []
-    now = time.time()
-    known = {
-        name
-        for member in members
-        if member.workers > 0 and now - member.seen_at <= STALE_AFTER
-        for name in member.names
-    }
-    return dict(sorted((await store.waiting_for_names(known)).items()))
 
 
 def describe(waiting: dict[str, int]) -> list[tuple[str, int, str]]:

@@ -7,39 +7,13 @@ Like the other reads it asks the store through :class:`~jobsched.JobStore`
 
 from __future__ import annotations
 
-import time
-
 import click
 
 from .._enums import JobStatus
 from ..store._base import JobStore
-from ..store._rows import MEMBER_EVERY
 from . import _format as fmt
 from ._jobargs import json_option, print_json, run
 from ._main import store_option
-
-#: A member silent this long (three missed reports) is not counted as one
-#: that knows its names: the dashboard marks it stale too.
-STALE_AFTER = 3 * MEMBER_EVERY
-
-
-async def unknown_names(store: JobStore) -> dict[str, int]:
-    """Registered jobs waiting for a member that knows their name: name ->
-    how many. Known: the names the live working members report; a store
-    without a members list knows none, so every waiting registered job counts."""
-    try:
-        members = await store.members()
-    except NotImplementedError:
-        members = []
-    now = time.time()
-    known = {
-        name
-        for member in members
-        if member.workers > 0 and now - member.seen_at <= STALE_AFTER
-        for name in member.names
-    }
-    return dict(sorted((await store.waiting_for_names(known)).items()))
-
 
 #: The statuses ``queue_counts`` counts, in the order the table shows them.
 _LIVE = (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.RETRY_WAIT)
@@ -74,7 +48,7 @@ def stats(store_url: str | None, as_json: bool) -> None:
         unknown = {key.hex(): n for key, n in sorted((await store.waiting_for_keys()).items())}
         # Registered jobs no live member knows: a deploy's new job waits for
         # its workers (issue 33), and this says so instead of nothing.
-        nameless = await unknown_names(store)
+        nameless = await store.waiting_for_unknown_names()
         executors = sorted({executor for _, executor in counts})
         by_status = {s.value: 0 for s in JobStatus}
         by_executor: dict[str, dict[str, int]] = {e: {} for e in executors}

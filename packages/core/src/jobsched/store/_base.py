@@ -23,7 +23,16 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from ._operator import OperatorSide
-from ._rows import Change, Claimed, DueSchedule, NewJob, Outcome, Recorded, StoredJob
+from ._rows import (
+    MEMBER_EVERY,
+    Change,
+    Claimed,
+    DueSchedule,
+    NewJob,
+    Outcome,
+    Recorded,
+    StoredJob,
+)
 from ._urls import mask_password
 
 if TYPE_CHECKING:
@@ -301,6 +310,29 @@ class JobStore(OperatorSide, ABC):
         """
         del names  # nothing counted: the default has no such jobs
         return {}
+
+    async def waiting_for_unknown_names(self) -> dict[str, int]:
+        """Registered jobs no live member can run: name -> how many, by name.
+
+        Known are the names the working members reported within three
+        report intervals (``Member.names``); a store without a members list
+        knows none, so every waiting registered job counts. What ``jobsched
+        stats`` and the dashboard show.
+        """
+        import time
+
+        try:
+            members = await self.members()
+        except NotImplementedError:
+            members = []
+        now = time.time()
+        known = {
+            name
+            for member in members
+            if member.workers > 0 and now - member.seen_at <= 3 * MEMBER_EVERY
+            for name in member.names
+        }
+        return dict(sorted((await self.waiting_for_names(known)).items()))
 
     @abstractmethod
     async def unfinished(self) -> int:
