@@ -20,7 +20,7 @@ from jobsched.store import (
     local_prefix,
 )
 
-from . import _cancels, _claim, _connect, _gate, _limits, _outcomes, _queues, _sql
+from . import _cancels, _claim, _connect, _gate, _limits, _outcomes, _queues, _sql, _takeover
 
 T = TypeVar("T")
 
@@ -151,8 +151,8 @@ class Leases(JobStore):
             claimed: list[Claimed] = []
             dead = self._dead_local_owners(conn, now)
             if self._looks.due(owner, now, lease) or dead:
-                _claim.hand_back(conn, owner, limit, dead, now)
-                claimed = _claim.take_over(conn, owner, limit, names, dead, lease, keys)
+                _takeover.hand_back(conn, owner, limit, dead, now)
+                claimed = _takeover.take_over(conn, owner, limit, names, dead, lease, keys)
             left = limit - len(claimed)
             due = None
             if left > 0 and rooms and (served is None or served):
