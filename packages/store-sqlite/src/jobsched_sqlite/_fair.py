@@ -13,7 +13,7 @@ from jobsched.store import take_turns
 from ._schema import TENANT_INDEX
 
 if TYPE_CHECKING:
-    from ._claim import Picker
+    from ._picker import Picker
 
 #: ``fair_turns``' name for the None tenant: a job's tenant is never "".
 NO_TENANT = ""
