@@ -37,6 +37,11 @@ async def bad_result() -> object:
     return object()
 
 
+@app.job(retry=js.RetryPolicy(max_retries=3, base_delay=0.01))
+async def decoded_badly() -> str:
+    return b"caf\xe9".decode("utf-8", errors="surrogateescape")  # 'caf\udce9'
+
+
 @app.job(serializer="pickle")
 async def pickled(value: Any) -> Any:
     return value

@@ -10,7 +10,18 @@ from typing import Any
 
 import anyio
 import pytest
-from app_jobs import add, app, bad_result, fan_out, fan_out_sync, named, pickled, record, send_email
+from app_jobs import (
+    add,
+    app,
+    bad_result,
+    decoded_badly,
+    fan_out,
+    fan_out_sync,
+    named,
+    pickled,
+    record,
+    send_email,
+)
 
 import jobsched as js
 from jobsched._jobs._registered import RegisteredJob
@@ -134,6 +145,38 @@ async def test_result_that_does_not_encode_fails_without_retry(
     assert job.last_error is not None
     assert "the result of app_jobs.bad_result cannot be stored as JSON" in job.last_error
     assert "builtins.object" in job.last_error
+
+
+@pytest.mark.anyio
+async def test_text_no_store_keeps_is_refused_at_enqueue_on_every_store(
+    on_store: dict[str, Any], clock: Callable[[], float]
+) -> None:
+    """NUL or a lone surrogate in an argument: ValueError at enqueue naming the
+    argument, on every store alike (PostgreSQL's jsonb has no NUL); nothing is
+    accepted, and the scheduler goes on."""
+    async with app.scheduler(clock=clock, **on_store) as s:
+        for bad in ("a\x00b", "caf\udce9"):
+            with pytest.raises(ValueError, match=r"app_jobs.add: the argument 'b' cannot be"):
+                await add.enqueue(1, bad)  # type: ignore[arg-type]
+            with pytest.raises(ValueError, match=r"the argument 'items' cannot be stored"):
+                record.job(["ok", {"k": bad}])
+        assert s.jobs() == []
+        assert await s.result(await add.enqueue(1, 2), timeout=30) == 3
+
+
+@pytest.mark.anyio
+async def test_a_result_no_store_keeps_fails_the_job_without_retry(
+    on_store: dict[str, Any], clock: Callable[[], float]
+) -> None:
+    """A result holding a lone surrogate (bytes decoded with surrogateescape)
+    ends the job FAILED after one attempt, saying why; it never hangs."""
+    async with app.scheduler(clock=clock, **on_store) as s:
+        job = await s.wait(await decoded_badly.enqueue(), timeout=30)
+    assert job.status is js.JobStatus.FAILED
+    assert job.attempts == 1
+    assert job.last_error is not None
+    assert "the result of app_jobs.decoded_badly cannot be stored" in job.last_error
+    assert "lone surrogate" in job.last_error
 
 
 @pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""Tagged JSON (jobsched._app._json): what registered jobs' arguments and
+"""Tagged JSON (jobsched._jobs._json): what registered jobs' arguments and
 results are stored as: plain JSON as is, the common Python types tagged so
 they come back as such, and a clear TypeError for anything else."""
 
@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from jobsched._app._json import dumps, loads
+from jobsched._jobs._json import dumps, dumps_arguments, loads
 
 VALUES = [
     None,
@@ -108,3 +108,37 @@ def test_subclasses_are_not_their_base() -> None:
 
     with pytest.raises(TypeError, match="Color"):
         dumps(Color.RED, "v")
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        ("a\x00b", "the string holds NUL"),
+        ({"a": [1, "x\x00"]}, "the string at ['a'][1] holds NUL"),
+        ({"k\x00": 1}, "the string at ['k\\x00'] (the key) holds NUL"),
+        (("t", {"s\x00"}), "the string at [1][0] holds NUL"),
+    ],
+)
+def test_nul_in_arguments_is_refused_naming_where(value: object, where: str) -> None:
+    """Arguments go to PostgreSQL's jsonb, which has no NUL: a ValueError on
+    every store alike, naming the owner and the path."""
+    with pytest.raises(ValueError, match="the argument 'x' cannot be stored") as info:
+        dumps_arguments(value, "the argument 'x'")
+    assert where in str(info.value)
+    assert "as bytes" in str(info.value)  # the way out
+    assert loads(dumps(value, "v")) == value  # a result may hold it: kept as bytes
+
+
+@pytest.mark.parametrize("value", ["a\ud800", ["ok", {"k": "\udcff"}], {"\udc80": 1}])
+def test_a_lone_surrogate_is_refused_in_arguments_and_results(value: object) -> None:
+    """A lone surrogate has no UTF-8 encoding, so no store keeps it, as an
+    argument or in a result."""
+    for encode in (dumps, dumps_arguments):
+        with pytest.raises(ValueError, match="lone surrogate.*errors='replace'"):
+            encode(value, "v")
+
+
+@pytest.mark.parametrize("value", ["a\\u0000b", "\\\\\\u0000", {"\\u0000": "\\x00"}])
+def test_backslashes_that_spell_an_escape_are_kept(value: object) -> None:
+    """A literal backslash followed by u0000 is text, not a NUL: kept."""
+    assert loads(dumps_arguments(value, "v")) == value

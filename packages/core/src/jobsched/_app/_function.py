@@ -93,6 +93,8 @@ class JobFunction(Generic[P, R]):
 
         :raises TypeError: the arguments do not bind to the function's
             signature, or one does not encode as JSON (named).
+        :raises ValueError: a string in them holds NUL or a lone surrogate,
+            which no store can keep (named).
         """
         return self._make(args, kwargs, {})
 
@@ -199,12 +201,12 @@ def encode_arguments(function: JobFunction[Any, Any], arguments: dict[str, Any])
         if params[key].kind is inspect.Parameter.VAR_POSITIONAL:
             arguments[key] = list(value)
     try:
-        return _json.dumps(arguments, "")
-    except TypeError:
+        return _json.dumps_arguments(arguments, "")
+    except (TypeError, ValueError):
         pass
     # Say which argument: encode them one by one (only on this error path).
     for key, value in arguments.items():
-        _json.dumps(value, f"{function.name}: the argument {key!r}")
+        _json.dumps_arguments(value, f"{function.name}: the argument {key!r}")
     raise AssertionError("unreachable: the arguments encoded one by one")  # pragma: no cover
 
 

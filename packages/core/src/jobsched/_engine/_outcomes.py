@@ -286,7 +286,7 @@ class Outcomes(SchedulerState):
                     result = encode_result(job)  # b"J" + JSON, which SQL can read
                 else:
                     result = link.codec.dumps(job.result, lambda: f"the result of {_describe(job)}")
-            except TypeError as exc:
+            except (TypeError, ValueError) as exc:
                 status = _FAILED
                 job.last_error = storable(str(exc))
                 job.result = None

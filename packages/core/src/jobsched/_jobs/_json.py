@@ -6,11 +6,17 @@ Plain JSON types go as they are. ``datetime``, ``date``, ``time``,
 so that they come back as such; a dict of the caller's that itself has
 exactly one key starting with ``$`` is escaped as ``{"$obj": {...}}``.
 Anything else is a ``TypeError`` naming what held it.
+
+Text no store can keep is a ``ValueError`` naming where it is: a lone
+surrogate anywhere (it has no UTF-8 encoding), and in arguments NUL too,
+which PostgreSQL's ``jsonb`` refuses (a result is kept as bytes, where
+JSON's ``\\u0000`` escape is fine).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 # The decoders by tag. datetime, uuid and decimal are imported on the first
@@ -23,7 +29,66 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(","
 
 
 def dumps(value: Any, what: str) -> str:
-    """``value`` as tagged JSON text; ``TypeError`` naming ``what`` if it does not encode."""
+    """``value`` as tagged JSON text.
+
+    :raises TypeError: a value does not encode (naming ``what`` and where).
+    :raises ValueError: a string holds a lone surrogate.
+    """
+    text = _dumps(value, what)
+    # ensure_ascii=False leaves a lone surrogate in the text as it is.
+    if not text.isascii() and _SURROGATE.search(text) is not None:
+        _refuse_text(value, what, _SURROGATE)
+    return text
+
+
+def dumps_arguments(value: Any, what: str) -> str:
+    """:func:`dumps` for a row's arguments, which PostgreSQL keeps as ``jsonb``:
+    a NUL is a ``ValueError`` there too, on every store alike."""
+    text = dumps(value, what)
+    if "\\u0000" in text and _NUL_ESCAPE.search(text) is not None:
+        _refuse_text(value, what, _NUL)
+    return text
+
+
+# A lone surrogate as the text holds it, and NUL as JSON escapes it: \u0000
+# after an even number of backslashes (JSON's \\u0000 is a backslash, then u0000).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NUL = re.compile("\x00")
+_NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def _refuse_text(value: Any, what: str, char: re.Pattern[str]) -> None:
+    where = _find_text(value, char, "")
+    problem = (
+        "NUL ('\\x00'), which PostgreSQL's JSON cannot keep: drop or replace the character, "
+        "or pass the data as bytes (kept as base64)"
+        if char is _NUL
+        else "a lone surrogate, which has no UTF-8 encoding: decode the bytes it came from "
+        "with errors='replace'"
+    )
+    raise ValueError(f"{what} cannot be stored: the string{_at(where or '')} holds {problem}")
+
+
+def _find_text(value: Any, char: re.Pattern[str], where: str) -> str | None:
+    """The path of the first string (or dict key) in ``value`` that holds ``char``."""
+    if isinstance(value, str):
+        return where if char.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and char.search(key):
+                return f"{where}[{key!r}] (the key)"
+            found = _find_text(item, char, f"{where}[{key!r}]")
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for i, item in enumerate(value):
+            found = _find_text(item, char, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _dumps(value: Any, what: str) -> str:
     try:
         try:
             tagged = _encode(value, None)

@@ -82,7 +82,7 @@ def _round_trip(name: str, value: Any) -> Any:
         return None
     try:
         text = _json.dumps(value, f"the result of {name}")
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise NonRetryableError(str(exc)) from None
     return _json.loads(text)
 
