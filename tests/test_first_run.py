@@ -204,6 +204,36 @@ async def test_an_internal_error_ends_the_job_failed(
 
 
 @pytest.mark.anyio
+async def test_an_internal_error_storing_a_result_ends_the_stored_row_failed(
+    make_scheduler: Make, durable: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If making the stored outcome raises (a bug), the row in the store ends
+    FAILED too, not RUNNING under this member until its lease runs out."""
+    from jobsched.store._codec import Codec
+
+    dumps = Codec.dumps
+
+    def broken(self: Codec, obj: Any, what: Any) -> bytes:
+        if isinstance(obj, str):  # Ok's result; a payload is the job's stored form
+            raise RuntimeError("result bug")
+        return dumps(self, obj, what)
+
+    monkeypatch.setattr(Codec, "dumps", broken)
+    async with make_scheduler() as s:
+        job_id = s.submit(Ok("value"))
+        with anyio.fail_after(30):
+            job = await s.wait(job_id)
+            stored = await s.fetch(job_id)
+    if not durable:  # the memory store keeps the result object: no codec to fail
+        assert job.status is stored.status is S.COMPLETED
+        return
+    assert job.status is stored.status is S.FAILED
+    assert "internal error while recording the outcome: RuntimeError: result bug" in str(
+        stored.last_error
+    )
+
+
+@pytest.mark.anyio
 async def test_wait_returns_a_job_whose_outcome_could_not_be_recorded(
     make_scheduler: Make,
 ) -> None:

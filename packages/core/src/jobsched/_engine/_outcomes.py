@@ -272,10 +272,11 @@ class Outcomes(SchedulerState):
         link = self._link
         assert link is not None
         number = job._jobsched_id
-        attempt = self._held.pop(number, None)
+        # Held until the outcome is made: if making it raises (a bug), the
+        # held attempt lets _recording_failed still end the row FAILED.
+        attempt = self._held.get(number)
         if attempt is None:
             return status  # not ours in the store: a cascade, or cancelled while queued
-        ended = self._lost_ended.pop(number, None)
         result = None
         # A None result is stored as NULL, which fetch reads back as None.
         if status is _COMPLETED and job.result is not None:
@@ -290,6 +291,8 @@ class Outcomes(SchedulerState):
                 status = _FAILED
                 job.last_error = storable(str(exc))
                 job.result = None
+        del self._held[number]
+        ended = self._lost_ended.pop(number, None)
         link.record(
             Outcome(
                 number,
