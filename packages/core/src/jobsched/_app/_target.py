@@ -74,6 +74,14 @@ def enqueue_sync(app: App, job: Job, submit: dict[str, Any]) -> str:
     submit = _submit_options(submit)
     here = get_ident()
     running = _running(app)
+    if "connection" in submit:
+        # Written here, waiting for no commit of the scheduler's: on its
+        # loop's thread too.
+        from .._engine._joined import submit_joined
+
+        connection = submit.pop("connection")
+        scheduler = running[0] if running else app._producer_for("enqueue_sync()").scheduler
+        return submit_joined(scheduler, job, connection, **submit)
     for scheduler in running:
         if scheduler._loop_thread == here:
             raise SchedulerError(
@@ -81,12 +89,6 @@ def enqueue_sync(app: App, job: Job, submit: dict[str, Any]) -> str:
                 "where waiting for the commit would block the loop that makes it: use "
                 "`await f.enqueue(...)` there"
             )
-    if "connection" in submit:
-        from .._engine._joined import submit_joined
-
-        connection = submit.pop("connection")
-        scheduler = running[0] if running else app._producer_for("enqueue_sync()").scheduler
-        return submit_joined(scheduler, job, connection, **submit)
     for scheduler in running:
         token = scheduler._loop_token
         if token is not None:
