@@ -25,7 +25,7 @@ from ..store._rows import KEY_WIDTH
 
 #: A probe's seq and submitted_at as today's are (microseconds and seconds
 #: since the epoch): the check of a recipe, where rounding would show.
-_CHECK_AT = (1.7e15, 1.7e9)
+_CHECK_AT = (1_700_000_000_000_000, 1.7e9)
 
 
 def registered(registry: Mapping[str, Any], strategy: SchedulingStrategy) -> list[Registered]:
@@ -50,8 +50,8 @@ def _recipe(
     """The key's (base, per seq, per second of submitted_at) coefficients, or
     None if the key is not linear in those two (or not numbers)."""
 
-    def key(seq: float, submitted_at: float) -> tuple[float, ...]:
-        job.seq = seq  # type: ignore[assignment]
+    def key(seq: int, submitted_at: float) -> tuple[float, ...]:
+        job.seq = seq
         job.submitted_at = submitted_at
         found = tuple(map(float, strategy.key(job)))
         if len(found) > KEY_WIDTH:

@@ -302,7 +302,7 @@ class Stored(Dispatch):
             store = self._link.store
             await store.open()
             if self._registry:
-                await self._put_functions(store)
+                await self._put_functions(store, self._registry)
             if not store.secrets:
                 # A store that allows no secret (SQLite) would otherwise run
                 # unsigned pickles without a word: say so once per start.
@@ -315,14 +315,14 @@ class Stored(Dispatch):
                     mask_password(store.url),
                 )
 
-    async def _put_functions(self, store: Any) -> None:
+    async def _put_functions(self, store: Any, registry: Any) -> None:
         """The app's registered functions, for enqueues made in SQL
         (``jobsched_enqueue``). Not worth failing the start for: that
         enqueue then says the name is not registered."""
         from ._functions import registered
 
         try:
-            await store.put_functions(registered(self._registry, self._strategy))
+            await store.put_functions(registered(registry, self._strategy))
         except Exception as exc:
             logger.warning(
                 "could not store the app's registered functions in %s for jobsched_enqueue() "
