@@ -279,3 +279,38 @@ async def test_enqueue_sync_from_a_thread_uses_the_callers_connection(store: Sto
         with anyio.fail_after(PROMPT):
             assert await anyio.to_thread.run_sync(lambda: bg.result(job_id, timeout=PROMPT))
     assert RAN == [("from a view", (), None, {})]
+
+
+def test_sql_key_recipes_give_each_strategy_s_key() -> None:
+    """The registered functions' sort-key recipe (for jobsched_enqueue) gives
+    every built-in strategy's key from a job's seq and submit time; a
+    strategy whose key is not linear in them gets none (SQL then refuses)."""
+    from jobsched._engine._functions import registered
+
+    class Squares(js.FIFOStrategy):
+        def key(self, job: js.Job) -> tuple[float, ...]:
+            return (float(job.seq) ** 2,)
+
+    app, record_job = make_app("memory")
+    seq, submitted_at = 1_765_432_109_876_543, 1_765_432_109.876
+    for strategy in [
+        js.FIFOStrategy(),
+        js.PriorityStrategy(),
+        js.AgingPriorityStrategy(0.25),
+        js.EarliestDeadlineFirstStrategy(),
+        js.FairShareStrategy(js.PriorityStrategy(), {"a": 2}),
+    ]:
+        (row,) = registered(app.jobs, strategy)
+        assert row.key_base and row.key_seq and row.key_submitted
+        job = record_job.job("x")
+        job.seq, job.submitted_at = seq, submitted_at
+        want = tuple(map(float, strategy.key(job)))
+        want += (0.0,) * (3 - len(want))
+        got = tuple(
+            b + s * seq + t * submitted_at
+            for b, s, t in zip(row.key_base, row.key_seq, row.key_submitted)
+        )
+        assert got == pytest.approx(want, rel=1e-12), strategy
+        assert (row.name, row.executor, row.queue) == ("tx.record", "async", "default")
+    (row,) = registered(app.jobs, Squares())
+    assert row.key_base is row.key_seq is row.key_submitted is None

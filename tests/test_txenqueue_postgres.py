@@ -330,3 +330,22 @@ async def test_jobsched_enqueue_from_a_trigger(url: str) -> None:
             assert await s.result("receipt-1") == "ann@example.com:[]:None:[]"
         with pytest.raises(js.UnknownJobError):
             await s.fetch("receipt-2")
+
+
+class _Squares(js.FIFOStrategy):
+    """A custom strategy whose key SQL cannot compute (not linear in seq)."""
+
+    def key(self, job: js.Job) -> tuple[float, ...]:
+        return (float(job.seq) ** 2,)
+
+
+def test_jobsched_enqueue_refuses_a_key_it_cannot_compute(url: str) -> None:
+    """An app whose strategy's key is not linear in submit order leaves SQL no
+    recipe: jobsched_enqueue says so instead of ordering the job wrongly."""
+    app, _ = make_app(url, strategy=_Squares())
+    with (
+        app.background(num_workers=0),
+        psycopg.connect(url, autocommit=True) as conn,
+        pytest.raises(psycopg.errors.FeatureNotSupported, match="SQL cannot compute"),
+    ):
+        conn.execute("SELECT jobsched_enqueue('tx.record', '[\"x\"]')")
