@@ -109,6 +109,39 @@ async def test_commit_makes_the_job_and_a_worker_runs_it(store: Store) -> None:
     assert rows(conn, table) == [(1, "book")]
 
 
+@pytest.mark.timeout(180)
+async def test_a_worker_process_starts_the_job_after_the_commit(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real ``jobsched worker`` process (woken by the commit's NOTIFY on
+    PostgreSQL, at its next poll on SQLite) runs a job committed in the
+    caller's transaction, and not before: until then no session but the
+    caller's sees it."""
+    from pg import SECRET
+    from test_cli import env_for
+    from test_cli_worker import Worker
+
+    monkeypatch.setenv("JOBSCHED_SECRET", SECRET)  # the worker inherits it
+    worker = Worker(
+        "--app", "txenq_jobs:worker_app", "--workers", "2", env=env_for(TXENQ_STORE=store.url)
+    )
+    try:
+        await anyio.to_thread.run_sync(worker.expect, "started on ")
+        app, record_job = make_app(store.url)
+        conn = store.connect()
+        async with app.scheduler(num_workers=0) as producer:
+            job_id = await record_job.options(connection=conn).enqueue("in a process")
+            with pytest.raises(js.UnknownJobError):
+                await producer.fetch(job_id)
+            conn.commit()
+            with anyio.fail_after(PROMPT):
+                assert await producer.result(job_id) == "in a process:[]:None:[]"
+        await anyio.to_thread.run_sync(worker.stop)
+    finally:
+        worker.kill()
+    assert RAN == []  # it ran there, not here
+
+
 async def test_rollback_leaves_no_job(store: Store) -> None:
     """A rolled-back transaction takes the job with it: the store never held it."""
     app, record_job = make_app(store.url)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -35,3 +36,9 @@ def make_app(url: str, **settings: Any) -> tuple[js.App, js.JobFunction[..., str
         settings.setdefault("secret", SECRET)
     app = js.App(url, **settings)
     return app, app.job(name="tx.record")(record)
+
+
+#: What ``jobsched worker --app txenq_jobs:worker_app`` runs: the same job,
+#: on the store the test names in TXENQ_STORE.
+worker_app = js.App(os.environ.get("TXENQ_STORE", "memory"))
+worker_app.job(name="tx.record")(record)
