@@ -21,6 +21,7 @@ from benchmarks import (
     _producers,
     _registered,
     _stores,
+    _txenqueue,
     _v01,
 )
 from benchmarks._counts import W15
@@ -35,7 +36,7 @@ from benchmarks._workloads import APS_W2_MAX, SYSTEMS, WORKLOADS
 # W14: the dashboard; W15: operator reads at 1M; W16-W17: the producer API;
 # W18: a small named queue beside a big one; W7c8, W10c8: the stores at
 # concurrency 8; W19-W20: a queue that is behind; W21: a registered job's
-# enqueue).
+# enqueue; W22: enqueue in the caller's own transaction).
 WORKLOADS = {
     **WORKLOADS,
     W1OTEL.wid: W1OTEL,
@@ -49,6 +50,7 @@ WORKLOADS = {
     **_c8.WORKLOADS,
     _registered.W21.wid: _registered.W21,
     **_backlog.WORKLOADS,
+    _txenqueue.W22.wid: _txenqueue.W22,
 }
 CHILD_MODULES = {
     W1OTEL.wid: "benchmarks._otel",
@@ -62,6 +64,7 @@ CHILD_MODULES = {
     **dict.fromkeys(_c8.WORKLOADS, _c8.__name__),
     _registered.W21.wid: _registered.__name__,
     **dict.fromkeys(_backlog.WORKLOADS, _backlog.__name__),
+    _txenqueue.W22.wid: _txenqueue.__name__,
 }
 SYSTEMS = (
     *SYSTEMS,
@@ -167,6 +170,8 @@ def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> s
     if system in _registered.SYSTEMS:
         ran = wid in _c8.PEERS
         return None if ran else "n/a (registered jobs at concurrency 8: W7c8, W10c8)"
+    if wid == _txenqueue.W22.wid and system not in ("raw", "jobsched"):
+        return "n/a (W22 runs raw and jobsched)"
     if wid in _backlog.WORKLOADS and system not in ("raw", "jobsched"):
         return f"n/a ({wid} runs raw and jobsched on PostgreSQL)"
     if wid in _c8.PEERS and system not in ("raw", "jobsched", _c8.PEERS[wid]):

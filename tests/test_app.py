@@ -259,10 +259,14 @@ def test_arguments_that_do_not_bind() -> None:
         add.job(1, 2, 3)  # type: ignore[call-arg]
 
 
-def test_connection_is_not_supported_yet() -> None:
-    """options(connection=...) belongs to issue 35: refused with a message saying so."""
-    with pytest.raises(ValueError, match="issue 35"):
-        add.options(connection=object())
+def test_a_connection_under_testing_is_recorded_as_any_enqueue() -> None:
+    """Inside ``app.testing()`` an enqueue in the caller's transaction
+    (``connection=``) is recorded like any other: nothing is written, so the
+    connection is not used. (Enqueueing in your own transaction itself:
+    tests/test_txenqueue*.py.)"""
+    with app.testing() as t:
+        add.options(connection=object()).enqueue_sync(1, 2)
+    t.assert_enqueued(add, 1, 2)
 
 
 def test_registering_errors() -> None:

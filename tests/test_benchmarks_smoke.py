@@ -482,6 +482,36 @@ def test_the_registered_enqueue_row_runs_on_tiny_sizes(tmp_path: Path) -> None:
     assert databases_named(prefix) == []
 
 
+@pytest.mark.postgres
+@pytest.mark.timeout(150)
+def test_the_transactional_enqueue_row_runs_on_tiny_sizes(tmp_path: Path) -> None:
+    """W22 (a request's row and job in one transaction over the job enqueued
+    after the commit, both stores) gets a figure for raw and jobsched, is
+    n/a for the others, and leaves no database behind."""
+    pg.require_server()
+    prefix = f"jobsched_smoke_{secrets.token_hex(4)}"
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched,jobsched-app",
+        "--only", "W22",
+        "--sizes", "W22=20",
+        "--no-plot",
+        "--out", str(tmp_path),
+        timeout=140,
+        env={"JOBSCHED_BENCH_PG": pg.url_of("").rstrip("/"), "JOBSCHED_BENCH_PREFIX": prefix},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    for store in ("pg", "sqlite"):
+        for system in ("raw", "jobsched"):
+            entry = rows[("W22", f"{store}_x", system)]
+            assert "note" not in entry, entry
+            assert entry["value"]["median"] > 0
+    assert "n/a" in rows[("W22", "pg_x", "jobsched-app")]["note"]
+    assert databases_named(prefix) == []
+
+
 async def _refused(to: str, order: int, at: object, meta: object) -> None:
     """W7c8's job, failing: a run must not count jobs that did not complete."""
     raise js.NonRetryableError("refused by the test")

@@ -109,7 +109,7 @@ def test_scheduler_signature() -> None:
     assert grace.kind is inspect.Parameter.KEYWORD_ONLY
     for method in ["submit", "enqueue"]:
         params = inspect.signature(getattr(js.JobScheduler, method)).parameters
-        for name in ["at", "job_id"]:
+        for name in ["at", "job_id", "connection"]:
             assert params[name].default is None, (method, name)
             assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
     for method in ["wait", "result"]:

@@ -36,7 +36,7 @@ from collections.abc import Iterable
 
 from psycopg import errors
 
-from jobsched.store import DEFAULT_QUEUE, NewJob
+from jobsched.store import DEFAULT_QUEUE, NewJob, Registered
 
 from . import _schema
 from ._sql import Conn
@@ -77,7 +77,7 @@ def stored(queue: str) -> str | None:
     return None if queue == DEFAULT_QUEUE else queue
 
 
-def named(jobs: Iterable[NewJob]) -> bool:
+def named(jobs: Iterable[NewJob | Registered]) -> bool:
     """Whether any of ``jobs`` is of a named queue."""
     return any(job.queue != DEFAULT_QUEUE for job in jobs)
 

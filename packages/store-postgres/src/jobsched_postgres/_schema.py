@@ -9,6 +9,7 @@ import psycopg
 from jobsched import StoreUnavailableError
 from jobsched.store import mask_password
 
+from . import _sqlapi
 from ._connect import masked_error
 
 #: The schema this code writes. A database with a newer one was written by a
@@ -304,6 +305,9 @@ def prepare(conn: psycopg.Connection[Any], url: str) -> None:
                 for statement in _DDL:
                     conn.execute(statement)
                 version = VERSION
+            if version == VERSION:
+                # The SQL functions, under this lock too (see _sqlapi).
+                _sqlapi.install(conn)
     except psycopg.Error as exc:
         raise StoreUnavailableError(
             f"cannot create or read the jobsched schema in {masked!r}: {masked_error(exc, url)}; "

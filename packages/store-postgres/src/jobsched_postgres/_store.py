@@ -29,11 +29,12 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from jobsched import StoreUnavailableError
-from jobsched.store import Change, DueSchedule, NewJob, StoredJob, TakeoverLooks
+from jobsched.store import Change, DueSchedule, Joined, NewJob, Registered, StoredJob, TakeoverLooks
 
-from . import _cancels, _connect, _errors, _poollog, _queues, _schedules, _schema, _sql
+from . import _cancels, _connect, _errors, _poollog, _queues, _schedules, _schema, _sql, _sqlapi
 from ._leases import DEAD_OWNER_EVERY, Leases
 from ._reads import Reads
+from ._txadd import State, joined
 
 T = TypeVar("T")
 
@@ -100,6 +101,9 @@ class PostgresStore(Leases, Reads):
         # Whether this member has seen the named queues' index built (see _queues).
         self._queue_index = False
         self._closed = False
+        #: The store's schema and random id, read at open (see _sqlapi.identity).
+        self._identity: tuple[str, int] | None = None
+        self._joined = State(self.reserve_ids)
 
     # ── plumbing ──────────────────────────────────────────────────────────
 
@@ -113,6 +117,7 @@ class PostgresStore(Leases, Reads):
                 self._writable(conn)
                 _schema.prepare(conn, self._raw_url)
                 self._queue_column = _queues.has_column(conn)
+                self._identity = _sqlapi.identity(conn)
             except psycopg.Error as exc:
                 if _errors.is_transient(exc):
                     raise _errors.unavailable(self.url, exc) from None
@@ -304,7 +309,7 @@ class PostgresStore(Leases, Reads):
 
         return self._tx(reserve)
 
-    async def _named_queues(self, jobs: Sequence[NewJob]) -> None:
+    async def _named_queues(self, jobs: Sequence[NewJob] | Sequence[Registered]) -> None:
         """Before a write of ``jobs``: the named queues' column and index, if
         one of them is of a named queue and this member has not seen both."""
         if self._queue_index or not _queues.named(jobs):
@@ -320,6 +325,18 @@ class PostgresStore(Leases, Reads):
     async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
         await self._named_queues(jobs)
         return await self._run(lambda conn: _sql.add(conn, jobs, now))
+
+    def joined(self, connection: object) -> Joined:
+        """A caller's connection to this store's database (see ``_txadd``)."""
+        if self._identity is None:
+            self._start()  # as reserve_ids: the schema's name and id come from it
+        assert self._identity is not None
+        return joined(self, connection, self._identity)
+
+    async def put_functions(self, functions: Sequence[Registered]) -> None:
+        await self._named_queues(functions)
+        now = time.time()
+        await self._run(lambda conn: _sqlapi.put_functions(conn, list(functions), now))
 
     async def cancel(self, ids: Collection[int], now: float) -> list[Change]:
         return await self._run(lambda conn: _cancels.cancel(conn, ids, now))

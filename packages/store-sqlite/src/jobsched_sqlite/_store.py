@@ -26,6 +26,7 @@ from jobsched.store import (
     DueSchedule,
     JobPage,
     JobStore,
+    Joined,
     Member,
     NewJob,
     Outcome,
@@ -41,7 +42,7 @@ from jobsched.store import (
     check_retry_ids,
 )
 
-from . import _argpage, _operator, _own, _queues, _schedules, _schema, _sql
+from . import _argpage, _operator, _own, _queues, _schedules, _schema, _sql, _txadd
 from ._add import AlreadyFired, add
 from ._claim import RUNNING, claim
 from ._errors import classified
@@ -174,6 +175,10 @@ class SQLiteStore(JobStore):
 
     async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
         return await self._write_async(lambda conn: add(conn, jobs, now))
+
+    def joined(self, connection: object) -> Joined:
+        """A ``sqlite3.Connection`` to this file, a transaction open (see ``_txadd``)."""
+        return _txadd.joined(self.path, connection)
 
     async def claim(
         self,

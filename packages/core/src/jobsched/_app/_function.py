@@ -124,15 +124,12 @@ class JobFunction(Generic[P, R]):
         :param depends_on: job ids (or jobs) that must complete first.
         :param queue: another queue than the registered one.
         :param priority: another priority than the registered one.
-        :param connection: for enqueueing in your own transaction (issue 35):
-            not supported yet, only None.
+        :param connection: a database connection with a transaction open:
+            the job is written in that transaction and exists if and only
+            if it commits (docs/stores.md, "Enqueue in your own
+            transaction"). ``enqueue`` takes an async driver's connection
+            too, ``enqueue_sync`` a synchronous one.
         """
-        if connection is not None:
-            raise ValueError(
-                f"options(connection={connection!r}): enqueueing in your own transaction "
-                "is not supported yet (issue 35); leave connection=None, and enqueue after "
-                "your transaction commits"
-            )
         made: dict[str, Any] = {}
         if queue is not None:
             made["queue"] = queue
@@ -148,6 +145,8 @@ class JobFunction(Generic[P, R]):
         deps = [depends_on] if isinstance(depends_on, (str, Job)) else list(depends_on)
         if deps:
             submit["depends_on"] = deps
+        if connection is not None:
+            submit["connection"] = connection
         return Sender(self, made, submit)
 
     def _make(self, args: tuple[Any, ...], kwargs: dict[str, Any], made: dict[str, Any]) -> Job:

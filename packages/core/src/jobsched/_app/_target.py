@@ -1,6 +1,10 @@
 """Where an enqueue goes: the test recorder, the app's scheduler running on
 the caller's loop, or the app's producer (a BackgroundScheduler with no
-workers on its own thread)."""
+workers on its own thread).
+
+An enqueue in the caller's own transaction (``connection=``) is written on
+the caller's thread whichever scheduler's store it uses: the connection is
+the caller's, used where the caller uses it (see ``_engine._joined``)."""
 
 from __future__ import annotations
 
@@ -51,6 +55,11 @@ async def enqueue_async(app: App, job: Job, submit: dict[str, Any]) -> str:
         if scheduler._loop_thread == here:
             return await scheduler.enqueue(job, **submit)
     producer = app._producer_for("enqueue()")
+    if "connection" in submit:
+        from .._engine._joined import enqueue_joined
+
+        connection = submit.pop("connection")
+        return await enqueue_joined(producer.scheduler, job, connection, **submit)
     import anyio.to_thread
 
     # The producer's submit blocks until the commit: off this loop.
@@ -65,6 +74,14 @@ def enqueue_sync(app: App, job: Job, submit: dict[str, Any]) -> str:
     submit = _submit_options(submit)
     here = get_ident()
     running = _running(app)
+    if "connection" in submit:
+        # Written here, waiting for no commit of the scheduler's: on its
+        # loop's thread too.
+        from .._engine._joined import submit_joined
+
+        connection = submit.pop("connection")
+        scheduler = running[0] if running else app._producer_for("enqueue_sync()").scheduler
+        return submit_joined(scheduler, job, connection, **submit)
     for scheduler in running:
         if scheduler._loop_thread == here:
             raise SchedulerError(

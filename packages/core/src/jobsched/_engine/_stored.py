@@ -139,14 +139,23 @@ class Stored(Dispatch):
         depends_on: Iterable[str] = (),
         at: datetime | None = None,
         job_id: str | None = None,
+        connection: object = None,
     ) -> str:
         """Submit ``job`` and return its id once it is committed (same checks as submit).
 
         Unlike ``submit``, it checks that the store holds every dependency
         this process doesn't know before accepting the job.
 
+        :param connection: a database connection with a transaction open
+            (an async driver's too): the job is written in that transaction
+            and exists if and only if it commits; the id is returned once
+            it is written there.
         :raises UnknownJobError: a dependency is in neither this process nor the store.
         """
+        if connection is not None:
+            from ._joined import enqueue_joined
+
+            return await enqueue_joined(self, job, connection, delay, depends_on, at, job_id)  # type: ignore[arg-type]
         link = self._link
         if link is not None and not isinstance(depends_on, str):
             depends_on = tuple(depends_on)
@@ -292,6 +301,8 @@ class Stored(Dispatch):
 
             store = self._link.store
             await store.open()
+            if self._registry:
+                await self._put_functions(store, self._registry)
             if not store.secrets:
                 # A store that allows no secret (SQLite) would otherwise run
                 # unsigned pickles without a word: say so once per start.
@@ -303,6 +314,23 @@ class Stored(Dispatch):
                     "pass secret=... to sign them",
                     mask_password(store.url),
                 )
+
+    async def _put_functions(self, store: Any, registry: Any) -> None:
+        """The app's registered functions, for enqueues made in SQL
+        (``jobsched_enqueue``). Not worth failing the start for: that
+        enqueue then says the name is not registered."""
+        from ._functions import registered
+
+        try:
+            await store.put_functions(registered(registry, self._strategy))
+        except Exception as exc:
+            logger.warning(
+                "could not store the app's registered functions in %s for jobsched_enqueue() "
+                "(%s: %s); SQL enqueues of them fail until a scheduler of the app stores them",
+                store.url,
+                type(exc).__name__,
+                exc,
+            )
 
     async def _close_store(self) -> None:
         """After the workers stopped: hand back unstarted claims, write everything, close."""

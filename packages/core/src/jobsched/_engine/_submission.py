@@ -49,6 +49,7 @@ class Submission(Outcomes):
         depends_on: Iterable[str] = (),
         at: datetime | None = None,
         job_id: str | None = None,
+        connection: object = None,
     ) -> str:
         """Queue ``job`` and return its id. Works before and after :meth:`start`.
 
@@ -64,12 +65,20 @@ class Submission(Outcomes):
             has the id whichever members submit it at once.
         :param depends_on: ids of jobs that must complete first. They must
             already be submitted, which makes cycles impossible.
+        :param connection: a synchronous database connection with a
+            transaction open (on a durable store): the job is written in
+            that transaction, and exists if and only if it commits
+            (docs/stores.md, "Enqueue in your own transaction").
         :raises SchedulerStoppedError: :meth:`stop` has begun.
         :raises SchedulerError: the job was already submitted.
         :raises UnknownJobError: a dependency is unknown.
         :raises ExecutorNotFoundError: the job's executor is not installed.
         :raises ValueError: ``at`` is naive, or given with a non-zero ``delay``.
         """
+        if connection is not None:
+            from ._joined import submit_joined
+
+            return submit_joined(self, job, connection, delay, depends_on, at, job_id)  # type: ignore[arg-type]
         if at is not None:
             delay = delay_until(at, delay)
         if job_id is not None:

@@ -20,6 +20,12 @@ from ._job import Job
 PAYLOAD = b"J"
 #: What starts a registered job's stored result: the JSON follows.
 RESULT_TAG = b"J"
+#: The keys of the arguments of a call enqueued by SQL (PostgreSQL's
+#: ``jobsched_enqueue``), which cannot know the function's parameter names:
+#: ``{"$args": [...], "$kwargs": {...}}``, bound to the signature when the
+#: job runs. No parameter's name starts with ``$``, so these never clash
+#: with the usual form (parameter name -> value).
+SQL_ARGS, SQL_KWARGS = "$args", "$kwargs"
 
 
 class RegisteredJob(Job):
@@ -57,6 +63,8 @@ class RegisteredJob(Job):
 
     def _call_args(self) -> tuple[list[Any], dict[str, Any]]:
         arguments = self.arguments
+        if SQL_ARGS in arguments:
+            return _bind_sql(self, arguments)
         plain = self.function._plain
         if plain is not None and arguments.keys() <= plain:
             return [], arguments  # every parameter takes its name (JobFunction._plain)
@@ -72,6 +80,26 @@ class RegisteredJob(Job):
         """Call the registered plain function; the result round-trips through JSON."""
         args, kwargs = self._call_args()
         return _round_trip(self.name, self.function.fn(*args, **kwargs))
+
+
+def _bind_sql(job: RegisteredJob, arguments: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """The call of arguments enqueued by SQL, bound now; NonRetryableError
+    (every run would fail the same way) if they do not bind."""
+    function = job.function
+    args, kwargs = arguments.get(SQL_ARGS), arguments.get(SQL_KWARGS, {})
+    try:
+        if type(args) is not list or type(kwargs) is not dict:
+            raise TypeError(
+                f"args must be a JSON array and kwargs an object, got {args!r} and {kwargs!r}"
+            )
+        bound = function._signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise NonRetryableError(
+            f"{job.name}: the arguments jobsched_enqueue() stored don't match "
+            f"{function.fn.__name__}{function._signature}: {exc}; enqueue it again with "
+            "args (a JSON array, by position) and kwargs (a JSON object, by name) that do"
+        ) from None
+    return list(bound.args), bound.kwargs
 
 
 def _round_trip(name: str, value: Any) -> Any:

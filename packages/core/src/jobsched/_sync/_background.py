@@ -194,13 +194,20 @@ class BackgroundScheduler:
         depends_on: Iterable[str] = (),
         at: datetime | None = None,
         job_id: str | None = None,
+        connection: object = None,
     ) -> str:
         """Submit ``job``; returns its id once the scheduler has it.
 
         With a durable store it returns once the job is committed, so any
         reader of the store sees it. Arguments and errors are those of
-        :meth:`JobScheduler.submit`.
+        :meth:`JobScheduler.submit`; with ``connection`` (a synchronous
+        driver's, a transaction open) the job is written in that
+        transaction, on this thread, and exists if and only if it commits.
         """
+        if connection is not None:
+            from .._engine._joined import submit_joined
+
+            return submit_joined(self._scheduler, job, connection, delay, depends_on, at, job_id)
         return self._loop.write(
             "submit()",
             partial(

@@ -26,6 +26,8 @@ from ._args import check_retry_ids as check_retry_ids
 from ._base import JobStore as JobStore
 from ._errors import REPORT_BUGS as REPORT_BUGS
 from ._errors import JobDataError as JobDataError
+from ._joined import Joined as Joined
+from ._joined import Registered as Registered
 from ._rows import KEY_WIDTH as KEY_WIDTH
 from ._rows import MEMBER_EVERY as MEMBER_EVERY
 from ._rows import MEMBERS_KEEP as MEMBERS_KEEP
@@ -77,11 +79,13 @@ __all__ = [
     "JobDataError",
     "JobPage",
     "JobStore",
+    "Joined",
     "Member",
     "NewJob",
     "Outcome",
     "RateLimit",
     "Recorded",
+    "Registered",
     "StoredJob",
     "StoredSchedule",
     "TakeoverLooks",

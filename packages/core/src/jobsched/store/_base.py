@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+from ._joined import Joined, Registered
 from ._operator import OperatorSide
 from ._rows import (
     MEMBER_EVERY,
@@ -117,6 +118,31 @@ class JobStore(OperatorSide, ABC):
     async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
         """Insert jobs (one transaction); the ones cancelled at once because
         an upstream already failed."""
+
+    def joined(self, connection: object) -> Joined:
+        """The caller's ``connection``, checked, as a writer of jobs into its
+        open transaction (``enqueue(..., connection=conn)``, see
+        :class:`~jobsched.store.Joined`). Synchronous: it may look at the
+        connection (a blocking driver's), never through an async one.
+
+        :raises TypeError: the store takes no connection of this kind.
+        :raises ValueError: the connection is not to this store's database,
+            has no transaction open, or the store's schema is not there.
+
+        The default takes none.
+        """
+        raise TypeError(
+            f"{type(self).__name__} ({self.url}) cannot write jobs in your own transaction "
+            f"(connection={connection!r}): it keeps its jobs where no connection of yours "
+            "reaches; enqueue without connection=, after your transaction commits"
+        )
+
+    async def put_functions(self, functions: Sequence[Registered]) -> None:
+        """Keep the app's registered functions for enqueues made in SQL (one
+        transaction; a name stored already is replaced). The scheduler of an
+        app calls it when it opens the store. The default keeps none: such a
+        store has no SQL enqueue."""
+        del functions  # nothing kept: the default has no SQL enqueue
 
     @abstractmethod
     async def claim(
