@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .._enums import JobStatus
+from .._jobs._current import Running, running
 from .._jobs._job import Job
 from .._log import logger
 from . import _resume
@@ -50,6 +51,8 @@ class Dispatch(Timers):
     """N worker tasks, each running attempts inline in one long-lived cancel scope."""
 
     async def _worker(self) -> None:
+        # Once per task: js.current_job() reads the attempt from this cell.
+        running.set(Running(self))
         try:
             while not self._stopping:
                 # One scope serves every attempt this worker runs; cancel()
@@ -77,6 +80,8 @@ class Dispatch(Timers):
         clock = self._clock
         transition = self._transition
         finish_one = self._finish_one
+        cell = running.get()
+        assert cell is not None
         streak = 0
         while not self._stopping:
             # Read each time: admission starts when an executor with a
@@ -96,6 +101,7 @@ class Dispatch(Timers):
             self._in_flight += 1
             if self._in_flight > self.peak_running:
                 self.peak_running: int = self._in_flight
+            cell.job = job
             # Step the attempt once by hand: most jobs that never suspend need
             # no cancel handle and no timer at all.
             try:
@@ -111,7 +117,9 @@ class Dispatch(Timers):
                 # One clock read serves the blocked-loop check and finished_at.
                 ended = clock()
                 timeout = job.timeout
-                if self._early_cancels:
+                if self._early_cancels or self._completed_in:
+                    # Cancelled before it suspended, or it completed in a
+                    # transaction of its own: _settle sorts it out.
                     self._settle(job, None, stop.value, None)
                 elif timeout is not None and ended - started >= timeout:
                     self._overran(job)
