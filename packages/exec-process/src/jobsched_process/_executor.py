@@ -40,7 +40,9 @@ class ProcessExecutor(jobsched.Executor):
     changes the job makes to its own fields are lost. A job or a result that
     cannot be pickled fails its attempt with :class:`jobsched.NonRetryableError`.
     An exception raised in the worker comes back with its type and message
-    (and the worker's traceback as its ``__cause__``).
+    (and the worker's traceback as its ``__cause__``). The attempt's handle
+    (:func:`jobsched.current_job`) goes with the job, pickled on its own,
+    and a completion its ``complete_in`` wrote comes back with the reply.
 
     **Starting**: each worker is a fresh interpreter running this package's
     own entry point, so it never imports the application's ``__main__``
