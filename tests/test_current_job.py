@@ -7,6 +7,7 @@ write in the caller's transaction (memory, SQLite) says so. (PostgreSQL's
 from __future__ import annotations
 
 import pickle
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -134,3 +135,46 @@ def test_the_handle_pickles_without_its_scheduler() -> None:
     assert repr(copy) == f"CurrentJob({copy.job_id!r}, attempt=1)"
     with pytest.raises(js.SchedulerError, match="keeps jobs in memory"):
         copy.complete_in(object())
+
+
+def test_a_thread_an_attempt_left_behind_keeps_naming_that_attempt() -> None:
+    """An async job's thread, abandoned when the job timed out, asks for the
+    current job while its worker runs another job: it gets its own job's
+    attempt, never the other job's (whose complete_in it could otherwise make)."""
+    gate, tag = "left-behind", "left-behind"
+    txn_jobs.GATES[gate] = threading.Event()
+    txn_jobs.NOTED[tag] = threading.Event()
+
+    async def main() -> tuple[str, str]:
+        async with js.JobScheduler(num_workers=1) as s:
+            once = js.RetryPolicy(max_retries=0)
+            first = s.submit(
+                js.FunctionJob(txn_jobs.outlived, (tag, gate), timeout=0.2, retry=once)
+            )
+            await s.wait(first)
+            other = s.submit(js.FunctionJob(txn_jobs.blocked, (gate,), timeout=None))
+            await s.join()
+        return first, other
+
+    first, other = anyio.run(main)
+    assert other != first
+    assert txn_jobs.FOUND[tag] == [(first, 1)]
+
+
+def test_an_abandoned_attempt_keeps_naming_itself_after_the_retry() -> None:
+    """An attempt that ignores its cancellation past the grace is abandoned
+    and the job retried; when the abandoned attempt asks, it is attempt 1
+    still, though the job has moved on to attempt 2."""
+    tag = "stubborn"
+    txn_jobs.NOTED[tag] = threading.Event()
+    retry = js.RetryPolicy(max_retries=1, base_delay=0.0, jitter=False)
+
+    async def main() -> str:
+        async with js.JobScheduler(num_workers=2) as s:
+            job_id = s.submit(js.FunctionJob(txn_jobs.stubborn, (tag,), timeout=0.2, retry=retry))
+            assert (await s.wait(job_id)).result == "retried"
+            await anyio.to_thread.run_sync(txn_jobs.NOTED[tag].wait, 30)
+        return job_id
+
+    job_id = anyio.run(main)
+    assert txn_jobs.FOUND[tag] == [(job_id, 1)]

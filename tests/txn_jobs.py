@@ -256,3 +256,52 @@ async def exactly_once(url: str, table: str, tag: str) -> str:
         await anyio.sleep(0.005)
         await js.current_job().complete_in(conn, result)
     return "returned"
+
+
+#: Handles the jobs below found, by tag: (job_id, attempt), or the error's text.
+FOUND: dict[str, list[Any]] = {}
+
+
+def _found(tag: str) -> None:
+    try:
+        current = js.current_job()
+        FOUND.setdefault(tag, []).append((current.job_id, current.attempt))
+    except RuntimeError as exc:
+        FOUND.setdefault(tag, []).append(str(exc))
+    noted = NOTED.get(tag)
+    if noted is not None:
+        noted.set()
+
+
+async def outlived(tag: str, gate: str) -> None:
+    """Waits in a thread it abandons when cancelled (a timeout); the thread,
+    once ``gate`` opens, notes the handle it finds."""
+
+    def in_thread() -> None:
+        GATES[gate].wait()
+        _found(tag)
+
+    await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
+
+
+async def blocked(gate: str) -> None:
+    """Runs until another job's thread has noted its handle: opens ``gate``
+    for it, then waits for the note (the job being this worker's meanwhile)."""
+    GATES[gate].set()
+    await anyio.to_thread.run_sync(NOTED[gate].wait, 30)
+
+
+async def stubborn(tag: str) -> str:
+    """Attempt 1 ignores its cancellation past the scheduler's grace (it is
+    abandoned, the job retried), then notes the handle it finds; later
+    attempts return at once."""
+    if js.current_job().attempt > 1:
+        return "retried"
+    try:
+        await anyio.sleep(3600)
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(1.5)  # past CANCEL_GRACE (1 s): abandoned meanwhile
+        _found(tag)
+        raise
+    return "not reached"

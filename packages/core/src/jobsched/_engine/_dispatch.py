@@ -160,13 +160,15 @@ class Dispatch(Timers):
             if self._claimed and idle:
                 # Suspended: the next claimed job goes to another worker.
                 idle.popleft().set()
-            outcome = await self._continue_attempt(job, scope, it, first)
+            outcome = await self._continue_attempt(job, scope, it, first, cell)
             if outcome is not _KEEP:
                 return outcome
+            cell = running.get()  # a new one if the attempt did not end well
+            assert cell is not None
         return _KEEP
 
     async def _continue_attempt(
-        self, job: Job, scope: anyio.CancelScope, it: Any, first: Any
+        self, job: Job, scope: anyio.CancelScope, it: Any, first: Any, cell: Running
     ) -> object:
         """Finish an attempt that suspended.
 
@@ -177,6 +179,8 @@ class Dispatch(Timers):
         timeout = job.timeout
         number = job._jobsched_id
         attempt = Attempt(scope, job, self._start_grace)
+        attempt.cell = cell
+        tried = job.attempts
         on_scope = False  # the timeout is the scope's own deadline (ticker gone)
         if timeout is not None and not (self._setting_up and number in self._setting_up):
             assert job.started_at is not None
@@ -210,6 +214,7 @@ class Dispatch(Timers):
             if _worker_cancelled(exc, scope):
                 # Our scope's cancellation (cancel() or the timeout), which the
                 # scope absorbs, or the worker being torn down.
+                self._new_cell(cell, tried)
                 if not scope.cancel_called:
                     # On a durable store the job goes back to it, never cancelled.
                     attempt.reason = attempt.reason or _shutdown_reason(self._link is not None)
@@ -222,6 +227,8 @@ class Dispatch(Timers):
             error = exc
         if attempt.abandoned:
             return _RETIRE
+        if error is not None or scope.cancel_called:
+            self._new_cell(cell, tried)
         if on_scope or scope.deadline != math.inf:
             # Also a deadline set on the scope during the attempt (by
             # _setup_ends, or by the ticker exiting): the scope outlives it.
@@ -236,6 +243,15 @@ class Dispatch(Timers):
             return _KEEP
         self._end_attempt(job, attempt, result, error)
         return _NEW_SCOPE if scope.cancel_called else _KEEP
+
+    def _new_cell(self, cell: Running, tried: int) -> None:
+        """An attempt that suspended ended failed or cancelled: a thread or task
+        it no longer waits for may run on with its worker's cell, so the cell
+        stays that attempt's (js.current_job() there names it) and the worker
+        takes a new one. Not after a clean end, which waited for all it began:
+        the hot path keeps its cell."""
+        cell.attempt = tried
+        running.set(Running(self))
 
     def _end_attempt(
         self, job: Job, attempt: Attempt, result: Any, error: BaseException | None
@@ -293,6 +309,10 @@ class Dispatch(Timers):
             "timed out" if attempt.reason is None else attempt.reason,
         )
         attempt.abandoned = True
+        if attempt.cell is not None:
+            # Its worker task retires with the job: the cell names this attempt
+            # for good, whatever attempt of the job runs next elsewhere.
+            attempt.cell.attempt = job.attempts
         self._end_attempt(job, attempt, None, None)
         group = self._workers_group
         if group is not None and not self._stopping:

@@ -36,13 +36,19 @@ _RUNNING = JobStatus.RUNNING
 class Running:
     """A worker task's cell: its scheduler, and the job whose attempt it runs."""
 
-    __slots__ = ("host", "job")
+    __slots__ = ("attempt", "host", "job")
 
     def __init__(self, host: Any) -> None:
         #: The scheduler whose worker this is (it answers ``_completing()``).
         self.host = host
         #: The job of the attempt under way, or the last one (then no longer RUNNING).
         self.job: Job | None = None
+        #: None while the cell follows the worker's attempts. Pinned to the
+        #: attempt once it ended abandoned, failed or cancelled after it
+        #: suspended: what it started may outlive it (a thread it no longer
+        #: waits for) holding this cell, so the worker moves on to a new one,
+        #: and this one keeps naming that attempt.
+        self.attempt: int | None = None
 
 
 #: Set once per worker task (see ``Dispatch._worker``).
@@ -54,12 +60,18 @@ _shipped: ContextVar[CurrentJob | None] = ContextVar("jobsched_current_job", def
 
 
 def snapshot() -> tuple[Job, int, Any] | None:
-    """The attempt under way in this context: (job, attempt, scheduler), or None."""
+    """The attempt of this context: (job, attempt, scheduler), or None outside one."""
     cell = running.get()
-    job = None if cell is None else cell.job
-    if job is None or job.status is not _RUNNING:
+    if cell is None:
         return None
-    return job, job.attempts, cell.host  # type: ignore[union-attr]
+    job = cell.job
+    if job is None:
+        return None
+    if cell.attempt is not None:
+        return job, cell.attempt, cell.host
+    if job.status is not _RUNNING:
+        return None
+    return job, job.attempts, cell.host
 
 
 class CurrentJob:
@@ -108,7 +120,8 @@ class CurrentJob:
         :raises SchedulerError: the job's store cannot write in your
             transaction (the memory store, SQLite): PostgreSQL can.
         """
-        return self._via().complete_in(self, conn, result)
+        pending: Awaitable[None] = self._via().complete_in(self, conn, result)
+        return pending
 
     def run(self, func: Callable[..., T], /, *args: Any) -> T:
         """For executors that run a job in another process: call
@@ -169,21 +182,16 @@ def current_job() -> CurrentJob:
     if handle is not None:
         return handle
     token = current_token.get()
-    held = None if token is None else token._attempt
-    if held is not None:
-        # A thread job: the attempt its token was made for, even if the
-        # scheduler is done with it (then complete_in says the lease is lost).
-        job, attempt, host = held
-    else:
-        cell = running.get()
-        job = None if cell is None else cell.job
-        if job is None or job.status is not _RUNNING:
-            raise RuntimeError(
-                "js.current_job() was called outside a running job: call it from the "
-                "job's own code (its function, run() or run_sync()), or from a task or "
-                "thread the job started"
-            )
-        attempt, host = job.attempts, cell.host  # type: ignore[union-attr]
+    # A thread job: the attempt its token was made for, even once the
+    # scheduler is done with it (then complete_in says the lease is lost).
+    held = snapshot() if token is None or token._attempt is None else token._attempt
+    if held is None:
+        raise RuntimeError(
+            "js.current_job() was called outside a running job: call it from the "
+            "job's own code (its function, run() or run_sync()), or from a task or "
+            "thread the job started"
+        )
+    job, attempt, host = held
     return CurrentJob(job.job_id, attempt, job, host)
 
 

@@ -84,4 +84,4 @@ def cancel_requested() -> bool:
     it returns False.
     """
     token = current_token.get()
-    return token is not None and token.cancelled  # type: ignore[no-any-return]
+    return token is not None and token.cancelled
