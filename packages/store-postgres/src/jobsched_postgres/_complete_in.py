@@ -80,10 +80,12 @@ class Completer:
     __slots__ = ("database", "schema", "url")
 
     def __init__(self, schema: str, database: str, url: str) -> None:
-        self.schema = schema
-        self.database = database
+        #: The schema that holds the store's tables.
+        self.schema: str = schema
+        #: The store's database.
+        self.database: str = database
         #: The store's URL, its password masked: for messages.
-        self.url = url
+        self.url: str = url
 
     def __getstate__(self) -> tuple[str, str, str]:
         return self.schema, self.database, self.url

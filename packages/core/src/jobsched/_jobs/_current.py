@@ -85,9 +85,9 @@ class CurrentJob:
 
     def __init__(self, job_id: str, attempt: int, job: Job | None, source: Any) -> None:
         #: The job's id, as ``submit`` returned it.
-        self.job_id = job_id
+        self.job_id: str = job_id
         #: The attempt's number: 1 for the first, 2 for the first retry...
-        self.attempt = attempt
+        self.attempt: int = attempt
         # In the scheduler's process: the job and its scheduler. Shipped to
         # another process: None and the ticket made for it there.
         self._job = job
