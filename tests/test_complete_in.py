@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -291,6 +292,8 @@ async def test_an_attempt_that_timed_out_here_cannot_complete(
          "a transaction: the completion would commit on its own"),
         ("another database", "ValueError: complete_in() got a connection whose database holds "
          "no jobsched store in the schema"),
+        ("repeatable read", "ValueError: complete_in() needs a READ COMMITTED transaction "
+         "(PostgreSQL's default); this one is REPEATABLE READ"),
         ("unstorable result", "TypeError: the result of job-"),
     ],
 )  # fmt: skip
@@ -298,8 +301,9 @@ async def test_misuse_is_refused_and_says_why(
     kind: str, said: str, store_url: str, pg_session_database: str
 ) -> None:
     """A connection complete_in does not take, one that would commit the
-    completion on its own, one to a database without the store, and a
-    result the store cannot keep: each an error naming the problem."""
+    completion on its own, one to a database without the store, a
+    transaction whose snapshot could miss a new dependent, and a result the
+    store cannot keep: each an error naming the problem."""
     url = ADMIN_URL if kind == "another database" else pg_session_database
     async with scheduler(store_url) as s:
         job_id = s.submit(js.FunctionJob(txn_jobs.misuse, (url, kind), timeout=None))
@@ -327,3 +331,61 @@ async def test_a_connection_to_another_stores_database_is_named(store_url: str) 
         f"ValueError: complete_in() got a connection to the database {theirs!r}; "
         f"the store's is {mine!r}"
     ), answer
+
+
+async def test_a_dependent_added_while_the_completion_waits_is_released(
+    store_url: str, app_url: str, table: str
+) -> None:
+    """A producer adds a dependent of the running job (its add holds the
+    upstream's row FOR SHARE until it commits) just as the job completes in
+    its own transaction: the completion waits for the add, then sees the new
+    edge and releases the dependent, which runs. (Read in the snapshot of a
+    statement that waited for the lock, the edge was missed and the
+    dependent blocked for ever.)"""
+    from jobsched.store import KEY_WIDTH, NewJob
+    from jobsched_postgres import _sql
+
+    gate = f"gate-{secrets.token_hex(4)}"
+    txn_jobs.GATES[gate] = threading.Event()
+    started = anyio.Event()
+    producer = js.open_store(store_url, secret=SECRET)
+    await producer.open()
+    store = js.open_store(store_url, secret=SECRET)
+    try:
+        async with txn_jobs.app.scheduler(store=store) as s:
+            s.add_listener(lambda job, old, new: new is js.JobStatus.RUNNING and started.set())
+            upstream = s.submit(
+                js.FunctionJob(txn_jobs.complete, (app_url, table, "up", "return", gate))
+            )
+            with anyio.fail_after(WAIT):
+                await started.wait()
+            number = producer.reserve_ids(1)
+            now = time.time()
+            dependent = NewJob(
+                number, "txn.after", "async", (0.0,) * KEY_WIDTH, now, now, b"J",
+                depends_on=(int(upstream.removeprefix("job-")),), args="{}",
+            )  # fmt: skip
+            with psycopg.connect(store_url) as adding:
+                with adding.transaction():
+                    assert _sql.add(adding, [dependent], now) == []
+                    txn_jobs.GATES[gate].set()  # the completion now waits for this add
+                    await wait_for_a_lock_wait(app_url)
+                done = await s.wait(upstream, timeout=WAIT)
+                after = await s.wait(f"job-{number}", timeout=WAIT)
+    finally:
+        await producer.close()
+    assert done.status is js.JobStatus.COMPLETED
+    assert (after.status, after.result) == (js.JobStatus.COMPLETED, "after")
+
+
+async def wait_for_a_lock_wait(url: str) -> None:
+    """Until a session of the database waits for a lock (the completion's)."""
+    with anyio.fail_after(WAIT), psycopg.connect(url, autocommit=True) as conn:
+        while True:
+            (waiting,) = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            ).fetchone()  # type: ignore[misc]
+            if waiting:
+                return
+            await anyio.sleep(0.01)

@@ -159,6 +159,11 @@ def misuse(url: str, kind: str) -> str:
         elif kind == "another database":
             with psycopg.connect(url) as conn, conn.transaction():
                 js.current_job().complete_in(conn)
+        elif kind == "repeatable read":
+            with psycopg.connect(url) as conn:
+                conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+                with conn.transaction():
+                    js.current_job().complete_in(conn)
         elif kind == "unstorable result":
             with psycopg.connect(url) as conn, conn.transaction():
                 js.current_job().complete_in(conn, threading.Lock())
@@ -305,3 +310,9 @@ async def stubborn(tag: str) -> str:
         _found(tag)
         raise
     return "not reached"
+
+
+@app.job(name="txn.after")
+async def after() -> str:
+    """A dependent that only says it ran."""
+    return "after"

@@ -1,18 +1,27 @@
 """An attempt's completion written in the caller's own transaction
 (``js.current_job().complete_in(conn, result)``), on the caller's connection.
 
-One statement: the job's row COMPLETED, fenced on the owner and the attempt
-as the group commit's outcomes are (``_outcomes``), its dependents counted
-off as ``_RECORD`` does (its text, so the two cannot drift apart), and the
-NOTIFYs a member's own completion sends (ready dependents, ``FINISHED``
-for ``wait()``), which PostgreSQL delivers only if the caller commits. The
-row stays locked by the caller's transaction until then: the member's
-heartbeat and any takeover skip it (``SKIP LOCKED``), and the member's own
-outcome, written after the commit, finds the row no longer its to write.
+Two statements. The first locks the job's row (``FOR NO KEY UPDATE``,
+waiting for a moment's lock such as a heartbeat's) and reads the fence:
+this member's owner and attempt, as the group commit's outcomes are fenced
+(``_outcomes``). The second, on a snapshot taken after that lock, writes
+the row COMPLETED, counts its dependents off as ``_RECORD`` does (its text,
+so the two cannot drift apart), and sends the NOTIFYs a member's own
+completion sends (ready dependents, ``FINISHED`` for ``wait()``), which
+PostgreSQL delivers only if the caller commits. Locking first is what
+keeps a dependent added meanwhile from being missed: an add holds its
+upstreams ``FOR SHARE`` until it commits (``_sql.add``), and a statement
+that waited for that lock inside its own snapshot would not see the edge
+the add wrote. For the same reason the caller's transaction must be READ
+COMMITTED (PostgreSQL's default), whose statements each take a snapshot of
+their own.
 
-The caller's connection need not share the store's ``search_path`` (a
-store in a schema of its own): the statement names the tables by the
-schema the store's connection found them in (:func:`locate`).
+The row stays locked by the caller's transaction until it ends: the
+member's heartbeat and any takeover skip it (``SKIP LOCKED``), and the
+member's own outcome, after the commit, finds the row no longer its to
+write. The caller's connection need not share the store's
+``search_path`` (a store in a schema of its own): the statements name the
+tables by the schema the store's connection found them in (:func:`locate`).
 """
 
 from __future__ import annotations
@@ -32,6 +41,12 @@ from ._outcomes import _RECORD
 from ._schema import CHANNEL
 from ._sql import FINISHED
 
+# The fence, and what says this connection may write here at all.
+_LOCK = """
+SELECT (SELECT j.owner = %(owner)s AND j.attempts = %(attempt)s AND j.status = 'running'
+        FROM jobsched_jobs AS j WHERE j.id = %(id)s FOR NO KEY UPDATE),
+    current_database(), current_setting('transaction_isolation')
+"""
 _FENCED = """
 WITH written AS (
     UPDATE jobsched_jobs AS j SET status = 'completed', queue = NULL,
@@ -45,13 +60,13 @@ WITH written AS (
 """
 # The dependents' count-off of a completion: _RECORD's own CTEs.
 _TAIL = _RECORD[_RECORD.index("gone AS (") : _RECORD.index("\nSELECT id, NULL")]
-_VERDICT = """
+_NOTIFY = """
 SELECT (SELECT count(*) FROM written),
     (SELECT count(*) FROM (SELECT pg_notify(%(channel)s, %(ended)s) FROM written) AS ended),
     (SELECT count(*) FROM (SELECT pg_notify(%(channel)s, '') FROM freed
-        WHERE queue <> 2 LIMIT 1) AS woken),
-    current_database()
+        WHERE queue <> 2 LIMIT 1) AS woken)
 """
+_WRITE = _FENCED + _TAIL + _NOTIFY
 _TABLE = re.compile(r"\bjobsched_(jobs|deps)\b")
 
 #: How the caller's connection kinds are named in a TypeError.
@@ -100,11 +115,13 @@ class Completer:
             return self._write_async(conn, completion)
         if isinstance(conn, psycopg.Connection):
             self._check(conn)
+            lock, write = self._statements()
+            params = self._params(completion)
             try:
-                row = conn.execute(self._statement(), self._params(completion)).fetchone()
+                self._fenced(conn.execute(lock, params).fetchone(), completion)
             except (errors.UndefinedTable, errors.InvalidSchemaName) as exc:
                 raise self._elsewhere(exc) from exc
-            self._verdict(row, completion)
+            self._written(conn.execute(write, params).fetchone())
             return None
         raise TypeError(
             f"complete_in() takes {_TAKES} to the store's database, in a transaction; "
@@ -114,12 +131,15 @@ class Completer:
     async def _write_async(
         self, conn: psycopg.AsyncConnection[Any], completion: Completion
     ) -> None:
+        lock, write = self._statements()
+        params = self._params(completion)
         try:
-            cursor = await conn.execute(self._statement(), self._params(completion))
-            row = await cursor.fetchone()
+            cursor = await conn.execute(lock, params)
+            self._fenced(await cursor.fetchone(), completion)
         except (errors.UndefinedTable, errors.InvalidSchemaName) as exc:
             raise self._elsewhere(exc) from exc
-        self._verdict(row, completion)
+        cursor = await conn.execute(write, params)
+        self._written(await cursor.fetchone())
 
     def _check(self, conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
         if conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE:
@@ -130,12 +150,15 @@ class Completer:
                 "or on a connection without autocommit, and commit once"
             )
 
-    def _statement(self) -> str:
+    def _statements(self) -> tuple[str, str]:
         # Named by schema: the caller's search_path may not reach the store's.
         # A % in the name would read as a parameter.
         schema = '"' + self.schema.replace('"', '""').replace("%", "%%") + '"'
-        text = _FENCED + _TAIL + _VERDICT
-        return _TABLE.sub(lambda m: f"{schema}.{m.group(0)}", text)
+
+        def qualified(text: str) -> str:
+            return _TABLE.sub(lambda m: f"{schema}.{m.group(0)}", text)
+
+        return qualified(_LOCK), qualified(_WRITE)
 
     def _params(self, completion: Completion) -> dict[str, Any]:
         return {
@@ -150,23 +173,33 @@ class Completer:
             "ended": FINISHED,
         }
 
-    def _verdict(self, row: tuple[Any, ...] | None, completion: Completion) -> None:
-        """Raise unless the statement wrote the completion."""
+    def _fenced(self, row: tuple[Any, ...] | None, completion: Completion) -> None:
+        """Raise unless the row is this member's attempt and the connection may write it."""
         assert row is not None
-        written, _, _, database = row
-        if written:
-            return
+        held, database, isolation = row
         if database != self.database:
             raise ValueError(
                 f"complete_in() got a connection to the database {database!r}; the "
                 f"store's is {self.database!r} ({self.url}): the completion must be "
                 "written where the job is"
             )
-        raise LeaseLostError(
-            f"attempt {completion.attempt} is no longer this member's in the store "
-            f"{self.url} (its lease ran out and another member took the job over, or "
-            "the attempt ended already): nothing was written; roll your transaction back"
-        )
+        if isolation != "read committed":
+            raise ValueError(
+                f"complete_in() needs a READ COMMITTED transaction (PostgreSQL's default); "
+                f"this one is {isolation.upper()}, whose snapshot could miss a dependent "
+                "added meanwhile, which would then never run. Nothing was written: roll "
+                "back, and complete in a READ COMMITTED transaction"
+            )
+        if not held:
+            raise LeaseLostError(
+                f"attempt {completion.attempt} is no longer this member's in the store "
+                f"{self.url} (its lease ran out and another member took the job over, or "
+                "the attempt ended already): nothing was written; roll your transaction back"
+            )
+
+    def _written(self, row: tuple[Any, ...] | None) -> None:
+        # The row is locked by this transaction since the fence was read.
+        assert row is not None and row[0] == 1, row
 
     def _elsewhere(self, exc: Exception) -> ValueError:
         return ValueError(

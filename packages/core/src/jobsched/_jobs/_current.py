@@ -109,14 +109,15 @@ class CurrentJob:
         job, the signed pickle for the others.
 
         :param conn: a psycopg 3 ``AsyncConnection`` or ``Connection`` to
-            the store's database, inside a transaction.
+            the store's database, inside a READ COMMITTED transaction.
         :raises LeaseLostError: this member no longer holds the attempt
             (another member took it over, or it ended here already): nothing
             was written; roll your transaction back.
         :raises TypeError: ``conn`` is no connection the store takes, or
             ``result`` cannot be stored as the job's result.
         :raises ValueError: ``conn`` would commit the completion on its own
-            (autocommit outside a transaction), or is not to the store's database.
+            (autocommit outside a transaction), its transaction is not READ
+            COMMITTED, or it is not to the store's database.
         :raises SchedulerError: the job's store cannot write in your
             transaction (the memory store, SQLite): PostgreSQL can.
         """
