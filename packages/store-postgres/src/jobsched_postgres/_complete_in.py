@@ -41,10 +41,13 @@ from ._outcomes import _RECORD
 from ._schema import CHANNEL
 from ._sql import FINISHED
 
-# The fence, and what says this connection may write here at all.
+# The fence, and what says this connection may write here at all. Locked
+# only in READ COMMITTED: another isolation's lock of a row updated since
+# its snapshot (a heartbeat's) fails, where the refusal must say why.
 _LOCK = """
-SELECT (SELECT j.owner = %(owner)s AND j.attempts = %(attempt)s AND j.status = 'running'
-        FROM jobsched_jobs AS j WHERE j.id = %(id)s FOR NO KEY UPDATE),
+SELECT CASE WHEN current_setting('transaction_isolation') = 'read committed' THEN (
+        SELECT j.owner = %(owner)s AND j.attempts = %(attempt)s AND j.status = 'running'
+        FROM jobsched_jobs AS j WHERE j.id = %(id)s FOR NO KEY UPDATE) END,
     current_database(), current_setting('transaction_isolation')
 """
 _FENCED = """
