@@ -1,4 +1,5 @@
-"""``js.current_job().complete_in(conn, result)`` on PostgreSQL, in one process:
+"""``js.current_job().complete_in(conn, result)`` on PostgreSQL, in one process
+(on asyncio, whose AsyncConnection psycopg has; synchronous connections on trio too):
 the completion commits with the caller's work or not at all, whatever the
 function does after; the scheduler then writes nothing over it, and this
 member's view, its listeners, ``wait()`` and a producer's ``result()`` all
@@ -99,8 +100,8 @@ async def test_the_completion_commits_with_the_callers_work(
             js.FunctionJob(txn_jobs.complete, (app_url, table, "t", then), timeout=1.0)
         )
         stored = await s.wait(job_id, timeout=WAIT)
-        await s.join()
-        local = s.get(job_id)
+    # After the stop, which waits for the member to settle the attempt.
+    local = s.get(job_id)
     expected = result_of("t", stored)
     assert (stored.status, stored.attempts, stored.result) == (js.JobStatus.COMPLETED, 1, expected)
     assert (local.status, local.result) == (js.JobStatus.COMPLETED, expected)
@@ -150,8 +151,8 @@ async def test_a_synchronous_connection_writes_before_complete_in_returns(
             js.FunctionJob(function, (app_url, table, "s"), executor=executor, timeout=None)
         )
         stored = await s.wait(job_id, timeout=WAIT)
-        await s.join()
-        local = s.get(job_id)
+    # After the stop, which waits for the member to settle the attempt.
+    local = s.get(job_id)
     ((tag, row_job, attempt, pid),) = txn_jobs.rows(app_url, table)
     expected = {"tag": "s", "attempt": 1, "pid": pid}
     assert (tag, row_job, attempt) == ("s", job_id, 1)
@@ -389,3 +390,26 @@ async def wait_for_a_lock_wait(url: str) -> None:
             if waiting:
                 return
             await anyio.sleep(0.01)
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+@pytest.mark.parametrize("executor", ["thread", "process"])
+async def test_on_trio_a_synchronous_connection_completes(
+    executor: str, store_url: str, app_url: str, table: str, quiet: None
+) -> None:
+    """On trio (psycopg's AsyncConnection is asyncio's), thread and process
+    jobs complete through a synchronous connection, and the member settles
+    them as on asyncio."""
+    async with scheduler(store_url) as s:
+        job_id = s.submit(
+            js.FunctionJob(
+                txn_jobs.complete_sync, (app_url, table, "t"), executor=executor, timeout=None
+            )
+        )
+        stored = await s.wait(job_id, timeout=WAIT)
+    # After the stop, which waits for the member to settle the attempt.
+    local = s.get(job_id)
+    ((_, _, _, pid),) = txn_jobs.rows(app_url, table)
+    expected = {"tag": "t", "attempt": 1, "pid": pid}
+    assert (stored.status, stored.result) == (local.status, local.result)
+    assert (local.status, local.result) == (js.JobStatus.COMPLETED, expected)

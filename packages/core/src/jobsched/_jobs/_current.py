@@ -190,7 +190,8 @@ def current_job() -> CurrentJob:
         raise RuntimeError(
             "js.current_job() was called outside a running job: call it from the "
             "job's own code (its function, run() or run_sync()), or from a task or "
-            "thread the job started"
+            "thread the job started (in a process job, the job's module must import "
+            "jobsched when it loads)"
         )
     job, attempt, host = held
     return CurrentJob(job.job_id, attempt, job, host)
