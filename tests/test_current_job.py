@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 import txn_jobs
+import txn_plain
 
 import jobsched as js
 
@@ -178,3 +179,17 @@ def test_an_abandoned_attempt_keeps_naming_itself_after_the_retry() -> None:
 
     job_id = anyio.run(main)
     assert txn_jobs.FOUND[tag] == [(job_id, 1)]
+
+
+async def test_a_process_job_whose_module_lacks_jobsched_is_told_why(
+    make_scheduler: Callable[..., js.JobScheduler],
+) -> None:
+    """A process worker loads the handle only if the job brought jobsched in
+    (so one that runs plain functions never imports it): a job that imports
+    it only as it runs is outside a job there, and the error says what to do."""
+    async with make_scheduler() as s:
+        job_id = s.submit(js.FunctionJob(txn_plain.lazy, executor="process", timeout=None))
+        await s.join()
+        said = s.get(job_id).result
+    assert said.startswith("js.current_job() was called outside a running job")
+    assert said.endswith("(in a process job, the job's module must import jobsched when it loads)")
