@@ -20,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -179,8 +180,8 @@ def test_a_member_paused_past_its_lease_cannot_complete(
     (job_id,) = paused.ask("submit held 1").split()
     log = tmp_path / "log"
     wait_for("attempt 1 started", lambda: log.exists() and "start" in log.read_text())
-    os.kill(paused.pid, signal.SIGSTOP)
     try:
+        pause_between_transactions(url, paused)
         start(url, tmp_path, members, 1, "--lease", "2")
         wait_for(
             "attempt 2 completed elsewhere",
@@ -208,3 +209,22 @@ def test_a_member_paused_past_its_lease_cannot_complete(
         2,
         {"tag": "0", "attempt": 2, "pid": takeover.pid},
     )
+
+
+def pause_between_transactions(url: str, member: TxnMember) -> None:
+    """SIGSTOP ``member`` at a moment when none of its store's sessions is
+    inside a transaction: one stopped there (a heartbeat between its UPDATE
+    and its COMMIT) would hold its rows' locks for as long as it stays
+    stopped, and no other member could take its job over. Its job's own
+    session is in its transaction, as it should be."""
+    busy = (
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
+        "AND state <> 'idle' AND query NOT LIKE 'INSERT INTO app_rows%%'"
+    )
+    for _ in range(1000):
+        os.kill(member.pid, signal.SIGSTOP)
+        if not sql(url, busy, APP)[0][0]:
+            return
+        os.kill(member.pid, signal.SIGCONT)
+        time.sleep(0.005)  # let it finish what it was doing, then try again
+    raise AssertionError("the member's store sessions were never all idle")
