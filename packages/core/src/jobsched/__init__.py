@@ -18,6 +18,7 @@ from ._enums import JobStatus as JobStatus
 from ._exceptions import ExecutorNotFoundError as ExecutorNotFoundError
 from ._exceptions import InvalidTransitionError as InvalidTransitionError
 from ._exceptions import JobFailedError as JobFailedError
+from ._exceptions import LeaseLostError as LeaseLostError
 from ._exceptions import NonRetryableError as NonRetryableError
 from ._exceptions import SchedulerError as SchedulerError
 from ._exceptions import SchedulerStoppedError as SchedulerStoppedError
@@ -25,6 +26,8 @@ from ._exceptions import StoreNotFoundError as StoreNotFoundError
 from ._exceptions import StoreUnavailableError as StoreUnavailableError
 from ._exceptions import UnknownJobError as UnknownJobError
 from ._exceptions import UnknownScheduleError as UnknownScheduleError
+from ._jobs._current import CurrentJob as CurrentJob
+from ._jobs._current import current_job as current_job
 from ._jobs._executor import CancelToken as CancelToken
 from ._jobs._executor import Executor as Executor
 from ._jobs._executor import cancel_requested as cancel_requested
@@ -62,6 +65,7 @@ __all__ = [
     "CancelToken",
     "CpuBoundJob",
     "CronTrigger",
+    "CurrentJob",
     "EarliestDeadlineFirstStrategy",
     "Executor",
     "ExecutorNotFoundError",
@@ -77,6 +81,7 @@ __all__ = [
     "JobScheduler",
     "JobStatus",
     "JobStore",
+    "LeaseLostError",
     "NonRetryableError",
     "PriorityStrategy",
     "RateLimit",
@@ -91,6 +96,7 @@ __all__ = [
     "UnknownJobError",
     "UnknownScheduleError",
     "cancel_requested",
+    "current_job",
     "open_store",
     "setting_up",
 ]

@@ -56,3 +56,13 @@ class StoreNotFoundError(SchedulerError):
 
 class StoreUnavailableError(SchedulerError):
     """A store cannot be reached or opened (the message masks any password)."""
+
+
+class LeaseLostError(SchedulerError):
+    """``complete_in`` found that this member no longer holds the attempt.
+
+    Its lease ran out and another member took the job over, or the attempt
+    already ended here (a timeout, a cancel) or elsewhere. Nothing was
+    written: roll the caller's transaction back, so that its work and the
+    job's completion stay one or none.
+    """

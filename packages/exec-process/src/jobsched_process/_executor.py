@@ -6,6 +6,7 @@ import logging
 import math
 import multiprocessing.util
 import os
+import pickle
 import signal
 from typing import Any
 
@@ -39,7 +40,9 @@ class ProcessExecutor(jobsched.Executor):
     changes the job makes to its own fields are lost. A job or a result that
     cannot be pickled fails its attempt with :class:`jobsched.NonRetryableError`.
     An exception raised in the worker comes back with its type and message
-    (and the worker's traceback as its ``__cause__``).
+    (and the worker's traceback as its ``__cause__``). The attempt's handle
+    (:func:`jobsched.current_job`) goes with the job, pickled on its own,
+    and a completion its ``complete_in`` wrote comes back with the reply.
 
     **Starting**: each worker is a fresh interpreter running this package's
     own entry point, so it never imports the application's ``__main__``
@@ -130,7 +133,8 @@ class ProcessExecutor(jobsched.Executor):
                 f"{type(job).__qualname__} has no `def run_sync(self)`; the process executor "
                 "runs CpuBoundJob subclasses and FunctionJobs of plain functions"
             )
-        payload = await _pickle_job(job)
+        current = _current_job()
+        payload = await _pickle_job(job, current)
         if self._closing:
             raise jobsched.NonRetryableError(
                 f"cannot run {_describe(job)}: the process executor is shutting down"
@@ -171,7 +175,7 @@ class ProcessExecutor(jobsched.Executor):
             self._in_flight -= 1
             if not self._in_flight and self._drained is not None:
                 self._drained.set()
-        return _unpickle_reply(reply, job, worker.pid)
+        return _unpickle_reply(reply, job, worker.pid, current)
 
     def _check_not_cancelled(self, job: jobsched.Job) -> None:
         if self._cancelling:
@@ -272,14 +276,26 @@ def _describe(job: jobsched.Job) -> str:
     return f"{job.job_id} ({job.name!r})"
 
 
-async def _pickle_job(job: jobsched.Job) -> _wire.Chunks:
+def _current_job() -> jobsched.CurrentJob | None:
+    """The attempt this run() is for (None: run outside a scheduler's worker)."""
+    try:
+        return jobsched.current_job()
+    except RuntimeError:
+        return None
+
+
+async def _pickle_job(job: jobsched.Job, current: jobsched.CurrentJob | None) -> _wire.Chunks:
     # A plain FunctionJob travels as its call, which the worker loads without
     # importing jobsched (a subclass may run something else: it goes whole).
     sent: Any = (
         _worker.Call(job.func, job.args, job.kwargs) if type(job) is jobsched.FunctionJob else job
     )
+    # The attempt's handle (js.current_job() there) goes pickled on its own:
+    # the worker loads it only if the job brought jobsched in, so a worker
+    # that runs plain functions still never imports it.
+    handle = None if current is None else pickle.dumps(current, protocol=pickle.HIGHEST_PROTOCOL)
     try:
-        return await _transfer.dumps(sent)
+        return await _transfer.dumps((sent, handle))
     except Exception as exc:
         raise jobsched.NonRetryableError(
             f"{_describe(job)} cannot be sent to a worker process: "
@@ -289,8 +305,13 @@ async def _pickle_job(job: jobsched.Job) -> _wire.Chunks:
         ) from exc
 
 
-def _unpickle_reply(message: Any, job: jobsched.Job, pid: int) -> Any:
+def _unpickle_reply(
+    message: Any, job: jobsched.Job, pid: int, current: jobsched.CurrentJob | None
+) -> Any:
     kind = message[0]
+    if current is not None and kind in (_worker.OK, _worker.RAISED, _worker.BAD_RESULT):
+        # The job's complete_in() there, if it made one: before its outcome here.
+        current.note_completed(message[-1])
     if kind == _transfer.UNLOADABLE:
         exc = message[1]
         raise jobsched.NonRetryableError(
@@ -300,7 +321,7 @@ def _unpickle_reply(message: Any, job: jobsched.Job, pid: int) -> Any:
     if kind == _worker.OK:
         return message[1]
     if kind == _worker.RAISED:
-        error = rebuild_exception(*message[1:])
+        error = rebuild_exception(*message[1:7])
         logger.debug("%s raised in worker process %d:\n%s", _describe(job), pid, message[5])
         raise error
     if kind == _worker.BAD_RESULT:

@@ -43,6 +43,7 @@ __all__ = [
     "Chunks",
     "OverBudget",
     "dumps",
+    "loads",
     "plain_dumps",
     "read_header",
     "send",

@@ -32,11 +32,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# Reply kinds, the first item of every reply tuple:
-# (OK, result)
-# (RAISED, pickled exception or None, qualname, module, message, traceback, non_retryable)
+# Reply kinds, the first item of every reply tuple (``completed``: what the
+# job's complete_in() wrote, CurrentJob.completed, or None):
+# (OK, result, completed)
+# (RAISED, pickled exception or None, qualname, module, message, traceback, non_retryable,
+#  completed)
 # (BAD_JOB, "Type: message", traceback): the job could not be unpickled here
-# (BAD_RESULT, result type name, "Type: message"): the result could not be pickled
+# (BAD_RESULT, result type name, "Type: message", completed): the result could not be pickled
 OK, RAISED, BAD_JOB, BAD_RESULT = range(4)
 
 #: What the parent runs, ``python -c ENTRY SOCKET_FD ALIVE_FD PRELOAD *SYS_PATH``.
@@ -134,19 +136,37 @@ def serve(body: _wire.BodyReader) -> _wire.Chunks:
     :raises EOFError: the parent went away mid-message (``OSError`` too).
     """
     try:
-        job = body.load()
+        job, current = body.load()
     except (EOFError, OSError):
         raise
     except BaseException as exc:
         return dumps((BAD_JOB, _describe(exc), _format_exc()))
+    handle = _handle(current)
+    # Each reply ends with what the job's complete_in() wrote (CurrentJob.completed).
     try:
-        result = job.run_sync()
+        result = job.run_sync() if handle is None else handle.run(job.run_sync)
     except BaseException as exc:
-        return _raised(exc)
+        return _raised(exc, _completed(handle))
     try:
-        return dumps((OK, result))
+        return dumps((OK, result, _completed(handle)))
     except Exception as exc:
-        return dumps((BAD_RESULT, _type_name(type(result)), _describe(exc)))
+        return dumps((BAD_RESULT, _type_name(type(result)), _describe(exc), _completed(handle)))
+
+
+def _handle(current: bytes | None) -> Any:
+    """The attempt's handle (``js.current_job()`` in the job), loaded only if
+    jobsched is: a job that never imported it cannot ask for it, and
+    loading it would import jobsched (most of a start's cost)."""
+    if current is None or "jobsched" not in sys.modules:
+        return None
+    try:
+        return _wire.loads(current)
+    except Exception:
+        return None  # the job runs; js.current_job() there says it is outside one
+
+
+def _completed(handle: Any) -> Any:
+    return None if handle is None else handle.completed
 
 
 def dumps(obj: Any) -> _wire.Chunks:
@@ -174,7 +194,7 @@ def _format_exc() -> str:
     return traceback.format_exc()
 
 
-def _raised(exc: BaseException) -> _wire.Chunks:
+def _raised(exc: BaseException, completed: Any = None) -> _wire.Chunks:
     text = _format_exc()
     try:
         blob: bytes | None = b"".join(dumps(exc).parts)
@@ -190,6 +210,7 @@ def _raised(exc: BaseException) -> _wire.Chunks:
             _safe_str(exc),
             text,
             _is_non_retryable(exc),
+            completed,
         )
     )
 

@@ -32,6 +32,7 @@ from jobsched import StoreUnavailableError
 from jobsched.store import Change, DueSchedule, Joined, NewJob, Registered, StoredJob, TakeoverLooks
 
 from . import _cancels, _connect, _errors, _poollog, _queues, _schedules, _schema, _sql, _sqlapi
+from ._complete_in import Completer, locate
 from ._leases import DEAD_OWNER_EVERY, Leases
 from ._reads import Reads
 from ._txadd import State, joined
@@ -100,6 +101,8 @@ class PostgresStore(Leases, Reads):
         self._queue_column = False  # see Leases
         # Whether this member has seen the named queues' index built (see _queues).
         self._queue_index = False
+        # The tables' schema and the database's name (see _complete_in).
+        self._located: tuple[str, str] | None = None
         self._closed = False
         #: The store's schema and random id, read at open (see _sqlapi.identity).
         self._identity: tuple[str, int] | None = None
@@ -118,6 +121,7 @@ class PostgresStore(Leases, Reads):
                 _schema.prepare(conn, self._raw_url)
                 self._queue_column = _queues.has_column(conn)
                 self._identity = _sqlapi.identity(conn)
+                self._located = locate(conn)
             except psycopg.Error as exc:
                 if _errors.is_transient(exc):
                     raise _errors.unavailable(self.url, exc) from None
@@ -290,6 +294,13 @@ class PostgresStore(Leases, Reads):
         )
 
     # ── the interface ─────────────────────────────────────────────────────
+
+    def completer(self) -> Completer:
+        """Writes ``complete_in`` completions on callers' psycopg connections."""
+        if self._located is None:
+            self._start()
+        assert self._located is not None
+        return Completer(*self._located, self.url)
 
     def reserve_ids(self, count: int) -> int:
         if self._pool is None and not self._closed:

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 
+from .._jobs._current import Running
 from .._jobs._job import Job
 from . import _resume
 
@@ -26,7 +27,17 @@ SHUTDOWN_SCOPE: Any = _CancelledScope()
 class Attempt:
     """A running attempt that suspended: what cancel() needs to reach it."""
 
-    __slots__ = ("abandoned", "deadline", "job", "live", "on_cancel", "reason", "scope", "seq")
+    __slots__ = (
+        "abandoned",
+        "cell",
+        "deadline",
+        "job",
+        "live",
+        "on_cancel",
+        "reason",
+        "scope",
+        "seq",
+    )
 
     def __init__(
         self,
@@ -45,6 +56,8 @@ class Attempt:
         self.deadline: float | None = None
         self.seq = 0
         self.on_cancel = on_cancel
+        #: Its worker's js.current_job() cell (see _jobs._current.Running).
+        self.cell: Running | None = None
 
     def cancel(self, reason: str) -> None:
         if self.reason is None:

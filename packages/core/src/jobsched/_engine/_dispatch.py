@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .._enums import JobStatus
+from .._jobs._current import Running, running
 from .._jobs._job import Job
 from .._log import logger
 from . import _resume
@@ -50,6 +51,8 @@ class Dispatch(Timers):
     """N worker tasks, each running attempts inline in one long-lived cancel scope."""
 
     async def _worker(self) -> None:
+        # Once per task: js.current_job() reads the attempt from this cell.
+        running.set(Running(self))
         try:
             while not self._stopping:
                 # One scope serves every attempt this worker runs; cancel()
@@ -77,6 +80,8 @@ class Dispatch(Timers):
         clock = self._clock
         transition = self._transition
         finish_one = self._finish_one
+        cell = running.get()
+        assert cell is not None
         streak = 0
         while not self._stopping:
             # Read each time: admission starts when an executor with a
@@ -96,6 +101,7 @@ class Dispatch(Timers):
             self._in_flight += 1
             if self._in_flight > self.peak_running:
                 self.peak_running: int = self._in_flight
+            cell.job = job
             # Step the attempt once by hand: most jobs that never suspend need
             # no cancel handle and no timer at all.
             try:
@@ -111,7 +117,9 @@ class Dispatch(Timers):
                 # One clock read serves the blocked-loop check and finished_at.
                 ended = clock()
                 timeout = job.timeout
-                if self._early_cancels:
+                if self._early_cancels or self._completed_in:
+                    # Cancelled before it suspended, or it completed in a
+                    # transaction of its own: _settle sorts it out.
                     self._settle(job, None, stop.value, None)
                 elif timeout is not None and ended - started >= timeout:
                     self._overran(job)
@@ -152,13 +160,15 @@ class Dispatch(Timers):
             if self._claimed and idle:
                 # Suspended: the next claimed job goes to another worker.
                 idle.popleft().set()
-            outcome = await self._continue_attempt(job, scope, it, first)
+            outcome = await self._continue_attempt(job, scope, it, first, cell)
             if outcome is not _KEEP:
                 return outcome
+            cell = running.get()  # a new one if the attempt did not end well
+            assert cell is not None
         return _KEEP
 
     async def _continue_attempt(
-        self, job: Job, scope: anyio.CancelScope, it: Any, first: Any
+        self, job: Job, scope: anyio.CancelScope, it: Any, first: Any, cell: Running
     ) -> object:
         """Finish an attempt that suspended.
 
@@ -169,6 +179,8 @@ class Dispatch(Timers):
         timeout = job.timeout
         number = job._jobsched_id
         attempt = Attempt(scope, job, self._start_grace)
+        attempt.cell = cell
+        tried = job.attempts
         on_scope = False  # the timeout is the scope's own deadline (ticker gone)
         if timeout is not None and not (self._setting_up and number in self._setting_up):
             assert job.started_at is not None
@@ -202,6 +214,7 @@ class Dispatch(Timers):
             if _worker_cancelled(exc, scope):
                 # Our scope's cancellation (cancel() or the timeout), which the
                 # scope absorbs, or the worker being torn down.
+                self._new_cell(cell, tried)
                 if not scope.cancel_called:
                     # On a durable store the job goes back to it, never cancelled.
                     attempt.reason = attempt.reason or _shutdown_reason(self._link is not None)
@@ -214,6 +227,8 @@ class Dispatch(Timers):
             error = exc
         if attempt.abandoned:
             return _RETIRE
+        if error is not None or scope.cancel_called:
+            self._new_cell(cell, tried)
         if on_scope or scope.deadline != math.inf:
             # Also a deadline set on the scope during the attempt (by
             # _setup_ends, or by the ticker exiting): the scope outlives it.
@@ -228,6 +243,15 @@ class Dispatch(Timers):
             return _KEEP
         self._end_attempt(job, attempt, result, error)
         return _NEW_SCOPE if scope.cancel_called else _KEEP
+
+    def _new_cell(self, cell: Running, tried: int) -> None:
+        """An attempt that suspended ended failed or cancelled: a thread or task
+        it no longer waits for may run on with its worker's cell, so the cell
+        stays that attempt's (js.current_job() there names it) and the worker
+        takes a new one. Not after a clean end, which waited for all it began:
+        the hot path keeps its cell."""
+        cell.attempt = tried
+        running.set(Running(self))
 
     def _end_attempt(
         self, job: Job, attempt: Attempt, result: Any, error: BaseException | None
@@ -285,6 +309,10 @@ class Dispatch(Timers):
             "timed out" if attempt.reason is None else attempt.reason,
         )
         attempt.abandoned = True
+        if attempt.cell is not None:
+            # Its worker task retires with the job: the cell names this attempt
+            # for good, whatever attempt of the job runs next elsewhere.
+            attempt.cell.attempt = job.attempts
         self._end_attempt(job, attempt, None, None)
         group = self._workers_group
         if group is not None and not self._stopping:

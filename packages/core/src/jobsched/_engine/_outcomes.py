@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._enums import JobStatus
 from .._exceptions import NonRetryableError
@@ -13,6 +13,9 @@ from .._jobs._text import storable
 from .._log import INFO, logger
 from ._attempts import Attempt
 from ._state import SchedulerState, _describe, _extra, _format
+
+if TYPE_CHECKING:
+    from ._completion import Completions
 
 _RUNNING = JobStatus.RUNNING
 _RETRY_WAIT = JobStatus.RETRY_WAIT
@@ -29,6 +32,15 @@ HANDED_BACK = "handed back to the store"
 class Outcomes(SchedulerState):
     """Records outcomes: cancellation beats timeout beats error beats result."""
 
+    def _completing(self) -> Completions:
+        """The scheduler's side of ``complete_in`` (see ``_completion``)."""
+        completions = self._completions
+        if completions is None:
+            from ._completion import Completions
+
+            completions = self._completions = Completions(self)
+        return completions
+
     def _settle(
         self, job: Job, attempt: Attempt | None, result: Any, error: BaseException | None
     ) -> None:
@@ -36,7 +48,18 @@ class Outcomes(SchedulerState):
 
         Whatever a cancelled or timed-out job did afterwards (returned,
         raised, swallowed the cancellation) the outcome is the scheduler's.
+        An attempt that completed in a transaction of its own
+        (``complete_in``) is settled once the store says whether that
+        transaction committed (see ``_completion``).
         """
+        if self._completed_in:
+            made = self._completed_in.pop(job._jobsched_id, None)
+            if (
+                made is not None
+                and made[0] == job.attempts
+                and self._completing().settle_later(job, attempt, result, error, made[1])
+            ):
+                return
         try:
             if attempt is None and self._early_cancels and job._jobsched_id in self._early_cancels:
                 self._early_cancels.discard(job._jobsched_id)

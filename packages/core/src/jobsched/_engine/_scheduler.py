@@ -163,6 +163,8 @@ class JobScheduler(Lifecycle):
         self._claimed = deque()
         self._claimed_at = deque()
         self._ahead = set()
+        self._completed_in = {}
+        self._completions = None
         self._strategy = strategy if strategy is not None else PriorityStrategy()
         self._num_workers = num_workers
         self._executors: dict[str, Executor] = dict(executors or {})

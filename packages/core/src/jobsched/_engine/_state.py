@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
 
+    from ._completion import Completions
     from ._link import StoreLink
 
 
@@ -172,6 +173,12 @@ class SchedulerState:
     #: When each job of ``_claimed`` was claimed (``time.monotonic()``), in
     #: the same order: a job that waits too long goes back to the store.
     _claimed_at: deque[float]
+    #: Running jobs that completed in a transaction of their own
+    #: (``complete_in``), by number: (attempt, result). Empty but for them,
+    #: so the workers' hot path tests it for free.
+    _completed_in: dict[int, tuple[int, Any]]
+    #: What ``complete_in`` asks of this scheduler, made on first use.
+    _completions: Completions | None
 
     def _push(self, job: Job, now: float) -> None:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""

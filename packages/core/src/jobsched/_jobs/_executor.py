@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any, TypeVar
 
+from ._current import current_token, snapshot
 from ._job import Job
 
 T = TypeVar("T")
@@ -44,16 +44,19 @@ class CancelToken:
     An executor creates one per attempt, runs the job's code through
     :meth:`run` (in the worker thread), and calls :meth:`cancel` when the
     attempt is cancelled or times out. The job sees it through
-    :func:`cancel_requested`.
+    :func:`cancel_requested`. Made in the executor's ``run()``, it remembers
+    the attempt, so :func:`jobsched.current_job` in the thread names that
+    attempt even once the scheduler is done with it.
     """
 
     # A bool, not a threading.Event: the token is only set and read, never
     # waited on, and one attribute store is atomic, so no lock is needed (and
     # `import jobsched` does not pay for threading).
-    __slots__ = ("_cancelled",)
+    __slots__ = ("_attempt", "_cancelled")
 
     def __init__(self) -> None:
         self._cancelled = False
+        self._attempt = snapshot()
 
     def cancel(self) -> None:
         """Mark the attempt as cancelled; safe from any thread."""
@@ -66,14 +69,11 @@ class CancelToken:
 
     def run(self, func: Callable[..., T], /, *args: Any) -> T:
         """Call ``func(*args)`` with this token as the current one."""
-        reset = _current_token.set(self)
+        reset = current_token.set(self)
         try:
             return func(*args)
         finally:
-            _current_token.reset(reset)
-
-
-_current_token: ContextVar[CancelToken | None] = ContextVar("jobsched_cancel_token", default=None)
+            current_token.reset(reset)
 
 
 def cancel_requested() -> bool:
@@ -83,5 +83,5 @@ def cancel_requested() -> bool:
     raises, the attempt keeps the status the scheduler gave it. Outside a job
     it returns False.
     """
-    token = _current_token.get()
+    token = current_token.get()
     return token is not None and token.cancelled

@@ -23,6 +23,7 @@ from ._args import check_jobs_args as check_jobs_args
 from ._args import check_limit as check_limit
 from ._args import check_page_args as check_page_args
 from ._args import check_retry_ids as check_retry_ids
+from ._base import Completer as Completer
 from ._base import JobStore as JobStore
 from ._errors import REPORT_BUGS as REPORT_BUGS
 from ._errors import JobDataError as JobDataError
@@ -34,6 +35,7 @@ from ._rows import MEMBERS_KEEP as MEMBERS_KEEP
 from ._rows import Attempt as Attempt
 from ._rows import Change as Change
 from ._rows import Claimed as Claimed
+from ._rows import Completion as Completion
 from ._rows import DueSchedule as DueSchedule
 from ._rows import JobPage as JobPage
 from ._rows import Member as Member
@@ -75,6 +77,8 @@ __all__ = [
     "Attempt",
     "Change",
     "Claimed",
+    "Completer",
+    "Completion",
     "DueSchedule",
     "JobDataError",
     "JobPage",

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ._joined import Joined, Registered
 from ._operator import OperatorSide
@@ -28,6 +28,7 @@ from ._rows import (
     MEMBER_EVERY,
     Change,
     Claimed,
+    Completion,
     DueSchedule,
     NewJob,
     Outcome,
@@ -38,6 +39,24 @@ from ._urls import mask_password
 
 if TYPE_CHECKING:
     from .._ordering._ratelimit import RateLimit
+
+
+class Completer(Protocol):
+    """What writes an attempt's completion in a caller's open transaction
+    (``js.current_job().complete_in``): see :meth:`JobStore.completer`."""
+
+    def write(self, conn: Any, completion: Completion) -> Awaitable[None] | None:
+        """Write ``completion`` in ``conn``'s open transaction, fenced on its
+        owner and attempt, with what :meth:`JobStore.record` does for a
+        completed outcome (dependents released, waiters woken at commit).
+
+        :returns: None once written (a synchronous connection), else an
+            awaitable that writes (an asynchronous one).
+        :raises LeaseLostError: the fence failed: nothing was written.
+        :raises TypeError: ``conn`` is no connection this store takes.
+        :raises ValueError: ``conn`` would commit it on its own, or is not
+            to this store's database.
+        """
 
 
 class JobStore(OperatorSide, ABC):
@@ -85,6 +104,17 @@ class JobStore(OperatorSide, ABC):
         #: one of them (or unsigned, or in the legacy format without an id).
         self.key_ids: tuple[bytes, ...] = tuple(dict.fromkeys(key_id(k) for k in self.secrets))
         self.lease: float = float(lease)
+
+    def completer(self) -> Completer | None:
+        """What writes completions in callers' own transactions, or None
+        (the default): this store cannot, and ``complete_in`` says so.
+
+        Called on an open store, in the member's process; the object it
+        returns is pickled to reach a process job, so it must hold no
+        connection, only what finds the store's rows from the caller's
+        connection.
+        """
+        return None
 
     @abstractmethod
     async def open(self) -> None:

@@ -120,6 +120,23 @@ class Outcome:
 
 
 @dataclass(slots=True)
+class Completion:
+    """An attempt's completion, written in the caller's own transaction
+    (``js.current_job().complete_in``): fenced on (owner, attempt) as an
+    :class:`Outcome` is, and with the same effects as a completed one."""
+
+    id: int
+    owner: str
+    attempt: int
+    finished_at: float
+    #: The stored result (``b"J"`` + JSON, or a signed pickle); None: NULL.
+    result: bytes | None = None
+    #: When the attempt started: the row's start for a job claimed ahead
+    #: whose start the member has not written yet (None: unknown).
+    started_at: float | None = None
+
+
+@dataclass(slots=True)
 class Change:
     """A status the store set on its own: a dependent cancelled by a cascade,
     released by its last upstream, or a job cancelled while queued."""
