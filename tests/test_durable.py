@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -272,6 +273,15 @@ def _wait_for(predicate, what: str, seconds: float = 30.0) -> None:  # type: ign
         time.sleep(0.02)
 
 
+def _started(db: str) -> int:
+    """Jobs whose start the SQLite store ``db`` holds (read by a connection of its own)."""
+    from contextlib import closing
+
+    with closing(sqlite3.connect(db.removeprefix("sqlite:///"), timeout=30)) as conn:
+        (count,) = conn.execute("SELECT count(*) FROM jobs WHERE started_at IS NOT NULL").fetchone()
+    return int(count)
+
+
 @pytest.mark.parametrize("retries", [1, 0])
 async def test_a_job_running_in_a_killed_process_is_retried_or_failed(
     db: str, tmp_path: Path, retries: int
@@ -296,6 +306,10 @@ async def test_a_job_running_in_a_killed_process_is_retried_or_failed(
     )
     try:
         _wait_for(lambda: log.exists() and "start" in log.read_text(), "the job to start")
+        # Its start committed too: a start still in the group commit leaves
+        # the attempt uncounted (claims ahead are not attempts), and the next
+        # scheduler would run attempt 1 again, which stalls.
+        _wait_for(lambda: _started(db) == 1, "the start to be stored")
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
