@@ -21,7 +21,7 @@ member's heartbeat and any takeover skip it (``SKIP LOCKED``), and the
 member's own outcome, after the commit, finds the row no longer its to
 write. The caller's connection need not share the store's
 ``search_path`` (a store in a schema of its own): the statements name the
-tables by the schema the store's connection found them in (:func:`locate`).
+tables by the schema the store's connection found them in (``_sqlapi.identity``).
 """
 
 from __future__ import annotations
@@ -74,18 +74,6 @@ _TABLE = re.compile(r"\bjobsched_(jobs|deps)\b")
 
 #: How the caller's connection kinds are named in a TypeError.
 _TAKES = "a psycopg 3 Connection or AsyncConnection"
-
-
-def locate(conn: psycopg.Connection[Any]) -> tuple[str, str]:
-    """The schema that holds the store's tables, as the store's own
-    connection finds them, and the database's name."""
-    row = conn.execute(
-        "SELECT n.nspname, current_database() FROM pg_class c "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE c.oid = 'jobsched_jobs'::regclass"
-    ).fetchone()
-    assert row is not None
-    return str(row[0]), str(row[1])
 
 
 class Completer:

@@ -26,7 +26,7 @@ caller's transaction, as reserving from ``next_id`` there would.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from jobsched.store import Registered
 
@@ -237,20 +237,34 @@ def install(conn: Any) -> None:
     )
 
 
-def identity(conn: Any) -> tuple[str, int]:
-    """The store's schema (quoted as SQL needs it) and its random id, which
-    a caller's connection must see the same (made here on first use)."""
+class Identity(NamedTuple):
+    """Where the store lives, as its own connection sees it at open."""
+
+    #: The schema holding the tables, quoted as SQL needs it.
+    schema: str
+    #: The store's random id, which a caller's connection must see the same.
+    store_id: int
+    #: The schema's plain name (a ``search_path``-free statement's).
+    schema_name: str
+    #: The database's name (a caller's connection must be to the same).
+    database: str
+
+
+def identity(conn: Any) -> Identity:
+    """The store's :class:`Identity` (its random id made here on first use)."""
     conn.execute(
         "INSERT INTO jobsched_meta (key, value) VALUES ('store_id', "
         "(random() * 9.2e18)::bigint) ON CONFLICT (key) DO NOTHING"
     )
     row = conn.execute(
-        "SELECT relnamespace::regnamespace::text, "
-        "(SELECT value FROM jobsched_meta WHERE key = 'store_id') "
-        "FROM pg_class WHERE oid = 'jobsched_meta'::regclass"
+        "SELECT c.relnamespace::regnamespace::text, "
+        "(SELECT value FROM jobsched_meta WHERE key = 'store_id'), "
+        "n.nspname, current_database() "
+        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE c.oid = 'jobsched_meta'::regclass"
     ).fetchone()
     assert row is not None
-    return str(row[0]), int(row[1])
+    return Identity(str(row[0]), int(row[1]), str(row[2]), str(row[3]))
 
 
 def put_functions(conn: Any, functions: list[Registered], now: float) -> None:

@@ -32,7 +32,7 @@ from jobsched import StoreUnavailableError
 from jobsched.store import Change, DueSchedule, Joined, NewJob, Registered, StoredJob, TakeoverLooks
 
 from . import _cancels, _connect, _errors, _poollog, _queues, _schedules, _schema, _sql, _sqlapi
-from ._complete_in import Completer, locate
+from ._complete_in import Completer
 from ._leases import DEAD_OWNER_EVERY, Leases
 from ._reads import Reads
 from ._txadd import State, joined
@@ -101,11 +101,9 @@ class PostgresStore(Leases, Reads):
         self._queue_column = False  # see Leases
         # Whether this member has seen the named queues' index built (see _queues).
         self._queue_index = False
-        # The tables' schema and the database's name (see _complete_in).
-        self._located: tuple[str, str] | None = None
         self._closed = False
-        #: The store's schema and random id, read at open (see _sqlapi.identity).
-        self._identity: tuple[str, int] | None = None
+        #: Where the store lives, read at open (see _sqlapi.identity).
+        self._identity: _sqlapi.Identity | None = None
         self._joined = State(self.reserve_ids)
 
     # ── plumbing ──────────────────────────────────────────────────────────
@@ -121,7 +119,6 @@ class PostgresStore(Leases, Reads):
                 _schema.prepare(conn, self._raw_url)
                 self._queue_column = _queues.has_column(conn)
                 self._identity = _sqlapi.identity(conn)
-                self._located = locate(conn)
             except psycopg.Error as exc:
                 if _errors.is_transient(exc):
                     raise _errors.unavailable(self.url, exc) from None
@@ -297,10 +294,10 @@ class PostgresStore(Leases, Reads):
 
     def completer(self) -> Completer:
         """Writes ``complete_in`` completions on callers' psycopg connections."""
-        if self._located is None:
+        if self._identity is None:
             self._start()
-        assert self._located is not None
-        return Completer(*self._located, self.url)
+        assert self._identity is not None
+        return Completer(self._identity.schema_name, self._identity.database, self.url)
 
     def reserve_ids(self, count: int) -> int:
         if self._pool is None and not self._closed:
@@ -342,7 +339,7 @@ class PostgresStore(Leases, Reads):
         if self._identity is None:
             self._start()  # as reserve_ids: the schema's name and id come from it
         assert self._identity is not None
-        return joined(self, connection, self._identity)
+        return joined(self, connection, self._identity[:2])
 
     async def put_functions(self, functions: Sequence[Registered]) -> None:
         await self._named_queues(functions)
