@@ -44,8 +44,18 @@ RATCHETS: dict[str, tuple[Callable[[engine_shape.Shape], int], int, int | None]]
     # reference to a record it is passed, `self._table`, counts once per name).
     "private names shared by engine modules": (lambda s: len(s.shared()), 74, None),
     "private names shared by link modules": (lambda s: len(s.shared(link=True)), 47, None),
-    # _dispatch, _submission, _linkhost, _link/_commit.
-    "modules over 400 lines": (lambda s: len(s.long_modules), 4, 0),
+    # _dispatch, _submission, _linkhost; and _link/_commit (apart, so the engine
+    # and link streams each lower their own pins).
+    "engine modules over 400 lines": (
+        lambda s: sum(not m.startswith("_link/") for m in s.long_modules),
+        3,
+        0,
+    ),
+    "link modules over 400 lines": (
+        lambda s: sum(m.startswith("_link/") for m in s.long_modules),
+        1,
+        0,
+    ),
 }
 
 
