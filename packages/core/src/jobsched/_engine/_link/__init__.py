@@ -17,24 +17,32 @@ are written, fenced as ever, when the store is back. The outage is logged
 once when it starts and once when it ends. Any other exception is a bug, and
 ends the scheduler as it always did.
 
-:class:`StoreLink` is assembled from layers, one module each, stacked so that
-a layer may call the ones below it::
+:class:`StoreLink` (``_storelink``) builds the link's parts once and hands
+each what it needs; no part holds the link or another part's state::
 
-    _claims.StoreLink         the claimer: claims, schedule fires, the store's wake-ups
-      _leases.Leasing         the heartbeat: leases, cancels from elsewhere, the members list
-        _commit.Committing    group commit: appended writes, flush, the committer, pruning
-          _retry.Retrying     store calls retried through an outage
-            _base.LinkBase    the state (set here), ids, wakeups, closing
+    Writes     (_writes)    the writes appended for the next group commit
+    Committer  (_commit)    the committer task and flush(); a Batch (_batch),
+                            written in parts around a job the store refuses
+                            (Refusals, _refusals)
+    Heartbeat  (_leases)    the heartbeat: leases, cancels from elsewhere,
+                            hand-backs; this member's line (Members, _members)
+    Claimer    (_claims)    the claimer: claims on the Terms (_terms), schedule
+                            fires, the store's wake-ups; Reports (_reports) of
+                            jobs it never claims
+    StoreCalls (_retry)     store calls retried through an Outage (_outage)
+    Ids (_ids), Settled (_settled), Closing (_closing)
 
-with ``_outage`` (how an outage is logged) and ``_timing`` (every interval
-and wait, in one place) beside them. The scheduler's side of the link, what
-the link calls back (:class:`Host`), is ``jobsched._engine._linkhost``.
+``_timing`` holds every interval and wait, read when used. What the link
+calls back (:class:`Host`, ``_host``) is ``jobsched._engine._linkhost``.
+A write's walk: ``StoreLink.add`` (``Writes.add``) appends and wakes the
+committer, which takes a Batch and writes it through StoreCalls; then the
+host, the flushes, the waiters (Settled) and the claimer hear of it.
 
 Loaded with the first durable store, never by ``import jobsched``. May import
 what the engine may, and ``_engine._state``; nothing else of the engine.
 """
 
-from ._base import Host as Host
-from ._claims import StoreLink as StoreLink
+from ._host import Host as Host
+from ._storelink import StoreLink as StoreLink
 
 __all__ = ["Host", "StoreLink"]

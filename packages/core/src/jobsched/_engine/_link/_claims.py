@@ -4,8 +4,8 @@ The *claimer* claims as many runnable jobs as there are idle workers, best
 first, and hands them to the scheduler; it claims the fires of stored
 schedules that are due, and tells once about jobs this member never claims
 (signed by a key it lacks, or for an executor it has not installed). The
-store's ``watch`` wakes it between polls. :class:`StoreLink` is the whole
-link: this layer on the ones below.
+store's ``watch`` wakes it between polls; what it claims is set in
+``_terms``, what it tells about jobs it never claims in ``_reports``.
 
 Claimed jobs are not attempts until they start (issue 32). A member claims
 more than its idle workers take (the claims ahead), and a member killed
@@ -34,101 +34,171 @@ import functools
 import inspect
 import math
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Mapping
 
 import anyio
 
 from ..._exceptions import StoreUnavailableError
-from ..._jobs import _plugins
-from ..._log import logger
 from ...store._base import JobStore
-from ...store._codec import key_name
 from ...store._rows import Claimed, NewJob
 from . import _timing
-from ._base import _takes
-from ._leases import Leasing
-from ._retry import LinkClosed
+from ._closing import Closing
+from ._host import Host
+from ._leases import Heartbeat
+from ._reports import Reports
+from ._retry import LinkClosed, StoreCalls
+from ._settled import Settled
+from ._terms import Terms
 
 
-class StoreLink(Leasing):
-    """Batches a scheduler's writes to ``store`` and feeds it claimed work."""
+def takes(method: Callable[..., object], name: str) -> bool:
+    """Whether ``method`` takes the keyword ``name`` (a store written before
+    it was part of the seam does not)."""
+    try:
+        return name in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
 
-    #: The registered job names this member runs (an app's, set by it): its
-    #: claims take registered rows of these names only (``JobStore.claim``).
-    names: frozenset[str] = frozenset()
-    #: Whether the store's claim takes ``names``; found at the first claim.
-    _claims_names: bool | None = None
 
-    def _member_names(self) -> tuple[str, ...]:
-        # A member that claims nothing (a producer) knows no name for the fleet.
-        return () if self.producer else tuple(sorted(self.names))
+class Claimer:
+    """The claimer task: claims for the idle workers, schedule fires, the
+    store's wake-ups."""
 
-    async def claimer(self) -> None:
+    __slots__ = (
+        "_calls",
+        "_claim_settled",
+        "_claims_names",
+        "_closing",
+        "_heartbeat",
+        "_host",
+        "_owner",
+        "_reports",
+        "_schedules_seen",
+        "_settled",
+        "_store",
+        "_terms",
+        "_wakeup",
+        "_wall",
+        "claims_ahead",
+    )
+
+    def __init__(
+        self,
+        store: JobStore,
+        owner: str,
+        *,
+        wall: Callable[[], float],
+        host: Host,
+        terms: Terms,
+        calls: StoreCalls,
+        closing: Closing,
+        heartbeat: Heartbeat,
+        reports: Reports,
+        settled: Settled,
+    ) -> None:
+        self._store = store
+        self._owner = owner
+        self._wall = wall
+        self._host = host
+        self._terms = terms
+        self._calls = calls
+        self._closing = closing
+        self._heartbeat = heartbeat
+        self._reports = reports
+        self._settled = settled
+        #: Whether the store's claim takes ``starting`` (see JobStore.claim):
+        #: then jobs claimed ahead are not started until their start is written.
+        self.claims_ahead = takes(store.claim, "starting")
+        #: Whether the store's claim takes ``names``; found at the first claim.
+        self._claims_names: bool | None = None
+        #: Set when no claim is on its way (see claims_settled).
+        self._claim_settled: anyio.Event | None = None
+        self._wakeup = anyio.Event()
+        #: When the claimer last looked for due schedules (monotonic); reset
+        #: by a schedule put here or a wake from the store.
+        self._schedules_seen = -math.inf
+
+    def wake(self) -> None:
+        """A worker freed up, or new work may be claimable."""
+        self._wakeup.set()
+
+    def schedules_changed(self) -> None:
+        """A schedule was put here: look for due ones at the next pass."""
+        self._schedules_seen = -math.inf
+
+    def store_woke(self) -> None:
+        """Another member's commit (a new job, a cancel, or a new schedule),
+        or the store back after an outage (notifications may have been missed)."""
+        self._schedules_seen = -math.inf
+        self._wakeup.set()
+        self._settled.wake()  # a cancel ends jobs too
+
+    def _store_finished(self) -> None:
+        # Another member committed jobs' outcomes: only waiters care.
+        self._settled.wake()
+
+    async def run(self) -> None:
         """Claim as many jobs as workers are idle, best first, until closed."""
-        try:
-            async with anyio.create_task_group() as tg:
-                # The store's notifications wake the claimer between polls.
-                tg.start_soon(self._watch, name="jobsched-store-watch")
-                if self.producer:
-                    # Claims nothing: the watch alone runs, for wait() and join().
-                    while not self.closing:
-                        await self._claim_wakeup.wait()
-                        self._claim_wakeup = anyio.Event()
-                else:
-                    with contextlib.suppress(LinkClosed):
-                        await self._claim_all()
-                tg.cancel_scope.cancel()
-        finally:
-            self._task_done()
+        async with anyio.create_task_group() as tg:
+            # The store's notifications wake the claimer between polls.
+            tg.start_soon(self._watch, name="jobsched-store-watch")
+            if self._terms.producer:
+                # Claims nothing: the watch alone runs, for wait() and join().
+                while not self._closing.closing:
+                    await self._wakeup.wait()
+                    self._wakeup = anyio.Event()
+            else:
+                with contextlib.suppress(LinkClosed):
+                    await self._claim_all()
+            tg.cancel_scope.cancel()
 
     async def _watch(self) -> None:
         """The store's ``watch``, subscribed again after a transient failure."""
+        calls = self._calls
         failures = 0
         while True:
             started = time.monotonic()
             try:
-                if _watches_finished(self.store):
-                    await self.store.watch(self._store_woke, finished=self._store_finished)
+                if _watches_finished(self._store):
+                    await self._store.watch(self.store_woke, finished=self._store_finished)
                 else:  # a store written before the finished callback
-                    await self.store.watch(self._store_woke)
+                    await self._store.watch(self.store_woke)
                 return
             except StoreUnavailableError as exc:
                 if time.monotonic() - started > 10 * _timing.STORE_BACKOFF.max_delay:
                     failures = 0  # it ran well for a while: a new outage
                 failures += 1
-                self._failed("watching for changes", exc)
-            await self._backoff(failures)
-            if self.closing:
+                calls.failed("watching for changes", exc)
+            await calls.backoff(failures)
+            if self._closing.closing:
                 return
             # Whether the new subscription holds is not known until it
             # fails: the next call that succeeds may end the outage.
-            self._outage.drop("watching for changes")
-            self._store_woke()  # what it missed meanwhile
+            calls.drop("watching for changes")
+            self.store_woke()  # what it missed meanwhile
 
     async def fire(
         self, schedule: str, fire_time: float, next_fire: float, job: NewJob | None
     ) -> bool:
         """The store's ``fire`` for this member, retried while the store is unavailable."""
-        return await self._call(
+        return await self._calls.call(
             "firing a schedule",
-            lambda: self.store.fire(self.owner, schedule, fire_time, next_fire, job),
+            lambda: self._store.fire(self._owner, schedule, fire_time, next_fire, job),
         )
 
     async def _claim(
         self, limit: int, executors: Mapping[str, int], queue_room: Mapping[str, int] | None
     ) -> list[Claimed]:
-        store = self.store
-        if self._renew_first:
-            # After an outage: leases first, so this claim does not take over
-            # this member's own jobs whose leases ran out meanwhile.
-            await self._extend()
-            self._renew_first = False
+        store, terms = self._store, self._terms
+        # After an outage: leases first, so this claim does not take over
+        # this member's own jobs whose leases ran out meanwhile.
+        await self._heartbeat.renew_if_due()
         # Without queues the call is the one a store written before named
         # queues takes.
         named: dict[str, object] = (
             {}
-            if self.queues is None and queue_room is None
-            else {"queues": self.queues, "queue_room": queue_room}
+            if terms.queues is None and queue_room is None
+            else {"queues": terms.queues, "queue_room": queue_room}
         )
         if self.claims_ahead:
             # None starts at the claim, not even for the workers idle now:
@@ -137,25 +207,26 @@ class StoreLink(Leasing):
             # written when a worker takes the job (_take_claimed).
             named["starting"] = 0
         if self._claims_names is None:
-            self._claims_names = _takes(store.claim, "names")
+            self._claims_names = takes(store.claim, "names")
         if self._claims_names:
             # Always, even empty: a member without an app claims no registered job.
-            named["names"] = self.names
+            named["names"] = terms.names
         return await store.claim(
-            self.owner,
+            self._owner,
             limit,
             executors,
             self._wall(),
             store.lease,
-            rates=self.rates,
-            tenants=self.tenants,
+            rates=terms.rates,
+            tenants=terms.tenants,
             **named,  # type: ignore[arg-type]
         )
 
     async def _claim_all(self) -> None:
-        store, host = self.store, self._host
-        while not self.closing:
-            self._claim_wakeup = anyio.Event()
+        store, host, calls, owner = self._store, self._host, self._calls, self._owner
+        closing, reports = self._closing, self._reports
+        while not closing.closing:
+            self._wakeup = anyio.Event()
             # The claim first: the workers that just went idle woke this task
             # together with the committer (their outcomes), so a store that
             # commits writes asked for together in one transaction (SQLite's
@@ -169,7 +240,7 @@ class StoreLink(Leasing):
                 # that the jobs it brings are handed back, not left leased.
                 settled = self._claim_settled = anyio.Event()
                 try:
-                    claims = await self._call(
+                    claims = await calls.call(
                         "claiming jobs",
                         functools.partial(self._claim, limit, executors, queue_room),
                     )
@@ -184,32 +255,29 @@ class StoreLink(Leasing):
             idle = limit > 0 and not claims
             if idle or clock - self._schedules_seen >= _timing.SCHEDULES_EVERY:
                 self._schedules_seen = clock
-                fires = await self._call(
+                fires = await calls.call(
                     "claiming schedules",
-                    lambda: store.claim_schedules(self.owner, self._wall(), store.lease),
+                    lambda: store.claim_schedules(owner, self._wall(), store.lease),
                 )
                 # A fire releases its schedule: one still due (misfire="all"
                 # catching up, one fire a step) is claimed again at once.
-                while fires and await host.fire_schedules(fires) and not self.closing:
-                    fires = await self._call(
+                while fires and await host.fire_schedules(fires) and not closing.closing:
+                    fires = await calls.call(
                         "claiming schedules",
-                        lambda: store.claim_schedules(self.owner, self._wall(), store.lease),
+                        lambda: store.claim_schedules(owner, self._wall(), store.lease),
                     )
-            if idle and clock - self._keys_seen >= _timing.KEYS_EVERY:
-                self._keys_seen = clock
-                await self._report_unknown_keys()
-                await self._report_unknown_names()
+            if idle:
+                await reports.look_when_idle(clock)
             # Not only when idle: a member kept busy by its own executors'
             # jobs still tells about those it never claims.
-            if limit > 0 and clock - self._executors_seen >= _timing.EXECUTORS_EVERY:
-                self._executors_seen = clock
-                await self._report_missing_executors(executors, clock)
+            if limit > 0:
+                await reports.look_for_executors(executors, clock)
             if claims:
                 continue
             wait = _timing.POLL_INTERVAL
             if limit > 0:
                 # Also when a rate-limited job's next token is due (next_due).
-                due = await self._call("reading the next due time", store.next_due)
+                due = await calls.call("reading the next due time", store.next_due)
                 # Due already when this pass claimed, yet nothing came: not
                 # this member's to take now (a schedule leased by another
                 # member, or signed by a key this one lacks). Waiting 0 for
@@ -217,7 +285,7 @@ class StoreLink(Leasing):
                 if due is not None and due > looked_at:
                     wait = min(wait, max(0.0, due - self._wall()))
             with anyio.move_on_after(wait):
-                await self._claim_wakeup.wait()
+                await self._wakeup.wait()
 
     async def claims_settled(self, patience: float) -> bool:
         """Wait until no claim is on its way (its jobs handed to the host),
@@ -230,79 +298,6 @@ class StoreLink(Leasing):
         with anyio.move_on_after(patience):
             await settled.wait()
         return settled.is_set()
-
-    async def _report_unknown_keys(self) -> None:
-        """Log an ERROR, once per key id, for jobs this member never claims
-        because a key it does not hold signed them."""
-        # Retried as every store call is: an outage must not end the claimer.
-        waiting = await self._call(
-            "looking for jobs signed by unknown keys", self.store.waiting_for_keys
-        )
-        for kid, count in waiting.items():
-            if kid not in self._keys_reported:
-                self._keys_reported.add(kid)
-                held = ", ".join(key_name(k) for k in self.codec.key_ids) or "none"
-                logger.error(
-                    "%d job(s) in the store %s are signed with key id %s, which this member "
-                    "does not hold (its key ids: %s): they wait for a member that holds it; "
-                    "add that key to secret=[...] or JOBSCHED_SECRET (the first key signs, "
-                    "every one verifies)",
-                    count,
-                    self.store.url,
-                    key_name(kid),
-                    held,
-                )
-
-    async def _report_unknown_names(self) -> None:
-        """Log an ERROR, once per name, for registered jobs this member never
-        claims because its app does not register their name."""
-        waiting_for_names = getattr(self.store, "waiting_for_names", None)
-        if waiting_for_names is None:  # a store written before registered jobs
-            return
-        names = self.names
-        waiting = await self._call(
-            "looking for registered jobs of unknown names", lambda: waiting_for_names(names)
-        )
-        for name, count in sorted(waiting.items()):
-            if name not in self._names_reported:
-                self._names_reported.add(name)
-                logger.error(
-                    "%d job(s) in the store %s are registered under the name %r, which this "
-                    "member's app does not register (it registers %d name(s)): they wait for "
-                    "a member that does; deploy the code that declares it (@app.job) here, "
-                    "or run a worker of the app that has it",
-                    count,
-                    self.store.url,
-                    name,
-                    len(names),
-                )
-
-    async def _report_missing_executors(self, installed: Collection[str], clock: float) -> None:
-        """Log a WARNING, once per executor name (again after
-        EXECUTORS_REPEAT, or when it comes back after none waited), for
-        jobs this member never claims because it lacks their executor."""
-        # Retried as every store call is: an outage must not end the claimer.
-        waiting = await self._call(
-            "looking for jobs on executors this member lacks",
-            lambda: self.store.waiting_for_executors(installed),
-        )
-        reported = self._executors_reported
-        for name in [n for n in reported if n not in waiting]:
-            del reported[name]  # resolved: told again if it comes back
-        for name, count in sorted(waiting.items()):
-            if clock - reported.get(name, -math.inf) < _timing.EXECUTORS_REPEAT:
-                continue
-            reported[name] = clock
-            logger.warning(
-                "%d job(s) in the store %s wait for the executor %r, which this member has "
-                "not installed (its executors: %s), so it never claims them: they wait for a "
-                "member that has it; to fix, on the workers that should run them: %s",
-                count,
-                self.store.url,
-                name,
-                ", ".join(sorted(installed)) or "none",
-                _plugins.install_hint(name),
-            )
 
 
 def _watches_finished(store: JobStore) -> bool:

@@ -1,18 +1,17 @@
-"""Group commit: writes appended by submit and the workers, written by one task.
+"""Group commit: the committer task, and ``flush()`` that waits for it.
 
-The workers never wait on the store. ``submit`` and every outcome only append
-to a list; the *committer* task writes whatever has piled up while its last
-transaction ran (one round trip for many jobs, with no fixed delay), in order,
-fenced as ever. A batch that an outage interrupted stays until it is written.
-A batch of new jobs or outcomes the store refuses for one job's data
-(:class:`JobDataError`) is written again in halves until that job is alone:
-it fails alone, the rest are written, and the common batch stays one call.
-The committer also prunes the store's history every
+The *committer* writes whatever :class:`~._writes.Writes` piled up while its
+last transaction ran (one round trip for many jobs, with no fixed delay), in
+order, fenced as ever. A batch that an outage interrupted stays until it is
+written. A step of a batch the store refuses for one job's data
+(:class:`JobDataError`) is written again in halves (``_refusals``). The
+committer also prunes the store's history every
 ``_timing.prune_every(history_limit)`` outcomes.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import math
 import time
@@ -22,88 +21,89 @@ import anyio
 
 from ..._exceptions import StoreUnavailableError
 from ..._log import logger
-from ...store._codec import BIG
+from ...store._base import JobStore
 from ...store._errors import JobDataError
 from ...store._rows import Change, NewJob, Outcome
 from . import _timing
-from ._refusals import Batch, Refusals, Split
-from ._retry import LinkClosed
+from ._batch import Batch, Split
+from ._closing import Closing
+from ._host import Host
+from ._outage import Outage
+from ._refusals import Refusals
+from ._retry import LinkClosed, StoreCalls
+from ._settled import Settled
+from ._writes import Writes
 
 
-class Committing(Refusals):
-    """The writes: appended here, committed by the committer task."""
+class Committer:
+    """Commits the appended writes, one batch at a time; tells the host,
+    the waiters and the flushes when a batch is in."""
 
-    def add(self, job: NewJob) -> None:
-        """Queue ``job`` for the next group commit."""
-        if job.own_id:
-            self._unconfirmed[job.id] = job.payload
-        self._adds.append(job)
-        self._appended += 1
-        self._commit_wakeup.set()
+    __slots__ = (
+        "_batch",
+        "_calls",
+        "_closing",
+        "_committed",
+        "_committing",
+        "_error",
+        "_finished_since_prune",
+        "_flushed",
+        "_history_limit",
+        "_host",
+        "_outage",
+        "_owner",
+        "_refusals",
+        "_refused_adds",
+        "_settled",
+        "_store",
+        "_wake_claimer",
+        "_wall",
+        "_writes",
+        "_writing",
+    )
 
-    def unconfirmed(self, job_id: int) -> bytes | None:
-        """The payload of this member's insert of an own id, until the
-        store has said whether it was added or the id was taken.
-
-        Until then a claim of that id may be another member's job, which
-        won the insert: the claimed payload tells which.
-        """
-        return self._unconfirmed.get(job_id)
-
-    def record(self, outcome: Outcome) -> None:
-        """Queue an attempt's outcome for the next group commit."""
-        if (
-            outcome.result is not None
-            and len(outcome.result) >= BIG
-            and self._cut is None
-            and (
-                self._adds
-                or self._outcomes
-                or self._cancels
-                or self._schedules
-                or self._unscheduled
-            )
-        ):
-            # The writes queued before a big result go in a batch of their
-            # own: they need not wait for its write (most of a second for
-            # 100 MB). A prefix of every list, so that a batch still commits
-            # every write appended before its end, as flush() counts them.
-            self._cut = (
-                self._appended,
-                len(self._adds),
-                len(self._outcomes),
-                len(self._cancels),
-                len(self._schedules),
-                len(self._unscheduled),
-            )
-        self._outcomes.append(outcome)
-        self._appended += 1
-        self._commit_wakeup.set()
-
-    def start(self, job_id: int, attempt: int, at: float) -> None:
-        """Queue the start of a job claimed ahead for the next group commit."""
-        self._starts.append((job_id, attempt, at))
-        self._appended += 1
-        self._commit_wakeup.set()
-
-    def put_schedule(self, schedule_id: str, payload: bytes, first_fire: float) -> None:
-        """Queue a stored schedule (new, or replacing one of that id)."""
-        self._schedules.append((schedule_id, payload, first_fire))
-        self._appended += 1
-        self._schedules_seen = -math.inf
-        self._commit_wakeup.set()
-
-    def remove_schedule(self, schedule_id: str) -> None:
-        """Queue the removal of a stored schedule."""
-        self._unscheduled.append(schedule_id)
-        self._appended += 1
-        self._commit_wakeup.set()
-
-    def cancel(self, job_id: int) -> None:
-        """Queue a cancel of a job this member does not hold."""
-        self._cancels.append(job_id)
-        self._appended += 1
-        self._commit_wakeup.set()
+    def __init__(
+        self,
+        store: JobStore,
+        owner: str,
+        history_limit: int,
+        *,
+        wall: Callable[[], float],
+        host: Host,
+        writes: Writes,
+        calls: StoreCalls,
+        refusals: Refusals,
+        outage: Outage,
+        closing: Closing,
+        settled: Settled,
+        wake_claimer: Callable[[], None],
+    ) -> None:
+        self._store = store
+        self._owner = owner
+        self._history_limit = history_limit
+        self._wall = wall
+        self._host = host
+        self._writes = writes
+        self._calls = calls
+        self._refusals = refusals
+        self._outage = outage
+        self._closing = closing
+        self._settled = settled
+        self._wake_claimer = wake_claimer
+        self._committed = 0  # writes it has committed
+        self._flushed: list[tuple[int, anyio.Event]] = []
+        self._error: BaseException | None = None
+        #: New jobs the store refused (see ``JobDataError``), for the flushes
+        #: that waited for them: (writes committed before their batch, the
+        #: batch's end, what was refused). The last few: an older flush has
+        #: returned by now.
+        self._refused_adds: collections.deque[tuple[int, int, str]] = collections.deque(maxlen=100)
+        self._finished_since_prune = 0
+        self._committing = False
+        #: Set while a batch is being written (see _commit_batch).
+        self._writing: anyio.Event | None = None
+        #: The batch being written (kept across transient failures).
+        self._batch: Batch | None = None
 
     async def flush(self, patience: float | None = None) -> None:
         """Return once everything appended so far is committed.
@@ -119,18 +119,18 @@ class Committing(Refusals):
             call for its data (a value it cannot keep); the message names
             it. The other writes are committed.
         """
-        target = self._appended
+        target = self._writes.appended
         since = self._committed
         started = time.monotonic()
         while self._committed < target:
             limit = _timing.UNAVAILABLE_WAIT if patience is None else patience
-            if self.closing:
+            if self._closing.closing:
                 limit = min(limit, _timing.UNAVAILABLE_WAIT)
             if self._error is not None:
                 raise self._error
             if not self._committing:
                 # No committer task (not started yet, or torn down): commit here.
-                await self.store.open()
+                await self._store.open()
                 try:
                     await self._commit_batch(patient=False)
                 except StoreUnavailableError as exc:
@@ -138,7 +138,7 @@ class Committing(Refusals):
                 continue
             entry = (target, anyio.Event())
             self._flushed.append(entry)
-            self._commit_wakeup.set()
+            self._writes.wake()
             # Woken by the commit (or close(): the limit changes); else
             # looks again once the store could have been away for the whole wait.
             # (A poll interval at least: a short limit must not spin.)
@@ -170,7 +170,23 @@ class Committing(Refusals):
             "again to wait for them"
         )
 
-    async def committer(self) -> None:
+    def closed(self) -> None:
+        """The link closes: the flushes that ride an outage wait from now on
+        for a bounded time (they look again)."""
+        flushed, self._flushed = self._flushed, []
+        for _, event in flushed:
+            event.set()
+
+    def outcomes_uncommitted(self) -> list[Outcome] | None:
+        """The outcomes appended or being written, not committed yet (None:
+        none). Their rows stay RUNNING under this member until they are."""
+        pending = self._writes.outcomes
+        batch = self._batch
+        if not pending and (batch is None or not batch.outcomes):
+            return None
+        return pending + batch.outcomes if batch is not None else pending
+
+    async def run(self) -> None:
         """Group-commit appended writes until closed and drained."""
         try:
             await self._commit_all()
@@ -180,23 +196,21 @@ class Committing(Refusals):
                 "%d write(s) were not committed at stop: the store %s is unavailable (%s). "
                 "Jobs submitted since the last commit are not in the store; attempts whose "
                 "outcomes were not written run again when a scheduler opens it",
-                self._appended - self._committed,
+                self._writes.appended - self._committed,
                 self._outage.url,
                 exc,
             )
-        finally:
-            self._task_done()
 
     async def _commit_all(self) -> None:
         self._committing = True
+        writes = self._writes
         try:
             while True:
-                if not self._pending():
-                    if self.closing:
+                if not (self._batch or writes.pending()):
+                    if self._closing.closing:
                         await self._prune_at_stop()
                         return
-                    await self._commit_wakeup.wait()
-                    self._commit_wakeup = anyio.Event()
+                    await writes.arrived()
                     continue
                 await self._commit_batch()
         finally:
@@ -208,18 +222,7 @@ class Committing(Refusals):
         if self._finished_since_prune and self._error is None:
             self._finished_since_prune = 0
             with contextlib.suppress(LinkClosed):  # the store is away: the next scheduler prunes
-                await self._call("pruning", lambda: self.store.prune(self._history_limit))
-
-    def _pending(self) -> bool:
-        return bool(
-            self._batch
-            or self._adds
-            or self._starts
-            or self._outcomes
-            or self._cancels
-            or self._schedules
-            or self._unscheduled
-        )
+                await self._calls.call("pruning", lambda: self._store.prune(self._history_limit))
 
     async def _commit_batch(self, patient: bool = True) -> None:
         """Write everything appended so far in one round of transactions.
@@ -240,9 +243,10 @@ class Committing(Refusals):
         # An event per batch, made on the loop that runs it (a link outlives
         # the loop that submitted before start, as anyio's Lock would not).
         self._writing = anyio.Event()
+        closing = self._closing
 
         def give_up(failing: float) -> bool:
-            return (self.closing or not patient) and failing >= _timing.UNAVAILABLE_WAIT
+            return (closing.closing or not patient) and failing >= _timing.UNAVAILABLE_WAIT
 
         try:
             await self._write_batch(give_up)
@@ -250,63 +254,17 @@ class Committing(Refusals):
             writing, self._writing = self._writing, None
             writing.set()
 
-    def _take_batch(self) -> Batch:
-        starts = self._starts
-        if starts and self._outcomes:
-            # A job that started and ended since the last commit: its start
-            # goes with its outcome (one write of its row, not two), which
-            # for short jobs claimed ahead is nearly every start.
-            ended = {(o.id, o.attempt): o for o in self._outcomes}
-            left = []
-            for start in starts:
-                outcome = ended.get(start[:2])
-                if outcome is None:
-                    left.append(start)
-                else:
-                    outcome.started_at = start[2]
-            starts = left
-        cut, self._cut = self._cut, None
-        if cut is not None:
-            done, adds, outcomes, cancels, schedules, unscheduled = cut
-            batch = Batch(
-                self._adds[:adds],
-                self._outcomes[:outcomes],
-                self._cancels[:cancels],
-                self._schedules[:schedules],
-                self._unscheduled[:unscheduled],
-                done,
-                self._wall(),
-                starts=starts,
-            )
-            self._starts = []
-            del self._adds[:adds], self._outcomes[:outcomes], self._cancels[:cancels]
-            del self._schedules[:schedules], self._unscheduled[:unscheduled]
-            return batch
-        batch = Batch(
-            self._adds,
-            self._outcomes,
-            self._cancels,
-            self._schedules,
-            self._unscheduled,
-            self._appended,
-            self._wall(),
-            starts=starts,
-        )
-        self._adds, self._outcomes, self._cancels, self._starts = [], [], [], []
-        self._schedules, self._unscheduled = [], []
-        return batch
-
     async def _write_batch(self, give_up: Callable[[float], bool]) -> None:
-        store = self.store
+        store, owner, refusals = self._store, self._owner, self._refusals
         batch = self._batch
         if batch is None:
-            batch = self._batch = self._take_batch()
+            batch = self._batch = self._writes.take_batch(self._wall())
 
         async def record() -> list[Change]:
-            return (await store.record(self.owner, batch.outcomes)).changes
+            return (await store.record(owner, batch.outcomes)).changes
 
         async def start() -> list[Change]:
-            await store.start(self.owner, batch.starts)
+            await store.start(owner, batch.starts)
             return []
 
         async def put() -> list[Change]:
@@ -317,6 +275,9 @@ class Committing(Refusals):
             await store.remove_schedules(batch.unscheduled)
             return []
 
+        async def refuse_add(job: NewJob, exc: JobDataError) -> list[Change]:
+            return await refusals.refuse_add(batch, job, exc)
+
         # In this order, each step once: a step that failed is retried alone,
         # so the steps before it are never written twice. Adds and outcomes
         # are written in parts if the store refuses one job's data.
@@ -325,13 +286,18 @@ class Committing(Refusals):
             steps.append(
                 (
                     lambda: store.add(batch.adds, batch.now),
-                    Split(batch.adds, lambda part: store.add(part, batch.now), self._refuse_add),
+                    Split(batch.adds, lambda part: store.add(part, batch.now), refuse_add),
                 )
             )
         if batch.starts:
             steps.append((start, None))
         if batch.outcomes:
-            steps.append((record, Split(batch.outcomes, self._record_part, self._refuse_outcome)))
+            steps.append(
+                (
+                    record,
+                    Split(batch.outcomes, refusals.record_part, refusals.refuse_outcome),
+                )
+            )
         if batch.cancels:
             steps.append((lambda: store.cancel(batch.cancels, batch.now), None))
         if batch.schedules:
@@ -343,7 +309,7 @@ class Committing(Refusals):
                 whole, split = steps[batch.step]
                 if batch.parts is None:
                     try:
-                        batch.changes += await self._call(
+                        batch.changes += await self._calls.call(
                             "writing", whole, give_up=give_up, data=split is not None
                         )
                     except JobDataError:
@@ -352,7 +318,7 @@ class Committing(Refusals):
                         batch.parts = [split.items]
                 if batch.parts is not None:
                     assert split is not None
-                    await self._write_parts(batch, split, give_up)
+                    await refusals.write_parts(batch, split, give_up)
                 batch.step += 1
         except StoreUnavailableError:
             raise  # given up: the batch stays, and nothing counts as committed
@@ -368,23 +334,15 @@ class Committing(Refusals):
         existed = [job.id for job in batch.adds if job.existed]
         if existed:
             self._host.existed(existed)  # before the flushes return: submit's view is right
-        if self._unconfirmed:
-            # Settled: a copy the store did not take is forgotten (existed),
-            # one it did is the stored job. (A later submit of the id makes
-            # an entry of its own.)
-            for job in batch.adds:
-                if self._unconfirmed.get(job.id) is job.payload:
-                    del self._unconfirmed[job.id]
+        self._writes.settle(batch.adds)
         self._committed = batch.done
         self._release_flushes(batch.done)
-        progress, self._progress = self._progress, anyio.Event()
-        progress.set()
-        self._wake_settled()
+        self._settled.committed()
         if batch.changes:
             self._host.changed(batch.changes)
         if batch.adds or batch.outcomes or batch.schedules:
             # New work, dependents released or a schedule due: claim now.
-            self._claim_wakeup.set()
+            self._wake_claimer()
         self._finished_since_prune += len(batch.outcomes)
         if self._finished_since_prune >= _timing.prune_every(self._history_limit):
             self._finished_since_prune = 0
@@ -393,11 +351,13 @@ class Committing(Refusals):
             # for as long as that is held) held up every write behind it.
             # The next cadence tries again.
             try:
-                await self._call(
-                    "pruning", lambda: store.prune(self._history_limit), give_up=lambda _: True
+                await self._calls.call(
+                    "pruning",
+                    lambda: store.prune(self._history_limit),
+                    give_up=lambda _: True,
                 )
             except StoreUnavailableError:
-                self._outage.drop("pruning")
+                self._calls.drop("pruning")
 
     def _release_flushes(self, committed: float) -> None:
         waiting = []

@@ -1,55 +1,107 @@
-"""Leases: the heartbeat that keeps this member's jobs, and its line in the members list.
+"""Leases: the heartbeat that keeps this member's jobs.
 
 The *heartbeat* task extends the leases of the jobs this member holds (and of
-those whose outcomes wait in the batch), learns which of them someone
-cancelled, and reports the member for ``jobsched members`` and the dashboard.
+those whose outcomes wait to be committed), learns which of them someone
+cancelled, hands back claims stuck behind long jobs and jobs this member
+cannot load, and reports the member (``_members``).
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 import anyio
 
 from ..._exceptions import StoreUnavailableError
-from ..._log import logger
-from ...store._rows import MEMBER_EVERY, Member
-from ._commit import Committing
+from ...store._base import JobStore
+from ._closing import Closing
+from ._commit import Committer
+from ._host import Host
+from ._members import Members
+from ._retry import StoreCalls
 
 
-class Leasing(Committing):
-    """The heartbeat task and the lease renewals a claim also makes."""
+class Heartbeat:
+    """The heartbeat task, and the lease renewal a claim makes first after an outage."""
 
-    async def heartbeat(self) -> None:
-        """Extend the leases of held jobs; pass on cancels requested elsewhere."""
-        try:
-            await self._beat()
-        finally:
-            self._task_done()
+    __slots__ = (
+        "_calls",
+        "_closing",
+        "_committer",
+        "_host",
+        "_members",
+        "_owner",
+        "_renew_first",
+        "_store",
+        "_unreleased",
+        "_wakeup",
+        "_wall",
+    )
+
+    def __init__(
+        self,
+        store: JobStore,
+        owner: str,
+        *,
+        wall: Callable[[], float],
+        host: Host,
+        calls: StoreCalls,
+        closing: Closing,
+        committer: Committer,
+        members: Members,
+    ) -> None:
+        self._store = store
+        self._owner = owner
+        self._wall = wall
+        self._host = host
+        self._calls = calls
+        self._closing = closing
+        self._committer = committer
+        self._members = members
+        self._wakeup = anyio.Event()
+        #: Stale claims whose hand-back the store refused (an outage): the
+        #: next beat tries again (see _hand_back_stale).
+        self._unreleased: list[int] = []
+        #: Set when an outage starts: the next claim renews this member's
+        #: leases first, so that a lease which ran out while the store was
+        #: away is not taken over from this member by its own claim.
+        self._renew_first = False
+
+    def wake(self) -> None:
+        """Jobs to hand back (see ``Host.deferred``), or closing: beat now."""
+        self._wakeup.set()
+
+    def outage_began(self) -> None:
+        """The store became unavailable: leases first at the next claim."""
+        self._renew_first = True
+
+    async def renew_if_due(self) -> None:
+        """Before a claim: after an outage, renew the leases first, so this
+        claim does not take over this member's own jobs whose leases ran out."""
+        if self._renew_first:
+            await self._extend()
+            self._renew_first = False
 
     def _holding(self) -> Collection[int]:
         """The jobs whose leases this member keeps: those the host holds, and
-        those whose outcomes wait in the batch. The host lets go of a job
+        those whose outcomes wait to be committed. The host lets go of a job
         when its outcome is made, but the row stays RUNNING under this member
         until that outcome is committed; a commit that stalls past the lease
         (an outage, a slow database) must not let another member take the
         finished job over as lost and run it again."""
         held = self._host.held()
-        batch = self._batch
-        if not self._outcomes and (batch is None or not batch.outcomes):
+        uncommitted = self._committer.outcomes_uncommitted()
+        if uncommitted is None:
             return held
-        waiting = {outcome.id for outcome in self._outcomes}
-        if batch is not None:
-            waiting.update(outcome.id for outcome in batch.outcomes)
+        waiting = {outcome.id for outcome in uncommitted}
         waiting.update(held)
         return waiting
 
     async def _extend(self) -> None:
         held = self._holding()
         if held:
-            store = self.store
-            cancelled = await store.extend(self.owner, held, self._wall() + store.lease)
+            store = self._store
+            cancelled = await store.extend(self._owner, held, self._wall() + store.lease)
             if cancelled:
                 self._host.cancel_held(cancelled)
 
@@ -59,9 +111,9 @@ class Leasing(Committing):
         so the heartbeat is not held up: if the store is unavailable they
         stay held (renewed) and the next beat tries again."""
         try:
-            await self.read(
+            await self._calls.read(
                 "handing back claims stuck behind long jobs",
-                lambda: self.store.release(self.owner, numbers),
+                lambda: self._store.release(self._owner, numbers),
                 patience=0.0,
             )
         except StoreUnavailableError:
@@ -78,19 +130,20 @@ class Leasing(Committing):
         if not jobs:
             return
         try:
-            await self.read(
+            await self._calls.read(
                 "handing back jobs this member cannot load",
-                lambda: self.store.defer(self.owner, jobs),
+                lambda: self._store.defer(self._owner, jobs),
                 patience=0.0,
             )
         except StoreUnavailableError:
             self._host.undeferred(jobs)
 
-    async def _beat(self) -> None:
-        store = self.store
+    async def run(self) -> None:
+        """Extend the leases of held jobs; pass on cancels requested elsewhere."""
+        calls, closing = self._calls, self._closing
         # A third of the lease, so two missed beats still keep it; at least
         # every second, so a cancel asked on another member arrives in time.
-        every = min(store.lease / 3, 1.0)
+        every = min(self._store.lease / 3, 1.0)
         failures = 0
         # Until closed, leaving by the one way out that forgets the member
         # (a close during a beat must not skip it).
@@ -98,73 +151,33 @@ class Leasing(Committing):
             if failures:
                 # A failed beat is tried again soon (with backoff), with the
                 # jobs held then: a lease the outage ran out may still be kept.
-                await self._backoff(failures)
+                await calls.backoff(failures)
             else:
                 with anyio.move_on_after(every):
-                    await self._beat_wakeup.wait()
-            if self.closing:
-                await self._forget_member()
+                    await self._wakeup.wait()
+            if closing.closing:
+                await self._members.forget()
                 return
-            if self._beat_wakeup.is_set():
-                # Woken for jobs to hand back (wake_heartbeat): a new event,
-                # so the next wait waits; one set meanwhile wakes it at once.
-                self._beat_wakeup = anyio.Event()
-            await self._report_member()
+            if self._wakeup.is_set():
+                # Woken for jobs to hand back (wake): a new event, so the
+                # next wait waits; one set meanwhile wakes it at once.
+                self._wakeup = anyio.Event()
+            await self._members.report()
             stale = self._unreleased + self._host.stale_claims()
             if stale:
                 await self._hand_back_stale(stale)
             await self._hand_back_unloadable()
             if not self._holding():
                 failures = 0
-                self._outage.drop("renewing leases")
+                calls.drop("renewing leases")
                 continue
             try:
                 with anyio.CancelScope(shield=True):
                     await self._extend()
             except StoreUnavailableError as exc:
                 failures += 1
-                self._failed("renewing leases", exc)
+                calls.failed("renewing leases", exc)
                 continue
             failures = 0
             self._renew_first = False
-            self._ok("renewing leases")
-
-    def _member_names(self) -> tuple[str, ...]:
-        """The registered job names this member reports (see StoreLink.names)."""
-        return ()
-
-    async def _report_member(self) -> None:
-        """Every MEMBER_EVERY seconds: this member's line in the members list."""
-        now = self._wall()
-        if now - self._member_reported < MEMBER_EVERY:
-            return
-        self._member_reported = now
-        member = Member(
-            owner=self.owner,
-            workers=self._host.num_workers,
-            busy=len(self._host.held()),
-            started_at=self._member_started,
-            seen_at=now,
-            names=self._member_names(),
-        )
-        try:
-            await self.store.report_member(member)
-        except StoreUnavailableError:
-            pass  # the leases' own beats report an outage; the next report retries
-        except Exception:
-            # The members list is for people: a store that fails it in a way
-            # of its own must not end the heartbeat, which keeps the leases.
-            if not self._member_failed:
-                self._member_failed = True
-                logger.warning(
-                    "the store %s could not record this member for the members list; "
-                    "its jobs are not affected",
-                    self.store.url,
-                    exc_info=True,
-                )
-
-    async def _forget_member(self) -> None:
-        with anyio.move_on_after(MEMBER_EVERY, shield=True):
-            # Unreachable: it goes stale, then leaves the list after MEMBERS_KEEP.
-            with contextlib.suppress(StoreUnavailableError):
-                await self.store.forget_member(self.owner)
+            calls.ok("renewing leases")

@@ -1,65 +1,34 @@
-"""A group commit's batch, and what the committer does when the store
-refuses one job's data in it (:class:`JobDataError`): the step is written
-again in halves until that job is alone, which fails alone while the rest
-are written. The common batch stays one call per step."""
+"""What the committer does when the store refuses one job's data in a batch
+(:class:`JobDataError`): the step is written again in halves until that job
+is alone, which fails alone while the rest are written. The common batch
+stays one call per step."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
-from typing import Any
 
 from ..._enums import JobStatus
 from ..._log import logger
+from ...store._base import JobStore
 from ...store._errors import JobDataError
 from ...store._rows import Change, NewJob, Outcome
-from ._retry import Retrying
+from ._batch import Batch, Split
+from ._retry import StoreCalls
 
 
-@dataclass
-class Batch:
-    """Writes taken off the lists for one group commit, and how far they got.
-
-    A batch that a transient failure interrupted stays with the link (in
-    order, before anything appended since) until every step is written.
-    """
-
-    adds: list[NewJob]
-    outcomes: list[Outcome]
-    cancels: list[int]
-    schedules: list[tuple[str, bytes, float]]
-    unscheduled: list[str]
-    #: ``_appended`` when it was taken: committed once it is written.
-    done: int
-    now: float
-    #: Steps written so far (add, start, record, cancel, put, remove: the
-    #: non-empty ones).
-    step: int = 0
-    changes: list[Change] = field(default_factory=list)
-    #: The current step's items still to write, in parts, once the store
-    #: refused the step whole for one job's data (None: not split).
-    parts: list[list[Any]] | None = None
-    #: New jobs the store refused, each said in a line (for flush()).
-    refused: list[str] = field(default_factory=list)
-    #: Starts of jobs claimed ahead: written before the outcomes.
-    starts: list[tuple[int, int, float]] = field(default_factory=list)
-
-
-@dataclass
-class Split:
-    """How a step is written in parts: its items, a write of some of them,
-    and what one item the store refuses alone becomes (the changes it makes)."""
-
-    items: list[Any]
-    write: Callable[[list[Any]], Awaitable[list[Change]]]
-    refuse: Callable[[Any, JobDataError], Awaitable[list[Change]]]
-
-
-class Refusals(Retrying):
+class Refusals:
     """Writing a step in parts, and the end of a job the store refused."""
 
-    async def _write_parts(
+    __slots__ = ("_calls", "_owner", "_store")
+
+    def __init__(self, store: JobStore, owner: str, calls: StoreCalls) -> None:
+        self._store = store
+        self._owner = owner
+        self._calls = calls
+
+    async def write_parts(
         self, batch: Batch, split: Split, give_up: Callable[[float], bool]
     ) -> None:
         """Write ``batch.parts`` in order, halving a part the store refuses
@@ -67,10 +36,11 @@ class Refusals(Retrying):
         batch: an outage given up on resumes at the first part not written."""
         parts = batch.parts
         assert parts is not None
+        call = self._calls.call
         while parts:
             part = parts[0]
             try:
-                batch.changes += await self._call(
+                batch.changes += await call(
                     "writing", partial(split.write, part), give_up=give_up, data=True
                 )
             except JobDataError as exc:
@@ -78,16 +48,17 @@ class Refusals(Retrying):
                     half = len(part) // 2
                     parts[:1] = [part[:half], part[half:]]
                     continue
-                batch.changes += await self._call(
+                batch.changes += await call(
                     "writing", partial(split.refuse, part[0], exc), give_up=give_up
                 )
             parts.pop(0)
         batch.parts = None
 
-    async def _record_part(self, outcomes: list[Outcome]) -> list[Change]:
-        return (await self.store.record(self.owner, outcomes)).changes
+    async def record_part(self, outcomes: list[Outcome]) -> list[Change]:
+        """Record some of a batch's outcomes (a part of the step)."""
+        return (await self._store.record(self._owner, outcomes)).changes
 
-    async def _refuse_outcome(self, out: Outcome, exc: JobDataError) -> list[Change]:
+    async def refuse_outcome(self, out: Outcome, exc: JobDataError) -> list[Change]:
         """The store cannot keep ``out`` (its error text, traceback or result):
         the same end of the attempt is written with the refusal as its error,
         and no traceback or result (a completion without its result ends
@@ -97,7 +68,7 @@ class Refusals(Retrying):
         status = JobStatus.FAILED if out.status is JobStatus.COMPLETED else out.status
         kept = replace(out, status=status, result=None, error=error, traceback=None)
         try:
-            recorded = await self.store.record(self.owner, [kept])
+            recorded = await self._store.record(self._owner, [kept])
         except JobDataError as again:
             # Not even the refusal fits (a store that refuses every text?):
             # the lease lapses and the job runs again, rather than a scheduler ending.
@@ -107,12 +78,11 @@ class Refusals(Retrying):
             logger.warning("job-%d: %s; stored %s with that error", out.id, error, status.value)
         return recorded.changes
 
-    async def _refuse_add(self, job: NewJob, exc: JobDataError) -> list[Change]:
-        """The store cannot keep ``job``: it is cancelled here, and the
-        flushes that waited for it raise ``ValueError`` naming it."""
+    @staticmethod
+    async def refuse_add(batch: Batch, job: NewJob, exc: JobDataError) -> list[Change]:
+        """The store cannot keep ``job`` of ``batch``: it is cancelled here,
+        and the flushes that waited for it raise ``ValueError`` naming it."""
         said = f"the store refused job-{job.id} ({job.name!r}): {exc}"
         logger.warning("%s; it is cancelled", said)
-        batch = self._batch
-        assert batch is not None
         batch.refused.append(said)
         return [Change(job.id, JobStatus.CANCELLED, f"the store refused this job: {exc}")]

@@ -12,6 +12,7 @@ scheduler as it always did.
 from __future__ import annotations
 
 import math
+import random
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -22,7 +23,8 @@ from ..._exceptions import SchedulerError, StoreUnavailableError
 from ..._log import logger
 from ...store._errors import REPORT_BUGS, JobDataError
 from . import _timing
-from ._base import LinkBase
+from ._closing import Closing
+from ._outage import Outage
 
 T = TypeVar("T")
 
@@ -31,10 +33,29 @@ class LinkClosed(Exception):
     """The link closed while a call waited to be retried: the task ends."""
 
 
-class Retrying(LinkBase):
-    """Store calls for the link's tasks and for callers that wait anyway."""
+class StoreCalls:
+    """Store calls for the link's tasks and for callers that wait anyway.
 
-    async def _call(
+    ``down`` is called when an outage begins (before it is logged), ``back``
+    when it ends; the link's other parts learn of an outage through these.
+    """
+
+    __slots__ = ("_back", "_closing", "_down", "_outage", "_rng")
+
+    def __init__(
+        self,
+        outage: Outage,
+        closing: Closing,
+        down: Callable[[], None],
+        back: Callable[[], None],
+    ) -> None:
+        self._outage = outage
+        self._closing = closing
+        self._down = down
+        self._back = back
+        self._rng = random.Random()
+
+    async def call(
         self,
         what: str,
         call: Callable[[], Awaitable[T]],
@@ -63,13 +84,13 @@ class Retrying(LinkBase):
                 if not failures:
                     first = time.monotonic()
                 failures += 1
-                self._failed(what, exc)
+                self.failed(what, exc)
                 if give_up is not None:
                     if give_up(time.monotonic() - first):
                         raise
-                elif self.closing:
+                elif self._closing.closing:
                     raise LinkClosed() from exc
-                await self._backoff(failures)
+                await self.backoff(failures)
                 continue
             except Exception as exc:
                 if not own or (data and isinstance(exc, JobDataError)):
@@ -91,7 +112,7 @@ class Retrying(LinkBase):
                     REPORT_BUGS,
                 )
                 raise
-            self._ok(what)
+            self.ok(what)
             return result
 
     async def read(
@@ -105,39 +126,44 @@ class Retrying(LinkBase):
             ``_timing.UNAVAILABLE_WAIT``); once the link closes, at the next failure.
         :raises StoreUnavailableError: given up.
         """
+        closing = self._closing
 
         def give_up(failing: float) -> bool:
             # Closing: the store is about to close under the caller anyway.
             limit = _timing.UNAVAILABLE_WAIT if patience is None else patience
-            return self.closing or failing >= limit
+            return closing.closing or failing >= limit
 
         try:
-            return await self._call(what, call, give_up=give_up, own=False)
+            return await self.call(what, call, give_up=give_up, own=False)
         except BaseException:
             # Given up, or the caller cancelled (a wait's timeout): the call
             # is not failing any more, so the outage can end without it.
             self._outage.drop(what)
             raise
 
-    def _failed(self, what: str, exc: StoreUnavailableError) -> None:
+    def failed(self, what: str, exc: StoreUnavailableError) -> None:
+        """The call ``what`` failed for a transient reason (see :class:`Outage`)."""
         if self._outage.since is None:
-            self._renew_first = True
+            self._down()
         self._outage.failed(what, exc)
 
-    def _ok(self, what: str) -> None:
+    def ok(self, what: str) -> None:
+        """The call ``what`` succeeded (see :class:`Outage`)."""
         if self._outage.ok(what):
-            # Back: claim at once (notifications may have been missed), and
-            # write whatever piled up.
-            self._store_woke()
-            self._commit_wakeup.set()
+            self._back()
 
-    async def _backoff(self, failures: int) -> None:
+    def drop(self, what: str) -> None:
+        """Forget ``what`` without a success (it is not being called now)."""
+        self._outage.drop(what)
+
+    async def backoff(self, failures: int) -> None:
+        """Wait before the next try after ``failures`` failures in a row."""
         delay = _timing.STORE_BACKOFF.delay(failures, self._rng)
-        if self.closing:
+        if self._closing.closing:
             # The committer still writing at stop: a backoff all the same
             # (the wakeup below is set for good now).
             await anyio.sleep(delay)
             return
         # Cut short by close(): the call is tried once more, then the task ends.
         with anyio.move_on_after(delay):
-            await self._close_wakeup.wait()
+            await self._closing.backoff_cut()
