@@ -23,6 +23,7 @@ from jobsched import JobStore, StoreUnavailableError, open_store
 from ._actions import Actions
 from ._hosts import HostCheck, check_hosts
 from ._lifetime import MissingStoreError, StoreGate
+from ._metrics import Metrics
 from ._pages import Pages
 from ._render import environment
 
@@ -78,6 +79,7 @@ def create_app(
         Route("/jobs", g(pages.job_list)),
         Route("/members", g(pages.members)),
         Route("/schedules", g(pages.schedules)),
+        Route("/metrics", g(Metrics(store).metrics)),
         Route("/schedules/{schedule_id:path}/pause", g(actions.pause_schedule), methods=["POST"]),
         Route("/schedules/{schedule_id:path}/resume", g(actions.resume_schedule), methods=["POST"]),
         Route("/jobs/retry", g(actions.bulk_retry), methods=["POST"]),
