@@ -69,8 +69,10 @@ class AttemptMetrics:
         """The listener: ``scheduler.add_listener(metrics)``."""
         if new is _RUNNING:
             self._started[id(job)] = time.perf_counter()
-            # run_at is 0.0 on a job claimed from the store: not known here.
-            if job.run_at and job.started_at is not None:
+            # run_at is known where the job was submitted (seq set) or its
+            # retry decided (run_at set, on this process's clock); a job
+            # claimed from a store arrives with neither.
+            if (job.seq or job.run_at) and job.started_at is not None:
                 wait = max(0.0, job.started_at - job.run_at)
                 self.wait.labels(job.queue, job.executor).observe(wait)
             return
