@@ -55,6 +55,38 @@ def utc_time(when: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when))
 
 
+def next_fire(when: float) -> str:
+    """A stored schedule's next fire: its time, or ``paused`` (stored as ``inf``)."""
+    return "paused" if when == math.inf else utc_time(when)
+
+
+def waiting(job: StoredJob, now: float) -> str | None:
+    """Why a PENDING job has not started: ``blocked`` (an upstream has not
+    completed: the store keeps a dependency until it is met), ``delayed``
+    (due later) or ``ready``; None for any other status. Derived from the
+    job's own fields, so a list costs no extra read."""
+    if job.status is not JobStatus.PENDING:
+        return None
+    if job.depends_on:
+        return "blocked"
+    return "delayed" if job.run_at > now else "ready"
+
+
+def shown_status(job: StoredJob, now: float) -> str:
+    """The status a table shows: a pending job's ``waiting`` state in its place."""
+    return waiting(job, now) or job.status.value
+
+
+def last_ran(job: StoredJob, attempts: Sequence[Attempt], now: float) -> float | None:
+    """How long the job's last attempt ran: a retry-waiting job's is its last
+    attempt's (its row's start stays, and the clock must not run on);
+    another's runs from its start to its end, or to now while it runs."""
+    if job.status is JobStatus.RETRY_WAIT:
+        ended = [a for a in attempts if a.finished_at is not None]
+        return ended[-1].finished_at - ended[-1].started_at if ended else None  # type: ignore[operator]
+    return run_time(job.started_at, job.finished_at, now)
+
+
 def iso_time(when: float | None) -> str | None:
     """ISO 8601 in UTC (``+00:00``), to the millisecond; None stays None."""
     if when is None or when == math.inf:
@@ -160,13 +192,15 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
     return "\n".join(lines)
 
 
-def job_json(job: StoredJob, now: float) -> dict[str, Any]:
-    """A job as ``--json`` prints it."""
-    ran = run_time(job.started_at, job.finished_at, now)
+def job_json(job: StoredJob, now: float, attempts: Sequence[Attempt] = ()) -> dict[str, Any]:
+    """A job as ``--json`` prints it (``attempts``: its history, for a
+    retry-waiting job's last duration)."""
+    ran = last_ran(job, attempts, now)
     return {
         "job_id": job_label(job),
         "name": job.name,
         "status": job.status.value,
+        "waiting": waiting(job, now),
         "attempts": job.attempts,
         "last_error": job.last_error,
         "executor": job.executor,
