@@ -322,6 +322,22 @@ def test_show_with_attempts(store_url: str, populated: dict[str, str]) -> None:
     assert as_json("show", job_id.removeprefix("job-"), "--store", store_url) == data
 
 
+def test_show_names_priority_timeout_and_retry(store_url: str, populated: dict[str, str]) -> None:
+    """Issue 38: `show` has the job's tenant, priority, timeout and retry
+    policy, read from the stored pickle without unpickling it."""
+    text = ok("show", populated["timed_out"], "--store", store_url)
+    assert "\n  tenant      -\n  priority    MEDIUM (1)\n  timeout     0.2 s\n" in text
+    assert "\n  retry       RetryPolicy(max_retries=0, base_delay=1.0," in text
+    data = as_json("show", populated["failed"], "--store", store_url)
+    assert data["options"] == {
+        "priority": "MEDIUM (1)",
+        "timeout": "30 s",
+        "retry": "RetryPolicy(max_retries=1, base_delay=0.01, max_delay=60.0, jitter=True)",
+    }
+    defaults = as_json("show", populated["completed"], "--store", store_url)["options"]
+    assert defaults["retry"].endswith("(the default)")
+
+
 def test_jobs_says_when_a_waiting_job_is_due(store_url: str, populated: dict[str, str]) -> None:
     """DUE: when a pending (or retry-waiting) job runs, in UTC; ``-`` for any other."""
     lines = ok("jobs", "--store", store_url).splitlines()

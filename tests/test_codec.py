@@ -317,3 +317,45 @@ def test_a_tampered_big_payload_is_refused() -> None:
     blob[-10] ^= 1
     with pytest.raises(BadSignature, match="altered"):
         codec.loads(bytes(blob))
+
+
+class PicklesWhole(js.AsyncJob):
+    """A job class that pickles itself its own way: stored whole, not as its form."""
+
+    def __reduce_ex__(self, protocol: object) -> object:
+        return object.__reduce_ex__(self, 2)  # type: ignore[arg-type]
+
+    async def run(self) -> None:
+        pass
+
+
+def test_a_jobs_options_are_read_without_unpickling_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Priority, timeout and retry come out of the pickle as text, nothing
+    imported or run: the stored form's defaults, set values, a job pickled
+    whole; none for a registered job's JSON or an unreadable payload."""
+    from jobsched.store._peek import options
+
+    codec = Codec(b"k")
+    loaded: list[bytes] = []
+    monkeypatch.setattr(pickle, "loads", lambda data: loaded.append(data))
+    plain = codec.dumps(stored_form(js.FunctionJob(add, (1, 2))), "job")
+    assert dict(options(plain) or {}) == {
+        "priority": "MEDIUM (1)",
+        "timeout": "30 s",
+        "retry": "RetryPolicy(max_retries=3, base_delay=1.0, max_delay=60.0, jitter=True) "
+        "(the default)",
+    }
+    custom = js.FunctionJob(
+        add, (1, 2), priority=js.JobPriority.CRITICAL, timeout=None,
+        retry=js.RetryPolicy(max_retries=0, jitter=False),
+    )  # fmt: skip
+    assert dict(options(codec.dumps(stored_form(custom), "job")) or {}) == {
+        "priority": "CRITICAL (3)",
+        "timeout": "none",
+        "retry": "RetryPolicy(max_retries=0, base_delay=1.0, max_delay=60.0, jitter=False)",
+    }
+    whole = PicklesWhole("whole", priority=7, timeout=1.5)
+    assert dict(options(codec.dumps(stored_form(whole), "job")) or {})["timeout"] == "1.5 s"
+    assert dict(options(codec.dumps(stored_form(whole), "job")) or {})["priority"] == "7"
+    assert options(b"J") is None and options(b"garbage") is None and options(None) is None
+    assert loaded == []

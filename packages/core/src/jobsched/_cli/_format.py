@@ -17,6 +17,7 @@ from typing import Any
 from .._enums import JobStatus
 from ..store._codec import own_id_in
 from ..store._rows import Attempt, StoredJob
+from ..store._waiting import waiting as waiting
 
 #: Statuses whose ``run_at`` is when the job is due next.
 WAITING = (JobStatus.PENDING, JobStatus.RETRY_WAIT)
@@ -58,18 +59,6 @@ def utc_time(when: float | None) -> str:
 def next_fire(when: float) -> str:
     """A stored schedule's next fire: its time, or ``paused`` (stored as ``inf``)."""
     return "paused" if when == math.inf else utc_time(when)
-
-
-def waiting(job: StoredJob, now: float) -> str | None:
-    """Why a PENDING job has not started: ``blocked`` (an upstream has not
-    completed: the store keeps a dependency until it is met), ``delayed``
-    (due later) or ``ready``; None for any other status. Derived from the
-    job's own fields, so a list costs no extra read."""
-    if job.status is not JobStatus.PENDING:
-        return None
-    if job.depends_on:
-        return "blocked"
-    return "delayed" if job.run_at > now else "ready"
 
 
 def shown_status(job: StoredJob, now: float) -> str:

@@ -289,6 +289,7 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
                     else result,
                     "result_error": unshown,
                     "last_traceback": stored.last_traceback,
+                    "options": None if stored.args is not None else _payload_options(stored),
                     "history": [fmt.attempt_json(a, now) for a in attempts],
                 }
             )
@@ -301,6 +302,7 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
             ("executor", stored.executor),
             ("queue", stored.queue),
             ("tenant", stored.tenant or "-"),
+            *_options(stored),
             ("submitted", fmt.utc_time(stored.submitted_at)),
             ("run at", fmt.utc_time(stored.run_at)),
             ("started", fmt.utc_time(stored.started_at)),
@@ -343,6 +345,25 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
         click.echo("\n".join(lines))
 
     run(store_url, action)
+
+
+def _payload_options(job: StoredJob) -> dict[str, str] | None:
+    """A pickled job's priority, timeout and retry, read without unpickling it."""
+    from ..store._peek import options
+
+    found = options(job.payload)
+    return None if found is None else dict(found)
+
+
+def _options(job: StoredJob) -> list[tuple[str, str]]:
+    """``show``'s priority, timeout and retry lines (a registered job's are
+    its app's registration's, where it runs: not in the row)."""
+    if job.args is not None:
+        return [("options", "priority, timeout, retry as the app registers the job")]
+    found = _payload_options(job)
+    if found is None:
+        return [("options", "not readable from the stored job")]
+    return list(found.items())
 
 
 def _indented(text: str) -> str:
