@@ -8,6 +8,7 @@ jobs stay where the test put them."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,26 @@ def test_cancel_all_asks_first_and_the_token_is_remembered(tmp_path: Path, page:
             page.click("#confirm-cancel-all")
             assert "Asked to cancel 1 job(s)" in page.locator("#done").inner_text()
             assert set(portal.call(statuses).values()) == {js.JobStatus.CANCELLED}
+
+
+def test_a_schedules_fires_and_a_fire_naming_its_schedule(tmp_path: Path, page: Any) -> None:
+    """The schedules page links each schedule to its fires; a fire's page
+    says which schedule made it, and links back there."""
+    from test_schedule_fires import _fire_three
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    # On a thread of its own: Playwright's sync API keeps a loop in this one.
+    with ThreadPoolExecutor(1) as pool:
+        fired, triggered, _ = pool.submit(_fire_three, url).result()
+    with start_blocking_portal() as portal, serving(portal, url) as base:
+        page.goto(base + "/schedules")
+        page.locator('tr[data-schedule="beat"] a.fires').click()
+        page.wait_for_url("**/schedules/beat/fires")
+        listed = {
+            int(r.get_attribute("data-job")) for r in page.locator("#fires tr[data-job]").all()
+        }
+        assert {number(j) for j in fired} <= listed and number(triggered) not in listed
+        page.locator(f'#fires tr[data-job="{number(fired[0])}"] a').first.click()
+        assert page.locator("#made-by").inner_text() == "a fire of the schedule beat"
+        page.locator("#made-by a").click()
+        page.wait_for_url("**/schedules/beat/fires")

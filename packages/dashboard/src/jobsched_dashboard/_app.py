@@ -98,6 +98,8 @@ def create_app(
         Route("/jobs", g(pages.job_list)),
         Route("/members", g(pages.members)),
         Route("/schedules", g(pages.schedules)),
+        # GET only, and a suffix of its own: a GET of .../pause stays a 405.
+        Route("/schedules/{schedule_id:path}/fires", g(pages.schedule)),
         Route("/metrics", g(Metrics(store).metrics)),
         Route("/schedules/{schedule_id:path}/pause", act(actions.pause_schedule), methods=["POST"]),
         Route(

@@ -150,6 +150,22 @@ class Pages(Handlers):
             done_id=request.query_params.get("schedule", ""),
         )
 
+    async def schedule(self, request: Request) -> Response:
+        """One schedule's fire history: the jobs its fires made, latest first."""
+        schedule_id = request.path_params["schedule_id"]
+        jobs, rows = await concurrently(
+            partial(self.store.schedule_jobs, schedule_id, limit=_limits.FIRES_LIMIT),
+            self.store.schedules,
+        )
+        return self.render(
+            "schedule.html",
+            now=time.time(),
+            schedule_id=schedule_id,
+            jobs=jobs,
+            limit=_limits.FIRES_LIMIT,
+            known=any(r.id == schedule_id for r in rows),
+        )
+
     # ── what they show ────────────────────────────────────────────────────
 
     async def overview(self, window: float) -> dict[str, Any]:

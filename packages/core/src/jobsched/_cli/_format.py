@@ -202,6 +202,7 @@ def job_json(job: StoredJob, now: float, attempts: Sequence[Attempt] = ()) -> di
         "duration": None if ran is None else round(ran, 3),
         "owner": job.owner,
         "depends_on": [job_id(n) for n in job.depends_on],
+        "schedule": job.schedule,
         "args": args_json(job),
     }
 

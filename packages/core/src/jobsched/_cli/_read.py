@@ -310,6 +310,7 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
             ("ran", fmt.duration(ran)),
             ("owner", stored.owner or "-"),
             ("depends on", ", ".join(fmt.job_id(n) for n in stored.depends_on) or "-"),
+            ("schedule", stored.schedule or "-"),
             ("last error", stored.last_error or "-"),
         ]
         if stored.args is not None:
