@@ -124,7 +124,7 @@ def jobs(
     since: float | None,
     as_json: bool,
 ) -> None:
-    """List jobs, newest first; a pending job shows as ready, delayed or blocked."""
+    """List jobs, newest first. A pending job shows as ready, delayed or blocked."""
 
     async def action(store: JobStore) -> None:
         filters = Filters(queue, args, name, tenant, since)
