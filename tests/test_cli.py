@@ -270,6 +270,8 @@ def test_a_retry_waiting_jobs_ran_is_its_last_attempts(store_url: str) -> None:
     history = [
         Attempt(stored.id, 1, "retries", "thread", None, 10.0, 10.25, js.JobStatus.RETRY_WAIT)
     ]
+    # Without its history (past HISTORY_READS in a listing): unknown, not the clock.
+    assert fmt.last_ran(stored, [], now=100.0) is None
     # The same an hour later: the clock does not run on.
     assert fmt.last_ran(stored, history, now=100.0) == fmt.last_ran(stored, history, 3700.0)
     assert fmt.last_ran(stored, history, now=100.0) == pytest.approx(0.25)

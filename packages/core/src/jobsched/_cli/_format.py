@@ -71,6 +71,7 @@ def last_ran(job: StoredJob, attempts: Sequence[Attempt], now: float) -> float |
     attempt's (its row's start stays, and the clock must not run on);
     another's runs from its start to its end, or to now while it runs."""
     if job.status is JobStatus.RETRY_WAIT:
+        # Its history not read (a long listing): unknown, never the clock.
         ended = [a for a in attempts if a.finished_at is not None]
         return ended[-1].finished_at - ended[-1].started_at if ended else None  # type: ignore[operator]
     return run_time(job.started_at, job.finished_at, now)

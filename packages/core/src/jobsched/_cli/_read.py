@@ -33,6 +33,9 @@ from ._jobargs import (
 )
 from ._main import Count, UserError, store_option
 
+#: The most retry-waiting jobs of one listing whose attempts are read for
+#: their RAN (a read each): a listing of thousands stays a few reads.
+HISTORY_READS = 100
 #: A registered job's result: this byte, then its JSON (UTF-8).
 JSON_RESULT = b"J"
 
@@ -133,12 +136,10 @@ def jobs(
         else:
             found = await _filtered(store, statuses, limit, filters)
         now = time.time()
-        # A retry-waiting job's RAN is its last attempt's: one read each.
-        histories = {
-            job.id: await store.attempts(job_id=job.id)
-            for job in found
-            if job.status is JobStatus.RETRY_WAIT
-        }
+        # A retry-waiting job's RAN is its last attempt's: one read each,
+        # for the first HISTORY_READS of them (past that, RAN is "-").
+        waiting = [job for job in found if job.status is JobStatus.RETRY_WAIT]
+        histories = {job.id: await store.attempts(job_id=job.id) for job in waiting[:HISTORY_READS]}
         if as_json:
             print_json([fmt.job_json(job, now, histories.get(job.id, ())) for job in found])
             return
