@@ -378,6 +378,19 @@ def test_dashboard_workload_times_every_page() -> None:
 
 
 @pytest.mark.postgres
+def test_operator_reads_workload_times_the_scrape_too() -> None:
+    """W15's child fills tiny SQLite and PostgreSQL stores and reports each
+    read's p99, the Prometheus scrape's among them (its numbers checked)."""
+    pg.require_server()
+    done = _module("benchmarks._counts", "jobsched", "W15", "300")
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    reads = ("counts_p99", "counts_p50", "index_p99", "index_p50", "live_p99", "metrics_p99")
+    assert set(figures) == {f"{db}_{read}_ms" for db in ("sqlite", "pg") for read in reads}
+    assert all(v > 0 for v in figures.values())
+
+
+@pytest.mark.postgres
 @pytest.mark.timeout(150)  # four member processes start in these runs
 def test_the_postgres_rows_run_on_tiny_sizes(tmp_path: Path) -> None:
     """W10-W12 get a jobsched figure and a ratio to the hand-written psycopg loop;

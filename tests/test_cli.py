@@ -176,9 +176,11 @@ def test_jobs_lists_newest_first(store_url: str, populated: dict[str, str]) -> N
     assert [line.split()[0] for line in lines[1:]] == [populated[s] for s in order]
     failed = next(line for line in lines if line.startswith(populated["failed"] + " "))
     assert " failed " in failed and "ValueError: bad input" in failed
-    # Columns line up: every row's STATUS starts where the header's does.
+    # Columns line up: every row's STATUS starts where the header's does; a
+    # pending job says why it waits.
     column = lines[0].index("STATUS")
-    assert all(line[column:].split()[0] in {s.value for s in js.JobStatus} for line in lines[1:])
+    shown = {s.value for s in js.JobStatus} | {"ready", "delayed", "blocked"}
+    assert all(line[column:].split()[0] in shown for line in lines[1:])
 
 
 def test_jobs_json(store_url: str, populated: dict[str, str]) -> None:
@@ -212,6 +214,89 @@ def test_jobs_filters_and_limits(store_url: str, populated: dict[str, str]) -> N
     assert ok("jobs", "--store", store_url, "--status", "running") == "no jobs with that status\n"
 
 
+def _waiting_jobs(url: str) -> dict[str, str]:
+    """A ready job (no member runs it), a delayed one and one blocked on it,
+    and a job in RETRY_WAIT for an hour after a failed attempt."""
+
+    async def main() -> dict[str, str]:
+        later = js.RetryPolicy(max_retries=1, base_delay=3600, jitter=False)
+        async with js.JobScheduler(store=url) as s:
+            failing = s.submit(js.FunctionJob(boom, ("once",), name="retries", retry=later))
+            with anyio.fail_after(30):
+                while (await s.fetch(failing)).status is not js.JobStatus.RETRY_WAIT:  # noqa: ASYNC110
+                    await anyio.sleep(0.02)
+        async with js.JobScheduler(store=url, num_workers=0) as producer:
+            ready = producer.submit(Waits(0.0, name="ready one", tenant="acme"))
+            delayed = producer.submit(Waits(0.0, name="delayed one"), delay=3600)
+            blocked = producer.submit(Waits(0.0, name="blocked one"), depends_on=[delayed])
+            await producer.flush()
+        return {"ready": ready, "delayed": delayed, "blocked": blocked, "retry_wait": failing}
+
+    return anyio.run(main)
+
+
+def test_a_pending_job_says_why_it_waits(store_url: str) -> None:
+    """Issue 38: ready, delayed and blocked show apart from "pending" (in the
+    table, in `show`, and as `waiting` in JSON, whose status stays pending)."""
+    ids = _waiting_jobs(store_url)
+    lines = ok("jobs", "--store", store_url).splitlines()
+    column = lines[0].index("STATUS")
+    shown = {line.split()[0]: line[column:].split()[0] for line in lines[1:]}
+    assert shown == {ids[k]: k for k in ("ready", "delayed", "blocked", "retry_wait")}
+    rows = {row["job_id"]: row for row in as_json("jobs", "--store", store_url)}
+    for kind in ("ready", "delayed", "blocked"):
+        assert (rows[ids[kind]]["status"], rows[ids[kind]]["waiting"]) == ("pending", kind)
+    assert rows[ids["retry_wait"]]["waiting"] is None
+    assert "status      pending, blocked (0 attempts)" in ok(
+        "show", ids["blocked"], "--store", store_url
+    )
+
+
+def test_a_retry_waiting_jobs_ran_is_its_last_attempts(store_url: str) -> None:
+    """Issue 38: RAN of a job waiting to retry no longer grows with the clock:
+    it is the last attempt's duration, in the list, `show` and JSON alike."""
+    ids = _waiting_jobs(store_url)
+    job_id = ids["retry_wait"]
+    data = as_json("show", job_id, "--store", store_url)
+    (attempt,) = data["history"]
+    assert attempt["status"] == "retry_wait" and attempt["duration"] is not None
+    assert data["duration"] == attempt["duration"] < 5
+    (row,) = [r for r in as_json("jobs", "--store", store_url) if r["job_id"] == job_id]
+    assert row["duration"] == attempt["duration"]
+    stored = fetch(store_url, job_id)
+    from jobsched._cli import _format as fmt
+    from jobsched.store import Attempt
+
+    history = [
+        Attempt(stored.id, 1, "retries", "thread", None, 10.0, 10.25, js.JobStatus.RETRY_WAIT)
+    ]
+    # Without its history (past HISTORY_READS in a listing): unknown, not the clock.
+    assert fmt.last_ran(stored, [], now=100.0) is None
+    # The same an hour later: the clock does not run on.
+    assert fmt.last_ran(stored, history, now=100.0) == fmt.last_ran(stored, history, 3700.0)
+    assert fmt.last_ran(stored, history, now=100.0) == pytest.approx(0.25)
+
+
+def test_jobs_filters_by_name_tenant_and_since(store_url: str) -> None:
+    """`--name`, `--tenant` and `--since` (a time ago or a UTC time), alone
+    or together with the others; a bad --since is refused with what it takes."""
+    ids = _waiting_jobs(store_url)
+    named = as_json("jobs", "--store", store_url, "--name", "blocked one")
+    assert [r["job_id"] for r in named] == [ids["blocked"]]
+    tenant = as_json("jobs", "--store", store_url, "--tenant", "acme")
+    assert [r["job_id"] for r in tenant] == [ids["ready"]]
+    assert len(as_json("jobs", "--store", store_url, "--since", "1h")) == 4
+    past = time.strftime("%Y-%m-%d %H:%M", time.gmtime(time.time() - 7200))
+    assert len(as_json("jobs", "--store", store_url, "--since", past)) == 4
+    assert as_json("jobs", "--store", store_url, "--since", "2099-01-01T00:00:00+00:00") == []
+    both = as_json("jobs", "--store", store_url, "--since", "1d", "--name", "ready one")
+    assert [r["job_id"] for r in both] == [ids["ready"]]
+    assert ok("jobs", "--store", store_url, "--name", "nope") == "no jobs named 'nope'\n"
+    bad = jobsched("jobs", "--store", store_url, "--since", "yesterday")
+    assert bad.returncode != 0
+    assert "'yesterday' is neither a time ago (30s, 15m, 2h, 3d) nor a time" in bad.stderr
+
+
 def test_store_from_the_environment(store_url: str, populated: dict[str, str]) -> None:
     """JOBSCHED_STORE stands in for --store."""
     rows = json.loads(ok("jobs", "--json", env=env_for(JOBSCHED_STORE=store_url)))
@@ -237,6 +322,22 @@ def test_show_with_attempts(store_url: str, populated: dict[str, str]) -> None:
     assert "ValueError: bad input" in data["last_traceback"]
     # A bare number names the same job.
     assert as_json("show", job_id.removeprefix("job-"), "--store", store_url) == data
+
+
+def test_show_names_priority_timeout_and_retry(store_url: str, populated: dict[str, str]) -> None:
+    """Issue 38: `show` has the job's tenant, priority, timeout and retry
+    policy, read from the stored pickle without unpickling it."""
+    text = ok("show", populated["timed_out"], "--store", store_url)
+    assert "\n  tenant      -\n  priority    MEDIUM (1)\n  timeout     0.2 s\n" in text
+    assert "\n  retry       RetryPolicy(max_retries=0, base_delay=1.0," in text
+    data = as_json("show", populated["failed"], "--store", store_url)
+    assert data["options"] == {
+        "priority": "MEDIUM (1)",
+        "timeout": "30 s",
+        "retry": "RetryPolicy(max_retries=1, base_delay=0.01, max_delay=60.0, jitter=True)",
+    }
+    defaults = as_json("show", populated["completed"], "--store", store_url)["options"]
+    assert defaults["retry"].endswith("(the default)")
 
 
 def test_jobs_says_when_a_waiting_job_is_due(store_url: str, populated: dict[str, str]) -> None:

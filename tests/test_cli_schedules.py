@@ -114,6 +114,14 @@ def test_pause_resume_trigger_and_remove(url: str, tmp_path: Any) -> None:
     assert (hourly["paused"], hourly["next_fire"]) == (True, None)
     table = _done("schedules", "--store", url)
     assert "paused" in next(line for line in table.splitlines() if line.startswith("hourly"))
+    # `stats` agrees (issue 38: it showed `-` for a paused schedule's next fire).
+    stats = _done("stats", "--store", url)
+    assert next(line for line in stats.splitlines() if line.startswith("hourly")).split()[1] == (
+        "paused"
+    )
+    (listed,) = [e for e in json.loads(_done("stats", "--json", "--store", url))["schedules"]
+                 if e["id"] == "hourly"]  # fmt: skip
+    assert (listed["paused"], listed["next_fire"]) == (True, None)
     resumed = time.time()
     out = _done("schedule", "resume", "hourly", "--store", url)
     assert out.startswith("hourly resumed; next fire ")

@@ -241,11 +241,13 @@ def test_the_start_line_names_the_settings_in_effect(store_url: str, workers: li
     worker = Worker(
         "--store", store_url, "--import", "worker_jobs", "--rate-limit", "smtp=100/60:10",
         "--rate-limit", "sms=2/1", "--strategy", "fifo", "--lease", "12",
-        "--history-limit", "50", "--load-grace", "7",
+        "--history-limit", "50", "--load-grace", "7", "--queue", "video",
+        "--queue", "emails", "--queue-limit", "video=2", "--queue-limit", "emails=5",
     )  # fmt: skip
     workers.append(worker)
     started = worker.expect("started on ")
     assert "rate limits sms=2/1s, smtp=100/60s:10, strategy fifo" in started, started
+    assert "queues emails, video, queue limits emails=5, video=2" in started, started
     assert "lease 12s, load_grace 7s" in started, started
     worker.stop()
 

@@ -6,12 +6,14 @@ import hashlib
 import hmac
 import pickle
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 from sample_jobs import Ok
 
 import jobsched as js
+from jobsched._jobs._form import stored_form
 from jobsched.store._codec import (
     KEY_ID_SIZE,
     BadSignature,
@@ -67,6 +69,43 @@ def test_what_does_not_pickle_by_reference_is_named() -> None:
     for func in [local, lambda x: x]:
         with pytest.raises(TypeError, match="'job-.*' cannot be stored.*module level"):
             codec.dumps(js.FunctionJob(func, (1,)), repr(js.FunctionJob(add, (1, 2)).job_id))
+
+
+class HoldsLock(js.AsyncJob):
+    """A job class whose own field does not pickle."""
+
+    def __init__(self) -> None:
+        super().__init__("holds-lock")
+        self.lock = threading.Lock()
+
+    async def run(self) -> None:
+        pass
+
+
+def test_an_argument_that_does_not_pickle_is_named_not_the_function() -> None:
+    """Issue 38: a lock passed as an argument got "define the job class at
+    module level"; the error names the argument (however deep) and its type."""
+    codec = Codec(None)
+    with pytest.raises(TypeError) as info:
+        codec.dumps(js.FunctionJob(add, (threading.Lock(), 2)), "job 'add'")
+    said = str(info.value)
+    assert said.startswith("job 'add' cannot be stored: its argument args[0] (_thread.lock)")
+    assert "module level" not in said
+    job = js.FunctionJob(add, (1,), kwargs={"b": {"opts": [3, threading.Lock()]}})
+    with pytest.raises(TypeError, match=r"its argument kwargs\['b'\]\['opts'\]\[1\] \(_thread"):
+        codec.dumps(job, "job 'add'")
+    with pytest.raises(TypeError, match=r"its field lock \(_thread.lock\)"):
+        codec.dumps(stored_form(HoldsLock()), "job 'holds-lock'")
+
+
+def test_a_local_function_among_the_arguments_keeps_the_module_level_advice() -> None:
+    """A function that is an argument fails by reference: moving it is the fix."""
+
+    def local() -> None:
+        pass
+
+    with pytest.raises(TypeError, match="it does not pickle by reference.*module level"):
+        Codec(None).dumps(js.FunctionJob(add, (local, 1)), "job 'add'")
 
 
 def test_the_secret_comes_from_the_argument_or_the_environment(
@@ -278,3 +317,45 @@ def test_a_tampered_big_payload_is_refused() -> None:
     blob[-10] ^= 1
     with pytest.raises(BadSignature, match="altered"):
         codec.loads(bytes(blob))
+
+
+class PicklesWhole(js.AsyncJob):
+    """A job class that pickles itself its own way: stored whole, not as its form."""
+
+    def __reduce_ex__(self, protocol: object) -> object:
+        return object.__reduce_ex__(self, 2)  # type: ignore[arg-type]
+
+    async def run(self) -> None:
+        pass
+
+
+def test_a_jobs_options_are_read_without_unpickling_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Priority, timeout and retry come out of the pickle as text, nothing
+    imported or run: the stored form's defaults, set values, a job pickled
+    whole; none for a registered job's JSON or an unreadable payload."""
+    from jobsched.store._peek import options
+
+    codec = Codec(b"k")
+    loaded: list[bytes] = []
+    monkeypatch.setattr(pickle, "loads", lambda data: loaded.append(data))
+    plain = codec.dumps(stored_form(js.FunctionJob(add, (1, 2))), "job")
+    assert dict(options(plain) or {}) == {
+        "priority": "MEDIUM (1)",
+        "timeout": "30 s",
+        "retry": "RetryPolicy(max_retries=3, base_delay=1.0, max_delay=60.0, jitter=True) "
+        "(the default)",
+    }
+    custom = js.FunctionJob(
+        add, (1, 2), priority=js.JobPriority.CRITICAL, timeout=None,
+        retry=js.RetryPolicy(max_retries=0, jitter=False),
+    )  # fmt: skip
+    assert dict(options(codec.dumps(stored_form(custom), "job")) or {}) == {
+        "priority": "CRITICAL (3)",
+        "timeout": "none",
+        "retry": "RetryPolicy(max_retries=0, base_delay=1.0, max_delay=60.0, jitter=False)",
+    }
+    whole = PicklesWhole("whole", priority=7, timeout=1.5)
+    assert dict(options(codec.dumps(stored_form(whole), "job")) or {})["timeout"] == "1.5 s"
+    assert dict(options(codec.dumps(stored_form(whole), "job")) or {})["priority"] == "7"
+    assert options(b"J") is None and options(b"garbage") is None and options(None) is None
+    assert loaded == []

@@ -754,8 +754,59 @@ def test_bulk_cancel_cancels_the_unfinished_ones_of_the_filter(store: FakeStore)
         assert r.status_code == 303 and "n=1" in r.headers["location"]
     assert store.cancelled == [4]
     with client(store) as c:
-        c.post("/jobs/cancel", data={"token": TOKEN})
+        # No filter (issue 38): the first press asks, and cancels nothing.
+        asked = c.post("/jobs/cancel", data={"token": TOKEN}, follow_redirects=False)
+        assert asked.status_code == 200 and "Cancel every unfinished job?" in asked.text
+        assert 'name="confirm" value="all"' in asked.text
+        assert store.cancelled == [4]
+        c.post("/jobs/cancel", data={"token": TOKEN, "confirm": "all"})
     assert sorted(store.cancelled) == [2, 4, 5, 6, 7]
+
+
+def test_bulk_cancel_asks_only_when_nothing_is_filtered(store: FakeStore) -> None:
+    """A status that leaves some unfinished ones out, or any other filter, is
+    a choice already made: no question; every unfinished status is none."""
+    with client(store) as c:
+        r = c.post("/jobs/cancel?status=pending", data={"token": TOKEN}, follow_redirects=False)
+        assert r.status_code == 303
+        every = "status=pending&status=running&status=retry_wait"
+        asked = c.post(f"/jobs/cancel?{every}", data={"token": TOKEN}, follow_redirects=False)
+        assert asked.status_code == 200 and "Cancel them all" in asked.text
+        # The confirmation's form goes back to the same filter.
+        assert f'action="/jobs/cancel?{every}"'.replace("&", "&amp;") in asked.text
+        wrong = c.post("/jobs/cancel", data={"token": "nope"}, follow_redirects=False)
+        assert wrong.status_code == 403  # the token is checked before anything is asked
+
+
+def test_the_token_is_remembered_for_the_session_after_an_action(store: FakeStore) -> None:
+    """After an action with the right token the browser gets an HttpOnly,
+    SameSite=Strict cookie (not the token); with it the next action needs no
+    token and the pages hide the field. A wrong token, a Bearer header or
+    another dashboard process's cookie sets or proves nothing."""
+    with client(store) as c:
+        bad = c.post("/jobs/4/cancel", data={"token": "nope"}, follow_redirects=False)
+        assert bad.status_code == 403 and "set-cookie" not in bad.headers
+        bearer = c.post(
+            "/jobs/cancel?tenant=acme",
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            follow_redirects=False,
+        )
+        assert bearer.status_code == 303 and "set-cookie" not in bearer.headers
+        assert 'name="token"' in c.get("/jobs/2").text
+        r = c.post("/jobs/2/cancel", data={"token": TOKEN}, follow_redirects=False)
+        assert r.status_code == 303
+        cookie = r.headers["set-cookie"]
+        assert cookie.startswith("jobsched_session=") and TOKEN not in cookie
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+        assert "expires" not in cookie.lower() and "max-age" not in cookie.lower()
+        page = c.get("/jobs/5").text
+        assert 'name="token"' not in page and "token remembered for this session" in page
+        again = c.post("/jobs/5/cancel", follow_redirects=False)
+        assert again.status_code == 303 and "set-cookie" not in again.headers
+    assert 5 in store.cancelled
+    with client(store) as other:  # another process: another key
+        other.cookies.set("jobsched_session", cookie.split(";")[0].split("=", 1)[1])
+        assert other.post("/jobs/6/cancel", follow_redirects=False).status_code == 403
 
 
 def test_bulk_actions_stop_at_the_limit_and_say_more_remain(monkeypatch: Any) -> None:

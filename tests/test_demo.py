@@ -50,6 +50,11 @@ def test_demo_console_script_runs() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "recurring heartbeat completed 3 runs, then was cancelled" in out.stdout
+    # Issue 38: the deliberate failure's log line, one line, no traceback
+    # before the table.
+    assert "it ends FAILED" in out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
+    assert all(line.startswith(("WARNING:", "ERROR:")) for line in out.stderr.splitlines())
 
 
 def test_count_primes() -> None:

@@ -20,6 +20,7 @@ link dangling.
 from __future__ import annotations
 
 import doctest
+import os
 import re
 import subprocess
 import sys
@@ -136,15 +137,32 @@ def test_parser_reads_markers_and_output_blocks(tmp_path: Path) -> None:
     ]
 
 
+def _newcomer_env() -> dict[str, str]:
+    """A README block's environment: a newcomer's, with no secret set (whose
+    warning the README must show), unbuffered so that the log lines and the
+    prints come in the order a terminal shows them."""
+    env = {k: v for k, v in os.environ.items() if k != "JOBSCHED_SECRET"}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
 @pytest.mark.parametrize("block", [_param(b) for b in RUNNABLE])
 def test_python_block_runs_and_prints_what_the_text_says(block: Block, tmp_path: Path) -> None:
-    """The block, saved as a file and run, exits 0 and prints its ```text block."""
+    """The block, saved as a file and run, exits 0 and prints its ```text block;
+    a README block's stderr is part of what it prints (a newcomer sees both)."""
     script = tmp_path / "example.py"
     script.write_text(block.text)
+    readme = block.doc.name == "README.md"
     done = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if readme else subprocess.PIPE,
+        env=_newcomer_env() if readme else None,
+        text=True,
+        timeout=120,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stderr or done.stdout
     want = block.output or ""
     checker = doctest.OutputChecker()
     assert checker.check_output(want, done.stdout, doctest.ELLIPSIS), (

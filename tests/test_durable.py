@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -395,6 +396,9 @@ async def test_a_job_that_cannot_be_stored_is_refused_before_anything_is_accepte
     async with js.JobScheduler(store=db) as s:
         with pytest.raises(TypeError, match="cannot be stored.*module level"):
             s.submit(js.FunctionJob(lambda: 1))
+        # An argument at fault is named as the argument (issue 38).
+        with pytest.raises(TypeError, match=r"its argument args\[0\] \(_thread.lock\)"):
+            s.submit(js.FunctionJob(print, (threading.Lock(),)))
         assert s.jobs() == []
         await s.join()  # nothing was written
 

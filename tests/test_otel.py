@@ -217,7 +217,9 @@ async def test_a_cancelled_attempt_is_not_an_error(make_scheduler: Make, otel: O
         queued = s.submit(Ok())
         with anyio.fail_after(10):
             await gate.started.wait()
-        assert otel.metrics()["jobsched.jobs.running"] == {labels(executor="async"): 1}
+        assert otel.metrics()["jobsched.jobs.running"] == {
+            labels(executor="async", queue="default"): 1
+        }
         assert s.cancel(queued) and s.cancel(running)
         with anyio.fail_after(10):
             await s.join()
@@ -227,8 +229,10 @@ async def test_a_cancelled_attempt_is_not_an_error(make_scheduler: Make, otel: O
     assert attributes["jobsched.job.error"] == "cancelled"
     assert span.status.status_code is StatusCode.UNSET
     metrics = otel.metrics()
-    assert metrics["jobsched.jobs.finished"] == {labels(executor="async", status="cancelled"): 2}
-    assert metrics["jobsched.jobs.running"] == {labels(executor="async"): 0}
+    assert metrics["jobsched.jobs.finished"] == {
+        labels(executor="async", queue="default", status="cancelled"): 2
+    }
+    assert metrics["jobsched.jobs.running"] == {labels(executor="async", queue="default"): 0}
 
 
 @pytest.mark.anyio
@@ -313,19 +317,42 @@ async def test_metrics_count_what_happened(make_scheduler: Make, otel: Otel) -> 
             await s.join()
     metrics = otel.metrics()
     assert metrics["jobsched.jobs.finished"] == {
-        labels(executor="async", status="completed"): 4,
-        labels(executor="async", status="failed"): 1,
+        labels(executor="async", queue="default", status="completed"): 4,
+        labels(executor="async", queue="default", status="failed"): 1,
     }
     durations = metrics["jobsched.attempt.duration"]
     assert {k: count for k, (count, _) in durations.items()} == {
-        labels(executor="async", status="completed"): 4,
-        labels(executor="async", status="retry_wait"): 1,
-        labels(executor="async", status="failed"): 1,
+        labels(executor="async", queue="default", status="completed"): 4,
+        labels(executor="async", queue="default", status="retry_wait"): 1,
+        labels(executor="async", queue="default", status="failed"): 1,
     }
     assert all(total >= 0 for _, total in durations.values())
     (waits,) = metrics["jobsched.queue.wait"].items()
-    assert waits[0] == labels(executor="async") and waits[1][0] == 6  # six attempts
-    assert metrics["jobsched.jobs.running"] == {labels(executor="async"): 0}
+    assert (
+        waits[0] == labels(executor="async", queue="default") and waits[1][0] == 6
+    )  # six attempts
+    assert metrics["jobsched.jobs.running"] == {labels(executor="async", queue="default"): 0}
+
+
+@pytest.mark.anyio
+async def test_every_metric_says_the_jobs_queue(make_scheduler: Make, otel: Otel) -> None:
+    """Issue 38: a queue attribute on each metric, so a slow queue shows apart."""
+    async with make_scheduler() as s:
+        otel.instrument(s)
+        s.submit(Ok(queue="video"))
+        s.submit(Ok())
+        with anyio.fail_after(10):
+            await s.join()
+    metrics = otel.metrics()
+    video, default = labels(queue="video"), labels(queue="default")
+    assert metrics["jobsched.jobs.finished"] == {
+        labels(executor="async", queue=q, status="completed"): 1 for q in ("video", "default")
+    }
+    for name in ("jobsched.attempt.duration", "jobsched.queue.wait"):
+        assert {k & (video | default) for k in metrics[name]} == {video, default}, name
+    assert metrics["jobsched.jobs.running"] == {
+        labels(executor="async", queue=q): 0 for q in ("video", "default")
+    }
 
 
 @pytest.mark.anyio
@@ -415,7 +442,7 @@ async def test_uninstrument_stops_tracing_and_ends_open_spans(
             await s.join()
     assert len(otel.attempts()) == 1
     assert s.get(later).headers is None
-    assert otel.metrics()["jobsched.jobs.running"] == {labels(executor="async"): 0}
+    assert otel.metrics()["jobsched.jobs.running"] == {labels(executor="async", queue="default"): 0}
     assert "jobsched.jobs.finished" not in otel.metrics()
 
 

@@ -32,3 +32,8 @@ def starts(log: str) -> list[tuple[float, str, int]]:
             when, label, pid = line.split()
             out.append((float(when), label, int(pid)))
     return sorted(out)
+
+
+def fail(label: str) -> str:
+    """Always raises: a failing job for the metrics' counts."""
+    raise ValueError(f"{label} failed")

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from jobsched import JobStatus
 from jobsched._time._scheduleinfo import PAUSED
 from jobsched._time._scheduleinfo import read as read_schedule
 from jobsched.store import JobPage
@@ -80,6 +81,20 @@ class Actions(Handlers):
                 f"Nothing to {action}",
                 f"the filter selects only {wanted} jobs; {action} applies to {able} jobs",
             )
+        if action == "cancel" and _selects_everything(filters, statuses):
+            body = getattr(request.state, "form", None)
+            if body is None:
+                body = await _params.form_body(request) or b""
+            if _params.form_field(body, "confirm") != "all":
+                # No filter: every unfinished job, up to BULK_LIMIT a press.
+                # One more press, on a page that says so, before that.
+                return self.render(
+                    "confirm.html",
+                    remembered=self.remembered(request),
+                    action_url=f"/jobs/cancel?{filters.query()}",
+                    bulk_limit=_limits.BULK_LIMIT,
+                    back_url=f"/jobs?{filters.query()}",
+                )
         args = {**filters.store_args(), "statuses": statuses}
         done = 0
         before: int | None = None
@@ -184,7 +199,12 @@ class Actions(Handlers):
                     "Request too large",
                     f"an action's form is at most {_limits.MAX_BODY} bytes; not {action}",
                 )
+            request.state.form = body  # read once: the action reads its fields too
             given = _params.form_field(body, "token")
+            if given is None and self.remembered(request):
+                return None
+            # Remembered for the session once it proves right (see _session).
+            request.state.remember = given is not None
         if given is None:
             return self.error(
                 403,
@@ -197,3 +217,16 @@ class Actions(Handlers):
                 403, "Wrong token", f"the token is not this dashboard's; not {action}"
             )
         return None
+
+
+def _selects_everything(filters: _params.Filters, statuses: tuple[JobStatus, ...]) -> bool:
+    """The filter narrows nothing: no name, executor, tenant, queue or
+    argument, and every unfinished status."""
+    return (
+        filters.name is None
+        and filters.executor is None
+        and filters.tenant is None
+        and filters.queue is None
+        and not filters.args
+        and set(statuses) >= set(_limits.UNFINISHED)
+    )

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Collection
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -23,6 +26,7 @@ from jobsched import JobStore, StoreUnavailableError, open_store
 from ._actions import Actions
 from ._hosts import HostCheck, check_hosts
 from ._lifetime import MissingStoreError, StoreGate
+from ._metrics import Metrics
 from ._pages import Pages
 from ._render import environment
 
@@ -61,6 +65,7 @@ def create_app(
         raise TypeError(f"store_url must be a store URL or a jobsched.JobStore, got {store!r}")
     env = environment()
     pages, actions = Pages(store, token, env), Actions(store, token, env)
+    actions.session = pages.session  # one remembered token for the dashboard
     gate = StoreGate(store)
 
     @contextlib.asynccontextmanager
@@ -72,20 +77,40 @@ def create_app(
             await gate.stop()
 
     g = gate.guard
+
+    def act(endpoint: Any) -> Any:
+        """An action, answered by its handler; a success whose form carried
+        the right token sets the remembered-token cookie (see _session)."""
+
+        async def acted(request: Request) -> Response:
+            response: Response = await endpoint(request)
+            remember = getattr(request.state, "remember", False)
+            if remember and response.status_code < 400 and actions.session is not None:
+                actions.session.remember(request, response)
+            return response
+
+        acted.__name__ = getattr(endpoint, "__name__", "action")
+        return g(acted)
+
     routes: list[BaseRoute] = [
         Route("/", g(pages.index)),
         Route("/live", g(pages.live)),
         Route("/jobs", g(pages.job_list)),
         Route("/members", g(pages.members)),
         Route("/schedules", g(pages.schedules)),
-        Route("/schedules/{schedule_id:path}/pause", g(actions.pause_schedule), methods=["POST"]),
-        Route("/schedules/{schedule_id:path}/resume", g(actions.resume_schedule), methods=["POST"]),
-        Route("/jobs/retry", g(actions.bulk_retry), methods=["POST"]),
-        Route("/jobs/cancel", g(actions.bulk_cancel), methods=["POST"]),
+        # GET only, and a suffix of its own: a GET of .../pause stays a 405.
+        Route("/schedules/{schedule_id:path}/fires", g(pages.schedule)),
+        Route("/metrics", g(Metrics(store).metrics)),
+        Route("/schedules/{schedule_id:path}/pause", act(actions.pause_schedule), methods=["POST"]),
+        Route(
+            "/schedules/{schedule_id:path}/resume", act(actions.resume_schedule), methods=["POST"]
+        ),
+        Route("/jobs/retry", act(actions.bulk_retry), methods=["POST"]),
+        Route("/jobs/cancel", act(actions.bulk_cancel), methods=["POST"]),
         Route("/jobs/{job_id:job}", g(pages.job)),
         Route("/jobs/{job_id:job}/live", g(pages.job_live)),
-        Route("/jobs/{job_id:job}/cancel", g(actions.cancel), methods=["POST"]),
-        Route("/jobs/{job_id:job}/retry", g(actions.retry), methods=["POST"]),
+        Route("/jobs/{job_id:job}/cancel", act(actions.cancel), methods=["POST"]),
+        Route("/jobs/{job_id:job}/retry", act(actions.retry), methods=["POST"]),
         Mount("/static", StaticFiles(packages=[("jobsched_dashboard", "static")]), name="static"),
     ]
     app = Starlette(

@@ -43,3 +43,6 @@ REFRESH_MS = 2_000
 #: The most bytes an action's form may have (the page sends about 50): a
 #: larger body is refused with 413 before more of it is read.
 MAX_BODY = 16_384
+
+#: Fires a schedule's page lists (its latest).
+FIRES_LIMIT = 50

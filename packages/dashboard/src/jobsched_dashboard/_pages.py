@@ -22,6 +22,7 @@ from jobsched import JobStatus
 from jobsched._time._scheduleinfo import from_store
 from jobsched.store import StoredJob
 from jobsched.store._codec import Codec
+from jobsched.store._waiting import waiting
 
 from . import _limits, _params, _payload, _queues, _registered, _views
 from ._render import Handlers
@@ -63,7 +64,12 @@ class Pages(Handlers):
 
     async def job(self, request: Request) -> Response:
         context = await self.job_context(request.path_params["job_id"])
-        return self.render("job.html", done=request.query_params.get("done"), **context)
+        return self.render(
+            "job.html",
+            done=request.query_params.get("done"),
+            remembered=self.remembered(request),
+            **context,
+        )
 
     async def job_live(self, request: Request) -> Response:
         return self.render("job_live.html", **await self.job_context(request.path_params["job_id"]))
@@ -88,6 +94,7 @@ class Pages(Handlers):
         )
         return self.render(
             "jobs.html",
+            remembered=self.remembered(request),
             now=time.time(),
             page=page,
             filters=filters,
@@ -136,10 +143,27 @@ class Pages(Handlers):
         done = request.query_params.get("done")
         return self.render(
             "schedules.html",
+            remembered=self.remembered(request),
             now=time.time(),
             schedules=found,
             done=done if done in ("pause", "resume") else None,
             done_id=request.query_params.get("schedule", ""),
+        )
+
+    async def schedule(self, request: Request) -> Response:
+        """One schedule's fire history: the jobs its fires made, latest first."""
+        schedule_id = request.path_params["schedule_id"]
+        jobs, rows = await concurrently(
+            partial(self.store.schedule_jobs, schedule_id, limit=_limits.FIRES_LIMIT),
+            self.store.schedules,
+        )
+        return self.render(
+            "schedule.html",
+            now=time.time(),
+            schedule_id=schedule_id,
+            jobs=jobs,
+            limit=_limits.FIRES_LIMIT,
+            known=any(r.id == schedule_id for r in rows),
         )
 
     # ── what they show ────────────────────────────────────────────────────
@@ -214,6 +238,10 @@ class Pages(Handlers):
             # A registered job's call is its name and JSON arguments.
             "call": None if job.args is not None else _payload.job(job.payload),
             "result": None if job.args is not None else _payload.result(job.result),
+            # Priority, timeout, retry: read from the pickle; a registered
+            # job's are its app's registration's, where it runs.
+            "options": None if job.args is not None else _payload.options(job.payload),
+            "waiting": waiting(job, now),
             **_registered.context(job),
             # (id, job or None when pruned) in the order the job names them.
             "upstreams": [(u, upstreams.get(u)) for u in named],

@@ -21,8 +21,10 @@ from jobsched import JobStore
 from jobsched._time._scheduleinfo import PAUSED
 from jobsched.store import StoredJob
 from jobsched.store._codec import own_id_in
+from jobsched.store._waiting import waiting
 
 from . import _limits, _views
+from ._session import Session
 
 SECURITY_HEADERS = {
     # Defence in depth behind autoescaping: no inline script runs, nothing is
@@ -50,6 +52,7 @@ def environment() -> jinja2.Environment:
     env.filters["member"] = _views.member_name
     env.filters["label"] = label
     env.filters["bars"] = timeline_bars
+    env.filters["waiting"] = waiting
     env.tests["paused"] = paused
     return env
 
@@ -61,8 +64,16 @@ class Handlers:
         self.store = store
         self.token = token
         self.env = env
+        # The remembered token (see _session): one per dashboard, shared by
+        # the pages (which hide the token field) and the actions.
+        self.session = Session(token) if token is not None else None
+
+    def remembered(self, request: Request) -> bool:
+        """The browser holds this dashboard's remembered-token cookie."""
+        return self.session is not None and self.session.valid(request)
 
     def render(self, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        context.setdefault("remembered", False)
         html = self.env.get_template(template).render(
             store_url=self.store.url,
             actions=self.token is not None,

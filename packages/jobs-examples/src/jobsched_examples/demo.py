@@ -108,8 +108,18 @@ def main(argv: list[str] | None = None) -> None:
         "--store", default="memory", help="where jobs live: memory (default) or a store URL"
     )
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
+    handler = logging.StreamHandler()
+    handler.setFormatter(_NoTraceback("%(levelname)s:%(name)s:%(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     print(format_outcome(anyio.run(run_demo, args.store)))
+
+
+class _NoTraceback(logging.Formatter):
+    """One line per record: the demo's failures are deliberate, and the
+    table after them shows each error, so a traceback would only bury it."""
+
+    def formatException(self, ei: object) -> str:
+        return ""
 
 
 if __name__ == "__main__":

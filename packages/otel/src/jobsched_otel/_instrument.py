@@ -106,12 +106,12 @@ class Instrumentation:
         self._finished = meter.create_counter(
             "jobsched.jobs.finished",
             unit="{job}",
-            description="Jobs that reached a final status, by status.",
+            description="Jobs that reached a final status, by status, executor and queue.",
         )
         self._duration = meter.create_histogram(
             "jobsched.attempt.duration",
             unit="s",
-            description="How long each attempt ran, by executor and the status it led to.",
+            description="How long each attempt ran, by executor, queue and the status it led to.",
             explicit_bucket_boundaries_advisory=SECONDS_BUCKETS,
         )
         self._wait = meter.create_histogram(
@@ -121,13 +121,13 @@ class Instrumentation:
             explicit_bucket_boundaries_advisory=SECONDS_BUCKETS,
         )
         # Observed when a reader collects, from a count kept here: an attempt
-        # pays two plain additions, not two SDK calls.
-        self._running: dict[str, int] = {}
+        # pays two plain additions, not two SDK calls. By (executor, queue).
+        self._running: dict[tuple[str, str], int] = {}
         meter.create_observable_up_down_counter(
             "jobsched.jobs.running",
             callbacks=[self._observe_running],
             unit="{job}",
-            description="Attempts running now, by executor.",
+            description="Attempts running now, by executor and queue.",
         )
         # By id(job): a job class may define __eq__ and so be unhashable.
         self._attempts: dict[int, _Attempt] = {}
@@ -153,7 +153,7 @@ class Instrumentation:
     def _observe_running(self, options: CallbackOptions) -> Iterable[Observation]:
         # A copy, taken at once: a periodic reader calls this from its thread.
         running = dict(self._running)
-        return [Observation(n, self._label(executor)) for executor, n in running.items()]
+        return [Observation(n, self._label(*key)) for key, n in running.items()]
 
     # ── the hook and the listener ────────────────────────────────────────
 
@@ -174,7 +174,7 @@ class Instrumentation:
         if old is _RUNNING:
             self._end(job, new)
         if new.is_terminal:
-            self._finished.add(1, self._label(job.executor, new.value))
+            self._finished.add(1, self._label(job.executor, job.queue, new.value))
 
     def _start(self, job: js.Job) -> None:
         headers = job.headers
@@ -200,11 +200,13 @@ class Instrumentation:
         context = trace.set_span_in_context(span, parent)
         token = otel_context.attach(context)
         self._attempts[id(job)] = _Attempt(job, span, time.perf_counter(), context, token)
-        self._running[executor] = self._running.get(executor, 0) + 1
-        # seq is 0 on a job unpickled from another process's submit: its queue
-        # times are that process's clock, not this one's.
-        if job.seq and job.started_at is not None:
-            self._wait.record(max(0.0, job.started_at - job.run_at), self._label(executor))
+        key = (executor, job.queue)
+        self._running[key] = self._running.get(key, 0) + 1
+        # run_at is known where the job was submitted (seq set) or its retry
+        # decided (run_at set, on this process's clock); a job claimed from
+        # a store arrives with neither: its wait is not measured here.
+        if (job.seq or job.run_at) and job.started_at is not None:
+            self._wait.record(max(0.0, job.started_at - job.run_at), self._label(*key))
 
     def _end(self, job: js.Job, new: js.JobStatus) -> None:
         attempt = self._attempts.pop(id(job), None)
@@ -217,9 +219,9 @@ class Instrumentation:
         # Else it ended on another task (abandoned after its cancel grace): its
         # worker's context is not ours to reset.
         elapsed = time.perf_counter() - attempt.started
-        executor = job.executor
-        self._running[executor] -= 1
-        self._duration.record(elapsed, self._label(executor, new.value))
+        key = (job.executor, job.queue)
+        self._running[key] -= 1
+        self._duration.record(elapsed, self._label(*key, new.value))
         span = attempt.span
         span.set_attribute("jobsched.job.status", new.value)
         if new is not _COMPLETED:
@@ -232,11 +234,11 @@ class Instrumentation:
                 span.set_status(Status(StatusCode.ERROR, error))
         span.end()
 
-    def _label(self, executor: str, status: str | None = None) -> Mapping[str, str]:
-        key = (executor,) if status is None else (executor, status)
+    def _label(self, executor: str, queue: str, status: str | None = None) -> Mapping[str, str]:
+        key = (executor, queue) if status is None else (executor, queue, status)
         labels = self._labels.get(key)
         if labels is None:
-            labels = {"executor": executor}
+            labels = {"executor": executor, "queue": queue}
             if status is not None:
                 labels["status"] = status
             self._labels[key] = labels

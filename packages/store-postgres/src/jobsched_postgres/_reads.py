@@ -33,7 +33,7 @@ _COLUMNS = (
     "id, name, executor, status, attempts, run_at, submitted_at, started_at, finished_at, "
     "result, last_error, last_traceback, owner, payload, tenant, "
     "ARRAY(SELECT upstream FROM jobsched_deps d WHERE d.downstream = jobsched_jobs.id "
-    "ORDER BY upstream), args::text"
+    "ORDER BY upstream), args::text, schedule"
 )
 _RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
 #: A row's status by its value: a dict lookup where calling the enum per row
@@ -80,7 +80,7 @@ class Reads(JobStore):
         rows = conn.execute(
             f"SELECT {_COLUMNS}{queue} FROM jobsched_jobs {where}", params
         ).fetchall()
-        if not known and rows and rows[0][18]:
+        if not known and rows and rows[0][19]:
             _queues.saw(conn)
             return Reads._jobs(conn, where, params)
         return [
@@ -102,7 +102,8 @@ class Reads(JobStore):
                 tenant=r[14],
                 depends_on=tuple(r[15] or ()),
                 args=r[16],
-                queue=DEFAULT_QUEUE if r[17] is None else r[17],
+                schedule=r[17],
+                queue=DEFAULT_QUEUE if r[18] is None else r[18],
             )
             for r in rows
         ]
@@ -117,6 +118,14 @@ class Reads(JobStore):
         statuses, limit, before = check_jobs_args(statuses=statuses, limit=limit, before=before)
         sql, params = jobs_query(statuses, limit, before)
         return await self._run(lambda conn: self._jobs(conn, sql, tuple(params)), transaction=False)
+
+    async def schedule_jobs(self, schedule_id: str, *, limit: int = 20) -> list[StoredJob]:
+        limit = check_limit(limit)
+        # Through jobsched_jobs_fires, the unique (schedule, fire_time) index.
+        where = "WHERE schedule = %s ORDER BY fire_time DESC LIMIT %s"
+        return await self._run(
+            lambda conn: self._jobs(conn, where, (schedule_id, limit)), transaction=False
+        )
 
     async def job_page(self, *, args: Mapping[str, str] | None = None, **filters: Any) -> JobPage:
         if not args:

@@ -33,7 +33,7 @@ RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
 
 _JOB_COLUMNS = (
     "id, name, executor, status, attempts, run_at, submitted_at, started_at, finished_at, "
-    "result, last_error, last_traceback, owner, payload, tenant, args"
+    "result, last_error, last_traceback, owner, payload, tenant, args, schedule"
 )
 
 
@@ -62,8 +62,9 @@ def stored_job(row: tuple[Any, ...], depends_on: tuple[int, ...]) -> StoredJob:
         payload=row[13],
         tenant=row[14],
         args=row[15],
+        schedule=row[16],
         depends_on=depends_on,
-        queue=_queues.read(row[16]),
+        queue=_queues.read(row[17]),
     )
 
 
@@ -75,6 +76,21 @@ def fetch(conn: sqlite3.Connection, job_id: int) -> StoredJob | None:
     deps = [u for (u,) in conn.execute("SELECT upstream FROM deps WHERE downstream = ?", (number,))]
     ids = _own.ids_of(conn, deps)
     return stored_job((job_id, *row[1:]), tuple(ids.get(u, u) for u in deps))
+
+
+def schedule_jobs(conn: sqlite3.Connection, schedule_id: str, limit: int) -> list[StoredJob]:
+    """The jobs a schedule's fires made, latest fire first: through the
+    unique index on (schedule, fire_time) that keeps one job per fire."""
+    ids = [
+        i
+        for (i,) in conn.execute(
+            "SELECT id FROM jobs WHERE schedule = ? ORDER BY fire_time DESC LIMIT ?",
+            (schedule_id, limit),
+        )
+    ]
+    by_id = {job.id: job for job in jobs_of(conn, ids)}
+    own = _own.ids_of(conn, ids)
+    return [by_id[own.get(i, i)] for i in ids if own.get(i, i) in by_id]
 
 
 def jobs(

@@ -388,6 +388,12 @@ class SQLiteStore(JobStore):
         since, job_id, limit = check_attempts_args(since=since, job_id=job_id, limit=limit)
         return await self._read_async(lambda conn: _operator.attempts(conn, since, job_id, limit))
 
+    async def schedule_jobs(self, schedule_id: str, *, limit: int = 20) -> list[StoredJob]:
+        limit = check_limit(limit)
+        return await self._read_async(
+            lambda conn: _operator.schedule_jobs(conn, schedule_id, limit)
+        )
+
     async def schedules(self) -> list[StoredSchedule]:
         now = time.time()  # whose schedule lease still holds, as of this read
         return await self._read_async(lambda conn: _operator.schedules(conn, now))

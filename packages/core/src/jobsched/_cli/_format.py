@@ -17,6 +17,7 @@ from typing import Any
 from .._enums import JobStatus
 from ..store._codec import own_id_in
 from ..store._rows import Attempt, StoredJob
+from ..store._waiting import waiting as waiting
 
 #: Statuses whose ``run_at`` is when the job is due next.
 WAITING = (JobStatus.PENDING, JobStatus.RETRY_WAIT)
@@ -53,6 +54,27 @@ def utc_time(when: float | None) -> str:
     if when is None or when == math.inf:  # inf: a paused schedule's next fire
         return "-"
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when))
+
+
+def next_fire(when: float) -> str:
+    """A stored schedule's next fire: its time, or ``paused`` (stored as ``inf``)."""
+    return "paused" if when == math.inf else utc_time(when)
+
+
+def shown_status(job: StoredJob, now: float) -> str:
+    """The status a table shows: a pending job's ``waiting`` state in its place."""
+    return waiting(job, now) or job.status.value
+
+
+def last_ran(job: StoredJob, attempts: Sequence[Attempt], now: float) -> float | None:
+    """How long the job's last attempt ran: a retry-waiting job's is its last
+    attempt's (its row's start stays, and the clock must not run on);
+    another's runs from its start to its end, or to now while it runs."""
+    if job.status is JobStatus.RETRY_WAIT:
+        # Its history not read (a long listing): unknown, never the clock.
+        ended = [a for a in attempts if a.finished_at is not None]
+        return ended[-1].finished_at - ended[-1].started_at if ended else None  # type: ignore[operator]
+    return run_time(job.started_at, job.finished_at, now)
 
 
 def iso_time(when: float | None) -> str | None:
@@ -160,13 +182,15 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
     return "\n".join(lines)
 
 
-def job_json(job: StoredJob, now: float) -> dict[str, Any]:
-    """A job as ``--json`` prints it."""
-    ran = run_time(job.started_at, job.finished_at, now)
+def job_json(job: StoredJob, now: float, attempts: Sequence[Attempt] = ()) -> dict[str, Any]:
+    """A job as ``--json`` prints it (``attempts``: its history, for a
+    retry-waiting job's last duration)."""
+    ran = last_ran(job, attempts, now)
     return {
         "job_id": job_label(job),
         "name": job.name,
         "status": job.status.value,
+        "waiting": waiting(job, now),
         "attempts": job.attempts,
         "last_error": job.last_error,
         "executor": job.executor,
@@ -179,6 +203,7 @@ def job_json(job: StoredJob, now: float) -> dict[str, Any]:
         "duration": None if ran is None else round(ran, 3),
         "owner": job.owner,
         "depends_on": [job_id(n) for n in job.depends_on],
+        "schedule": job.schedule,
         "args": args_json(job),
     }
 

@@ -4,7 +4,10 @@ job a command names, fetched, and running one action on the open store.
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timezone
 from typing import Any
 
 import anyio
@@ -16,7 +19,7 @@ from ..store._args import LARGEST
 from ..store._base import JobStore
 from ..store._rows import StoredJob
 from . import _format as fmt
-from ._main import IntParam, StatusParam, UserError, opened
+from ._main import FloatParam, IntParam, StatusParam, UserError, opened
 
 
 class JobRef(int):
@@ -78,6 +81,39 @@ class StatusType(StatusParam):
         except ValueError:
             known = ", ".join(s.value for s in JobStatus)
             self.fail(f"{value!r} is not a status; use one of {known}", param, ctx)
+
+
+_AGO = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd])")
+_UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+class SinceType(FloatParam):
+    """A time ago (``30s``, ``15m``, ``2h``, ``3d``) or a time (UTC unless it
+    has an offset), as wall-clock seconds."""
+
+    name = "WHEN"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        text = str(value).strip()
+        ago = _AGO.fullmatch(text.lower())
+        if ago:
+            return time.time() - float(ago.group(1)) * _UNIT[ago.group(2)]
+        try:
+            when = datetime.fromisoformat(text)
+        except ValueError:
+            self.fail(
+                f"{text!r} is neither a time ago (30s, 15m, 2h, 3d) nor a time "
+                "(2026-12-01 14:00, ISO 8601)",
+                param,
+                ctx,
+            )
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)  # the CLI shows UTC: it reads UTC
+        return when.timestamp()
 
 
 def run(url: str | None, action: Callable[[JobStore], Awaitable[None]]) -> None:

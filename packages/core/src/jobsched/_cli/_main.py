@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     IntParam = click.ParamType[int]
     PairParam = click.ParamType[tuple[str, int]]
     StatusParam = click.ParamType[JobStatus]
+    FloatParam = click.ParamType[float]
 else:
-    IntParam = PairParam = StatusParam = click.ParamType
+    IntParam = PairParam = StatusParam = FloatParam = click.ParamType
 
 #: Where the store URL comes from when ``--store`` is not given.
 STORE_ENV = "JOBSCHED_STORE"

@@ -11,6 +11,7 @@ job's arguments and result are JSON: printed as they are, nothing unpickled.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import click
 
@@ -20,9 +21,21 @@ from ..store._args import LARGEST
 from ..store._base import JobStore
 from ..store._rows import StoredJob
 from . import _format as fmt
-from ._jobargs import JobIdType, StatusType, arg_filters, fetch, json_option, print_json, run
+from ._jobargs import (
+    JobIdType,
+    SinceType,
+    StatusType,
+    arg_filters,
+    fetch,
+    json_option,
+    print_json,
+    run,
+)
 from ._main import Count, UserError, store_option
 
+#: The most retry-waiting jobs of one listing whose attempts are read for
+#: their RAN (a read each): a listing of thousands stays a few reads.
+HISTORY_READS = 100
 #: A registered job's result: this byte, then its JSON (UTF-8).
 JSON_RESULT = b"J"
 
@@ -90,6 +103,18 @@ def _result(store: JobStore, job: StoredJob) -> tuple[str | None, str | None]:
     "as it is, a number or boolean as its JSON (n=5, urgent=true); repeat it for several, "
     "all must match.",
 )
+@click.option("--name", metavar="NAME", default=None, help="Only jobs named NAME (exactly).")
+@click.option(
+    "--tenant", metavar="TENANT", default=None, help="Only jobs of tenant TENANT (exactly)."
+)
+@click.option(
+    "--since",
+    type=SinceType(),
+    default=None,
+    metavar="WHEN",
+    help="Only jobs submitted since WHEN: a time ago (30s, 15m, 2h, 3d) or a UTC time "
+    "(2026-12-01 14:00, or ISO 8601 with an offset).",
+)
 @json_option
 def jobs(
     store_url: str | None,
@@ -97,25 +122,36 @@ def jobs(
     limit: int,
     queue: str | None,
     args: dict[str, str],
+    name: str | None,
+    tenant: str | None,
+    since: float | None,
     as_json: bool,
 ) -> None:
-    """List jobs, newest first."""
+    """List jobs, newest first. A pending job shows as ready, delayed or blocked."""
 
     async def action(store: JobStore) -> None:
-        if queue is None and not args:
+        filters = Filters(queue, args, name, tenant, since)
+        if not filters.any:
             found = await store.jobs(statuses=statuses, limit=limit)
         else:
-            found = await _filtered(store, statuses, limit, queue, args)
+            found = await _filtered(store, statuses, limit, filters)
         now = time.time()
+        # A retry-waiting job's RAN is its last attempt's: one read each,
+        # for the first HISTORY_READS of them (past that, RAN is "-").
+        waiting = [job for job in found if job.status is JobStatus.RETRY_WAIT]
+        histories = {job.id: await store.attempts(job_id=job.id) for job in waiting[:HISTORY_READS]}
         if as_json:
-            print_json([fmt.job_json(job, now) for job in found])
+            print_json([fmt.job_json(job, now, histories.get(job.id, ())) for job in found])
             return
         if not found:
             click.echo(
                 "no jobs"
                 + (" with that status" if statuses else "")
                 + (f" on queue {fmt.printable(queue)!r}" if queue is not None else "")
+                + (f" named {fmt.printable(name)!r}" if name is not None else "")
+                + (f" of tenant {fmt.printable(tenant)!r}" if tenant is not None else "")
                 + (" with those arguments" if args else "")
+                + (f" submitted since {fmt.utc_time(since)}" if since is not None else "")
             )
             return
         rows = [
@@ -123,11 +159,11 @@ def jobs(
                 fmt.job_label(job),
                 fmt.one_line(job.name, 30),
                 fmt.one_line(job.queue, 20),
-                job.status.value,
+                fmt.shown_status(job, now),
                 str(job.attempts),
                 fmt.utc_time(job.submitted_at),
                 fmt.utc_time(fmt.due(job)),
-                fmt.duration(fmt.run_time(job.started_at, job.finished_at, now)),
+                fmt.duration(fmt.last_ran(job, histories.get(job.id, ()), now)),
                 fmt.one_line(job.last_error),
             ]
             for job in found
@@ -157,22 +193,55 @@ def _queue_name(value: str | None) -> str | None:
         raise click.BadParameter(str(exc)) from None
 
 
+@dataclass(frozen=True)
+class Filters:
+    """The filters of ``jobsched jobs`` beyond the status."""
+
+    queue: str | None
+    args: dict[str, str]
+    name: str | None
+    tenant: str | None
+    #: Wall-clock seconds: only jobs submitted at or after it.
+    since: float | None
+
+    @property
+    def any(self) -> bool:
+        return bool(
+            self.queue is not None
+            or self.args
+            or self.name is not None
+            or self.tenant is not None
+            or self.since is not None
+        )
+
+
 async def _filtered(
     store: JobStore,
     statuses: tuple[JobStatus, ...],
     limit: int,
-    queue: str | None,
-    args: dict[str, str],
+    filters: Filters,
 ) -> list[StoredJob]:
-    """The newest ``limit`` jobs of ``queue`` and with ``args``: pages of
-    the store's ``job_page`` until enough are found or none is left (an
-    operator's look, so it may read as far back as the jobs go)."""
+    """The newest ``limit`` jobs that match ``filters``: pages of the
+    store's ``job_page`` until enough are found or none is left (an
+    operator's look, so it may read as far back as the jobs go). With
+    ``since``, it stops at the first page whose jobs are all older: ids
+    follow the submits (each member numbers from its own block of ids, so a
+    few may be out of order at the boundary)."""
     found: list[StoredJob] = []
     before: int | None = None
     # Only the filters given: a store written before one takes the others.
-    named: dict[str, object] = {"queue": queue} if queue is not None else {}
-    if args:
-        named["args"] = args
+    named: dict[str, object] = {
+        key: value
+        for key, value in (
+            ("queue", filters.queue),
+            ("name", filters.name),
+            ("tenant", filters.tenant),
+        )
+        if value is not None
+    }
+    if filters.args:
+        named["args"] = filters.args
+    since = filters.since
     while len(found) < limit:
         try:
             page = await store.job_page(
@@ -183,13 +252,19 @@ async def _filtered(
                 **named,  # type: ignore[arg-type]
             )
         except TypeError as exc:  # a store written before queues or arguments
-            what = "argument" if args else "queue"
+            what = "argument" if filters.args else "queue"
             raise UserError(f"this store cannot filter jobs by {what} ({exc})") from None
-        found += page.jobs
+        if since is None:
+            found += page.jobs
+        else:
+            recent = [job for job in page.jobs if job.submitted_at >= since]
+            found += recent
+            if page.jobs and not recent:
+                break
         if page.next_before is None:
             break
         before = page.next_before
-    return found
+    return found[:limit]
 
 
 @click.command()
@@ -208,23 +283,27 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
         if as_json:
             print_json(
                 {
-                    **fmt.job_json(stored, now),
+                    **fmt.job_json(stored, now, attempts),
                     # A registered job's result as its JSON; another's repr.
                     "result": fmt.stored_json(stored.result[1:])  # type: ignore[index]
                     if registered and stored.status is JobStatus.COMPLETED
                     else result,
                     "result_error": unshown,
                     "last_traceback": stored.last_traceback,
+                    "options": None if stored.args is not None else _payload_options(stored),
                     "history": [fmt.attempt_json(a, now) for a in attempts],
                 }
             )
             return
-        ran = fmt.run_time(stored.started_at, stored.finished_at, now)
+        ran = fmt.last_ran(stored, attempts, now)
+        waiting = fmt.waiting(stored, now)
+        status = stored.status.value + (f", {waiting}" if waiting else "")
         fields = [
-            ("status", f"{stored.status.value} ({_attempts(stored.attempts)})"),
+            ("status", f"{status} ({_attempts(stored.attempts)})"),
             ("executor", stored.executor),
             ("queue", stored.queue),
             ("tenant", stored.tenant or "-"),
+            *_options(stored),
             ("submitted", fmt.utc_time(stored.submitted_at)),
             ("run at", fmt.utc_time(stored.run_at)),
             ("started", fmt.utc_time(stored.started_at)),
@@ -232,6 +311,7 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
             ("ran", fmt.duration(ran)),
             ("owner", stored.owner or "-"),
             ("depends on", ", ".join(fmt.job_id(n) for n in stored.depends_on) or "-"),
+            ("schedule", stored.schedule or "-"),
             ("last error", stored.last_error or "-"),
         ]
         if stored.args is not None:
@@ -267,6 +347,25 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
         click.echo("\n".join(lines))
 
     run(store_url, action)
+
+
+def _payload_options(job: StoredJob) -> dict[str, str] | None:
+    """A pickled job's priority, timeout and retry, read without unpickling it."""
+    from ..store._peek import options
+
+    found = options(job.payload)
+    return None if found is None else dict(found)
+
+
+def _options(job: StoredJob) -> list[tuple[str, str]]:
+    """``show``'s priority, timeout and retry lines (a registered job's are
+    its app's registration's, where it runs: not in the row)."""
+    if job.args is not None:
+        return [("options", "priority, timeout, retry as the app registers the job")]
+    found = _payload_options(job)
+    if found is None:
+        return [("options", "not readable from the stored job")]
+    return list(found.items())
 
 
 def _indented(text: str) -> str:

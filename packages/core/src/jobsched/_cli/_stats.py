@@ -7,6 +7,8 @@ Like the other reads it asks the store through :class:`~jobsched.JobStore`
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from .._enums import JobStatus
@@ -64,7 +66,12 @@ def stats(store_url: str | None, as_json: bool) -> None:
                     "by_executor": by_executor,
                     "by_queue": by_queue,
                     "schedules": [
-                        {"id": s.id, "next_fire": fmt.iso_time(s.next_fire), "owner": s.owner}
+                        {
+                            "id": s.id,
+                            "next_fire": fmt.iso_time(s.next_fire),
+                            "paused": s.next_fire == math.inf,
+                            "owner": s.owner,
+                        }
                         for s in schedules
                     ],
                     "waiting_for_unknown_key": unknown,
@@ -98,7 +105,7 @@ def stats(store_url: str | None, as_json: bool) -> None:
             lines += [
                 fmt.table(
                     ["SCHEDULE", "NEXT FIRE", "FIRING ON"],
-                    [[s.id, fmt.utc_time(s.next_fire), s.owner or "-"] for s in schedules],
+                    [[s.id, fmt.next_fire(s.next_fire), s.owner or "-"] for s in schedules],
                 )
             ]
         else:

@@ -155,6 +155,21 @@ log = logging.getLogger("jobsched.worker")
     help="On SIGTERM or SIGINT, how long running jobs may take to finish before they are "
     "cut short and handed back to the store.",
 )
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(min=0, max=65535),
+    metavar="PORT",
+    help="Serve Prometheus text at http://HOST:PORT/metrics: this worker's attempts and the "
+    "store's counts (needs jobsched-core[prometheus]; 0 picks a free port, named in the "
+    "start line).",
+)
+@click.option(
+    "--metrics-host",
+    default="127.0.0.1",
+    show_default=True,
+    metavar="HOST",
+    help="The address --metrics-port listens on (0.0.0.0: every interface).",
+)
 def worker(
     store_url: str | None,
     app_spec: str | None,
@@ -170,12 +185,16 @@ def worker(
     history_limit: int | None,
     load_grace: float | None,
     grace: float,
+    metrics_port: int | None,
+    metrics_host: str,
 ) -> None:
     """Run jobs from the store until SIGTERM or SIGINT."""
     if app_spec is None and not modules:
         raise click.UsageError(
             "Missing option '--import' (or --app MODULE:NAME): the worker must load the jobs' code"
         )
+    if metrics_port is not None:
+        _need_prometheus()
     handler = logging.StreamHandler()
     handler.setFormatter(_Printable("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
@@ -213,7 +232,17 @@ def worker(
         sources,
         [h for h in hooks if h is not None],
         grace,
+        None if metrics_port is None else (metrics_host, metrics_port),
     )
+
+
+def _need_prometheus() -> None:
+    try:
+        import prometheus_client  # noqa: F401
+    except ImportError:
+        raise UserError(
+            "--metrics-port needs prometheus_client: pip install 'jobsched-core[prometheus]'"
+        ) from None
 
 
 class _Printable(logging.Formatter):
@@ -261,6 +290,7 @@ async def _serve(
     sources: list[str],
     hooks: list[Callable[[JobScheduler], Any]],
     grace: float,
+    metrics_at: tuple[str, int] | None = None,
 ) -> None:
     ended: dict[JobStatus, int] = {}
 
@@ -283,22 +313,31 @@ async def _serve(
                     name = f"{getattr(hook, '__module__', '?')}.{HOOK}"
                     failure = UserError(f"{name} failed: {_where(exc)}")
                     break
+            metrics = None
+            if failure is None and metrics_at is not None:
+                metrics, failure = _serve_metrics(scheduler, *metrics_at)
             if failure is None:
                 log.info(
-                    "started on %s: %d workers, pid %d, jobs from %s%s; stop with SIGTERM "
+                    "started on %s: %d workers, pid %d, jobs from %s%s%s; stop with SIGTERM "
                     "or SIGINT (grace %ss)",
                     url,
                     scheduler._num_workers,
                     os.getpid(),
                     ", ".join(sources),
                     described(scheduler),
+                    "" if metrics is None else f"; metrics on {metrics.url}",
                     f"{grace:g}",
                 )
                 async for signum in signals:
                     why = signal.Signals(signum).name
                     break
             began = time.monotonic()
-            cut = await _drain(scheduler, signals, 0.0 if failure is not None else grace)
+            try:
+                cut = await _drain(scheduler, signals, 0.0 if failure is not None else grace)
+            finally:
+                if metrics is not None:
+                    # Served until the drain ends: its last attempts are counted.
+                    metrics.stop()
     finished = ", ".join(f"{n} {s.value}" for s, n in sorted(ended.items(), key=_by_name))
     unloaded = scheduler._load_handbacks
     log.info(
@@ -313,6 +352,18 @@ async def _serve(
     )
     if failure is not None:
         raise failure
+
+
+def _serve_metrics(scheduler: JobScheduler, host: str, port: int) -> tuple[Any, UserError | None]:
+    """The started metrics endpoint, or why it could not start."""
+    from .._metrics._serve import MetricsServer
+
+    server = MetricsServer(scheduler, scheduler._link.store, host, port)  # type: ignore[union-attr]
+    try:
+        server.start()
+    except OSError as exc:
+        return None, UserError(f"--metrics-port cannot listen on {host}:{port}: {exc}")
+    return server, None
 
 
 def _by_name(item: tuple[JobStatus, int]) -> str:

@@ -250,7 +250,7 @@ def _what(obj: object) -> str:
 def described(scheduler: JobScheduler) -> str:
     """The settings a worker's start line names, so that an operator (and a
     test) sees that the fleet's rate limits and order took effect: ``""``
-    or ``"; rate limits smtp=1/1s, strategy fifo, queues emails"``."""
+    or ``"; rate limits smtp=1/1s, strategy fifo, queues emails, queue limits emails=2"``."""
     parts = []
     link = scheduler._link
     rates = link.rates if link is not None else None
@@ -269,6 +269,9 @@ def described(scheduler: JobScheduler) -> str:
     parts.append(f"strategy {name}")
     if scheduler._queues is not None:
         parts.append("queues " + ", ".join(sorted(scheduler._queues)))
+    if scheduler._queue_limits:
+        limits = sorted(scheduler._queue_limits.items())
+        parts.append("queue limits " + ", ".join(f"{q}={n}" for q, n in limits))
     if link is not None:
         parts.append(f"lease {link.store.lease:g}s")
     parts.append(f"load_grace {scheduler._load_grace:g}s")

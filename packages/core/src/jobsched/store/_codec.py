@@ -181,12 +181,7 @@ class Codec:
         except Exception as exc:
             if callable(what):
                 what = what()
-            raise TypeError(
-                f"{what} cannot be stored: it does not pickle by reference "
-                f"({type(exc).__name__}: {exc}); a durable store keeps jobs across "
-                "restarts, so define the job class, or a FunctionJob's function, at "
-                "module level in an importable module (not a lambda or a local)"
-            ) from exc
+            raise TypeError(_unpicklable(obj, what, exc)) from exc
         if self._secret is None:
             return _PLAIN + data
         return KEYED + self._id + self._sign(self._id, data) + data
@@ -358,3 +353,27 @@ def own_id_in(blob: bytes, number: int) -> str | None:
     except Exception:  # cut by the scan's bound, or not a pickle: say nothing
         pass
     return None
+
+
+def _unpicklable(obj: Any, what: str, exc: Exception) -> str:
+    """Why ``obj`` cannot be stored, naming the part at fault: an argument
+    (a lock, a connection) is not a function to move to module level."""
+    from ._culprit import by_reference, culprit
+
+    found = culprit(obj)
+    if found is not None and not by_reference(found[1]):
+        path, value = found
+        part = "argument" if path.startswith(("args", "kwargs")) else "field"
+        kind = f"{type(value).__module__}.{type(value).__qualname__}".removeprefix("builtins.")
+        return (
+            f"{what} cannot be stored: its {part} {path} ({kind}) does not pickle "
+            f"({type(exc).__name__}: {exc}); a durable store pickles a job's arguments "
+            "and fields, so pass what pickles (a name, an id, a path) and make the "
+            f"{kind} inside the job"
+        )
+    return (
+        f"{what} cannot be stored: it does not pickle by reference "
+        f"({type(exc).__name__}: {exc}); a durable store keeps jobs across "
+        "restarts, so define the job class, or a FunctionJob's function, at "
+        "module level in an importable module (not a lambda or a local)"
+    )

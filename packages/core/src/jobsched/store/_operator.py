@@ -154,6 +154,17 @@ class OperatorSide:
         """
         raise NotImplementedError(f"{type(self).__name__} cannot list attempts")
 
+    async def schedule_jobs(self, schedule_id: str, *, limit: int = 20) -> list[StoredJob]:
+        """A stored schedule's fire history: the jobs its fires made that the
+        store still holds (``StoredJob.schedule``), the latest fire first; at
+        most ``limit``. A job made by ``trigger_schedule`` is the schedule's
+        last job but not a fire, so it is not here.
+
+        :raises TypeError: ``limit`` is not an int.
+        :raises ValueError: ``limit`` is below 1.
+        """
+        raise NotImplementedError(f"{type(self).__name__} keeps no fire history")
+
     async def schedules(self) -> list[StoredSchedule]:
         """Every stored schedule, soonest fire first."""
         raise NotImplementedError(f"{type(self).__name__} cannot list schedules")

@@ -170,6 +170,9 @@ class StoredJob:
     #: A registered job's arguments (JSON text, see ``NewJob.args``); None
     #: for a pickled job. The operator's reads (``jobs``, ``job_page``) return it too.
     args: str | None = None
+    #: The stored schedule whose fire made the job (``NewJob.schedule``),
+    #: None for any other job (a store that does not say leaves it None).
+    schedule: str | None = None
 
 
 @dataclass(slots=True)
