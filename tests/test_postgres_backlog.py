@@ -23,9 +23,10 @@ from pg import SECRET, schema_url
 import jobsched as js
 from jobsched.store import NewJob, Outcome
 from jobsched_postgres import PostgresStore
-from jobsched_postgres._claim import CLAIM
+from jobsched_postgres._claim import CLAIM, claim_by_key
 from jobsched_postgres._frontier import SINCE_MAX, Frontier
 from jobsched_postgres._gate import Gate
+from jobsched_postgres._leases import EXTEND
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
@@ -277,7 +278,10 @@ async def test_every_path_that_makes_a_row_ready_stamps_its_transaction(
     """``entered_xid`` is the transaction that made the row ready: an insert's
     (the column's default), and a promotion's, a release's or any other
     update that puts a row in the ready queue or changes its key (the
-    trigger, which fires on nothing else: a heartbeat or a claim leaves it)."""
+    trigger, which fires on nothing else: a heartbeat or a claim leaves it).
+    A running row's is the transaction that made it running: a claim sets
+    it, and the trigger for an update that made a row running without
+    setting it (a member still on schema 4's code, in a rolling upgrade)."""
     default = _one(
         url,
         "SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_attribute a "
@@ -290,8 +294,9 @@ async def test_every_path_that_makes_a_row_ready_stamps_its_transaction(
         "SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = 'jobsched_entered_xid' "
         "AND tgrelid = 'jobsched_jobs'::regclass",
     )
-    assert "BEFORE UPDATE OF queue, executor, k0, k1, k2, name, args, payload" in trigger, trigger
-    assert "WHEN (((new.queue = 0) AND ((old.queue IS DISTINCT FROM 0)" in trigger, trigger
+    assert "BEFORE UPDATE OF queue, status, executor, k0, k1, k2, name, args, payload" in trigger
+    assert "WHEN ((((new.queue = 0) AND ((old.queue IS DISTINCT FROM 0)" in trigger, trigger
+    assert "OR ((new.status = 'running'::text) AND (old.status <> 'running'::text)" in trigger
 
     def entered_xid(job_id: int) -> int:
         return int(_one(url, "SELECT entered_xid::text::bigint FROM jobsched_jobs WHERE id = %s",
@@ -310,6 +315,34 @@ async def test_every_path_that_makes_a_row_ready_stamps_its_transaction(
         keyed = entered_xid(claimed.id)
         conn.execute("UPDATE jobsched_jobs SET last_error = 'x' WHERE id = %s", (claimed.id,))
         assert entered_xid(claimed.id) == keyed  # nothing a claim reads changed
+        # Schema 4's claim (its _TAKE, which knows no entered_xid).
+        conn.execute(
+            "UPDATE jobsched_jobs AS t SET status = 'running', queue = NULL, owner = 'old', "
+            "ran_by = 'old', lease_until = 0, attempts = t.attempts + 1, "
+            "cancel_requested = false WHERE t.id = %s AND t.queue = 0",
+            (claimed.id,),
+        )
+        assert entered_xid(claimed.id) > keyed
+
+
+async def test_a_claim_calls_no_trigger_function(store: PostgresStore, url: str) -> None:
+    """The trigger's condition is evaluated without calling its function,
+    which a claim (it sets ``entered_xid`` itself) never meets: of 8 rows
+    claimed, no call; their release, which makes them ready, one call each."""
+    await store.add([_new(i) for i in range(1, 9)], NOW)
+    calls = "SELECT coalesce(pg_stat_get_xact_function_calls('jobsched_entered_xid'::regproc), 0)"
+    with psycopg.connect(url) as conn:
+        conn.execute("SET track_functions = 'pl'")
+        got, _ = claim_by_key(conn, "m", 8, {"async": 8}, NOW, 30.0, Gate(store.key_ids, []))
+        assert len(got) == 8
+        assert conn.execute(calls).fetchone() == (0,)
+        conn.execute(
+            "UPDATE jobsched_jobs SET status = 'pending', queue = 0, owner = NULL "
+            "WHERE id = ANY(%s)",
+            ([c.id for c in got],),
+        )
+        assert conn.execute(calls).fetchone() == (8,)
+        conn.rollback()
 
 
 def _indexes(url: str) -> set[str]:
@@ -340,3 +373,35 @@ JOBS_INDEXES = {
 async def test_the_jobs_tables_indexes_are_pinned(store: PostgresStore, url: str) -> None:
     """An index added to the jobs table is a cost on every claim: measure it (W19) first."""
     assert _indexes(url) == JOBS_INDEXES
+
+
+async def test_a_heartbeat_is_a_hot_update(store: PostgresStore, url: str) -> None:
+    """No index of the jobs table covers a column a heartbeat writes (the
+    lease: the leases' index went in schema 5), so a heartbeat writes no
+    index entry: it is a HOT update where the row's page has room. (Each
+    entry a heartbeat wrote was one more that every look for lost
+    attempts walked under a held xmin.)"""
+    await store.add([_new(i) for i in range(1, 9)], NOW)
+    claims = await store.claim("m", 8, {"async": 8}, NOW, 30)
+    assert len(claims) == 8
+    with psycopg.connect(url) as conn:
+        conn.execute(EXTEND, (30.0, [c.id for c in claims], "m"))
+        row = conn.execute(
+            "SELECT pg_stat_get_xact_tuples_updated('jobsched_jobs'::regclass), "
+            "pg_stat_get_xact_tuples_hot_updated('jobsched_jobs'::regclass)"
+        ).fetchone()
+        conn.rollback()
+    assert row == (8, 8), row
+
+
+async def test_the_jobs_table_keeps_the_servers_storage_settings(
+    store: PostgresStore, url: str
+) -> None:
+    """The schema sets no storage parameter on the jobs table: fillfactor
+    stays 100 and autovacuum runs at the server's settings. The claim's
+    reads rely on neither (they seek past dead entries, _frontier), so an
+    operator tunes them for the table's churn (docs/fleet.md "A queue that
+    is behind"); one set by the schema is a measured choice (W19, W20)
+    that this test is changed with."""
+    options = _one(url, "SELECT reloptions FROM pg_class WHERE oid = 'jobsched_jobs'::regclass")
+    assert options is None, options

@@ -38,10 +38,20 @@ the horizon is held (when a long transaction ends, the next claim reads
 what was made ready since it began, once). A member's first claim (no
 bound) reads from the front, as every claim did before.
 
+A snapshot says which transactions were committed in one history of the
+server's transaction ids. A failover to a replica that had not replayed
+the last transactions, or a restore to a point in time, goes back in that
+history: the ids after it are handed out again, and a snapshot taken
+before would see them as committed long ago (and the rows they make
+ready, below the bound, would never be read). Both start the server
+anew, so a snapshot is kept with the server's start time
+(:data:`SNAPSHOT`), and one of another start is no snapshot: that claim
+reads from the front, as a first claim does.
+
 A row made ready without a new ``entered_xid`` (a trigger disabled by
-``session_replication_role = replica`` while a tool writes the table) is
-read again once a claim's bound is at or below its key: a member that
-restarts reads from the front.
+``session_replication_role = replica`` while a tool writes the table, a
+dump restored under running members) is read again once a claim's bound
+is at or below its key: a member that restarts reads from the front.
 """
 
 from __future__ import annotations
@@ -63,6 +73,23 @@ END: Key = (math.inf, math.inf, math.inf, 2**63 - 1)
 #: The marker (``attempts``) of a claim's rows that carry an executor's new bound.
 BOUND_ROW = -2
 
+#: The server's start (seconds since the epoch: no session setting changes
+#: its text) and the statement's snapshot, as a member keeps them.
+SNAPSHOT = (
+    "(extract(epoch FROM pg_postmaster_start_time())::text || '/' || pg_current_snapshot()::text)"
+)
+
+
+def snapshot(kept: str) -> str:
+    """The snapshot of ``kept`` (see :data:`SNAPSHOT`) if it was taken since
+    the server's start, else NULL, in SQL (``kept`` an expression)."""
+    return (
+        f"CASE WHEN split_part({kept}, '/', 1) = "
+        "extract(epoch FROM pg_postmaster_start_time())::text "
+        f"THEN split_part({kept}, '/', 2)::pg_snapshot END"
+    )
+
+
 _KEYS = KEY_FILTER.replace("{", "{{").replace("}", "}}")  # for str.format
 
 #: The most rows made ready since the last claim (below its bound) that a
@@ -79,15 +106,25 @@ SINCE_MAX = 1000
 # where it began), but the planner guessed how many rows one transaction
 # made ready from the statistics (a bulk add made 100,000), and chose to
 # scan the table.
-_RAW_BOUNDS = """raw_bounds AS (
-    SELECT e.name, e.room, e.b0, e.b1, e.b2, e.bid,
-        LEAST(pg_snapshot_xmax(e.s::pg_snapshot), (SELECT min(x)
-            FROM pg_snapshot_xip(e.s::pg_snapshot) AS x
+# A snapshot of another start of the server (see the module), or none:
+# from the front, and no rows made ready since.
+_RAW_BOUNDS = (
+    """raw_bounds AS (
+    SELECT e.name, e.room,
+        CASE WHEN s.s IS NULL THEN '-Infinity' ELSE e.b0 END AS b0,
+        CASE WHEN s.s IS NULL THEN '-Infinity' ELSE e.b1 END AS b1,
+        CASE WHEN s.s IS NULL THEN '-Infinity' ELSE e.b2 END AS b2,
+        CASE WHEN s.s IS NULL THEN -9223372036854775808 ELSE e.bid END AS bid,
+        LEAST(pg_snapshot_xmax(s.s), (SELECT min(x) FROM pg_snapshot_xip(s.s) AS x
             WHERE pg_visible_in_snapshot(x, pg_current_snapshot()))) AS floor
     FROM unnest(%(names)s::text[], %(rooms)s::int[], %(b0)s::float8[], %(b1)s::float8[],
         %(b2)s::float8[], %(bid)s::int8[], %(snaps)s::text[])
         AS e(name, room, b0, b1, b2, bid, s)
+    CROSS JOIN LATERAL (SELECT """
+    + snapshot("e.s")
+    + """ AS s) AS s
 )"""
+)
 
 # The rows made ready since the snapshots, each below its executor's bound:
 # one read for every executor, from the lowest floor, in entered_xid order,
@@ -162,7 +199,7 @@ _PICK = """
 # (in the statement's snapshot, locked or not) that the claim did not take.
 _NEXT = """
 UNION ALL SELECT NULL, {marker}, NULL, f.k0, f.k1, f.k2, NULL,
-    pg_current_snapshot()::text, e.name, f.id
+    <snapshot>, e.name, f.id
 FROM bounds AS e LEFT JOIN LATERAL (
     SELECT * FROM ((
         <from_bound> LIMIT 1
@@ -181,6 +218,7 @@ def _reads(sql: str, guard: str, taken: str) -> str:
         sql.replace("<from_bound>", _FROM_BOUND.format(guard=guard, taken=taken))
         .replace("<taken>", taken)
         .replace("<max>", str(SINCE_MAX))
+        .replace("<snapshot>", SNAPSHOT)
     )
 
 

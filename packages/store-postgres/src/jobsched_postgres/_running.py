@@ -17,7 +17,9 @@ since: the range from the oldest of those), through
 (its id is known), a hand-back or an outcome ends it; nothing else makes a
 row running. So a look reads the fleet's running rows and the entries of
 the claims made since the last look, however long the horizon is held. A
-member's first look reads every running row.
+member's first look reads every running row, and so does a look whose
+last one's snapshot is of another start of the server (a failover, a
+restore to a point in time: see ``_frontier``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import threading
 from typing import Any, NamedTuple
 
+from ._frontier import SNAPSHOT, snapshot
 from ._sql import DB_NOW, Conn
 
 # Each running row: its id, owner, whether it started, and whether its
@@ -33,16 +36,17 @@ _COLUMNS = f"id, owner, started_at IS NOT NULL, lease_until < {DB_NOW}"
 
 FIRST = f"""
 SELECT {_COLUMNS}, NULL FROM jobsched_jobs WHERE status = 'running'
-UNION ALL SELECT NULL, NULL, NULL, NULL, pg_current_snapshot()::text
+UNION ALL SELECT NULL, NULL, NULL, NULL, {SNAPSHOT}
 """
 
 # The range starts at the last look's xmax, lowered to the oldest of the
 # transactions it saw running that have ended since (as _frontier's reads
 # of the new ready rows: seeks of each misled the planner). In entered_xid
 # order with a known limit, the index's plan; a fleet has far fewer
-# running rows.
+# running rows. A snapshot of another start of the server: every running
+# row (a condition on no column, which the plan checks once, before its scan).
 SINCE = f"""
-WITH seen AS (SELECT %(snapshot)s::pg_snapshot AS s),
+WITH seen AS (SELECT {snapshot("%(snapshot)s::text")} AS s),
 floor AS (
     SELECT LEAST(pg_snapshot_xmax(s), (SELECT min(x) FROM pg_snapshot_xip(s) AS x
         WHERE pg_visible_in_snapshot(x, pg_current_snapshot()))) AS x
@@ -55,7 +59,9 @@ SELECT * FROM (
     WHERE status = 'running' AND entered_xid >= (SELECT x FROM floor)
     ORDER BY entered_xid LIMIT 1000000
 ) AS since
-UNION ALL SELECT NULL, NULL, NULL, NULL, pg_current_snapshot()::text
+UNION
+SELECT {_COLUMNS}, NULL FROM jobsched_jobs WHERE status = 'running' AND (SELECT s FROM seen) IS NULL
+UNION ALL SELECT NULL, NULL, NULL, NULL, {SNAPSHOT}
 """
 
 

@@ -112,7 +112,11 @@ _COUNTS = [
 # (see _frontier and _running). An insert takes it from the column's
 # default; a row that an UPDATE makes ready (a promotion, a release, a
 # hand-back, a retry, a dependency met: every path, this store's own and
-# any other's) from the trigger; a claim (_claim._TAKE) sets it itself.
+# any other's) from the trigger; a claim (_claim._TAKE) sets it itself,
+# and the trigger sets it for an update that makes a row running without
+# setting it (the claim of a member still on schema 4's code, which keeps
+# running through a rolling upgrade: its rows would be missed by every
+# look for lost attempts of the members started before them).
 # Its indexes serve those looks: the ready rows by entered_xid and
 # executor, the running rows by entered_xid.
 # The running rows by the transaction that made them running. It replaced
@@ -135,11 +139,13 @@ _ENTERED_XID = [
     # name, arguments, signing key) changes is made ready anew too. The WHEN
     # is evaluated without calling the function: a claim's or an outcome's
     # rows (queue NULL) cost a comparison each, a heartbeat's nothing.
-    "CREATE TRIGGER jobsched_entered_xid BEFORE UPDATE OF queue, executor, k0, k1, k2, name, "
-    "args, payload ON jobsched_jobs FOR EACH ROW WHEN (NEW.queue = 0 AND ("
+    "CREATE TRIGGER jobsched_entered_xid BEFORE UPDATE OF queue, status, executor, k0, k1, k2, "
+    "name, args, payload ON jobsched_jobs FOR EACH ROW WHEN ((NEW.queue = 0 AND ("
     "OLD.queue IS DISTINCT FROM 0 OR OLD.executor <> NEW.executor OR OLD.k0 <> NEW.k0 "
     "OR OLD.k1 <> NEW.k1 OR OLD.k2 <> NEW.k2 OR OLD.name <> NEW.name "
     "OR OLD.args IS DISTINCT FROM NEW.args OR OLD.payload <> NEW.payload)) "
+    "OR (NEW.status = 'running' AND OLD.status <> 'running' "
+    "AND NEW.entered_xid IS NOT DISTINCT FROM OLD.entered_xid)) "
     "EXECUTE FUNCTION jobsched_entered_xid()",
     # The planner must never take it for the ready index, nor the ready
     # index for it: led by executor, it was its choice for a claim's read in
