@@ -41,7 +41,8 @@ DEAD_OWNER_EVERY = 1.0
 
 # A heartbeat: the rows by their primary key alone. An owner is set on
 # RUNNING rows only, and saying status = 'running' too let the planner read
-# every running row by the leases index, whose statistics a queue always
+# every running row by an index of the running rows (the leases' before
+# schema 5, jobsched_jobs_running since), whose statistics a queue always
 # outruns, and test each against the ids (a heartbeat of 2,000 leases took
 # 400 ms).
 EXTEND = (
