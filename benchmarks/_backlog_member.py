@@ -160,7 +160,7 @@ def _profile() -> None:
             return plain(self, query, params, **kw)
         finally:
             text = query if isinstance(query, str) else repr(query)
-            key = " ".join(text.split())[:90]
+            key = f"{_PHASES.name:>8} " + " ".join(text.split())[:80]
             spent = _SPENT.setdefault(key, [0, 0.0])
             spent[0] += 1
             spent[1] += time.perf_counter() - t0
@@ -170,7 +170,7 @@ def _profile() -> None:
 
 def _print_profile() -> None:
     total = sum(t for _, t in _SPENT.values()) or 1.0
-    for key, (calls, spent) in sorted(_SPENT.items(), key=lambda kv: -kv[1][1])[:15]:
+    for key, (calls, spent) in sorted(_SPENT.items(), key=lambda kv: -kv[1][1])[:30]:
         print(f"profile {spent:8.2f}s {100 * spent / total:5.1f}% {calls:7d} calls "
               f"{1e3 * spent / calls:7.2f} ms  {key}", file=sys.stderr)  # fmt: skip
 

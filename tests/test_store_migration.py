@@ -1,7 +1,11 @@
-"""Schema 3 to 4 on stores written by the code before (tests/data/, made by
-tests/data/make_schema3.py with that code): every job is still there and
-runnable, results and errors read as before, the stored schedule is kept,
-the version is 4 and ``args`` NULL on every row; a newer schema is refused.
+"""Schema 3 to 4 (and on PostgreSQL to 5) on stores written by the code
+before (tests/data/, made by tests/data/make_schema3.py with that code):
+every job is still there and runnable, results and errors read as before,
+the stored schedule is kept, the version is the current one and ``args``
+NULL on every row; a newer schema is refused. And PostgreSQL's schema 4 to
+5 on a store written by the code of schema 4 (make_schema4.py): the column,
+trigger and index a claim's bounds rely on (issue 34), the old rows'
+``entered_xid`` NULL, every job claimed and run.
 
 Runs on asyncio only: the stores work in threads (see test_durable.py).
 """
@@ -14,6 +18,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -29,6 +34,8 @@ S = js.JobStatus
 DATA = Path(__file__).resolve().parent / "data"
 #: The schema make_schema3.py dumped the PostgreSQL store from.
 DUMPED_SCHEMA = "jobsched_fixture_s3"
+#: The schema version each store's code writes.
+CURRENT = {"sqlite": 4, "postgres": 5}
 #: The jobs the fixtures hold, by id: name, status.
 JOBS = {
     1: ("done add", S.COMPLETED),
@@ -51,12 +58,17 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{path}"
 
 
-def load_dump(database_url: str) -> str:
-    """The schema-3 dump loaded into a schema of its own; a URL of it."""
+def kind(url: str) -> str:
+    return "sqlite" if url.startswith("sqlite:///") else "postgres"
+
+
+def load_dump(database_url: str, version: int = 3) -> str:
+    """The schema-``version`` dump loaded into a schema of its own; a URL of it."""
     import psycopg
 
-    name = f"s3_{secrets.token_hex(6)}"
-    text = (DATA / "schema3_postgres.sql").read_text().replace(DUMPED_SCHEMA, name)
+    name = f"s{version}_{secrets.token_hex(6)}"
+    dumped = f"jobsched_fixture_s{version}"
+    text = (DATA / f"schema{version}_postgres.sql").read_text().replace(dumped, name)
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(text)  # type: ignore[arg-type]  # a dump of statements, no parameters
     return f"{database_url}?options=-csearch_path%3D{name}"
@@ -100,12 +112,12 @@ async def migrated(old_url: str) -> AsyncIterator[js.JobStore]:
     await store.close()
 
 
-async def test_the_old_store_opens_at_schema_4_with_its_jobs(
+async def test_the_old_store_opens_at_the_current_schema_with_its_jobs(
     migrated: js.JobStore, old_url: str
 ) -> None:
     """Every job, its status, result and error as they were; args NULL."""
     version, args = version_and_args(old_url)
-    assert version == 4
+    assert version == CURRENT[kind(old_url)]
     assert len(args) == len(JOBS) and all(a is None for a in args)
     for job_id, (name, status) in JOBS.items():
         job = await migrated.fetch(job_id)
@@ -181,20 +193,107 @@ async def test_an_old_members_table_gets_the_members_names(old_url: str) -> None
 
 
 async def test_a_newer_schema_is_still_refused(old_url: str) -> None:
-    """Schema 5, written by a jobsched after this one: refused, nothing changed."""
+    """The schema after this code's, written by a later jobsched: refused,
+    nothing changed."""
     store = js.open_store(old_url, secret=SECRET)
     await store.open()
     await store.close()
-    if old_url.startswith("sqlite:///"):
-        conn = sqlite3.connect(old_url.removeprefix("sqlite:///"))
-        conn.execute("UPDATE jobsched_meta SET value = 5 WHERE key = 'schema'")
-        conn.commit()
-        conn.close()
-    else:
-        import psycopg
-
-        with psycopg.connect(old_url, autocommit=True) as pg:
-            pg.execute("UPDATE jobsched_meta SET value = 5 WHERE key = 'schema'")
-    with pytest.raises(StoreUnavailableError, match=r"schema version 5.*newer.*knows up to 4"):
+    current = CURRENT[kind(old_url)]
+    execute(old_url, f"UPDATE jobsched_meta SET value = {current + 1} WHERE key = 'schema'")
+    with pytest.raises(
+        StoreUnavailableError,
+        match=rf"schema version {current + 1}.*newer.*knows up to {current}",
+    ):
         await js.open_store(old_url, secret=SECRET).open()
-    assert version_and_args(old_url)[0] == 5
+    assert version_and_args(old_url)[0] == current + 1
+
+
+# ── PostgreSQL: schema 4 to 5 ───────────────────────────────────────────────
+
+
+@pytest.fixture
+def schema4_url(pg_session_database: str) -> str:
+    """A store as the code of schema 4 left it (tests/data/schema4_postgres.sql)."""
+    return load_dump(pg_session_database, version=4)
+
+
+def _rows(url: str, sql: str) -> list[tuple[Any, ...]]:
+    import psycopg
+
+    with psycopg.connect(url) as pg:
+        return pg.execute(sql).fetchall()  # type: ignore[arg-type]
+
+
+#: The jobs make_schema4.py left, by id: name, status.
+JOBS_4 = {
+    **JOBS,
+    2049: ("later", S.PENDING),
+    3073: ("shop.jobs.send_email", S.PENDING),
+}
+
+
+@pytest.mark.postgres
+async def test_schema_4_opens_at_5_with_what_the_claims_bounds_need(schema4_url: str) -> None:
+    """Version 5; every job as it was; the entered_xid column (NULL on the rows
+    there: ready before any claim's snapshot), its default, its trigger and
+    its index, valid."""
+    store = js.open_store(schema4_url, secret=SECRET)
+    await store.open()
+    try:
+        for job_id, (name, status) in JOBS_4.items():
+            job = await store.fetch(job_id)
+            assert job is not None and (job.name, job.status) == (name, status), job_id
+        registered = await store.fetch(3073)
+        assert registered is not None and registered.args == '{"to": "a@b"}'
+    finally:
+        await store.close()
+    assert version_and_args(schema4_url)[0] == 5
+    stamped = _rows(schema4_url, "SELECT count(*) FROM jobsched_jobs WHERE entered_xid IS NOT NULL")
+    assert stamped == [(0,)]
+    assert _rows(
+        schema4_url,
+        "SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_attribute a "
+        "ON a.attrelid = d.adrelid AND a.attnum = d.adnum "
+        "WHERE d.adrelid = 'jobsched_jobs'::regclass AND a.attname = 'entered_xid'",
+    ) == [("pg_current_xact_id()",)]
+    assert _rows(
+        schema4_url,
+        "SELECT tgname FROM pg_trigger WHERE tgrelid = 'jobsched_jobs'::regclass "
+        "AND tgname = 'jobsched_entered_xid'",
+    ) == [("jobsched_entered_xid",)]
+    assert _rows(
+        schema4_url,
+        "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('jobsched_jobs_entered')",
+    ) == [(True,)]
+
+
+@pytest.mark.postgres
+async def test_schema_4_jobs_are_claimed_from_the_front_then_from_the_bounds(
+    schema4_url: str,
+) -> None:
+    """The migrated store's member claims the rows written before (entered_xid
+    NULL) at its first claim, then a job made ready since (the delayed one,
+    promoted: stamped by the trigger); the pickled jobs run to their results."""
+    # The delayed job's time, as the dump has it (an hour after it was made).
+    ((due,),) = _rows(schema4_url, "SELECT run_at FROM jobsched_jobs WHERE id = 2049")
+    store = js.open_store(schema4_url, secret=SECRET)
+    await store.open()
+    try:
+        names = ["shop.jobs.send_email"]
+        first = await store.claim("m", 10, {"thread": 10, "async": 10}, due - 1, 30,
+                                  names=names)  # fmt: skip
+        assert sorted(c.id for c in first) == [1025, 1026, 3073]
+        later = await store.claim("m", 10, {"thread": 10, "async": 10}, due + 1, 30,
+                                  names=names)  # fmt: skip
+        assert [c.id for c in later] == [2049]
+        assert _rows(
+            schema4_url, "SELECT entered_xid IS NOT NULL FROM jobsched_jobs WHERE id = 2049"
+        ) == [(True,)]
+        await store.release("m", [1025, 1026, 2049])
+    finally:
+        await store.close()
+    async with js.JobScheduler(store=js.open_store(schema4_url, secret=SECRET),
+                               num_workers=2) as s:  # fmt: skip
+        with anyio.fail_after(60):
+            assert await s.result("job-1025", timeout=60) == 2
+            assert await s.result("job-1026", timeout=60) == 42

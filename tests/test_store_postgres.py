@@ -505,11 +505,14 @@ async def test_the_claim_reads_the_ready_index_at_100k_rows(store: PostgresStore
     sql(url, "ANALYZE jobsched_jobs")
     from jobsched.store._codec import key_id
     from jobsched_postgres._claim import CLAIM
+    from jobsched_postgres._frontier import Frontier
+    from jobsched_postgres._gate import Gate
 
+    gate = Gate([key_id(SECRET.encode())], ["shop.jobs.send_email"])
     params = {
         "names": ["async", "process"], "rooms": [8, 8], "limit": 8, "owner": "m",
-        "lease": 1.0, "now": 0.0, "keys": [key_id(SECRET.encode())],
-        "known": ["shop.jobs.send_email"], "starting": 8,
+        "lease": 1.0, "now": 0.0, "starting": 8, **gate.params(),
+        **Frontier().params(gate, ["async", "process"]),
     }  # fmt: skip
     with psycopg.connect(url) as conn:  # a transaction, rolled back: the plan only
         plan = "\n".join(

@@ -82,8 +82,8 @@ def cancel_released(conn: Conn, owner: str, ids: Collection[int], now: float) ->
     released row with a cancel request would be claimed again, and the claim
     clears the request."""
     # An owner is set on RUNNING rows only; saying status = 'running' too
-    # let the planner read every running row by the leases index (see
-    # Leases.extend).
+    # let the planner read every running row by an index of the running
+    # rows (see Leases.extend).
     rows = conn.execute(
         "UPDATE jobsched_jobs SET status = 'cancelled', queue = NULL, finished_at = %s, "
         "owner = NULL, lease_until = NULL, attempts = attempts - 1, last_error = 'cancelled' "

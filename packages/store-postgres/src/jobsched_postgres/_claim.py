@@ -12,7 +12,7 @@ from typing import Any
 from jobsched import JobStatus
 from jobsched.store import Claimed
 
-from . import _queues
+from . import _frontier, _queues
 from ._gate import KEY_FILTER, NO_GATE, Gate
 from ._sql import Conn
 
@@ -27,15 +27,24 @@ _CANCELLED = JobStatus.CANCELLED
 # its start is written, is handed back once, then counts its attempts.
 # A running attempt is its job's row (ran_by, started_at); a row in
 # jobsched_attempts is written when it ends, unless it completed (record).
-# The lease is the server's clock (DB_NOW) plus the lease's seconds.
+# The lease is the server's clock (DB_NOW) plus the lease's seconds;
+# entered_xid the claim's transaction (a look for lost attempts reads the
+# rows made running since its last, see _running).
+# The rows are locked (this statement's pick, or the candidates this
+# transaction read), ready when they were: `queue + 0 = 0` says it again
+# in a form no partial index of the ready rows matches, so the planner
+# finds them by their primary key. With `queue = 0` it hashed every ready
+# row read through such an index (under a held xmin, every entry since the
+# hold began) when its statistics said the queue was short.
 _TAKE = """
 claimed AS (
     UPDATE jobsched_jobs AS t SET status = 'running', queue = NULL, owner = %(owner)s,
         ran_by = %(owner)s, lease_until = extract(epoch from now())::float8 + %(lease)s,
+        entered_xid = pg_current_xact_id(),
         attempts = t.attempts + 1, cancel_requested = false,
         started_at = CASE WHEN picked.n <= %(starting)s OR t.lease_until IS NOT NULL
             THEN %(now)s END
-    FROM picked WHERE t.id = picked.id AND t.queue = 0
+    FROM picked WHERE t.id = picked.id AND t.queue + 0 = 0
     RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2, t.started_at IS NOT NULL AS started,
         t.args::text AS args, CASE WHEN t.args IS NOT NULL THEN t.name END AS name
 )
@@ -47,34 +56,22 @@ _PROMOTE = (
     "WHERE queue = 1 AND run_at <= %(now)s FOR UPDATE SKIP LOCKED)"
 )
 
-# The claim: per executor this member has, its best ready rows (the ready
-# index serves each executor's order), at most its room; of those the best
-# `limit`. SKIP LOCKED: rows another member is claiming right now are not
-# waited for, they are simply not ours.
+# The claim: per executor this member has, its best ready rows from where
+# its last claim left them (see _frontier), at most its room; of those the
+# best `limit`; then each executor's new bound.
 #
 # The same statement promotes due waiting jobs to the ready queue (a round
 # trip of its own cost a claim a tenth of its time). The picked rows come
 # from the snapshot before it, so the jobs it promotes are not among them:
 # the last row counts them, and the caller claims again when it may take
-# more (claim_by_key).
+# more (claim_by_key); they are made ready by this statement, after its
+# snapshot, so the next claim reads them as new.
 _KEYS = KEY_FILTER.replace("{", "{{").replace("}", "}}")  # for str.format
-_PICK = (
-    """
-    SELECT j.id, row_number() OVER (ORDER BY j.k0, j.k1, j.k2, j.id) AS n
-    FROM unnest(%(names)s::text[], %(rooms)s::int[]) AS e(name, room)
-    CROSS JOIN LATERAL (
-        SELECT id, k0, k1, k2 FROM jobsched_jobs
-        WHERE queue = 0 AND executor = e.name AND {guard}"""
-    + _KEYS
-    + """
-        ORDER BY k0, k1, k2, id
-        LIMIT LEAST(e.room, %(limit)s)
-        FOR UPDATE SKIP LOCKED
-    ) AS j
-    ORDER BY j.k0, j.k1, j.k2, j.id
-    LIMIT %(limit)s
-"""
-)
+
+#: The columns of a claim's rows: a claimed job's, or (id NULL) a count of
+#: promoted jobs, the named queues' column seen, or an executor's new bound
+#: (``_frontier.BOUND_ROW``, with its key's id last).
+_NULLS = ", NULL" * 8
 
 
 def _claim_sql(pick: str, tail: str = "", first: str = "") -> str:
@@ -87,13 +84,20 @@ def _claim_sql(pick: str, tail: str = "", first: str = "") -> str:
         + pick
         + "),"
         + _TAKE
-        + "SELECT id, attempts, payload, k0, k1, k2, started, args, name FROM claimed "
-        + "UNION ALL SELECT NULL, count(*), NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM promoted"
+        + "SELECT id, attempts, payload, k0, k1, k2, started, args, name, NULL::bigint "
+        + "FROM claimed UNION ALL SELECT NULL, count(*)"
+        + _NULLS
+        + " FROM promoted"
         + tail
     )
 
 
-CLAIM = _claim_sql(_PICK.format(guard=""))
+def _bounded_sql(guard: str, tail: str = "", first: str = "") -> str:
+    return _claim_sql(_frontier.pick(guard), _frontier.bound_rows(guard) + tail,
+                      first + _frontier.bounds(guard) + ", ")  # fmt: skip
+
+
+CLAIM = _bounded_sql("")
 
 #: The last row of a guarded claim that found the named queues' column.
 _SAW_COLUMN = -1
@@ -101,10 +105,9 @@ _SAW_COLUMN = -1
 # default queue: CLAIM, unless the column is there in the statement's
 # snapshot; then it takes nothing and its last row says so (see _queues).
 # The catalog is read once (`seen`), for the pick and the last row.
-GUARDED_CLAIM = _claim_sql(
-    _PICK.format(guard="NOT (SELECT yes FROM seen) AND "),
-    f"\nUNION ALL SELECT NULL, {_SAW_COLUMN}, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM seen "
-    "WHERE yes",
+GUARDED_CLAIM = _bounded_sql(
+    "NOT (SELECT yes FROM seen) AND ",
+    f"\nUNION ALL SELECT NULL, {_SAW_COLUMN}{_NULLS} FROM seen WHERE yes",
     f"seen AS (SELECT {_queues.HAS_COLUMN} AS yes), ",
 )
 
@@ -206,6 +209,7 @@ def claim_by_key(
     queues: Sequence[str | None] | None = None,
     guarded: bool = False,
     starting: int = ALL,
+    frontier: _frontier.Frontier | None = None,
 ) -> tuple[list[Claimed], bool]:
     """Up to ``limit`` ready jobs in key order (due waiting ones included),
     each statement committed on its own; and whether a guarded claim found
@@ -215,6 +219,9 @@ def claim_by_key(
         None for the default one: the column must be there); None: of every queue.
     :param guarded: the caller has not seen the column (see GUARDED_CLAIM).
     :param starting: how many of the claimed jobs start now (see _TAKE).
+    :param frontier: where this member's claims of every queue start
+        reading, kept up to date here (None: each from the front, as a
+        member's first claim).
     """
     if queues is None:
         sql = GUARDED_CLAIM if guarded else CLAIM
@@ -223,6 +230,7 @@ def claim_by_key(
         sql = QUEUES_CLAIM[bool(names), None in queues]
     claimed: list[tuple[Any, ...]] = []
     saw = False
+    bounded = queues is None
     while not saw:
         rows = conn.execute(
             sql,
@@ -236,16 +244,23 @@ def claim_by_key(
                 **gate.params(),
                 "starting": max(0, starting - len(claimed)),
                 **({} if queues is None else {"queues": names}),
+                **((frontier or _frontier.Frontier()).params(gate, list(rooms)) if bounded else {}),
             },
         ).fetchall()
         promoted = 0
+        bounds = []
         for row in rows:
             if row[0] is not None:
                 claimed.append(row)
             elif row[1] == _SAW_COLUMN:
                 saw = True  # what earlier rounds claimed stands
+            elif row[1] == _frontier.BOUND_ROW:
+                bounds.append(row)
             else:
                 promoted = row[1]
+        if frontier is not None and bounded and not saw:
+            # A guarded claim that saw the column read nothing: its bounds say nothing.
+            frontier.update(gate, bounds)
         # Jobs it promoted are ready now: claim again if there is room.
         if not promoted or len(claimed) >= limit:
             break
@@ -253,7 +268,7 @@ def claim_by_key(
     claimed.sort(key=lambda r: (r[3], r[4], r[5], r[0]))
     return [
         Claimed(job_id, attempt, payload, started=started, args=args, name=name)
-        for job_id, attempt, payload, _, _, _, started, args, name in claimed
+        for job_id, attempt, payload, _, _, _, started, args, name, _ in claimed
     ], saw
 
 

@@ -20,7 +20,19 @@ from jobsched.store import (
     local_prefix,
 )
 
-from . import _cancels, _claim, _connect, _gate, _limits, _outcomes, _queues, _sql, _takeover
+from . import (
+    _cancels,
+    _claim,
+    _connect,
+    _frontier,
+    _gate,
+    _limits,
+    _outcomes,
+    _queues,
+    _running,
+    _sql,
+    _takeover,
+)
 
 T = TypeVar("T")
 
@@ -29,7 +41,8 @@ DEAD_OWNER_EVERY = 1.0
 
 # A heartbeat: the rows by their primary key alone. An owner is set on
 # RUNNING rows only, and saying status = 'running' too let the planner read
-# every running row by the leases index, whose statistics a queue always
+# every running row by an index of the running rows (the leases' before
+# schema 5, jobsched_jobs_running since), whose statistics a queue always
 # outruns, and test each against the ids (a heartbeat of 2,000 leases took
 # 400 ms).
 EXTEND = (
@@ -62,6 +75,10 @@ class Leases(JobStore):
     # Whether this member has seen the named queues' column (see _queues):
     # until it has, its claims of the default queue carry the guard.
     _queue_column: bool
+    # Where this member's claims of every queue start reading (see _frontier).
+    _frontier: _frontier.Frontier
+    # The running rows this member's last look for lost attempts saw (see _running).
+    _running: _running.Running
 
     @abstractmethod
     async def _run(
@@ -128,8 +145,9 @@ class Leases(JobStore):
                 return [], None
             if not limited:
                 got, saw = _claim.claim_by_key(
-                    conn, owner, left, rooms, now, lease, keys, guarded=True, starting=first
-                )
+                    conn, owner, left, rooms, now, lease, keys, guarded=True, starting=first,
+                    frontier=self._frontier,
+                )  # fmt: skip
                 if saw:
                     self._queue_column = True
                 # What rounds before the column's commit took stands.
@@ -148,11 +166,7 @@ class Leases(JobStore):
         # is owned and leased, whatever happens next), so the common claim
         # is one round trip.
         def claim(conn: _sql.Conn) -> tuple[list[Claimed], float | None]:
-            claimed: list[Claimed] = []
-            dead = self._dead_local_owners(conn, now)
-            if self._looks.due(owner, now, lease) or dead:
-                _takeover.hand_back(conn, owner, limit, dead, now)
-                claimed = _takeover.take_over(conn, owner, limit, names, dead, lease, keys)
+            claimed = self._look(conn, owner, limit, now, lease, names, keys)
             left = limit - len(claimed)
             due = None
             if left > 0 and rooms and (served is None or served):
@@ -168,8 +182,9 @@ class Leases(JobStore):
                             )  # fmt: skip
                     else:
                         more, _ = _claim.claim_by_key(
-                            conn, owner, left, rooms, now, lease, keys, starting=first
-                        )
+                            conn, owner, left, rooms, now, lease, keys, starting=first,
+                            frontier=self._frontier,
+                        )  # fmt: skip
                     return claimed + more, due
                 got = None if self._queue_column else unseen(conn, left)
                 if got is None:
@@ -182,17 +197,40 @@ class Leases(JobStore):
         claimed, self._token_due = await self._run(claim, transaction=False)
         return claimed
 
-    def _dead_local_owners(self, conn: _sql.Conn, now: float) -> list[str]:
-        """Owners of running rows that were processes on this machine and are
-        gone (looked for at most every DEAD_OWNER_EVERY, by any member here)."""
-        if now - self._dead_checked < DEAD_OWNER_EVERY:
+    def _look(
+        self,
+        conn: _sql.Conn,
+        owner: str,
+        limit: int,
+        now: float,
+        lease: float,
+        names: list[str],
+        keys: _gate.Gate,
+    ) -> list[Claimed]:
+        """Attempts to take over and jobs to hand back: at the first claim, then
+        at most every TAKEOVER_EVERY (and quarter of the lease), and at once
+        when an owner of running rows was a process on this machine that is
+        gone (looked for at most every DEAD_OWNER_EVERY, by any member here).
+        One read of the running rows (see _running) serves both; the writes
+        run only when it found a row to take."""
+        dead_due = now - self._dead_checked >= DEAD_OWNER_EVERY
+        due = self._looks.due(owner, now, lease)
+        if not (due or dead_due):
             return []
-        self._dead_checked = now
-        rows = conn.execute(
-            "SELECT DISTINCT owner FROM jobsched_jobs WHERE status = 'running' AND owner LIKE %s",
-            (f"{local_prefix()}%",),
-        ).fetchall()
-        return dead_local(str(owner) for (owner,) in rows)
+        running = self._running.look(conn)
+        dead: list[str] = []
+        if dead_due:
+            self._dead_checked = now
+            prefix = local_prefix()
+            dead = dead_local({r.owner for r in running if r.owner.startswith(prefix)})
+        if not (due or dead):
+            return []
+        gone = set(dead)
+        ids = sorted(r.id for r in running if (r.lapsed and r.owner != owner) or r.owner in gone)
+        if not ids:
+            return []
+        _takeover.hand_back(conn, owner, limit, dead, now, ids)
+        return _takeover.take_over(conn, owner, limit, names, dead, lease, keys, ids=ids)
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
         # A locked row's outcome is tried again for a quarter of the lease

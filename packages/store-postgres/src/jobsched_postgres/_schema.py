@@ -14,7 +14,7 @@ from ._connect import masked_error
 
 #: The schema this code writes. A database with a newer one was written by a
 #: newer jobsched, and this one refuses it rather than guess.
-VERSION = 4
+VERSION = 5
 
 #: The channel every member LISTENs on; a commit that makes work claimable
 #: NOTIFYs it.
@@ -37,7 +37,7 @@ SCHEMA_LOCK = 0x6A6F627363686564  # "jobsched"
 # executor: a member claims only its executors' jobs) and promotion reads
 # only due waiting rows.
 # The blocked queue's own index: with the ready and waiting ones and the
-# running rows' (leases), it counts the unfinished jobs.
+# running rows' (jobsched_jobs_running), it counts the unfinished jobs.
 _BLOCKED_INDEX = (
     "CREATE INDEX IF NOT EXISTS jobsched_jobs_blocked ON jobsched_jobs (id) WHERE queue = 2"
 )
@@ -105,6 +105,58 @@ _COUNTS = [
     "REFERENCING OLD TABLE AS jobsched_old NEW TABLE AS jobsched_new FOR EACH STATEMENT "
     "EXECUTE FUNCTION jobsched_count_updated()",
 ]
+# entered_xid: the transaction that last put the row in the ready queue
+# (queue 0) or made it running, so that a claim finds the rows made ready
+# since its last snapshot, and a look for lost attempts the rows made
+# running since its last one, without walking an index from its front
+# (see _frontier and _running). An insert takes it from the column's
+# default; a row that an UPDATE makes ready (a promotion, a release, a
+# hand-back, a retry, a dependency met: every path, this store's own and
+# any other's) from the trigger; a claim (_claim._TAKE) sets it itself,
+# and the trigger sets it for an update that makes a row running without
+# setting it (the claim of a member still on schema 4's code, which keeps
+# running through a rolling upgrade: its rows would be missed by every
+# look for lost attempts of the members started before them).
+# Its indexes serve those looks: the ready rows by entered_xid and
+# executor, the running rows by entered_xid.
+# The running rows by the transaction that made them running. It replaced
+# an index of their leases (`lease_until`), which every heartbeat wrote to
+# (no heartbeat could be a HOT update) and every look for lost attempts
+# walked from its oldest lease, through every entry a finished job left
+# there since the xmin horizon last moved.
+_RUNNING_INDEX = (
+    "CREATE INDEX IF NOT EXISTS jobsched_jobs_running ON jobsched_jobs (entered_xid) "
+    "WHERE status = 'running'"
+)
+_ENTERED_XID = [
+    """CREATE OR REPLACE FUNCTION jobsched_entered_xid() RETURNS trigger
+    LANGUAGE plpgsql AS $$ BEGIN
+        NEW.entered_xid := pg_current_xact_id();
+        RETURN NEW;
+    END $$""",
+    "DROP TRIGGER IF EXISTS jobsched_entered_xid ON jobsched_jobs",
+    # A ready row whose key, executor or gate (what a member may claim: its
+    # name, arguments, signing key) changes is made ready anew too. The WHEN
+    # is evaluated without calling the function: a claim's or an outcome's
+    # rows (queue NULL) cost a comparison each, a heartbeat's nothing.
+    "CREATE TRIGGER jobsched_entered_xid BEFORE UPDATE OF queue, status, executor, k0, k1, k2, "
+    "name, args, payload ON jobsched_jobs FOR EACH ROW WHEN ((NEW.queue = 0 AND ("
+    "OLD.queue IS DISTINCT FROM 0 OR OLD.executor <> NEW.executor OR OLD.k0 <> NEW.k0 "
+    "OR OLD.k1 <> NEW.k1 OR OLD.k2 <> NEW.k2 OR OLD.name <> NEW.name "
+    "OR OLD.args IS DISTINCT FROM NEW.args OR OLD.payload <> NEW.payload)) "
+    "OR (NEW.status = 'running' AND OLD.status <> 'running' "
+    "AND NEW.entered_xid IS NOT DISTINCT FROM OLD.entered_xid)) "
+    "EXECUTE FUNCTION jobsched_entered_xid()",
+    # The planner must never take it for the ready index, nor the ready
+    # index for it: led by executor, it was its choice for a claim's read in
+    # key order (a smaller index, sorted after: at 100,000 ready rows, all
+    # of them). `queue IS NOT DISTINCT FROM 0` says `queue = 0` in a form
+    # the claims' `queue = 0` does not imply (no other read can use it) and
+    # only _frontier's reads of the new rows say (they can use no other).
+    "CREATE INDEX IF NOT EXISTS jobsched_jobs_entered ON jobsched_jobs (entered_xid, executor) "
+    "WHERE queue IS NOT DISTINCT FROM 0",
+    _RUNNING_INDEX,
+]
 # Every row but the completed ones (the bulk of a long history) by status
 # in id order: the operator's lists by status (the queued jobs, the
 # failures) read a page of it (see _reads.jobs_query).
@@ -141,7 +193,8 @@ _DDL = [
         last_traceback text,
         schedule text,
         fire_time double precision,
-        args jsonb
+        args jsonb,
+        entered_xid xid8 DEFAULT pg_current_xact_id()
     )""",
     """CREATE TABLE jobsched_deps (
         upstream bigint NOT NULL,
@@ -154,7 +207,6 @@ _DDL = [
     "CREATE INDEX jobsched_jobs_tenant_ready ON jobsched_jobs (executor, tenant, k0, k1, k2, id) "
     "WHERE queue = 0 AND tenant IS NOT NULL",
     "CREATE INDEX jobsched_jobs_waiting ON jobsched_jobs (run_at) WHERE queue = 1",
-    "CREATE INDEX jobsched_jobs_leases ON jobsched_jobs (lease_until) WHERE status = 'running'",
     _BLOCKED_INDEX,
     _FINISHED_INDEX,
     _STATUS_INDEX,
@@ -201,6 +253,7 @@ _DDL = [
     )""",
     "CREATE INDEX jobsched_schedules_due ON jobsched_schedules (next_fire)",
     *_COUNTS,
+    *_ENTERED_XID,
     f"INSERT INTO jobsched_meta (key, value) VALUES ('schema', {VERSION}), ('next_id', 1)",
 ]
 
@@ -248,6 +301,20 @@ MIGRATIONS: dict[int, list[str]] = {
     4: [
         "ALTER TABLE jobsched_jobs ADD COLUMN IF NOT EXISTS args jsonb",
         "ALTER TABLE IF EXISTS jobsched_members ADD COLUMN IF NOT EXISTS names text[]",
+    ],
+    # The transaction that made each ready or running row so (see
+    # _ENTERED_XID), for claims and looks that seek past the entries
+    # earlier ones left (_frontier, _running). The column is added without
+    # a default (no row rewritten: the rows there read NULL, "before any
+    # snapshot", which the first claim and look of every member read from
+    # the front); the default then applies to later inserts. The indexes
+    # are built under the migration's lock: each build reads the table once.
+    # The leases' index goes (see _RUNNING_INDEX).
+    5: [
+        "ALTER TABLE jobsched_jobs ADD COLUMN IF NOT EXISTS entered_xid xid8",
+        "ALTER TABLE jobsched_jobs ALTER COLUMN entered_xid SET DEFAULT pg_current_xact_id()",
+        *_ENTERED_XID,
+        "DROP INDEX IF EXISTS jobsched_jobs_leases",
     ],
 }
 

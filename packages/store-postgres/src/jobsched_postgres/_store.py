@@ -31,7 +31,19 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from jobsched import StoreUnavailableError
 from jobsched.store import Change, DueSchedule, Joined, NewJob, Registered, StoredJob, TakeoverLooks
 
-from . import _cancels, _connect, _errors, _poollog, _queues, _schedules, _schema, _sql, _sqlapi
+from . import (
+    _cancels,
+    _connect,
+    _errors,
+    _frontier,
+    _poollog,
+    _queues,
+    _running,
+    _schedules,
+    _schema,
+    _sql,
+    _sqlapi,
+)
 from ._complete_in import Completer
 from ._leases import DEAD_OWNER_EVERY, Leases
 from ._reads import Reads
@@ -99,6 +111,8 @@ class PostgresStore(Leases, Reads):
         )
         self._token_due = None  # see Leases
         self._queue_column = False  # see Leases
+        self._frontier = _frontier.Frontier()
+        self._running = _running.Running()
         # Whether this member has seen the named queues' index built (see _queues).
         self._queue_index = False
         self._closed = False

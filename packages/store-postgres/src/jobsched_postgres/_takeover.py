@@ -22,7 +22,8 @@ _CANCELLED = JobStatus.CANCELLED
 # handed back uncounted at most once per attempt.
 HAND_BACK = f"""
 WITH gone AS (
-    SELECT id FROM jobsched_jobs WHERE status = 'running' AND started_at IS NULL
+    SELECT id FROM jobsched_jobs WHERE id = ANY(%(ids)s) AND status = 'running'
+        AND started_at IS NULL
         AND ((lease_until < {DB_NOW} AND owner <> %(owner)s) OR owner = ANY(%(dead)s))
     ORDER BY lease_until LIMIT %(limit)s FOR UPDATE SKIP LOCKED
 )
@@ -38,13 +39,15 @@ RETURNING j.id, j.status
 """
 
 
-def hand_back(conn: Conn, owner: str, limit: int, dead: list[str], now: float) -> int:
+def hand_back(
+    conn: Conn, owner: str, limit: int, dead: list[str], now: float, ids: list[int]
+) -> int:
     """Hand back jobs claimed ahead by members that are gone and never
-    started (see HAND_BACK), in one transaction with the cascades of those
-    cancelled; how many."""
+    started (see HAND_BACK), of the running rows ``ids`` (a look's, see
+    _running), in one transaction with the cascades of those cancelled; how many."""
     with conn.transaction():
         rows = conn.execute(
-            HAND_BACK, {"owner": owner, "dead": dead, "limit": limit, "now": now}
+            HAND_BACK, {"owner": owner, "dead": dead, "limit": limit, "now": now, "ids": ids}
         ).fetchall()
         for job_id, status in sorted(rows):
             if status == "cancelled":
@@ -62,11 +65,14 @@ def take_over(
     dead: list[str],
     lease: float,
     gate: Gate = NO_GATE,
+    *,
+    ids: list[int],
 ) -> list[Claimed]:
     """Started attempts whose lease ran out on the server's clock (or whose
-    owner is a dead local process), now ``owner``'s (ran_by still names the
-    member that ran them). Jobs claimed ahead that never started are not
-    taken over but handed back (:func:`hand_back`).
+    owner is a dead local process), of the running rows ``ids`` (a look's,
+    see _running), now ``owner``'s (ran_by still names the member that ran
+    them). Jobs claimed ahead that never started are not taken over but
+    handed back (:func:`hand_back`).
 
     Never ``owner``'s own: a member whose heartbeat could not reach a row for
     a while (a lock held on it) still runs that attempt, and taking it as
@@ -78,8 +84,8 @@ def take_over(
     # it: the end of the time the attempt really ran.
     rows = conn.execute(
         f"UPDATE jobsched_jobs j SET owner = %s, lease_until = {DB_NOW} + %s FROM ("
-        "SELECT id, lease_until, started_at FROM jobsched_jobs WHERE status = 'running' "
-        "AND started_at IS NOT NULL "
+        "SELECT id, lease_until, started_at FROM jobsched_jobs WHERE id = ANY(%s) "
+        "AND status = 'running' AND started_at IS NOT NULL "
         f"AND executor = ANY(%s) AND ((lease_until < {DB_NOW} AND owner <> %s) "
         "OR owner = ANY(%s)) AND "
         + KEY_FILTER.replace("%(keys)s", "%s").replace("%(known)s", "%s")
@@ -88,7 +94,7 @@ def take_over(
         # Never before its start: a member with a longer lease than this one's.
         "GREATEST(old.lease_until - %s, old.started_at), j.args::text, "
         "CASE WHEN j.args IS NOT NULL THEN j.name END",
-        (owner, lease, names, owner, dead, list(gate.keys), list(gate.known), limit, lease),
+        (owner, lease, ids, names, owner, dead, *gate.params().values(), limit, lease),
     ).fetchall()
     return [
         Claimed(
