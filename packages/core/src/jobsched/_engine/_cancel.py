@@ -27,7 +27,7 @@ class Cancelling(Stored):
         CANCELLED and its executor stops the work where it can.
         """
         number = id_number(job_id)
-        job = self._jobs.get(number)
+        job = self._table.jobs.get(number)
         link = self._link
         if link is not None and number and job is None:
             # Not known here: the store cancels it wherever it is. A claim

@@ -54,7 +54,7 @@ class Dispatch(Timers):
         # Once per task: js.current_job() reads the attempt from this cell.
         running.set(Running(self))
         try:
-            while not self._stopping:
+            while not self._run.stopping:
                 # One scope serves every attempt this worker runs; cancel()
                 # and timeouts cancel it, and only then is a new one made.
                 # Entering a scope per attempt would cost more than a no-op
@@ -78,12 +78,13 @@ class Dispatch(Timers):
         idle = self._idle_workers
         executors = self._executors
         clock = self._clock
-        transition = self._transition
+        run = self._run
+        transition = self._table.transition
         finish_one = self._finish_one
         cell = running.get()
         assert cell is not None
         streak = 0
-        while not self._stopping:
+        while not run.stopping:
             # Read each time: admission starts when an executor with a
             # capacity is first loaded, possibly by the job that just ran.
             job = self._take_next()
@@ -315,7 +316,7 @@ class Dispatch(Timers):
             attempt.cell.attempt = job.attempts
         self._end_attempt(job, attempt, None, None)
         group = self._workers_group
-        if group is not None and not self._stopping:
+        if group is not None and not self._run.stopping:
             self._live_tasks += 1
             self._start_workers(group, 1, "jobsched-worker")
 
@@ -399,7 +400,7 @@ def setting_up(job: Job) -> Iterator[None]:
     dispatch = schedulers[-1] if schedulers else None
     if (
         not isinstance(dispatch, Dispatch)
-        or dispatch._jobs.get(job._jobsched_id) is not job
+        or dispatch._table.jobs.get(job._jobsched_id) is not job
         or job.status is not _RUNNING
     ):
         yield

@@ -45,7 +45,7 @@ class Lifecycle(Results):
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self._state = NEW
+            self._run.phase = NEW
             raise SchedulerError(
                 "start() by hand runs on asyncio only; under trio use "
                 "`async with JobScheduler(...) as s:`"
@@ -53,7 +53,7 @@ class Lifecycle(Results):
         try:
             await self._open_store()
         except BaseException:
-            self._state = NEW
+            self._run.phase = NEW
             raise
         started = anyio.Event()
         self._standalone = loop.create_task(self._serve_standalone(started))
@@ -93,9 +93,9 @@ class Lifecycle(Results):
             grace = 0.0
         elif grace is None and self._link is not None:
             grace = DEFAULT_GRACE
-        if self._state == NEW:
-            self._stopping = True
-            self._state = STOPPED
+        if self._run.phase == NEW:
+            self._run.stopping = True
+            self._run.phase = STOPPED
             await self._shutdown_executors(cancel_running)
             if self._link is not None:
                 # Never started: what was submitted is written, then the store closed.
@@ -104,17 +104,17 @@ class Lifecycle(Results):
                 finally:
                     await self._link.store.close()
             return
-        if self._stopping:
+        if self._run.stopping:
             # Another stop() is under way: cut its grace short if asked, and
             # wait until it has finished.
             if cancel_running:
                 self._hand_back_running()
-            while self._state != STOPPED:
+            while self._run.phase != STOPPED:
                 event = anyio.Event()
-                self._join_waiters.append(event)
+                self._table.join_waiters.append(event)
                 await event.wait()
             return
-        self._stopping = True
+        self._run.stopping = True
         self._wake_all()
         assert self._done is not None
         cut = 0
@@ -141,15 +141,15 @@ class Lifecycle(Results):
             try:
                 await self._shutdown_executors(cancel_running or cut > 0)
             finally:
-                self._state = STOPPED
-                self._wake_joiners()
+                self._run.phase = STOPPED
+                self._table.wake_joiners()
 
     async def __aenter__(self: _Self) -> _Self:
         self._begin_start()
         try:
             await self._open_store()
         except BaseException:
-            self._state = NEW
+            self._run.phase = NEW
             raise
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
@@ -208,14 +208,14 @@ class Lifecycle(Results):
         return None
 
     def _begin_start(self) -> None:
-        if self._state != NEW:
+        if self._run.phase != NEW:
             raise SchedulerError("the scheduler was already started; a scheduler starts once")
-        self._state = STARTED
+        self._run.phase = STARTED
         self._done = anyio.Event()
         from anyio.lowlevel import current_token
 
-        self._loop_token = current_token()
-        self._loop_thread = get_ident()
+        self._run.loop_token = current_token()
+        self._run.loop_thread = get_ident()
 
     def _spawn(self, task_group: TaskGroup) -> None:
         self._workers_group = task_group
@@ -223,8 +223,8 @@ class Lifecycle(Results):
         # attempts that start before it first runs (trio starts tasks in no
         # fixed order); it reads the heap when it starts.
         self._watching = True
-        self._live_tasks = self._num_workers + 1
-        self._start_workers(task_group, self._num_workers, "jobsched-worker")
+        self._live_tasks = self._settings.num_workers + 1
+        self._start_workers(task_group, self._settings.num_workers, "jobsched-worker")
         task_group.start_soon(self._ticker, name="jobsched-ticker")
         link = self._link
         if link is not None:

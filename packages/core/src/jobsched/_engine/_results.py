@@ -82,19 +82,19 @@ class Results(Cancelling):
 
     async def _wait_here(self, job_id: str) -> Job:
         job = self.get(job_id)  # type: ignore[attr-defined]
-        if self._state == NEW and not job.status._terminal:
+        if self._run.phase == NEW and not job.status._terminal:
             raise SchedulerError(
                 "wait() waits for the workers to run the job, but this scheduler was never "
                 "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
             )
         while not job.status._terminal:
-            if self._state == STOPPED:
+            if self._run.phase == STOPPED:
                 raise SchedulerStoppedError(
                     f"{_describe(job)} will never finish: the scheduler stopped with it "
                     f"{job.status.value}"
                 )
             event = anyio.Event()
-            self._outcome_waiters.setdefault(job._jobsched_id, []).append(event)
+            self._table.outcome_waiters.setdefault(job._jobsched_id, []).append(event)
             await event.wait()
         return job  # type: ignore[no-any-return]
 
@@ -133,7 +133,7 @@ class Results(Cancelling):
     def _stopped_under(self, exc: StoreUnavailableError) -> None:
         """A wait's read gave up because stop() closed the link under it:
         it is the stop that answers."""
-        if self._stopping:
+        if self._run.stopping:
             raise SchedulerStoppedError(
                 "cannot wait for the job: this scheduler is stopping, and the store is "
                 "unavailable; the job runs on when a scheduler on the store runs"
@@ -144,7 +144,7 @@ class Results(Cancelling):
         (read through an outage of up to ``patience`` seconds)."""
         link = self._link
         assert link is not None
-        if self._state == STOPPED:
+        if self._run.phase == STOPPED:
             raise SchedulerStoppedError(
                 f"cannot wait for {job_id!r}: this scheduler stopped and closed its store; "
                 "wait from a running scheduler (the job runs on when one runs)"

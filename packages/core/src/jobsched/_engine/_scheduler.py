@@ -33,7 +33,8 @@ from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
 from .._time._recurring import Schedule
 from ._attempts import Attempt, Deadlines
 from ._lifecycle import Lifecycle
-from ._state import NEW, STOPPED, JobListener, SubmitHook
+from ._seams import Seams
+from ._state import NEW, STOPPED, JobListener, JobTable, RunState, Settings, SubmitHook
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -43,13 +44,12 @@ if TYPE_CHECKING:
     import random
 
     from anyio.abc import TaskGroup
-    from anyio.lowlevel import EventLoopToken
 
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
 
 
-class JobScheduler(Lifecycle):
+class JobScheduler(Lifecycle, Seams):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
@@ -153,7 +153,6 @@ class JobScheduler(Lifecycle):
         self._held = {}
         self._lost_ended = {}
         self._released = []
-        self._load_grace = float(load_grace)
         self._unloaded_since = {}
         self._deferred = []
         self._load_handbacks = 0
@@ -165,77 +164,78 @@ class JobScheduler(Lifecycle):
         self._ahead = set()
         self._completed_in = {}
         self._completions = None
-        self._strategy = strategy if strategy is not None else PriorityStrategy()
-        self._num_workers = num_workers
+        strategy = strategy if strategy is not None else PriorityStrategy()
         self._executors: dict[str, Executor] = dict(executors or {})
         if rng is None:
             import random  # here: `import jobsched` skips random (and hashlib's sha512)
 
             rng = random.Random()
-        self._rng = rng
-        self._history_limit = history_limit
-        self._clock = clock if clock is not None else time.monotonic
+        clock = clock if clock is not None else time.monotonic
 
-        self._queue = queue_for(self._strategy)
+        self._queue = queue_for(strategy)
         # Limits live in the take-next step; without them workers pop the
         # queue directly and pay nothing for the feature.
         rates = check_rate_limits(rate_limits)
         gates = with_capacities(
             check_executor_limits(executor_limits, self._executors), self._executors
         )
-        self._queues = check_queues(queues)
+        served = check_queues(queues)
         queue_gates = check_queue_limits(queue_limits)
-        unserved = sorted(set(queue_gates) - self._queues) if self._queues is not None else []
+        unserved = sorted(set(queue_gates) - served) if served is not None else []
         if unserved:
             raise ValueError(
                 f"queue_limits names {', '.join(map(repr, unserved))}, which queues= "
                 f"leaves out, so the limit could never apply: add it to queues=, or drop it"
             )
+        self._settings = Settings(
+            strategy,
+            clock,
+            rng,
+            num_workers,
+            history_limit,
+            float(load_grace),
+            served,
+            queue_gates,
+            gates,
+        )
+        self._run = RunState()
+        self._table = JobTable(history_limit)
+        # The settings' clock, on self too: submit and the workers read it
+        # per job, and a record's field is one attribute load more.
+        self._clock = clock
+        self._finish_one = self._finish_here if self._link is None else self._finish_recorded
         self._admission: Admission | None = None
         self._take_next: Callable[[], Job | None] = self._queue.pop_next
-        self._executor_limits = gates
-        self._queue_limits = queue_gates
         if self._link is not None:
             # The store applies the limits in its claims (see LinkHost.claim_capacity).
             self._take_next = self._take_claimed
             self._link.rates = rates or None
-            self._link.queues = self._queues
-            if isinstance(self._strategy, FairShareStrategy):
-                self._link.tenants = dict(self._strategy.weights)
+            self._link.queues = served
+            if isinstance(strategy, FairShareStrategy):
+                self._link.tenants = dict(strategy.weights)
         elif rates or gates or queue_gates:
             self._admission = Admission(
                 self._queue,
-                self._strategy.key,
+                strategy.key,
                 self._push,
-                self._clock,
+                clock,
                 rates,
                 gates,
                 queue_gates,
             )
             self._take_next = self._admission.take
-        # Jobs are known by the number in their id ("job-<n>" outside): the
-        # int is the job's own (see _jobs._numbers), a str would be one more
-        # object per job. Public methods convert with id_number().
-        self._jobs: dict[int, Job] = {}
         self._blocked: dict[int, set[int]] = {}  # job -> unmet dependencies
         self._dependents: dict[int, list[int]] = {}  # job -> jobs waiting on it
         self._attempts: dict[int, Attempt] = {}  # suspended attempts, by job
         self._early_cancels: set[int] = set()  # running, cancelled before suspending
         self._setting_up: set[int] = set()  # running, their executor's set-up not over
-        self._finished: deque[int] = deque()  # terminal jobs, oldest first
         self._recurring: dict[str, Schedule] = {}
-        self._listeners: list[JobListener] = []
         self._submit_hooks: list[SubmitHook] = []
-        self._unfinished = 0
         self._in_flight = 0
         #: The most attempts that were ever in flight at once.
         self.peak_running: int = 0
 
-        self._state = NEW
-        self._stopping = False
         self._idle_workers: deque[anyio.Event] = deque()
-        self._join_waiters: list[anyio.Event] = []
-        self._outcome_waiters: dict[int, list[anyio.Event]] = {}
         self._ticker_wakeup: anyio.Event | None = None
         # Attempt timeouts, while the ticker runs to watch them (see Deadlines),
         # and when the sleeping ticker wakes next (math.inf: when woken).
@@ -247,8 +247,6 @@ class JobScheduler(Lifecycle):
         self._done: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
         self._standalone: asyncio.Task[None] | None = None
-        self._loop_token: EventLoopToken | None = None
-        self._loop_thread: int | None = None
 
     def _use_registry(self, registry: Mapping[str, object]) -> None:
         """The app's hook (``js.App``): the registered functions, by name,
@@ -264,12 +262,12 @@ class JobScheduler(Lifecycle):
         """
         if not callable(listener):
             raise TypeError(f"listener must be callable, got {listener!r}")
-        self._listeners.append(listener)
+        self._table.listeners.append(listener)
 
     def remove_listener(self, listener: JobListener) -> None:
         """Stop calling ``listener``; nothing happens if it was never added."""
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+        if listener in self._table.listeners:
+            self._table.listeners.remove(listener)
 
     def add_submit_hook(self, hook: SubmitHook) -> None:
         """Call ``hook(job)`` in :meth:`submit`, after its checks and before the job is
@@ -295,16 +293,16 @@ class JobScheduler(Lifecycle):
         :raises UnknownJobError: never submitted, or evicted from history.
         """
         try:
-            return self._jobs[id_number(job_id)]
+            return self._table.jobs[id_number(job_id)]
         except KeyError:
             raise UnknownJobError(
                 f"no job {job_id!r}: it was never submitted here, or it finished long "
-                f"enough ago to be evicted (history_limit={self._history_limit})"
+                f"enough ago to be evicted (history_limit={self._table.history_limit})"
             ) from None
 
     def jobs(self) -> list[Job]:
         """Every job still known: unfinished ones and the recent finished ones."""
-        return list(self._jobs.values())
+        return list(self._table.jobs.values())
 
     async def join(self) -> None:
         """Wait until every submitted job is terminal.
@@ -314,7 +312,7 @@ class JobScheduler(Lifecycle):
         :raises SchedulerStoppedError: the scheduler stopped with jobs still
             queued, which will then never finish.
         """
-        if self._state == NEW:
+        if self._run.phase == NEW:
             raise SchedulerError(
                 "join() waits for the workers to run the jobs, but this scheduler was never "
                 "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
@@ -322,14 +320,14 @@ class JobScheduler(Lifecycle):
         if self._link is not None:
             await self._join_stored()
             return
-        while self._unfinished:
-            if self._state == STOPPED:
+        while self._table.unfinished:
+            if self._run.phase == STOPPED:
                 raise SchedulerStoppedError(
-                    f"{self._unfinished} job(s) will never finish: the scheduler stopped "
+                    f"{self._table.unfinished} job(s) will never finish: the scheduler stopped "
                     "with them still queued"
                 )
             event = anyio.Event()
-            self._join_waiters.append(event)
+            self._table.join_waiters.append(event)
             await event.wait()
 
 

@@ -159,7 +159,9 @@ class Stored(Dispatch):
         link = self._link
         if link is not None and not isinstance(depends_on, str):
             depends_on = tuple(depends_on)
-            foreign = [d for d in depends_on if id_number(d) and id_number(d) not in self._jobs]
+            foreign = [
+                d for d in depends_on if id_number(d) and id_number(d) not in self._table.jobs
+            ]
             if foreign:
                 await link.flush()
                 missing = [d for d in foreign if await link.store.fetch(id_number(d)) is None]
@@ -242,11 +244,11 @@ class Stored(Dispatch):
     async def _join_stored(self) -> None:
         link = self._link
         assert link is not None
-        if self._state == STOPPED:
+        if self._run.phase == STOPPED:
             # The store is closed: this process's view is all there is to go by.
-            if self._unfinished:
+            if self._table.unfinished:
                 raise SchedulerStoppedError(
-                    f"{self._unfinished} job(s) will not finish here: the scheduler stopped "
+                    f"{self._table.unfinished} job(s) will not finish here: the scheduler stopped "
                     "with them still in the store; they run when a scheduler on the store runs"
                 )
             return
@@ -269,15 +271,15 @@ class Stored(Dispatch):
                 # it would sleep a poll interval for nothing).
                 progress = link.next_progress()
                 now = time.monotonic()
-                if self._unfinished <= 0 or now - asked >= POLL_INTERVAL:
+                if self._table.unfinished <= 0 or now - asked >= POLL_INTERVAL:
                     asked = now
                     if not await link.read("counting unfinished jobs", link.store.unfinished):
                         return
-                if self._stopping:
+                if self._run.stopping:
                     raise stopping
                 await link.progress(progress)
         except StoreUnavailableError:
-            if not self._stopping:
+            if not self._run.stopping:
                 raise
             # stop() closed the store under this join: it is the stop that answers.
             raise stopping from None
@@ -322,7 +324,7 @@ class Stored(Dispatch):
         from ._functions import registered
 
         try:
-            await store.put_functions(registered(registry, self._strategy))
+            await store.put_functions(registered(registry, self._settings.strategy))
         except Exception as exc:
             logger.warning(
                 "could not store the app's registered functions in %s for jobsched_enqueue() "

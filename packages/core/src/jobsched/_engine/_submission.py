@@ -83,13 +83,13 @@ class Submission(Outcomes):
             delay = delay_until(at, delay)
         if job_id is not None:
             check_own_id(job_id)
-        if self._stopping:
+        if self._run.stopping:
             raise SchedulerStoppedError(
                 f"cannot submit {_describe(job)}: the scheduler is stopping or stopped; "
                 "submit before stop(), or create a new JobScheduler"
             )
         deps = self._check_submit(job, delay, depends_on)
-        if job_id is not None and own_number(job_id) in self._jobs:
+        if job_id is not None and own_number(job_id) in self._table.jobs:
             return job_id  # held here already: that job stands
         if self._submit_hooks:
             self._run_submit_hooks(job)
@@ -109,21 +109,22 @@ class Submission(Outcomes):
             if deps or delay > 0:
                 # The key is otherwise computed later (on release or
                 # promotion), where an error could no longer reach the caller.
-                self._strategy.key(job)
-            self._jobs[number] = job
-            self._unfinished += 1
+                self._settings.strategy.key(job)
+            self._table.jobs[number] = job
+            self._table.unfinished += 1
             if deps:
                 self._block_on(job, deps)
             else:
                 self._push(job, now)
         except Exception as exc:
-            if self._jobs.get(number) is job:
-                del self._jobs[number]
-                self._unfinished -= 1
+            if self._table.jobs.get(number) is job:
+                del self._table.jobs[number]
+                self._table.unfinished -= 1
             job.seq = 0
+            strategy = type(self._settings.strategy).__name__
             raise TypeError(
                 f"{_describe(job)} cannot be queued: the strategy "
-                f"{type(self._strategy).__name__} failed on it ({type(exc).__name__}: {exc}); "
+                f"{strategy} failed on it ({type(exc).__name__}: {exc}); "
                 "check the fields it orders by (priority, deadline, tenant)"
             ) from exc
         return f"job-{number}" if job_id is None else job_id
@@ -177,19 +178,20 @@ class Submission(Outcomes):
         # The stored key must compare across processes: wall-clock submit time
         # (aging reads it), not this process's monotonic clock.
         job.submitted_at = wall
+        strategy = self._settings.strategy
         try:
-            key = tuple(map(float, self._strategy.key(job)))
+            key = tuple(map(float, strategy.key(job)))
         except Exception as exc:
             job._jobsched_id = job.seq = 0
             raise TypeError(
                 f"{_describe(job)} cannot be stored: the strategy "
-                f"{type(self._strategy).__name__} must give a key of numbers for a durable "
+                f"{type(strategy).__name__} must give a key of numbers for a durable "
                 f"store ({type(exc).__name__}: {exc})"
             ) from exc
         finally:
             job.submitted_at = now
-        self._jobs[number] = job
-        self._unfinished += 1
+        self._table.jobs[number] = job
+        self._table.unfinished += 1
         return NewJob(
             number,
             job.name,
@@ -224,17 +226,17 @@ class Submission(Outcomes):
         :raises SchedulerError: not started yet, or called on the event-loop
             thread itself (where it would wait for itself: call :meth:`submit`).
         """
-        token = self._loop_token
+        token = self._run.loop_token
         if token is None:
             raise SchedulerError(
                 "submit_threadsafe() needs a started scheduler: start() it first, "
                 "or call submit() from the event-loop thread"
             )
-        if self._stopping:
+        if self._run.stopping:
             raise SchedulerStoppedError(
                 f"cannot submit {_describe(job)}: the scheduler is stopping or stopped"
             )
-        if get_ident() == self._loop_thread:
+        if get_ident() == self._run.loop_thread:
             raise SchedulerError(
                 "submit_threadsafe() was called on the scheduler's event-loop thread, where "
                 "it would wait for the loop it blocks: call submit() there instead"
@@ -275,7 +277,7 @@ class Submission(Outcomes):
             depends_on = (depends_on,)
         deps: list[int] = []
         if depends_on:
-            jobs = self._jobs
+            jobs = self._table.jobs
             unknown = []
             # On a durable store a dependency this process doesn't know may
             # be in the store (another process, or before a restart): the
@@ -292,15 +294,19 @@ class Submission(Outcomes):
                     f"{_describe(job)} depends on unknown job(s) {unknown}: submit "
                     "dependencies first (finished jobs are forgotten after history_limit)"
                 )
-        if self._queues is not None and self._link is None and job.queue not in self._queues:
+        if (
+            self._settings.queues is not None
+            and self._link is None
+            and job.queue not in self._settings.queues
+        ):
             raise ValueError(
                 f"{_describe(job)} is on queue {job.queue!r}, which this scheduler does not "
-                f"serve (queues={sorted(self._queues)}), and on the memory store nothing "
+                f"serve (queues={sorted(self._settings.queues)}), and on the memory store nothing "
                 f"else would run it: add {job.queue!r} to queues=, or submit it elsewhere"
             )
         name = job.executor
         # A producer runs nothing, so it needs no executor: the workers load theirs.
-        if name not in self._executors and self._num_workers:
+        if name not in self._executors and self._settings.num_workers:
             executor = _plugins.create(name)
             self._executor_loaded(name, executor)
             self._executors[name] = executor
@@ -316,13 +322,13 @@ class Submission(Outcomes):
         if self._admission is None:
             # Workers read _take_next before each job, so they use it at once.
             self._admission = Admission(
-                self._queue, self._strategy.key, self._push, self._clock, {}, {}
+                self._queue, self._settings.strategy.key, self._push, self._clock, {}, {}
             )
             self._take_next = self._admission.take
         self._admission.limit(name, capacity)
 
     def _block_on(self, job: Job, deps: list[int]) -> None:
-        jobs = self._jobs
+        jobs = self._table.jobs
         for dep in deps:
             status = jobs[dep].status
             if status._terminal and status is not _COMPLETED:  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ class Timers(Schedules):
         self._watching = True
         deadlines = self._deadlines
         try:
-            while not self._stopping:
+            while not self._run.stopping:
                 now = self._clock()
                 deadlines.expire(now)
                 if self._recurring:
@@ -65,7 +65,7 @@ class Timers(Schedules):
                     warn_dropped(schedule.schedule_id, step)
                 if not step.make:
                     continue
-                previous = self._jobs.get(id_number(schedule.last_job_id))
+                previous = self._table.jobs.get(id_number(schedule.last_job_id))
                 if (
                     previous is not None
                     and not previous.status.is_terminal
