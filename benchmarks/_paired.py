@@ -1,7 +1,8 @@
 """Two systems' figures divided repetition by repetition, where both ran a row.
 
 The table's ratios are each system's over ``raw``; some questions are about
-two other systems: this code against 0.1's (``jobsched-0.1``), jobsched
+two other systems: this code against 0.1's (``jobsched-0.1``) or an earlier
+commit's (``jobsched-before``), jobsched
 against the SQLite loop that keeps the store's indexes (``raw-indexed``),
 registered jobs against the same ``FunctionJob`` calls (``jobsched-app`` over
 ``jobsched-fn``, W7c8 and W10c8).
@@ -18,6 +19,7 @@ from typing import Any
 #: (numerator, denominator): reported for every row both ran.
 PAIRS = (
     ("jobsched", "jobsched-0.1"),
+    ("jobsched", "jobsched-before"),
     ("jobsched", "raw-indexed"),
     ("jobsched-app", "jobsched-fn"),
 )

@@ -15,6 +15,7 @@ from typing import Any
 
 from benchmarks import (
     _backlog,
+    _before,
     _c8,
     _paired,
     _postgres,
@@ -71,8 +72,12 @@ SYSTEMS = (
     *_stores.EXTRA_SYSTEMS,
     *_postgres.EXTRA_SYSTEMS,
     _v01.SYSTEM,
+    _before.SYSTEM,
     *_registered.SYSTEMS,
 )
+#: A run without --systems: jobsched-before only on request (on main it is
+#: main against itself, minutes of noise in the full run).
+DEFAULT_SYSTEMS = tuple(s for s in SYSTEMS if s != _before.SYSTEM)
 
 RESULTS = Path(__file__).parent / "results"
 #: What a system does not run, and why (shown in the table instead of a figure).
@@ -111,8 +116,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--systems",
-        default=",".join(SYSTEMS),
-        help="comma-separated systems; raw is always run (default: all)",
+        default=",".join(DEFAULT_SYSTEMS),
+        help=f"comma-separated systems; raw is always run (default: all but {_before.SYSTEM})",
     )
     parser.add_argument(
         "--sizes",
@@ -131,7 +136,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.only = _names(parser, args.only, list(WORKLOADS), "--only") or list(WORKLOADS)
     if "W2" in args.only and "W2mem" not in args.only:
         args.only.append("W2mem")
-    systems = _names(parser, args.systems, list(SYSTEMS), "--systems") or list(SYSTEMS)
+    systems = _names(parser, args.systems, list(SYSTEMS), "--systems") or list(DEFAULT_SYSTEMS)
     args.systems = ["raw", *[s for s in systems if s != "raw"]]
     args.size_overrides = {}
     for item in filter(None, args.sizes.split(",")):
@@ -164,6 +169,9 @@ def plan(args: argparse.Namespace) -> list[tuple[str, int, list[str]]]:
 def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> str | None:
     if (system, wid) in NOT_APPLICABLE:
         return NOT_APPLICABLE[(system, wid)]
+    if system == _before.SYSTEM:
+        ran = wid in _before.WORKLOADS
+        return None if ran else "n/a (the code before runs W1, W2, W6, W7c8 and W10c8)"
     if system == "raw-indexed":
         ran = wid in ("W7", "W7c8")
         return None if ran else "n/a (raw's SQLite loop with the store's indexes: W7, W7c8)"
@@ -194,11 +202,12 @@ def run_child(system: str, wid: str, size: int, timeout: float) -> dict[str, Any
     child = CHILD_MODULES.get(wid, "benchmarks._child")
     root = Path(__file__).parent.parent
     first = [str(root)]
-    if system == _v01.SYSTEM:
-        # jobsched's own child, on 0.1's code.
+    if system in (_v01.SYSTEM, _before.SYSTEM):
+        # jobsched's own child, on 0.1's code or on an earlier commit's.
+        extract = _v01.pythonpath if system == _v01.SYSTEM else _before.pythonpath
         system = "jobsched"
         try:
-            first = [*_v01.pythonpath(), str(root)]
+            first = [*extract(), str(root)]
         except RuntimeError as exc:
             return {"error": str(exc)}
     cmd = [sys.executable, "-m", child, system, wid, str(size)]
@@ -364,7 +373,8 @@ def markdown(
     lines = [
         "# jobsched benchmarks",
         "",
-        f"`{meta['command']}` on {meta['machine']}, {meta['date']}.",
+        f"`{meta['command']}` on {meta['machine']}, {meta['date']}."
+        + (f" jobsched-before: `{meta['jobsched_before']}`." if "jobsched_before" in meta else ""),
         f"Each figure: median [min, max] over {args.reps} repetitions, each run in a fresh "
         "process, systems alternating. Ratios are against `raw` (plain asyncio / "
         "concurrent.futures) in the same repetition: above 1 is faster for throughput, "
@@ -405,7 +415,9 @@ def markdown(
         "durability; APScheduler 4 and huey run W7 at 1,000 and 5,000 jobs; store is "
         "jobsched's SQLite store driven without a scheduler (W7 only); raw-indexed is raw's "
         "loop on a table that keeps the store's status and finished-time indexes too "
-        "(W7, W7c8). jobsched-0.1 is jobsched 0.1's own code (W1, W2, W6). W10-W12: raw "
+        "(W7, W7c8). jobsched-0.1 is jobsched 0.1's own code (W1, W2, W6); jobsched-before "
+        "is this checkout's code at $JOBSCHED_BEFORE, by default the merge base with main "
+        "(W1, W2, W6, W7c8, W10c8). W10-W12: raw "
         "is a hand-written psycopg loop (batched inserts, SKIP LOCKED claims, completions) "
         "on the same server; APScheduler 4 and procrastinate run W10 at 500 and 2,000 jobs. "
         "W14: raw is the same dashboard page on a store without the finished history; the "
@@ -491,6 +503,12 @@ def main(argv: list[str] | None = None) -> int:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "seconds": round(time.perf_counter() - started, 1),
     }
+    if _before.SYSTEM in args.systems:
+        # Which code "before" was: the figures mean nothing without it.
+        try:
+            meta["jobsched_before"] = _before.commit()
+        except RuntimeError as exc:
+            meta["jobsched_before"] = str(exc)
     args.out.mkdir(parents=True, exist_ok=True)
     paired = _paired.ratios(measured, {wid: w.metrics for wid, w in WORKLOADS.items()})
     table = markdown(summary, args, meta, paired)

@@ -192,6 +192,147 @@ def test_the_01_system_says_how_to_get_a_missing_commit(monkeypatch: pytest.Monk
     }
 
 
+def test_the_before_system_runs_an_earlier_commit_beside_this_code(tmp_path: Path) -> None:
+    """jobsched-before runs W1, W6 and W7c8 on the commit's code (here HEAD's),
+    paired with jobsched repetition by repetition; other rows say n/a, and the
+    report names the commit."""
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched,jobsched-before",
+        "--only", "W1,W6,W3,W7c8",
+        "--sizes", "W1=200,W6=3,W3=8,W7c8=200",
+        "--no-plot",
+        "--out", str(tmp_path),
+        timeout=120,
+        env={"JOBSCHED_BEFORE": "HEAD"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    _figures(tmp_path, "W1", ["jobsched", "jobsched-before"])
+    _figures(tmp_path, "W6", ["jobsched", "jobsched-before"])
+    _figures(tmp_path, "W7c8", ["jobsched", "jobsched-before"])
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["system"]): e for e in report["summary"]}
+    assert "n/a" in rows[("W3", "jobsched-before")]["note"]
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert report["meta"]["jobsched_before"] == head
+    paired = {
+        e["workload"]: e for e in report["paired"] if e["pair"] == "jobsched / jobsched-before"
+    }
+    assert set(paired) == {"W1", "W6", "W7c8"}
+    assert all(e["ratio"]["median"] > 0 for e in paired.values())
+    table = (tmp_path / "latest.md").read_text()
+    assert f"jobsched-before: `{head}`" in table
+    assert "| jobsched / jobsched-before | W7c8 | 200 | throughput (jobs/s) |" in table
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(150)
+def test_the_before_system_runs_the_postgres_row(tmp_path: Path) -> None:
+    """jobsched-before runs W10c8 with the commit's PostgreSQL store; no
+    database is left behind."""
+    pg.require_server()
+    prefix = f"jobsched_smoke_{secrets.token_hex(4)}"
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched,jobsched-before",
+        "--only", "W10c8",
+        "--sizes", "W10c8=100",
+        "--no-plot",
+        "--out", str(tmp_path),
+        timeout=140,
+        env={
+            "JOBSCHED_BENCH_PG": pg.url_of("").rstrip("/"),
+            "JOBSCHED_BENCH_PREFIX": prefix,
+            "JOBSCHED_BEFORE": "HEAD",
+        },
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    _figures(tmp_path, "W10c8", ["jobsched", "jobsched-before"])
+    assert "| jobsched / jobsched-before | W10c8 | 100 |" in (tmp_path / "latest.md").read_text()
+    assert databases_named(prefix) == []
+
+
+def test_the_before_system_runs_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run without --systems leaves jobsched-before out (on main it would
+    time main against itself); naming it runs it."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import _suite as suite
+
+    assert "jobsched-before" not in suite.parse_args([]).systems
+    assert "jobsched-0.1" in suite.parse_args([]).systems
+    chosen = suite.parse_args(["--systems", "jobsched,jobsched-before"]).systems
+    assert chosen == ["raw", "jobsched", "jobsched-before"]
+
+
+def test_the_before_system_imports_the_commits_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child of jobsched-before imports the core, the executor and both
+    stores from the extracted commit, which holds that commit's files."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    monkeypatch.setenv("JOBSCHED_BEFORE", "HEAD~1")
+    from benchmarks import _before
+
+    paths = _before.pythonpath()
+    assert _before.pythonpath() is paths  # extracted once per process
+    modules = ("jobsched", "jobsched_async", "jobsched_sqlite", "jobsched_postgres")
+    done = subprocess.run(
+        [sys.executable, "-c", f"import {', '.join(modules)}; "
+         f"print(*({', '.join(m + '.__file__' for m in modules)},))"],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )  # fmt: skip
+    root = Path(paths[0]).parents[2]
+    for found in done.stdout.split():
+        assert Path(found).is_relative_to(root), found
+    scheduler = "packages/core/src/jobsched/_engine/_scheduler.py"
+    old = subprocess.run(
+        ["git", "show", f"HEAD~1:{scheduler}"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert (root / scheduler).read_text() == old
+
+
+def test_the_before_system_defaults_to_the_merge_base_with_main(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without $JOBSCHED_BEFORE the commit is where this branch left main."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    monkeypatch.delenv("JOBSCHED_BEFORE", raising=False)
+    from benchmarks import _before
+
+    base = subprocess.run(
+        ["git", "merge-base", "HEAD", "main"], cwd=ROOT, capture_output=True, text=True
+    )  # fmt: skip
+    if base.returncode != 0:
+        pytest.skip("no main branch in this checkout")
+    assert _before.commit() == base.stdout.strip()
+
+
+def test_the_before_system_says_what_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unknown $JOBSCHED_BEFORE gives a figure-less row that says so, and a
+    checkout without main asks for the variable."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import _before
+    from benchmarks import _suite as suite
+
+    monkeypatch.setenv("JOBSCHED_BEFORE", "no-such-branch")
+    assert suite.run_child("jobsched-before", "W6", 3, timeout=60) == {
+        "error": "jobsched-before: JOBSCHED_BEFORE='no-such-branch' names no commit "
+        "in this checkout"
+    }
+    monkeypatch.delenv("JOBSCHED_BEFORE")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q", "-b", "other"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    monkeypatch.setattr(_before, "_ROOT", tmp_path)
+    with pytest.raises(RuntimeError, match="set JOBSCHED_BEFORE to a commit"):
+        _before.commit()
+
+
 def test_an_unknown_workload_is_refused_with_the_known_ones() -> None:
     """A typo in --only fails at once and lists the workload names."""
     done = _suite("--only", "W1,W99", "--no-plot")
