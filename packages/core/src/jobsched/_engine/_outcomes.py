@@ -206,9 +206,8 @@ class Outcomes(SchedulerState):
     def _finish_here(
         self, job: Job, status: JobStatus, error: str | None, now: float | None = None
     ) -> list[tuple[Job, str]] | None:
-        """``_finish_one`` on the memory store (and, after the store's write,
-        on a durable one): finish ``job`` alone; the dependents its failure
-        cancels, if any.
+        """Finish ``job`` alone (``_finish_one`` in memory; after the store's
+        write on a durable store); the dependents its failure cancels, if any.
 
         :param now: the scheduler's clock, if the caller has just read it.
         """
@@ -277,9 +276,8 @@ class Outcomes(SchedulerState):
     def _finish_recorded(
         self, job: Job, status: JobStatus, error: str | None, now: float | None = None
     ) -> list[tuple[Job, str]] | None:
-        """``_finish_one`` on a durable store: the attempt-time mean and the
-        fenced outcome write first (which may turn COMPLETED into FAILED),
-        then ``_finish_here``."""
+        """``_finish_one`` on a durable store: the attempt-time mean and the fenced
+        write first (it may turn COMPLETED into FAILED), then ``_finish_here``."""
         if job.status._terminal:  # type: ignore[attr-defined]
             return None
         try:
