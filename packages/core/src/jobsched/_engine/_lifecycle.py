@@ -96,7 +96,7 @@ class Lifecycle(Results):
         if self._run.phase == NEW:
             self._run.stopping = True
             self._run.phase = STOPPED
-            await self._shutdown_executors(cancel_running)
+            await self._executors.shutdown(cancel_running)
             if self._link is not None:
                 # Never started: what was submitted is written, then the store closed.
                 try:
@@ -139,7 +139,7 @@ class Lifecycle(Results):
                 await task
         finally:
             try:
-                await self._shutdown_executors(cancel_running or cut > 0)
+                await self._executors.shutdown(cancel_running or cut > 0)
             finally:
                 self._run.phase = STOPPED
                 self._table.wake_joiners()
@@ -236,13 +236,6 @@ class Lifecycle(Results):
         async with anyio.create_task_group() as task_group:
             self._spawn(task_group)
             started.set()
-
-    async def _shutdown_executors(self, cancel_running: bool) -> None:
-        for name, executor in list(self._executors.items()):
-            try:
-                await executor.shutdown(cancel_running=cancel_running)
-            except Exception:
-                logger.exception("executor %r failed to shut down", name)
 
 
 #: Seconds stop() gives running attempts on a durable store before it hands

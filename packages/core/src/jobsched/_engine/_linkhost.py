@@ -21,7 +21,6 @@ from .._enums import JobStatus
 from .._jobs import _plugins
 from .._jobs._text import storable
 from .._log import logger
-from .._ordering._admission import executor_capacity
 from .._time._misfire import warn_dropped
 from ..store._rows import Change, Claimed, DueSchedule, NewJob, Outcome
 from ._link import _timing
@@ -65,11 +64,7 @@ class LinkHost:
         # A bounded executor gets no more claims than it has room for, so a
         # claimed job starts at once (its timeout counts its run) and the
         # limit holds: the store honours each executor's room.
-        bounds = dict(s._settings.executor_limits)
-        for name, executor in s._executors.items():
-            capacity = executor_capacity(name, executor)
-            if capacity is not None:
-                bounds[name] = min(bounds.get(name, capacity), capacity)
+        bounds = s._executors.bounds(s._settings.executor_limits)
         if bounds:
             jobs = s._table.jobs
             holding = Counter(jobs[n].executor for n in s._held if n in jobs)
@@ -209,7 +204,8 @@ class LinkHost:
             if name not in s._executors:
                 # Submitted by another process: this one loads its executor now.
                 try:
-                    s._executors[name] = _plugins.create(name)
+                    # No hook: the claims bound it to its capacity.
+                    s._executors.ensure(name)
                 except Exception as exc:
                     self._refuse(number, claim.attempt, f"{type(exc).__name__}: {exc}")
                     continue

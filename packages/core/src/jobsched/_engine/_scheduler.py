@@ -24,7 +24,6 @@ from .._ordering._admission import (
     check_queue_limits,
     check_queues,
     check_rate_limits,
-    with_capacities,
 )
 from .._ordering._fairshare import FairShareStrategy
 from .._ordering._queue import queue_for
@@ -32,6 +31,7 @@ from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
 from .._time._recurring import Schedule
 from ._attempts import Attempt, Deadlines
+from ._executors import ExecutorSet
 from ._lifecycle import Lifecycle
 from ._seams import Seams
 from ._state import NEW, STOPPED, JobListener, JobTable, RunState, Settings, SubmitHook
@@ -165,7 +165,7 @@ class JobScheduler(Lifecycle, Seams):
         self._completed_in = {}
         self._completions = None
         strategy = strategy if strategy is not None else PriorityStrategy()
-        self._executors: dict[str, Executor] = dict(executors or {})
+        self._executors = ExecutorSet(executors or {})
         if rng is None:
             import random  # here: `import jobsched` skips random (and hashlib's sha512)
 
@@ -176,9 +176,7 @@ class JobScheduler(Lifecycle, Seams):
         # Limits live in the take-next step; without them workers pop the
         # queue directly and pay nothing for the feature.
         rates = check_rate_limits(rate_limits)
-        gates = with_capacities(
-            check_executor_limits(executor_limits, self._executors), self._executors
-        )
+        gates = self._executors.bounds(check_executor_limits(executor_limits, self._executors))
         served = check_queues(queues)
         queue_gates = check_queue_limits(queue_limits)
         unserved = sorted(set(queue_gates) - served) if served is not None else []

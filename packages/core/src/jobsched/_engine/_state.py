@@ -41,7 +41,6 @@ import anyio
 
 from .._enums import JobStatus
 from .._exceptions import InvalidTransitionError
-from .._jobs._executor import Executor
 from .._jobs._job import Job
 from .._jobs._text import storable
 from .._log import logger
@@ -63,6 +62,7 @@ if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
 
     from ._completion import Completions
+    from ._executors import ExecutorSet
     from ._link import StoreLink
 
 
@@ -232,7 +232,7 @@ class SchedulerState:
     #: Finish one job (see Outcomes): ``_finish_here`` on the memory store,
     #: ``_finish_recorded`` on a durable one.
     _finish_one: FinishOne
-    _executors: dict[str, Executor]
+    _executors: ExecutorSet
     _queue: JobQueue
     _admission: Admission | None
     _take_next: Callable[[], Job | None]

@@ -14,7 +14,6 @@ from .._exceptions import (
     SchedulerStoppedError,
     UnknownJobError,
 )
-from .._jobs import _plugins
 from .._jobs._executor import Executor
 from .._jobs._ids import check_own_id, id_number, next_number, own_number
 from .._jobs._job import Job
@@ -307,14 +306,12 @@ class Submission(Outcomes):
         name = job.executor
         # A producer runs nothing, so it needs no executor: the workers load theirs.
         if name not in self._executors and self._settings.num_workers:
-            executor = _plugins.create(name)
-            self._executor_loaded(name, executor)
-            self._executors[name] = executor
+            self._executors.ensure(name, self._executor_loaded)
         return deps
 
     def _executor_loaded(self, name: str, executor: Executor) -> None:
         """An executor plugin was loaded on first use: hold jobs to its capacity."""
-        capacity = executor_capacity(name, executor)
+        capacity = executor_capacity(name, executor)  # checked on every store
         if capacity is None or self._link is not None:
             # A durable store claims only what an executor has room for
             # (see LinkHost.claim_capacity).
