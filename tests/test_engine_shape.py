@@ -42,7 +42,7 @@ RATCHETS: dict[str, tuple[Callable[[engine_shape.Shape], int], int, int | None]]
     "most private names in a link module": (lambda s: s.most_names(link=True)[0], 48, None),
     # Private names touched in two or more engine modules (a part's own
     # reference to a record it is passed, `self._table`, counts once per name).
-    "private names shared by engine modules": (lambda s: len(s.shared()), 57, None),
+    "private names shared by engine modules": (lambda s: len(s.shared()), 54, None),
     "private names shared by link modules": (lambda s: len(s.shared(link=True)), 47, None),
     # _dispatch, _submission, _linkhost; and _link/_commit (apart, so the engine
     # and link streams each lower their own pins).

@@ -186,11 +186,7 @@ class Dispatch(Timers):
         if timeout is not None and not (self._setting_up and number in self._setting_up):
             assert job.started_at is not None
             deadline = job.started_at + timeout
-            if self._watching:
-                self._deadlines.watch(attempt, deadline)
-                if deadline < self._ticker_sleeps_until:
-                    self._wake_ticker()
-            else:
+            if not self._timers.watch(attempt, deadline):
                 scope.deadline = anyio.current_time() + (deadline - self._clock())
                 on_scope = True
         self._attempts[number] = attempt
@@ -258,7 +254,7 @@ class Dispatch(Timers):
         self, job: Job, attempt: Attempt, result: Any, error: BaseException | None
     ) -> None:
         del self._attempts[job._jobsched_id]
-        self._deadlines.ended(attempt)
+        self._timers.deadlines.ended(attempt)
         self._in_flight -= 1
         self._settle(job, attempt, result, error)
 
@@ -286,10 +282,7 @@ class Dispatch(Timers):
 
     def _start_grace(self, attempt: Attempt) -> None:
         """``attempt`` was just cancelled: give it CANCEL_GRACE seconds to end."""
-        if self._watching:  # else stop() is under way, and waits for it anyway
-            deadline = self._deadlines.grace(attempt, self._clock())
-            if deadline < self._ticker_sleeps_until:
-                self._wake_ticker()
+        self._timers.grace(attempt)
 
     def _abandon(self, attempt: Attempt) -> None:
         """``attempt`` outlived its grace: record it, and replace its worker.
@@ -327,7 +320,7 @@ class Dispatch(Timers):
         attempt = self._attempts.get(number)
         if attempt is None or attempt.scope.cancel_called:
             return  # not suspended yet (no deadline yet), or being cancelled (a grace runs)
-        self._deadlines.unwatch(attempt)
+        self._timers.deadlines.unwatch(attempt)
         attempt.scope.deadline = math.inf
 
     def _setup_ends(self, job: Job) -> None:
@@ -344,11 +337,7 @@ class Dispatch(Timers):
         if timeout is None or attempt is None:
             return  # not suspended yet: _continue_attempt sets the deadline from started_at
         deadline = now + timeout
-        if self._watching:
-            self._deadlines.watch(attempt, deadline)
-            if deadline < self._ticker_sleeps_until:
-                self._wake_ticker()
-        else:
+        if not self._timers.watch(attempt, deadline):
             attempt.scope.deadline = anyio.current_time() + timeout
 
     def _start_workers(self, group: TaskGroup, count: int, name: str) -> None:

@@ -222,7 +222,7 @@ class Lifecycle(Results):
         # The ticker watches attempt deadlines from now on, also those of
         # attempts that start before it first runs (trio starts tasks in no
         # fixed order); it reads the heap when it starts.
-        self._watching = True
+        self._timers.watching = True
         self._live_tasks = self._settings.num_workers + 1
         self._start_workers(task_group, self._settings.num_workers, "jobsched-worker")
         task_group.start_soon(self._ticker, name="jobsched-ticker")

@@ -30,11 +30,12 @@ from .._ordering._queue import queue_for
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
 from .._time._recurring import Schedule
-from ._attempts import Attempt, Deadlines
+from ._attempts import Attempt
 from ._executors import ExecutorSet
 from ._lifecycle import Lifecycle
 from ._seams import Seams
 from ._state import NEW, STOPPED, JobListener, JobTable, RunState, Settings, SubmitHook
+from ._timers import Ticker
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -234,12 +235,11 @@ class JobScheduler(Lifecycle, Seams):
         self.peak_running: int = 0
 
         self._idle_workers: deque[anyio.Event] = deque()
-        self._ticker_wakeup: anyio.Event | None = None
-        # Attempt timeouts, while the ticker runs to watch them (see Deadlines),
-        # and when the sleeping ticker wakes next (math.inf: when woken).
-        self._deadlines = Deadlines(self._abandon)
-        self._watching = False
-        self._ticker_sleeps_until = math.inf
+        # The ticker owns the attempts' deadlines; it fires what _due says
+        # is due and sleeps until _next_due (the memory queue's, schedules').
+        self._timers = Ticker(
+            self._run, clock, self._abandon, self._due, self._next_due, self._task_exited
+        )
         self._live_tasks = 0
         self._workers_group: TaskGroup | None = None  # where a replacement worker starts
         self._done: anyio.Event | None = None

@@ -62,7 +62,7 @@ class Schedules(Submission):
         if id is not None:
             self._named(schedule, id)
         self._recurring[schedule.schedule_id] = schedule
-        self._wake_ticker()
+        self._timers.wake()
         return schedule.schedule_id
 
     def schedule_cron(
@@ -130,7 +130,7 @@ class Schedules(Submission):
         if id is not None:
             self._named(schedule, id)
         self._recurring[schedule.schedule_id] = schedule
-        self._wake_ticker()
+        self._timers.wake()
         return schedule.schedule_id
 
     def cancel_recurring(self, schedule_id: str) -> bool:
@@ -210,7 +210,7 @@ class Schedules(Submission):
             schedule = self._schedule(schedule_id)
             if schedule.paused:
                 schedule.resume(self._clock())
-                self._wake_ticker()
+                self._timers.wake()
             return
         from .._time._scheduleinfo import PAUSED, read
 

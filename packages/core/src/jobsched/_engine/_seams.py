@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .._enums import JobStatus
     from .._jobs._job import Job
     from ._state import JobListener, JobTable, RunState, Settings
+    from ._timers import Ticker
 
 
 class Seams:
@@ -26,6 +27,7 @@ class Seams:
     _settings: Settings
     _run: RunState
     _table: JobTable
+    _timers: Ticker
 
     @property
     def _num_workers(self) -> int:
@@ -42,6 +44,14 @@ class Seams:
     @property
     def _stopping(self) -> bool:
         return self._run.stopping
+
+    @property
+    def _watching(self) -> bool:
+        return self._timers.watching
+
+    @property
+    def _ticker_sleeps_until(self) -> float:
+        return self._timers.sleeps_until
 
     @property
     def _listeners(self) -> list[JobListener]:

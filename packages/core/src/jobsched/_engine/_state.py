@@ -48,7 +48,7 @@ from .._ordering._admission import Admission
 from .._ordering._queue import JobQueue
 from .._ordering._strategies import SchedulingStrategy
 from .._time._recurring import Schedule
-from ._attempts import Attempt, Deadlines
+from ._attempts import Attempt
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from ._completion import Completions
     from ._executors import ExecutorSet
     from ._link import StoreLink
+    from ._timers import Ticker
 
 
 JobListener = Callable[[Job, JobStatus, JobStatus], None]
@@ -250,10 +251,7 @@ class SchedulerState:
     #: On a durable store: claimed jobs waiting for a worker (always empty
     #: on the in-memory one).
     _claimed: deque[Job]
-    _ticker_wakeup: anyio.Event | None
-    _deadlines: Deadlines
-    _watching: bool
-    _ticker_sleeps_until: float
+    _timers: Ticker
     _live_tasks: int
     _workers_group: TaskGroup | None
     _done: anyio.Event | None
@@ -309,20 +307,16 @@ class SchedulerState:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
         if job.run_at > now:
             if self._queue.push_delayed(job):
-                self._wake_ticker()
+                self._timers.wake()
         else:
             self._queue.push_ready(job)
             if self._idle_workers:
                 self._idle_workers.popleft().set()
 
-    def _wake_ticker(self) -> None:
-        if self._ticker_wakeup is not None:
-            self._ticker_wakeup.set()
-
     def _wake_all(self) -> None:
         while self._idle_workers:
             self._idle_workers.popleft().set()
-        self._wake_ticker()
+        self._timers.wake()
 
     def _task_exited(self) -> None:
         self._live_tasks -= 1
