@@ -51,7 +51,7 @@ class Lifecycle(Results):
                 "`async with JobScheduler(...) as s:`"
             ) from None
         try:
-            await self._open_store()
+            await self._backing.open()
         except BaseException:
             self._run.phase = NEW
             raise
@@ -91,18 +91,13 @@ class Lifecycle(Results):
         check_grace(grace)
         if cancel_running:
             grace = 0.0
-        elif grace is None and self._link is not None:
-            grace = DEFAULT_GRACE
+        elif grace is None:
+            grace = self._backing.default_grace
         if self._run.phase == NEW:
             self._run.stopping = True
             self._run.phase = STOPPED
             await self._executors.shutdown(cancel_running)
-            if self._link is not None:
-                # Never started: what was submitted is written, then the store closed.
-                try:
-                    await self._link.flush()
-                finally:
-                    await self._link.store.close()
+            await self._backing.close_unstarted()
             return
         if self._run.stopping:
             # Another stop() is under way: cut its grace short if asked, and
@@ -129,11 +124,11 @@ class Lifecycle(Results):
                         logger.info(
                             "stopping: %d running job(s) %s after a grace of %ss",
                             cut,
-                            "handed back to the store" if self._link else "cancelled",
+                            self._backing.cut_wording,
                             f"{grace:g}",
                         )
             await self._done.wait()
-            await self._close_store()
+            await self._backing.close()
             if self._standalone is not None:
                 task, self._standalone = self._standalone, None
                 await task
@@ -147,7 +142,7 @@ class Lifecycle(Results):
     async def __aenter__(self: _Self) -> _Self:
         self._begin_start()
         try:
-            await self._open_store()
+            await self._backing.open()
         except BaseException:
             self._run.phase = NEW
             raise
@@ -226,11 +221,7 @@ class Lifecycle(Results):
         self._live_tasks = self._settings.num_workers + 1
         self._start_workers(task_group, self._settings.num_workers, "jobsched-worker")
         task_group.start_soon(self._ticker, name="jobsched-ticker")
-        link = self._link
-        if link is not None:
-            task_group.start_soon(link.committer, name="jobsched-store-committer")
-            task_group.start_soon(link.claimer, name="jobsched-store-claimer")
-            task_group.start_soon(link.heartbeat, name="jobsched-store-heartbeat")
+        self._backing.spawn(task_group)
 
     async def _serve_standalone(self, started: anyio.Event) -> None:
         async with anyio.create_task_group() as task_group:

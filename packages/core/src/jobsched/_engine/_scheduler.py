@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from .._exceptions import SchedulerError, SchedulerStoppedError, UnknownJobError
+from .._exceptions import SchedulerError
 from .._jobs._executor import Executor
-from .._jobs._ids import id_number
 from .._jobs._job import Job
 from .._ordering._admission import (
     Admission,
@@ -33,8 +32,9 @@ from .._time._recurring import Schedule
 from ._attempts import Attempt
 from ._executors import ExecutorSet
 from ._lifecycle import Lifecycle
+from ._memory import MemoryBacking
 from ._seams import Seams
-from ._state import NEW, STOPPED, JobListener, JobTable, RunState, Settings, SubmitHook
+from ._state import NEW, JobListener, JobTable, RunState, Settings, SubmitHook
 from ._timers import Ticker
 
 if TYPE_CHECKING:
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
+    from ._backing import Backing
+    from ._link import StoreLink
 
 
 class JobScheduler(Lifecycle, Seams):
@@ -203,6 +205,12 @@ class JobScheduler(Lifecycle, Seams):
         # per job, and a record's field is one attribute load more.
         self._clock = clock
         self._finish_one = self._finish_here if self._link is None else self._finish_recorded
+        # The one choice of backing: every part after this asks it, not which it is.
+        self._backing: Backing = (
+            MemoryBacking(self._run, self._table)
+            if self._link is None
+            else _durable_backing(self, self._link)
+        )
         self._admission: Admission | None = None
         self._take_next: Callable[[], Job | None] = self._queue.pop_next
         if self._link is not None:
@@ -250,8 +258,7 @@ class JobScheduler(Lifecycle, Seams):
         """The app's hook (``js.App``): the registered functions, by name,
         that this scheduler runs; its claims take only those names."""
         self._registry = registry
-        if self._link is not None:
-            self._link.names = frozenset(registry)
+        self._backing.use_registry(registry)
 
     def add_listener(self, listener: JobListener) -> None:
         """Call ``listener(job, old_status, new_status)`` on every transition.
@@ -290,13 +297,7 @@ class JobScheduler(Lifecycle, Seams):
 
         :raises UnknownJobError: never submitted, or evicted from history.
         """
-        try:
-            return self._table.jobs[id_number(job_id)]
-        except KeyError:
-            raise UnknownJobError(
-                f"no job {job_id!r}: it was never submitted here, or it finished long "
-                f"enough ago to be evicted (history_limit={self._table.history_limit})"
-            ) from None
+        return self._table.get(job_id)
 
     def jobs(self) -> list[Job]:
         """Every job still known: unfinished ones and the recent finished ones."""
@@ -315,18 +316,13 @@ class JobScheduler(Lifecycle, Seams):
                 "join() waits for the workers to run the jobs, but this scheduler was never "
                 "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
             )
-        if self._link is not None:
-            await self._join_stored()
-            return
-        while self._table.unfinished:
-            if self._run.phase == STOPPED:
-                raise SchedulerStoppedError(
-                    f"{self._table.unfinished} job(s) will never finish: the scheduler stopped "
-                    "with them still queued"
-                )
-            event = anyio.Event()
-            self._table.join_waiters.append(event)
-            await event.wait()
+        await self._backing.join()
+
+
+def _durable_backing(scheduler: JobScheduler, link: StoreLink) -> Backing:
+    from ._durable import DurableBacking  # with the link: not at `import jobsched`
+
+    return DurableBacking(scheduler, link)
 
 
 def _is_memory(store: object) -> bool:

@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from .._enums import JobStatus
-from .._exceptions import InvalidTransitionError
+from .._exceptions import InvalidTransitionError, UnknownJobError
+from .._jobs._ids import id_number
 from .._jobs._job import Job
 from .._jobs._text import storable
 from .._log import logger
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
 
+    from ._backing import Backing
     from ._completion import Completions
     from ._executors import ExecutorSet
     from ._link import StoreLink
@@ -191,6 +193,19 @@ class JobTable:
         self.outcome_waiters: dict[int, list[anyio.Event]] = {}
         self.listeners: list[JobListener] = []
 
+    def get(self, job_id: str) -> Job:
+        """The job with this id (``JobScheduler.get``).
+
+        :raises UnknownJobError: never submitted, or evicted from history.
+        """
+        try:
+            return self.jobs[id_number(job_id)]
+        except KeyError:
+            raise UnknownJobError(
+                f"no job {job_id!r}: it was never submitted here, or it finished long "
+                f"enough ago to be evicted (history_limit={self.history_limit})"
+            ) from None
+
     def wake_joiners(self) -> None:
         """Every job ended, or the scheduler stopped: join() and wait() look again."""
         waiters, self.join_waiters = self.join_waiters, []
@@ -252,6 +267,8 @@ class SchedulerState:
     #: on the in-memory one).
     _claimed: deque[Job]
     _timers: Ticker
+    #: Where jobs are kept (see _backing): memory or a durable store.
+    _backing: Backing
     _live_tasks: int
     _workers_group: TaskGroup | None
     _done: anyio.Event | None
