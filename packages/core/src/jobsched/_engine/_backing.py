@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from .._jobs._executor import Executor
     from .._jobs._job import Job
     from ._link import StoreLink
 
@@ -67,5 +68,21 @@ class Reader(Protocol):
     async def check_dependencies(self, job: Job, depends_on: Iterable[str]) -> Iterable[str]: ...
 
 
-class Backing(Lifetime, Reader, Protocol):
+class JobSink(Protocol):
+    """Submit's view: where a checked job goes."""
+
+    def served(self, queues: frozenset[str] | None) -> frozenset[str] | None:
+        """The queues submit refuses others of (None: refuse none)."""
+        ...
+
+    def add(self, job: Job, delay: float, deps: list[int], job_id: str | None) -> str:
+        """Keep a checked job; its id."""
+        ...
+
+    def executor_loaded(self, name: str, executor: Executor) -> None:
+        """An executor plugin was loaded on first use (it may refuse it)."""
+        ...
+
+
+class Backing(Lifetime, Reader, JobSink, Protocol):
     """Every role a backing plays (more join as the engine's parts move here)."""

@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 from .._exceptions import StoreUnavailableError, UnknownJobError
 from .._jobs._ids import id_number
 from .._log import logger
+from .._ordering._admission import executor_capacity
 from ._state import _describe
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from .._jobs._executor import Executor
     from .._jobs._job import Job
     from ._link import StoreLink
     from ._results import Results
@@ -34,6 +36,21 @@ class DurableBacking:
     def __init__(self, scheduler: Results, link: StoreLink) -> None:
         self.scheduler = scheduler
         self.link = link
+
+    def served(self, queues: frozenset[str] | None) -> None:
+        """None: a job of a queue this member does not serve waits in the store."""
+        return None
+
+    def add(self, job: Job, delay: float, deps: list[int], job_id: str | None) -> str:
+        """submit()'s last step: the job's row, written in the next group commit."""
+        row = self.scheduler._stored_row(job, delay, deps, job_id)
+        self.link.add(row)
+        return f"job-{row.id}" if job_id is None else job_id
+
+    def executor_loaded(self, name: str, executor: Executor) -> None:
+        """Its capacity is checked (a bad one refuses the job); the store's
+        claims bound it (see LinkHost.claim_capacity)."""
+        executor_capacity(name, executor)
 
     @property
     def default_grace(self) -> float | None:

@@ -2,35 +2,116 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import anyio
 
 from .._exceptions import SchedulerError, SchedulerStoppedError
+from .._jobs._ids import next_number
 from ._state import NEW, STOPPED, _describe
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from .._jobs._executor import Executor
     from .._jobs._job import Job
+    from .._ordering._queue import JobQueue
     from ._link import StoreLink
-    from ._state import JobTable, RunState
+    from ._state import JobTable, RunState, Settings
+    from ._timers import Ticker
 
 
 class MemoryBacking:
     """The backing of the memory store: nothing to open or close; reads and
     waits answer from the job table, woken by its events."""
 
-    __slots__ = ("_run", "_table")
+    __slots__ = (
+        "_block",
+        "_clock",
+        "_idle",
+        "_queue",
+        "_run",
+        "_strategy",
+        "_table",
+        "_timers",
+        "executor_loaded",
+    )
 
     link: StoreLink | None = None
     cut_wording = "cancelled"
     default_grace: float | None = None  # stop() waits for running attempts
 
-    def __init__(self, run: RunState, table: JobTable) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        run: RunState,
+        table: JobTable,
+        queue: JobQueue,
+        idle: deque[anyio.Event],
+        timers: Ticker,
+        block: Callable[[Job, list[int]], None],
+        executor_loaded: Callable[[str, Executor], None],
+    ) -> None:
+        self._clock = settings.clock
+        self._strategy = settings.strategy
         self._run = run
         self._table = table
+        self._queue = queue
+        self._idle = idle  # idle workers' events
+        self._timers = timers
+        self._block = block  # the dependency graph's: wait for unmet upstreams
+        #: An executor plugin was loaded on first use: admission holds jobs
+        #: to its capacity from then on.
+        self.executor_loaded = executor_loaded
+
+    def served(self, queues: frozenset[str] | None) -> frozenset[str] | None:
+        """What submit refuses other queues' jobs for: nothing else would run them."""
+        return queues
+
+    def add(self, job: Job, delay: float, deps: list[int], job_id: str | None) -> str:
+        """submit()'s last step: number and stamp a checked job, then wait it on
+        its upstreams or queue it (ready: an idle worker woken; delayed: the ticker)."""
+        if job_id is not None:
+            job._set_own_id(job_id)
+        now = self._clock()
+        seq = job.seq = next_number()
+        number = job._jobsched_id
+        if not number:
+            # First needed now: the id and seq are one int object.
+            number = job._jobsched_id = seq
+        job.submitted_at = now
+        job.run_at = now + delay if delay > 0 else now
+        table = self._table
+        try:
+            if deps or delay > 0:
+                # The key is otherwise computed later (on release or
+                # promotion), where an error could no longer reach the caller.
+                self._strategy.key(job)
+            table.jobs[number] = job
+            table.unfinished += 1
+            if deps:
+                self._block(job, deps)
+            elif job.run_at > now:
+                if self._queue.push_delayed(job):
+                    self._timers.wake()
+            else:
+                # The scheduler's _push, inline: a call less per job.
+                self._queue.push_ready(job)
+                if self._idle:
+                    self._idle.popleft().set()
+        except Exception as exc:
+            if table.jobs.get(number) is job:
+                del table.jobs[number]
+                table.unfinished -= 1
+            job.seq = 0
+            raise TypeError(
+                f"{_describe(job)} cannot be queued: the strategy "
+                f"{type(self._strategy).__name__} failed on it ({type(exc).__name__}: {exc}); "
+                "check the fields it orders by (priority, deadline, tenant)"
+            ) from exc
+        return f"job-{number}" if job_id is None else job_id
 
     async def open(self) -> None:
         pass

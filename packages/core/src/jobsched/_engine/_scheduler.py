@@ -35,6 +35,7 @@ from ._lifecycle import Lifecycle
 from ._memory import MemoryBacking
 from ._seams import Seams
 from ._state import NEW, JobListener, JobTable, RunState, Settings, SubmitHook
+from ._stored import check_stored_options
 from ._timers import Ticker
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ class JobScheduler(Lifecycle, Seams):
             from ._linkhost import LinkHost
 
             self._link = StoreLink(_store_for(store), LinkHost(self), history_limit)
-            self._check_stored_options(strategy)
+            check_stored_options(strategy)
             self._link.producer = num_workers == 0
         self._registry = None
         self._held = {}
@@ -205,12 +206,6 @@ class JobScheduler(Lifecycle, Seams):
         # per job, and a record's field is one attribute load more.
         self._clock = clock
         self._finish_one = self._finish_here if self._link is None else self._finish_recorded
-        # The one choice of backing: every part after this asks it, not which it is.
-        self._backing: Backing = (
-            MemoryBacking(self._run, self._table)
-            if self._link is None
-            else _durable_backing(self, self._link)
-        )
         self._admission: Admission | None = None
         self._take_next: Callable[[], Job | None] = self._queue.pop_next
         if self._link is not None:
@@ -248,6 +243,24 @@ class JobScheduler(Lifecycle, Seams):
         self._timers = Ticker(
             self._run, clock, self._abandon, self._due, self._next_due, self._task_exited
         )
+        # The one choice of backing: every part after this asks it, not which it is.
+        self._backing: Backing = (
+            MemoryBacking(
+                self._settings,
+                self._run,
+                self._table,
+                self._queue,
+                self._idle_workers,
+                self._timers,
+                self._block_on,
+                self._executor_loaded,
+            )
+            if self._link is None
+            else _durable_backing(self, self._link)
+        )
+        # Bound once: submit calls them per job.
+        self._add = self._backing.add
+        self._served_here = self._backing.served(served)
         self._live_tasks = 0
         self._workers_group: TaskGroup | None = None  # where a replacement worker starts
         self._done: anyio.Event | None = None

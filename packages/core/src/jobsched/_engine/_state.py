@@ -269,6 +269,11 @@ class SchedulerState:
     _timers: Ticker
     #: Where jobs are kept (see _backing): memory or a durable store.
     _backing: Backing
+    #: ``_backing.add``, bound once: submit's last step.
+    _add: Callable[[Job, float, list[int], str | None], str]
+    #: The queues submit refuses others of (memory: ``queues``; durable: None,
+    #: a job of another queue waits in the store for a member that serves it).
+    _served_here: frozenset[str] | None
     _live_tasks: int
     _workers_group: TaskGroup | None
     _done: anyio.Event | None

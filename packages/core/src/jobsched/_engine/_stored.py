@@ -256,15 +256,17 @@ class Stored(Dispatch):
             # stop() closed the store under this join: it is the stop that answers.
             raise stopping from None
 
-    def _check_stored_options(self, strategy: object) -> None:
-        if (
-            strategy is not None
-            and not isinstance(strategy, FairShareStrategy)
-            and strategy.ready_queue() is not None  # type: ignore[attr-defined]
-        ):
-            raise SchedulerError(
-                f"{type(strategy).__name__} does not work with a durable store: its order "
-                "is its own ready queue, not a per-job key the store can sort by; use the "
-                "memory store for it, or a key-ordered strategy (FairShareStrategy is "
-                "supported)"
-            )
+
+def check_stored_options(strategy: object) -> None:
+    """A strategy a durable store can order by: a key per job, not a ready queue."""
+    if (
+        strategy is not None
+        and not isinstance(strategy, FairShareStrategy)
+        and strategy.ready_queue() is not None  # type: ignore[attr-defined]
+    ):
+        raise SchedulerError(
+            f"{type(strategy).__name__} does not work with a durable store: its order "
+            "is its own ready queue, not a per-job key the store can sort by; use the "
+            "memory store for it, or a key-ordered strategy (FairShareStrategy is "
+            "supported)"
+        )

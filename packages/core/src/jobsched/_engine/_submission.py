@@ -15,7 +15,7 @@ from .._exceptions import (
     UnknownJobError,
 )
 from .._jobs._executor import Executor
-from .._jobs._ids import check_own_id, id_number, next_number, own_number
+from .._jobs._ids import check_own_id, id_number, own_number
 from .._jobs._job import Job
 from .._jobs._text import check_text
 from .._log import logger
@@ -92,41 +92,7 @@ class Submission(Outcomes):
             return job_id  # held here already: that job stands
         if self._submit_hooks:
             self._run_submit_hooks(job)
-        if self._link is not None:
-            return self._submit_stored(job, delay, deps, job_id)
-        if job_id is not None:
-            job._set_own_id(job_id)
-        now = self._clock()
-        seq = job.seq = next_number()
-        number = job._jobsched_id
-        if not number:
-            # First needed now: the id and seq are one int object.
-            number = job._jobsched_id = seq
-        job.submitted_at = now
-        job.run_at = now + delay if delay > 0 else now
-        try:
-            if deps or delay > 0:
-                # The key is otherwise computed later (on release or
-                # promotion), where an error could no longer reach the caller.
-                self._settings.strategy.key(job)
-            self._table.jobs[number] = job
-            self._table.unfinished += 1
-            if deps:
-                self._block_on(job, deps)
-            else:
-                self._push(job, now)
-        except Exception as exc:
-            if self._table.jobs.get(number) is job:
-                del self._table.jobs[number]
-                self._table.unfinished -= 1
-            job.seq = 0
-            strategy = type(self._settings.strategy).__name__
-            raise TypeError(
-                f"{_describe(job)} cannot be queued: the strategy "
-                f"{strategy} failed on it ({type(exc).__name__}: {exc}); "
-                "check the fields it orders by (priority, deadline, tenant)"
-            ) from exc
-        return f"job-{number}" if job_id is None else job_id
+        return self._add(job, delay, deps, job_id)
 
     def _run_submit_hooks(self, job: Job) -> None:
         for hook in self._submit_hooks:
@@ -134,15 +100,6 @@ class Submission(Outcomes):
                 hook(job)
             except Exception:  # a bad hook must not refuse the job
                 logger.exception("submit hook %r failed on %s", hook, _describe(job))
-
-    def _submit_stored(
-        self, job: Job, delay: float, deps: list[int], job_id: str | None = None
-    ) -> str:
-        """submit() on a durable store: write the job in the next group commit."""
-        assert self._link is not None
-        row = self._stored_row(job, delay, deps, job_id)
-        self._link.add(row)
-        return f"job-{row.id}" if job_id is None else job_id
 
     def _stored_row(
         self, job: Job, delay: float, deps: list[int], job_id: str | None = None
@@ -293,28 +250,23 @@ class Submission(Outcomes):
                     f"{_describe(job)} depends on unknown job(s) {unknown}: submit "
                     "dependencies first (finished jobs are forgotten after history_limit)"
                 )
-        if (
-            self._settings.queues is not None
-            and self._link is None
-            and job.queue not in self._settings.queues
-        ):
+        if self._served_here is not None and job.queue not in self._served_here:
             raise ValueError(
                 f"{_describe(job)} is on queue {job.queue!r}, which this scheduler does not "
-                f"serve (queues={sorted(self._settings.queues)}), and on the memory store nothing "
+                f"serve (queues={sorted(self._served_here)}), and on the memory store nothing "
                 f"else would run it: add {job.queue!r} to queues=, or submit it elsewhere"
             )
         name = job.executor
         # A producer runs nothing, so it needs no executor: the workers load theirs.
         if name not in self._executors and self._settings.num_workers:
-            self._executors.ensure(name, self._executor_loaded)
+            self._executors.ensure(name, self._backing.executor_loaded)
         return deps
 
     def _executor_loaded(self, name: str, executor: Executor) -> None:
-        """An executor plugin was loaded on first use: hold jobs to its capacity."""
-        capacity = executor_capacity(name, executor)  # checked on every store
-        if capacity is None or self._link is not None:
-            # A durable store claims only what an executor has room for
-            # (see LinkHost.claim_capacity).
+        """In memory, an executor plugin was loaded on first use: hold jobs to
+        its capacity (see MemoryBacking.executor_loaded)."""
+        capacity = executor_capacity(name, executor)
+        if capacity is None:
             return
         if self._admission is None:
             # Workers read _take_next before each job, so they use it at once.
@@ -326,12 +278,17 @@ class Submission(Outcomes):
 
     def _block_on(self, job: Job, deps: list[int]) -> None:
         jobs = self._table.jobs
+        # One loop, not a set comprehension after a check (3.10 and 3.11 give
+        # a comprehension a frame of its own): the first upstream that ended
+        # other than COMPLETED cancels the job, before anything is changed.
+        unmet = set()
         for dep in deps:
             status = jobs[dep].status
-            if status._terminal and status is not _COMPLETED:  # type: ignore[attr-defined]
-                self._finish(job, _CANCELLED, f"upstream job-{dep} {status.value}")
-                return
-        unmet = {d for d in deps if jobs[d].status is not _COMPLETED}
+            if status is not _COMPLETED:
+                if status._terminal:  # type: ignore[attr-defined]
+                    self._finish(job, _CANCELLED, f"upstream job-{dep} {status.value}")
+                    return
+                unmet.add(dep)
         if not unmet:
             self._push(job, self._clock())
             return
