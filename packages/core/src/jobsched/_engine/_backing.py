@@ -12,7 +12,7 @@ and ``import jobsched`` does not pay for them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from .._jobs._executor import Executor
     from .._jobs._job import Job
+    from ._attempts import Attempt
     from ._link import StoreLink
 
 
@@ -84,5 +85,23 @@ class JobSink(Protocol):
         ...
 
 
-class Backing(Lifetime, Reader, JobSink, Protocol):
+class OutcomePolicy(Protocol):
+    """How attempts end here: the teardown's reason, retries while stopping,
+    a failure recorded the hard way."""
+
+    #: Why an attempt the teardown cut short ends (HANDED_BACK: to the store).
+    shutdown_reason: str
+
+    def attempts_to_cut(self, attempts: Collection[Attempt]) -> list[Attempt]:
+        """Of the running attempts, those ``stop()`` cuts short past its grace."""
+        ...
+
+    def may_retry(self, stopping: bool) -> bool: ...
+
+    def failed_anyway(self, job: Job) -> None:
+        """Recording ``job``'s outcome failed; it ends FAILED here."""
+        ...
+
+
+class Backing(Lifetime, Reader, JobSink, OutcomePolicy, Protocol):
     """Every role a backing plays (more join as the engine's parts move here)."""

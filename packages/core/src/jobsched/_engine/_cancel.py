@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from .._enums import JobStatus
 from .._jobs._ids import id_number
-from ._outcomes import HANDED_BACK
 from ._stored import Stored
 
 _RUNNING = JobStatus.RUNNING
@@ -76,14 +75,8 @@ class Cancelling(Stored):
         in any member (its interrupted attempt not counted); in memory it
         ends CANCELLED.
         """
-        if self._link is None:
-            # Every one, an attempt its timeout already cut short too: in
-            # memory the job dies with the scheduler, CANCELLED, as it always
-            # did, and never waits for a retry no scheduler will make.
-            attempts = list(self._attempts.values())
-        else:
-            # One cut short already ends as that says (a timeout is retried).
-            attempts = [a for a in self._attempts.values() if not a.scope.cancel_called]
+        backing = self._backing
+        attempts = backing.attempts_to_cut(self._attempts.values())
         for attempt in attempts:
-            attempt.cancel(HANDED_BACK if self._link is not None else "scheduler shut down")
+            attempt.cancel(backing.shutdown_reason)
         return len(attempts)

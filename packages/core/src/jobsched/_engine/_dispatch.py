@@ -17,7 +17,6 @@ from .._jobs._job import Job
 from .._log import logger
 from . import _resume
 from ._attempts import SHUTDOWN_SCOPE, Attempt
-from ._outcomes import HANDED_BACK
 from ._resume import Abandoned, Resume
 from ._state import _describe
 from ._timers import Timers
@@ -143,7 +142,7 @@ class Dispatch(Timers):
                 if _worker_cancelled(exc, scope):
                     # The worker is being torn down (a trio checkpoint that
                     # raised before suspending): the job did not fail.
-                    self._settle(job, _shut_down(self._link is not None), None, None)
+                    self._settle(job, _shut_down(self._backing.shutdown_reason), None, None)
                     raise
                 # The job's error, or its own SystemExit and the like: the
                 # attempt fails, the scheduler goes on.
@@ -214,7 +213,7 @@ class Dispatch(Timers):
                 self._new_cell(cell, tried)
                 if not scope.cancel_called:
                     # On a durable store the job goes back to it, never cancelled.
-                    attempt.reason = attempt.reason or _shutdown_reason(self._link is not None)
+                    attempt.reason = attempt.reason or self._backing.shutdown_reason
                     attempt.scope = SHUTDOWN_SCOPE
                 if not attempt.abandoned:
                     self._end_attempt(job, attempt, None, None)
@@ -363,15 +362,11 @@ def _worker_cancelled(exc: BaseException, scope: anyio.CancelScope) -> bool:
     return scope.cancel_called or anyio.current_effective_deadline() == -math.inf
 
 
-def _shut_down(durable: bool) -> Attempt:
+def _shut_down(reason: str) -> Attempt:
+    """An attempt the teardown cut short, ending for ``reason`` (the backing's)."""
     attempt = Attempt(SHUTDOWN_SCOPE, None, None)  # type: ignore[arg-type]
-    attempt.reason = _shutdown_reason(durable)
+    attempt.reason = reason
     return attempt
-
-
-def _shutdown_reason(durable: bool) -> str:
-    """Why an attempt the teardown cut short ends: back to a durable store, or CANCELLED."""
-    return HANDED_BACK if durable else "scheduler shut down"
 
 
 @contextlib.contextmanager

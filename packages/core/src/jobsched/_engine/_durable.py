@@ -7,13 +7,14 @@ reaches them on the scheduler, as ``LinkHost`` does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import StoreUnavailableError, UnknownJobError
 from .._jobs._ids import id_number
 from .._log import logger
 from .._ordering._admission import executor_capacity
+from ._outcomes import HANDED_BACK
 from ._state import _describe
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
     from .._jobs._executor import Executor
     from .._jobs._job import Job
+    from ._attempts import Attempt
     from ._link import StoreLink
     from ._results import Results
 
@@ -32,10 +34,26 @@ class DurableBacking:
     __slots__ = ("link", "scheduler")
 
     cut_wording = "handed back to the store"
+    #: Why an attempt the teardown cut short ends: back to the store.
+    shutdown_reason = HANDED_BACK
 
     def __init__(self, scheduler: Results, link: StoreLink) -> None:
         self.scheduler = scheduler
         self.link = link
+
+    def attempts_to_cut(self, attempts: Collection[Attempt]) -> list[Attempt]:
+        """Those not cut short already: one that was ends as that says (a
+        timeout is retried)."""
+        return [a for a in attempts if not a.scope.cancel_called]
+
+    def may_retry(self, stopping: bool) -> bool:
+        """Even while stopping: the store keeps the retry for the next member
+        (ending the job FAILED would make stop() cost it its retries)."""
+        return True
+
+    def failed_anyway(self, job: Job) -> None:
+        """Its outcome could not be recorded: the row ends FAILED, not RUNNING for ever."""
+        self.scheduler._store_failed(job)
 
     def served(self, queues: frozenset[str] | None) -> None:
         """None: a job of a queue this member does not serve waits in the store."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import anyio
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .._jobs._executor import Executor
     from .._jobs._job import Job
     from .._ordering._queue import JobQueue
+    from ._attempts import Attempt
     from ._link import StoreLink
     from ._state import JobTable, RunState, Settings
     from ._timers import Ticker
@@ -41,6 +42,8 @@ class MemoryBacking:
 
     link: StoreLink | None = None
     cut_wording = "cancelled"
+    #: Why an attempt the teardown cut short ends (CANCELLED).
+    shutdown_reason = "scheduler shut down"
     default_grace: float | None = None  # stop() waits for running attempts
 
     def __init__(
@@ -65,6 +68,19 @@ class MemoryBacking:
         #: An executor plugin was loaded on first use: admission holds jobs
         #: to its capacity from then on.
         self.executor_loaded = executor_loaded
+
+    def attempts_to_cut(self, attempts: Collection[Attempt]) -> list[Attempt]:
+        """Every running attempt, one its timeout already cut short too: in
+        memory the job dies with the scheduler, CANCELLED, as it always did,
+        and never waits for a retry no scheduler will make."""
+        return list(attempts)
+
+    def may_retry(self, stopping: bool) -> bool:
+        """A stopping scheduler retries nothing itself."""
+        return not stopping
+
+    def failed_anyway(self, job: Job) -> None:
+        pass  # nothing else holds the job
 
     def served(self, queues: frozenset[str] | None) -> frozenset[str] | None:
         """What submit refuses other queues' jobs for: nothing else would run them."""

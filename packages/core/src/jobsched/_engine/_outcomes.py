@@ -113,7 +113,7 @@ class Outcomes(SchedulerState):
         if (
             retryable
             and attempts <= retry.max_retries
-            and (not self._run.stopping or self._link is not None)
+            and self._backing.may_retry(self._run.stopping)
         ):
             now = self._clock()
             wait = retry.delay(attempts, self._settings.rng)
@@ -172,8 +172,7 @@ class Outcomes(SchedulerState):
         except Exception:
             job.finished_at = time.monotonic()
         number = job._jobsched_id
-        if self._link is not None:
-            self._store_failed(job)
+        self._backing.failed_anyway(job)
         self._table.unfinished -= 1
         if self._table.outcome_waiters:
             # wait() on the memory store sleeps until the job ends here.
