@@ -28,7 +28,7 @@ SHAPE = engine_shape.measure()
 RATCHETS: dict[str, tuple[Callable[[engine_shape.Shape], int], int, int | None]] = {
     # Places that ask whether there is a store link (asserts left out). Target:
     # at most 3, all decided once (plan, section 2.5).
-    "link decisions": (lambda s: len(s.decisions), 25, 3),
+    "link decisions": (lambda s: len(s.decisions), 21, 3),
     # The same, as the issue counted it: `self._link is (not) None` spelled out.
     "the issue's grep": (lambda s: s.grep, 14, None),
     # JobScheduler -> Lifecycle -> ... -> SchedulerState. Target: no engine class

@@ -103,5 +103,17 @@ class OutcomePolicy(Protocol):
         ...
 
 
-class Backing(Lifetime, Reader, JobSink, OutcomePolicy, Protocol):
+class CancelPolicy(Protocol):
+    """cancel()'s view: which jobs the backing answers for, and how a queued one leaves."""
+
+    def cancel_elsewhere(self, number: int, job: Job | None) -> bool | None:
+        """cancel()'s answer if the backing decides it; None: cancel it here."""
+        ...
+
+    def withdraw(self, job: Job) -> None:
+        """A queued job was cancelled here."""
+        ...
+
+
+class Backing(Lifetime, Reader, JobSink, OutcomePolicy, CancelPolicy, Protocol):
     """Every role a backing plays (more join as the engine's parts move here)."""

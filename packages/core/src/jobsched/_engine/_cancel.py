@@ -27,34 +27,17 @@ class Cancelling(Stored):
         """
         number = id_number(job_id)
         job = self._table.jobs.get(number)
-        link = self._link
-        if link is not None and number and job is None:
-            # Not known here: the store cancels it wherever it is. A claim
-            # the store made before the cancel reached it may still be on
-            # its way here: remember the id, so that claim does not start it.
-            link.cancel(number)
-            unknown = self._cancelled_unknown
-            unknown[number] = None
-            if len(unknown) > CANCELS_KEPT:
-                del unknown[next(iter(unknown))]
-            return True
-        if job is None or job.status._terminal:  # type: ignore[attr-defined]
-            return False
-        if link is not None and number not in self._held:
-            if job.status is not _RUNNING:
-                self._finish(job, _CANCELLED, "cancelled")
-            link.cancel(number)
-            return True
+        # The backing answers for a job it decides about (unknown, finished,
+        # held elsewhere); a running job's cancel is stored there first.
+        answer = self._backing.cancel_elsewhere(number, job)
+        if answer is not None:
+            return answer
+        assert job is not None
         if job.status is _RUNNING:
-            if link is not None:
-                # Stored too: if this process dies before the attempt ends,
-                # the member that takes the job over ends it CANCELLED.
-                link.cancel(number)
             self._cancel_running(number)
         else:
             self._finish(job, _CANCELLED, "cancelled")
-            if link is None:
-                self._queue.discard(job)
+            self._backing.withdraw(job)
             if self._admission is not None:
                 self._admission.cancelled(job)
         return True

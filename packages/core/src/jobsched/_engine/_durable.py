@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._enums import JobStatus
 from .._exceptions import StoreUnavailableError, UnknownJobError
 from .._jobs._ids import id_number
 from .._log import logger
 from .._ordering._admission import executor_capacity
+from ._cancel import CANCELS_KEPT
 from ._outcomes import HANDED_BACK
 from ._state import _describe
 
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
     from ._attempts import Attempt
     from ._link import StoreLink
     from ._results import Results
+
+_RUNNING = JobStatus.RUNNING
+_CANCELLED = JobStatus.CANCELLED
 
 
 class DurableBacking:
@@ -40,6 +45,37 @@ class DurableBacking:
     def __init__(self, scheduler: Results, link: StoreLink) -> None:
         self.scheduler = scheduler
         self.link = link
+
+    def cancel_elsewhere(self, number: int, job: Job | None) -> bool | None:
+        """cancel() through the store: a job not known here, or not held here,
+        is cancelled wherever it is; a running one held here is cancelled in
+        the store too, before its scope (None: cancel() goes on here)."""
+        link = self.link
+        if number and job is None:
+            # Not known here: the store cancels it wherever it is. A claim
+            # the store made before the cancel reached it may still be on
+            # its way here: remember the id, so that claim does not start it.
+            link.cancel(number)
+            unknown = self.scheduler._cancelled_unknown
+            unknown[number] = None
+            if len(unknown) > CANCELS_KEPT:
+                del unknown[next(iter(unknown))]
+            return True
+        if job is None or job.status._terminal:  # type: ignore[attr-defined]
+            return False
+        if number not in self.scheduler._held:
+            if job.status is not _RUNNING:
+                self.scheduler._finish(job, _CANCELLED, "cancelled")
+            link.cancel(number)
+            return True
+        if job.status is _RUNNING:
+            # Stored too: if this process dies before the attempt ends,
+            # the member that takes the job over ends it CANCELLED.
+            link.cancel(number)
+        return None
+
+    def withdraw(self, job: Job) -> None:
+        pass  # the store holds it: its cancel is the CANCELLED outcome
 
     def attempts_to_cut(self, attempts: Collection[Attempt]) -> list[Attempt]:
         """Those not cut short already: one that was ends as that says (a

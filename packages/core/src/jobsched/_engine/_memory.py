@@ -69,6 +69,16 @@ class MemoryBacking:
         #: to its capacity from then on.
         self.executor_loaded = executor_loaded
 
+    def cancel_elsewhere(self, number: int, job: Job | None) -> bool | None:
+        """False for a job unknown or finished; None: cancel() goes on here."""
+        if job is None or job.status._terminal:  # type: ignore[attr-defined]
+            return False
+        return None
+
+    def withdraw(self, job: Job) -> None:
+        """A cancelled queued job leaves the queue."""
+        self._queue.discard(job)
+
     def attempts_to_cut(self, attempts: Collection[Attempt]) -> list[Attempt]:
         """Every running attempt, one its timeout already cut short too: in
         memory the job dies with the scheduler, CANCELLED, as it always did,
