@@ -156,7 +156,7 @@ class App:
     def _adopt(self, scheduler: JobScheduler) -> None:
         scheduler._use_registry(self._jobs)
         self._built.add(scheduler)
-        if scheduler._num_workers:
+        if scheduler._settings.num_workers:
             for periodic in self._periodic.values():
                 periodic.register(scheduler)
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def _running(app: App) -> list[JobScheduler]:
-    return [s for s in list(app._built) if s._state == STARTED and not s._stopping]
+    return [s for s in list(app._built) if s._run.phase == STARTED and not s._run.stopping]
 
 
 def _submit_options(submit: dict[str, Any]) -> dict[str, Any]:
@@ -52,7 +52,7 @@ async def enqueue_async(app: App, job: Job, submit: dict[str, Any]) -> str:
     submit = _submit_options(submit)
     here = get_ident()
     for scheduler in _running(app):
-        if scheduler._loop_thread == here:
+        if scheduler._run.loop_thread == here:
             return await scheduler.enqueue(job, **submit)
     producer = app._producer_for("enqueue()")
     if "connection" in submit:
@@ -83,14 +83,14 @@ def enqueue_sync(app: App, job: Job, submit: dict[str, Any]) -> str:
         scheduler = running[0] if running else app._producer_for("enqueue_sync()").scheduler
         return submit_joined(scheduler, job, connection, **submit)
     for scheduler in running:
-        if scheduler._loop_thread == here:
+        if scheduler._run.loop_thread == here:
             raise SchedulerError(
                 "enqueue_sync() was called on the event-loop thread of the app's scheduler, "
                 "where waiting for the commit would block the loop that makes it: use "
                 "`await f.enqueue(...)` there"
             )
     for scheduler in running:
-        token = scheduler._loop_token
+        token = scheduler._run.loop_token
         if token is not None:
             import anyio.from_thread
 

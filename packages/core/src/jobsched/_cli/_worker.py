@@ -321,7 +321,7 @@ async def _serve(
                     "started on %s: %d workers, pid %d, jobs from %s%s%s; stop with SIGTERM "
                     "or SIGINT (grace %ss)",
                     url,
-                    scheduler._num_workers,
+                    scheduler._settings.num_workers,
                     os.getpid(),
                     ", ".join(sources),
                     described(scheduler),

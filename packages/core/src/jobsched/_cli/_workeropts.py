@@ -261,18 +261,18 @@ def described(scheduler: JobScheduler) -> str:
             for key, limit in sorted(rates.items())
         )
         parts.append(f"rate limits {shown}")
-    strategy = type(scheduler._strategy).__name__
+    strategy = type(scheduler._settings.strategy).__name__
     name = next((k for k, v in STRATEGIES.items() if v == strategy), strategy)
-    weights = getattr(scheduler._strategy, "weights", None)
+    weights = getattr(scheduler._settings.strategy, "weights", None)
     if weights:
         name += " (" + ", ".join(f"{t}={w}" for t, w in weights.items()) + ")"
     parts.append(f"strategy {name}")
-    if scheduler._queues is not None:
-        parts.append("queues " + ", ".join(sorted(scheduler._queues)))
-    if scheduler._queue_limits:
-        limits = sorted(scheduler._queue_limits.items())
+    if scheduler._settings.queues is not None:
+        parts.append("queues " + ", ".join(sorted(scheduler._settings.queues)))
+    if scheduler._settings.queue_limits:
+        limits = sorted(scheduler._settings.queue_limits.items())
         parts.append("queue limits " + ", ".join(f"{q}={n}" for q, n in limits))
     if link is not None:
         parts.append(f"lease {link.store.lease:g}s")
-    parts.append(f"load_grace {scheduler._load_grace:g}s")
+    parts.append(f"load_grace {scheduler._settings.load_grace:g}s")
     return "; " + ", ".join(parts)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from .._enums import JobStatus
 from .._jobs._ids import id_number
-from ._outcomes import HANDED_BACK
 from ._stored import Stored
 
 _RUNNING = JobStatus.RUNNING
@@ -27,35 +26,18 @@ class Cancelling(Stored):
         CANCELLED and its executor stops the work where it can.
         """
         number = id_number(job_id)
-        job = self._jobs.get(number)
-        link = self._link
-        if link is not None and number and job is None:
-            # Not known here: the store cancels it wherever it is. A claim
-            # the store made before the cancel reached it may still be on
-            # its way here: remember the id, so that claim does not start it.
-            link.cancel(number)
-            unknown = self._cancelled_unknown
-            unknown[number] = None
-            if len(unknown) > CANCELS_KEPT:
-                del unknown[next(iter(unknown))]
-            return True
-        if job is None or job.status._terminal:  # type: ignore[attr-defined]
-            return False
-        if link is not None and number not in self._held:
-            if job.status is not _RUNNING:
-                self._finish(job, _CANCELLED, "cancelled")
-            link.cancel(number)
-            return True
+        job = self._table.jobs.get(number)
+        # The backing answers for a job it decides about (unknown, finished,
+        # held elsewhere); a running job's cancel is stored there first.
+        answer = self._backing.cancel_elsewhere(number, job)
+        if answer is not None:
+            return answer
+        assert job is not None
         if job.status is _RUNNING:
-            if link is not None:
-                # Stored too: if this process dies before the attempt ends,
-                # the member that takes the job over ends it CANCELLED.
-                link.cancel(number)
             self._cancel_running(number)
         else:
             self._finish(job, _CANCELLED, "cancelled")
-            if link is None:
-                self._queue.discard(job)
+            self._backing.withdraw(job)
             if self._admission is not None:
                 self._admission.cancelled(job)
         return True
@@ -76,14 +58,8 @@ class Cancelling(Stored):
         in any member (its interrupted attempt not counted); in memory it
         ends CANCELLED.
         """
-        if self._link is None:
-            # Every one, an attempt its timeout already cut short too: in
-            # memory the job dies with the scheduler, CANCELLED, as it always
-            # did, and never waits for a retry no scheduler will make.
-            attempts = list(self._attempts.values())
-        else:
-            # One cut short already ends as that says (a timeout is retried).
-            attempts = [a for a in self._attempts.values() if not a.scope.cancel_called]
+        backing = self._backing
+        attempts = backing.attempts_to_cut(self._attempts.values())
         for attempt in attempts:
-            attempt.cancel(HANDED_BACK if self._link is not None else "scheduler shut down")
+            attempt.cancel(backing.shutdown_reason)
         return len(attempts)

@@ -17,7 +17,6 @@ from .._jobs._job import Job
 from .._log import logger
 from . import _resume
 from ._attempts import SHUTDOWN_SCOPE, Attempt
-from ._outcomes import HANDED_BACK
 from ._resume import Abandoned, Resume
 from ._state import _describe
 from ._timers import Timers
@@ -54,7 +53,7 @@ class Dispatch(Timers):
         # Once per task: js.current_job() reads the attempt from this cell.
         running.set(Running(self))
         try:
-            while not self._stopping:
+            while not self._run.stopping:
                 # One scope serves every attempt this worker runs; cancel()
                 # and timeouts cancel it, and only then is a new one made.
                 # Entering a scope per attempt would cost more than a no-op
@@ -78,12 +77,13 @@ class Dispatch(Timers):
         idle = self._idle_workers
         executors = self._executors
         clock = self._clock
-        transition = self._transition
+        run = self._run
+        transition = self._table.transition
         finish_one = self._finish_one
         cell = running.get()
         assert cell is not None
         streak = 0
-        while not self._stopping:
+        while not run.stopping:
             # Read each time: admission starts when an executor with a
             # capacity is first loaded, possibly by the job that just ran.
             job = self._take_next()
@@ -142,7 +142,7 @@ class Dispatch(Timers):
                 if _worker_cancelled(exc, scope):
                     # The worker is being torn down (a trio checkpoint that
                     # raised before suspending): the job did not fail.
-                    self._settle(job, _shut_down(self._link is not None), None, None)
+                    self._settle(job, _shut_down(self._backing.shutdown_reason), None, None)
                     raise
                 # The job's error, or its own SystemExit and the like: the
                 # attempt fails, the scheduler goes on.
@@ -185,11 +185,7 @@ class Dispatch(Timers):
         if timeout is not None and not (self._setting_up and number in self._setting_up):
             assert job.started_at is not None
             deadline = job.started_at + timeout
-            if self._watching:
-                self._deadlines.watch(attempt, deadline)
-                if deadline < self._ticker_sleeps_until:
-                    self._wake_ticker()
-            else:
+            if not self._timers.watch(attempt, deadline):
                 scope.deadline = anyio.current_time() + (deadline - self._clock())
                 on_scope = True
         self._attempts[number] = attempt
@@ -217,7 +213,7 @@ class Dispatch(Timers):
                 self._new_cell(cell, tried)
                 if not scope.cancel_called:
                     # On a durable store the job goes back to it, never cancelled.
-                    attempt.reason = attempt.reason or _shutdown_reason(self._link is not None)
+                    attempt.reason = attempt.reason or self._backing.shutdown_reason
                     attempt.scope = SHUTDOWN_SCOPE
                 if not attempt.abandoned:
                     self._end_attempt(job, attempt, None, None)
@@ -257,7 +253,7 @@ class Dispatch(Timers):
         self, job: Job, attempt: Attempt, result: Any, error: BaseException | None
     ) -> None:
         del self._attempts[job._jobsched_id]
-        self._deadlines.ended(attempt)
+        self._timers.deadlines.ended(attempt)
         self._in_flight -= 1
         self._settle(job, attempt, result, error)
 
@@ -285,10 +281,7 @@ class Dispatch(Timers):
 
     def _start_grace(self, attempt: Attempt) -> None:
         """``attempt`` was just cancelled: give it CANCEL_GRACE seconds to end."""
-        if self._watching:  # else stop() is under way, and waits for it anyway
-            deadline = self._deadlines.grace(attempt, self._clock())
-            if deadline < self._ticker_sleeps_until:
-                self._wake_ticker()
+        self._timers.grace(attempt)
 
     def _abandon(self, attempt: Attempt) -> None:
         """``attempt`` outlived its grace: record it, and replace its worker.
@@ -315,7 +308,7 @@ class Dispatch(Timers):
             attempt.cell.attempt = job.attempts
         self._end_attempt(job, attempt, None, None)
         group = self._workers_group
-        if group is not None and not self._stopping:
+        if group is not None and not self._run.stopping:
             self._live_tasks += 1
             self._start_workers(group, 1, "jobsched-worker")
 
@@ -326,7 +319,7 @@ class Dispatch(Timers):
         attempt = self._attempts.get(number)
         if attempt is None or attempt.scope.cancel_called:
             return  # not suspended yet (no deadline yet), or being cancelled (a grace runs)
-        self._deadlines.unwatch(attempt)
+        self._timers.deadlines.unwatch(attempt)
         attempt.scope.deadline = math.inf
 
     def _setup_ends(self, job: Job) -> None:
@@ -343,11 +336,7 @@ class Dispatch(Timers):
         if timeout is None or attempt is None:
             return  # not suspended yet: _continue_attempt sets the deadline from started_at
         deadline = now + timeout
-        if self._watching:
-            self._deadlines.watch(attempt, deadline)
-            if deadline < self._ticker_sleeps_until:
-                self._wake_ticker()
-        else:
+        if not self._timers.watch(attempt, deadline):
             attempt.scope.deadline = anyio.current_time() + timeout
 
     def _start_workers(self, group: TaskGroup, count: int, name: str) -> None:
@@ -373,15 +362,11 @@ def _worker_cancelled(exc: BaseException, scope: anyio.CancelScope) -> bool:
     return scope.cancel_called or anyio.current_effective_deadline() == -math.inf
 
 
-def _shut_down(durable: bool) -> Attempt:
+def _shut_down(reason: str) -> Attempt:
+    """An attempt the teardown cut short, ending for ``reason`` (the backing's)."""
     attempt = Attempt(SHUTDOWN_SCOPE, None, None)  # type: ignore[arg-type]
-    attempt.reason = _shutdown_reason(durable)
+    attempt.reason = reason
     return attempt
-
-
-def _shutdown_reason(durable: bool) -> str:
-    """Why an attempt the teardown cut short ends: back to a durable store, or CANCELLED."""
-    return HANDED_BACK if durable else "scheduler shut down"
 
 
 @contextlib.contextmanager
@@ -399,7 +384,7 @@ def setting_up(job: Job) -> Iterator[None]:
     dispatch = schedulers[-1] if schedulers else None
     if (
         not isinstance(dispatch, Dispatch)
-        or dispatch._jobs.get(job._jobsched_id) is not job
+        or dispatch._table.jobs.get(job._jobsched_id) is not job
         or job.status is not _RUNNING
     ):
         yield

@@ -132,7 +132,7 @@ def _prepare(
         delay = delay_until(at, delay)
     if job_id is not None:
         check_own_id(job_id)
-    if scheduler._stopping:
+    if scheduler._run.stopping:
         raise SchedulerStoppedError(
             f"cannot enqueue {_describe(job)}: the scheduler is stopping or stopped (its "
             "store is closing); enqueue through a running one"
@@ -203,13 +203,14 @@ def _row(
     wall = time.time()
     job.seq = _next_seq()
     job.submitted_at = wall  # the stored key compares across processes (see _stored_row)
+    strategy = scheduler._settings.strategy
     try:
-        key = tuple(map(float, scheduler._strategy.key(job)))
+        key = tuple(map(float, strategy.key(job)))
     except Exception as exc:
         _undo(job)
         raise TypeError(
             f"{_describe(job)} cannot be stored: the strategy "
-            f"{type(scheduler._strategy).__name__} must give a key of numbers for a durable "
+            f"{type(strategy).__name__} must give a key of numbers for a durable "
             f"store ({type(exc).__name__}: {exc})"
         ) from exc
     now = scheduler._clock()

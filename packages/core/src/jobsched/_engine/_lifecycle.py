@@ -45,15 +45,15 @@ class Lifecycle(Results):
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self._state = NEW
+            self._run.phase = NEW
             raise SchedulerError(
                 "start() by hand runs on asyncio only; under trio use "
                 "`async with JobScheduler(...) as s:`"
             ) from None
         try:
-            await self._open_store()
+            await self._backing.open()
         except BaseException:
-            self._state = NEW
+            self._run.phase = NEW
             raise
         started = anyio.Event()
         self._standalone = loop.create_task(self._serve_standalone(started))
@@ -91,30 +91,25 @@ class Lifecycle(Results):
         check_grace(grace)
         if cancel_running:
             grace = 0.0
-        elif grace is None and self._link is not None:
-            grace = DEFAULT_GRACE
-        if self._state == NEW:
-            self._stopping = True
-            self._state = STOPPED
-            await self._shutdown_executors(cancel_running)
-            if self._link is not None:
-                # Never started: what was submitted is written, then the store closed.
-                try:
-                    await self._link.flush()
-                finally:
-                    await self._link.store.close()
+        elif grace is None:
+            grace = self._backing.default_grace
+        if self._run.phase == NEW:
+            self._run.stopping = True
+            self._run.phase = STOPPED
+            await self._executors.shutdown(cancel_running)
+            await self._backing.close_unstarted()
             return
-        if self._stopping:
+        if self._run.stopping:
             # Another stop() is under way: cut its grace short if asked, and
             # wait until it has finished.
             if cancel_running:
                 self._hand_back_running()
-            while self._state != STOPPED:
+            while self._run.phase != STOPPED:
                 event = anyio.Event()
-                self._join_waiters.append(event)
+                self._table.join_waiters.append(event)
                 await event.wait()
             return
-        self._stopping = True
+        self._run.stopping = True
         self._wake_all()
         assert self._done is not None
         cut = 0
@@ -129,27 +124,27 @@ class Lifecycle(Results):
                         logger.info(
                             "stopping: %d running job(s) %s after a grace of %ss",
                             cut,
-                            "handed back to the store" if self._link else "cancelled",
+                            self._backing.cut_wording,
                             f"{grace:g}",
                         )
             await self._done.wait()
-            await self._close_store()
+            await self._backing.close()
             if self._standalone is not None:
                 task, self._standalone = self._standalone, None
                 await task
         finally:
             try:
-                await self._shutdown_executors(cancel_running or cut > 0)
+                await self._executors.shutdown(cancel_running or cut > 0)
             finally:
-                self._state = STOPPED
-                self._wake_joiners()
+                self._run.phase = STOPPED
+                self._table.wake_joiners()
 
     async def __aenter__(self: _Self) -> _Self:
         self._begin_start()
         try:
-            await self._open_store()
+            await self._backing.open()
         except BaseException:
-            self._state = NEW
+            self._run.phase = NEW
             raise
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
@@ -208,41 +203,30 @@ class Lifecycle(Results):
         return None
 
     def _begin_start(self) -> None:
-        if self._state != NEW:
+        if self._run.phase != NEW:
             raise SchedulerError("the scheduler was already started; a scheduler starts once")
-        self._state = STARTED
+        self._run.phase = STARTED
         self._done = anyio.Event()
         from anyio.lowlevel import current_token
 
-        self._loop_token = current_token()
-        self._loop_thread = get_ident()
+        self._run.loop_token = current_token()
+        self._run.loop_thread = get_ident()
 
     def _spawn(self, task_group: TaskGroup) -> None:
         self._workers_group = task_group
         # The ticker watches attempt deadlines from now on, also those of
         # attempts that start before it first runs (trio starts tasks in no
         # fixed order); it reads the heap when it starts.
-        self._watching = True
-        self._live_tasks = self._num_workers + 1
-        self._start_workers(task_group, self._num_workers, "jobsched-worker")
+        self._timers.watching = True
+        self._live_tasks = self._settings.num_workers + 1
+        self._start_workers(task_group, self._settings.num_workers, "jobsched-worker")
         task_group.start_soon(self._ticker, name="jobsched-ticker")
-        link = self._link
-        if link is not None:
-            task_group.start_soon(link.committer, name="jobsched-store-committer")
-            task_group.start_soon(link.claimer, name="jobsched-store-claimer")
-            task_group.start_soon(link.heartbeat, name="jobsched-store-heartbeat")
+        self._backing.spawn(task_group)
 
     async def _serve_standalone(self, started: anyio.Event) -> None:
         async with anyio.create_task_group() as task_group:
             self._spawn(task_group)
             started.set()
-
-    async def _shutdown_executors(self, cancel_running: bool) -> None:
-        for name, executor in list(self._executors.items()):
-            try:
-                await executor.shutdown(cancel_running=cancel_running)
-            except Exception:
-                logger.exception("executor %r failed to shut down", name)
 
 
 #: Seconds stop() gives running attempts on a durable store before it hands

@@ -21,7 +21,6 @@ from .._enums import JobStatus
 from .._jobs import _plugins
 from .._jobs._text import storable
 from .._log import logger
-from .._ordering._admission import executor_capacity
 from .._time._misfire import warn_dropped
 from ..store._rows import Change, Claimed, DueSchedule, NewJob, Outcome
 from ._link import _timing
@@ -50,13 +49,13 @@ class LinkHost:
     @property
     def num_workers(self) -> int:
         """The scheduler's ``num_workers``, for the members list."""
-        return self._scheduler._num_workers
+        return self._scheduler._settings.num_workers
 
     def claim_capacity(self) -> tuple[int, dict[str, int]]:
         """Claim for the idle workers; on each executor this member has, at
         most its room under ``executor_limits`` or its capacity."""
         s = self._scheduler
-        if s._stopping:
+        if s._run.stopping:
             return 0, {}
         wanted = len(s._idle_workers) + self.ahead() - len(s._claimed)
         if wanted <= 0:
@@ -65,13 +64,9 @@ class LinkHost:
         # A bounded executor gets no more claims than it has room for, so a
         # claimed job starts at once (its timeout counts its run) and the
         # limit holds: the store honours each executor's room.
-        bounds = dict(s._executor_limits)
-        for name, executor in s._executors.items():
-            capacity = executor_capacity(name, executor)
-            if capacity is not None:
-                bounds[name] = min(bounds.get(name, capacity), capacity)
+        bounds = s._executors.bounds(s._settings.executor_limits)
         if bounds:
-            jobs = s._jobs
+            jobs = s._table.jobs
             holding = Counter(jobs[n].executor for n in s._held if n in jobs)
             for name, bound in bounds.items():
                 rooms[name] = max(0, min(wanted, bound - holding[name]))
@@ -89,29 +84,30 @@ class LinkHost:
         """
         s = self._scheduler
         link = s._link
-        if link is None or link.rates or link.tenants is not None or not s._num_workers:
+        if link is None or link.rates or link.tenants is not None or not s._settings.num_workers:
             return 0
         mean = s._attempt_time
         if mean == math.inf or self._stuck():
             return 0
         return min(
-            _timing.PREFETCH_MAX, int(s._num_workers * _timing.PREFETCH_AHEAD / max(mean, 1e-6))
+            _timing.PREFETCH_MAX,
+            int(s._settings.num_workers * _timing.PREFETCH_AHEAD / max(mean, 1e-6)),
         )
 
     def _stuck(self) -> bool:
         """Every worker runs an attempt older than ``PREFETCH_AHEAD``: jobs
         claimed now would wait behind long ones, so none are claimed ahead."""
         s = self._scheduler
-        if s._idle_workers or len(s._attempts) < s._num_workers:
+        if s._idle_workers or len(s._attempts) < s._settings.num_workers:
             return False
-        now, ahead, jobs = s._clock(), _timing.PREFETCH_AHEAD, s._jobs
+        now, ahead, jobs = s._clock(), _timing.PREFETCH_AHEAD, s._table.jobs
         old = 0
         for number in s._attempts:
             job = jobs.get(number)
             started = None if job is None else job.started_at
             if started is not None and now - started > ahead:
                 old += 1
-        return old >= s._num_workers
+        return old >= s._settings.num_workers
 
     def stale_claims(self) -> list[int]:
         """The claimed-ahead jobs, if the oldest waited past ``PREFETCH_STALE``
@@ -134,11 +130,11 @@ class LinkHost:
                 # Loaded from the store at the claim (submitted elsewhere):
                 # this process forgets it, as before the claim. One submitted
                 # here stays PENDING, as a job of its own run elsewhere.
-                del s._jobs[number]
-                s._unfinished -= 1
+                del s._table.jobs[number]
+                s._table.unfinished -= 1
         s._released += numbers
-        if not s._unfinished and s._join_waiters:
-            s._wake_joiners()
+        if not s._table.unfinished and s._table.join_waiters:
+            s._table.wake_joiners()
         return numbers
 
     def handed_back(self, numbers: Collection[int]) -> None:
@@ -151,13 +147,13 @@ class LinkHost:
         """Each queue under ``queue_limits``: how many more of its jobs this
         member may claim now (None: no queue is limited)."""
         s = self._scheduler
-        if not s._queue_limits:
+        if not s._settings.queue_limits:
             return None
-        jobs = s._jobs
+        jobs = s._table.jobs
         holding = Counter(jobs[n].queue for n in s._held if n in jobs)
         return {
             name: max(0, min(wanted, bound - holding[name]))
-            for name, bound in s._queue_limits.items()
+            for name, bound in s._settings.queue_limits.items()
         }
 
     def claimed(self, claims: Sequence[Claimed]) -> None:
@@ -165,7 +161,7 @@ class LinkHost:
         s = self._scheduler
         link = s._link
         assert link is not None
-        jobs = s._jobs
+        jobs = s._table.jobs
         claimed_now = time.monotonic()
         for claim in claims:
             number = claim.id
@@ -194,7 +190,7 @@ class LinkHost:
                     # (which the store reports as existed when it answers).
                     local = False
                     del jobs[number]
-                    s._unfinished -= 1
+                    s._table.unfinished -= 1
             if not local:
                 stored, reason = self._load(claim)
                 if stored is None:
@@ -208,7 +204,8 @@ class LinkHost:
             if name not in s._executors:
                 # Submitted by another process: this one loads its executor now.
                 try:
-                    s._executors[name] = _plugins.create(name)
+                    # No hook: the claims bound it to its capacity.
+                    s._executors.ensure(name)
                 except Exception as exc:
                     self._refuse(number, claim.attempt, f"{type(exc).__name__}: {exc}")
                     continue
@@ -227,7 +224,7 @@ class LinkHost:
                 job = stored
                 job.status = _PENDING
                 jobs[number] = job
-                s._unfinished += 1
+                s._table.unfinished += 1
             assert job is not None
             if claim.lost and claim.cancelled:
                 # Cancelled while it ran in a member that died: the cancel wins.
@@ -291,7 +288,7 @@ class LinkHost:
         assert link is not None
         s._held.pop(number, None)
         link.record(Outcome(number, attempt, _FAILED, time.time(), error=reason))
-        job = s._jobs.get(number)
+        job = s._table.jobs.get(number)
         if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
             job.last_error = reason
             job.status = _RUNNING
@@ -301,7 +298,7 @@ class LinkHost:
         """Statuses the store set itself (a cascade): this process's view follows."""
         s = self._scheduler
         for change in changes:
-            job = s._jobs.get(change.id)
+            job = s._table.jobs.get(change.id)
             if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
                 s._finish_one(job, change.status, change.error)
 
@@ -309,14 +306,14 @@ class LinkHost:
         """Jobs submitted here with an id of their own that the store already
         held: the store's job stands, and this process forgets its copy."""
         s = self._scheduler
-        jobs = s._jobs
+        jobs = s._table.jobs
         for number in ids:
             job = jobs.get(number)
             if job is not None and not job.status._terminal and number not in s._held:  # type: ignore[attr-defined]
                 del jobs[number]
-                s._unfinished -= 1
-        if not s._unfinished and s._join_waiters:
-            s._wake_joiners()
+                s._table.unfinished -= 1
+        if not s._table.unfinished and s._table.join_waiters:
+            s._table.wake_joiners()
 
     def held(self) -> Collection[int]:
         """The jobs this member holds in the store, for their leases."""
@@ -369,8 +366,8 @@ class LinkHost:
                     row.fire_time = schedule.fire_time
             if not await link.fire(schedule.id, schedule.fire_time, step.next, row):
                 if row is not None:  # another member made this fire: forget ours
-                    del s._jobs[row.id]
-                    s._unfinished -= 1
+                    del s._table.jobs[row.id]
+                    s._table.unfinished -= 1
                 continue
             if step.dropped:  # once: the member whose step moved the schedule on
                 warn_dropped(schedule.id, step)
@@ -390,7 +387,7 @@ class LinkHost:
     def cancel_held(self, ids: Collection[int]) -> None:
         """Cancels asked for in the store, of jobs this member holds."""
         s = self._scheduler
-        jobs = s._jobs
+        jobs = s._table.jobs
         for number in ids:
             job = jobs.get(number)
             if job is not None and job.status is _RUNNING:

@@ -42,7 +42,7 @@ def hand_back_or_fail(
     """A claimed job that does not load here (``reason``): queue its hand-back
     for the heartbeat (``s._deferred``), or ``refuse`` it (FAILED) once its
     grace here is over, or at once with ``load_grace=0``."""
-    grace = s._load_grace
+    grace = s._settings.load_grace
     now = time.time()
     first = s._unloaded_since.get(number)
     if first is None:
@@ -82,7 +82,7 @@ def _forget_old(s: SchedulerState, now: float) -> None:
     """Jobs another member ran or failed never come back here: forget those
     whose grace is long over, so that the map stays small."""
     if len(s._unloaded_since) > UNLOADABLE_KEPT:
-        old = now - s._load_grace - 60.0
+        old = now - s._settings.load_grace - 60.0
         s._unloaded_since = {n: t for n, t in s._unloaded_since.items() if t > old}
 
 

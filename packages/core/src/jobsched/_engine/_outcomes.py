@@ -113,10 +113,10 @@ class Outcomes(SchedulerState):
         if (
             retryable
             and attempts <= retry.max_retries
-            and (not self._stopping or self._link is not None)
+            and self._backing.may_retry(self._run.stopping)
         ):
             now = self._clock()
-            wait = retry.delay(attempts, self._rng)
+            wait = retry.delay(attempts, self._settings.rng)
             if not 0 <= wait < math.inf:  # NaN too: it would park the job for ever
                 raise ValueError(
                     f"{type(retry).__name__}.delay({attempts}) returned {wait!r}, "
@@ -134,7 +134,7 @@ class Outcomes(SchedulerState):
                 wait,
                 extra=_extra(job),
             )
-            self._transition(job, _RETRY_WAIT)
+            self._table.transition(job, _RETRY_WAIT)
             if self._link is None:
                 self._push(job, now)
         else:
@@ -172,25 +172,24 @@ class Outcomes(SchedulerState):
         except Exception:
             job.finished_at = time.monotonic()
         number = job._jobsched_id
-        if self._link is not None:
-            self._store_failed(job)
-        self._unfinished -= 1
-        if self._outcome_waiters:
+        self._backing.failed_anyway(job)
+        self._table.unfinished -= 1
+        if self._table.outcome_waiters:
             # wait() on the memory store sleeps until the job ends here.
-            for event in self._outcome_waiters.pop(number, ()):
+            for event in self._table.outcome_waiters.pop(number, ()):
                 event.set()
         self._blocked.pop(number, None)
-        self._finished.append(number)
-        if len(self._finished) > self._history_limit:
-            self._jobs.pop(self._finished.popleft(), None)
-        if self._listeners:
-            self._notify(job, old, _FAILED)
+        self._table.finished.append(number)
+        if len(self._table.finished) > self._table.history_limit:
+            self._table.jobs.pop(self._table.finished.popleft(), None)
+        if self._table.listeners:
+            self._table.notify(job, old, _FAILED)
         for dep in self._dependents.pop(number, None) or ():
-            dependent = self._jobs.get(dep)
+            dependent = self._table.jobs.get(dep)
             if dependent is not None:
                 self._finish(dependent, _CANCELLED, f"upstream job-{number} failed")
-        if not self._unfinished and self._join_waiters:
-            self._wake_joiners()
+        if not self._table.unfinished and self._table.join_waiters:
+            self._table.wake_joiners()
 
     def _finish(self, job: Job, status: JobStatus, error: str | None) -> None:
         """Make ``job`` terminal, release or cancel its dependents, trim history."""
@@ -203,23 +202,18 @@ class Outcomes(SchedulerState):
             if more:
                 todo.extend(more)
 
-    def _finish_one(
+    def _finish_here(
         self, job: Job, status: JobStatus, error: str | None, now: float | None = None
     ) -> list[tuple[Job, str]] | None:
-        """Finish ``job`` alone; the dependents its failure cancels, if any.
+        """Finish ``job`` alone (``_finish_one`` in memory; after the store's
+        write on a durable store); the dependents its failure cancels, if any.
 
         :param now: the scheduler's clock, if the caller has just read it.
         """
         if job.status._terminal:  # type: ignore[attr-defined]
             return None
+        table = self._table
         try:  # costs nothing unless it raises (zero-cost exceptions)
-            if self._link is not None:
-                started = job.started_at
-                if started is not None and job.status is _RUNNING:
-                    if now is None:
-                        now = self._clock()
-                    self._ran(now - started)
-                status = self._store_outcome(job, status, error)
             if error is not None:
                 # Only cancellations pass a reason: failures set last_error before.
                 job.last_error = error
@@ -234,18 +228,18 @@ class Outcomes(SchedulerState):
             if now is None:
                 now = self._clock()
             job.finished_at = now
-            self._transition(job, status)
+            table.transition(job, status)
         except Exception as exc:
             self._recording_failed(job, exc)
             return None
         # Counted as soon as it is terminal, so nothing below can leave join()
         # waiting for it.
-        self._unfinished -= 1
-        if not self._unfinished and self._join_waiters:
-            self._wake_joiners()
+        table.unfinished -= 1
+        if not table.unfinished and table.join_waiters:
+            table.wake_joiners()
         number = job._jobsched_id
-        if self._outcome_waiters:
-            for event in self._outcome_waiters.pop(number, ()):
+        if table.outcome_waiters:
+            for event in table.outcome_waiters.pop(number, ()):
                 event.set()
         if self._blocked:
             self._blocked.pop(number, None)
@@ -253,8 +247,9 @@ class Outcomes(SchedulerState):
         if self._dependents:
             dependents = self._dependents.pop(number, None)
             if dependents:
+                jobs = table.jobs
                 for dep in dependents:
-                    dependent = self._jobs.get(dep)
+                    dependent = jobs.get(dep)
                     if dependent is None or dependent.status._terminal:  # type: ignore[attr-defined]
                         continue
                     if status is _COMPLETED:
@@ -271,11 +266,30 @@ class Outcomes(SchedulerState):
                         if cascade is None:
                             cascade = []
                         cascade.append((dependent, f"upstream job-{number} {status.value}"))
-        finished = self._finished
+        finished = table.finished
         finished.append(number)
-        if len(finished) > self._history_limit:
-            self._jobs.pop(finished.popleft(), None)
+        if len(finished) > table.history_limit:
+            table.jobs.pop(finished.popleft(), None)
         return cascade
+
+    def _finish_recorded(
+        self, job: Job, status: JobStatus, error: str | None, now: float | None = None
+    ) -> list[tuple[Job, str]] | None:
+        """``_finish_one`` on a durable store: the attempt-time mean and the fenced
+        write first (it may turn COMPLETED into FAILED), then ``_finish_here``."""
+        if job.status._terminal:  # type: ignore[attr-defined]
+            return None
+        try:
+            started = job.started_at
+            if started is not None and job.status is _RUNNING:
+                if now is None:
+                    now = self._clock()
+                self._ran(now - started)
+            status = self._store_outcome(job, status, error)
+        except Exception as exc:
+            self._recording_failed(job, exc)
+            return None
+        return self._finish_here(job, status, error, now)
 
     # ── on a durable store ───────────────────────────────────────────────
     # Each imports Outcome where it needs it: the store seam's dataclasses

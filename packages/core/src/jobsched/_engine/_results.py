@@ -18,7 +18,7 @@ from .._exceptions import (
 from .._jobs._ids import id_number
 from .._jobs._job import Job
 from ._cancel import Cancelling
-from ._state import NEW, POLL_INTERVAL, STOPPED, _describe
+from ._state import POLL_INTERVAL, STOPPED, _describe
 from ._stored import UnloadableJob
 
 _COMPLETED = JobStatus.COMPLETED
@@ -47,10 +47,7 @@ class Results(Cancelling):
         """
         _check_timeout(timeout)
         try:
-            if self._link is None:
-                with anyio.fail_after(timeout):
-                    return await self._wait_here(job_id)
-            return await self._wait_stored(job_id, timeout)
+            return await self._backing.wait(job_id, timeout)
         except TimeoutError as exc:
             # The cause, when the store was unavailable all the while.
             raise TimeoutError(
@@ -79,24 +76,6 @@ class Results(Cancelling):
                 )
             return job.result
         raise JobFailedError(failed_message(job), job)
-
-    async def _wait_here(self, job_id: str) -> Job:
-        job = self.get(job_id)  # type: ignore[attr-defined]
-        if self._state == NEW and not job.status._terminal:
-            raise SchedulerError(
-                "wait() waits for the workers to run the job, but this scheduler was never "
-                "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
-            )
-        while not job.status._terminal:
-            if self._state == STOPPED:
-                raise SchedulerStoppedError(
-                    f"{_describe(job)} will never finish: the scheduler stopped with it "
-                    f"{job.status.value}"
-                )
-            event = anyio.Event()
-            self._outcome_waiters.setdefault(job._jobsched_id, []).append(event)
-            await event.wait()
-        return job  # type: ignore[no-any-return]
 
     async def _wait_stored(self, job_id: str, seconds: float | None) -> Job:
         link = self._link
@@ -133,7 +112,7 @@ class Results(Cancelling):
     def _stopped_under(self, exc: StoreUnavailableError) -> None:
         """A wait's read gave up because stop() closed the link under it:
         it is the stop that answers."""
-        if self._stopping:
+        if self._run.stopping:
             raise SchedulerStoppedError(
                 "cannot wait for the job: this scheduler is stopping, and the store is "
                 "unavailable; the job runs on when a scheduler on the store runs"
@@ -144,7 +123,7 @@ class Results(Cancelling):
         (read through an outage of up to ``patience`` seconds)."""
         link = self._link
         assert link is not None
-        if self._state == STOPPED:
+        if self._run.phase == STOPPED:
             raise SchedulerStoppedError(
                 f"cannot wait for {job_id!r}: this scheduler stopped and closed its store; "
                 "wait from a running scheduler (the job runs on when one runs)"

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from .._exceptions import SchedulerError, SchedulerStoppedError, UnknownJobError
+from .._exceptions import SchedulerError
 from .._jobs._executor import Executor
-from .._jobs._ids import id_number
 from .._jobs._job import Job
 from .._ordering._admission import (
     Admission,
@@ -24,16 +23,20 @@ from .._ordering._admission import (
     check_queue_limits,
     check_queues,
     check_rate_limits,
-    with_capacities,
 )
 from .._ordering._fairshare import FairShareStrategy
 from .._ordering._queue import queue_for
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
 from .._time._recurring import Schedule
-from ._attempts import Attempt, Deadlines
+from ._attempts import Attempt
+from ._executors import ExecutorSet
 from ._lifecycle import Lifecycle
-from ._state import NEW, STOPPED, JobListener, SubmitHook
+from ._memory import MemoryBacking
+from ._seams import Seams
+from ._state import NEW, JobListener, JobTable, RunState, Settings, SubmitHook
+from ._stored import check_stored_options
+from ._timers import Ticker
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -43,13 +46,14 @@ if TYPE_CHECKING:
     import random
 
     from anyio.abc import TaskGroup
-    from anyio.lowlevel import EventLoopToken
 
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
+    from ._backing import Backing
+    from ._link import StoreLink
 
 
-class JobScheduler(Lifecycle):
+class JobScheduler(Lifecycle, Seams):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
@@ -147,13 +151,12 @@ class JobScheduler(Lifecycle):
             from ._linkhost import LinkHost
 
             self._link = StoreLink(_store_for(store), LinkHost(self), history_limit)
-            self._check_stored_options(strategy)
+            check_stored_options(strategy)
             self._link.producer = num_workers == 0
         self._registry = None
         self._held = {}
         self._lost_ended = {}
         self._released = []
-        self._load_grace = float(load_grace)
         self._unloaded_since = {}
         self._deferred = []
         self._load_handbacks = 0
@@ -165,97 +168,110 @@ class JobScheduler(Lifecycle):
         self._ahead = set()
         self._completed_in = {}
         self._completions = None
-        self._strategy = strategy if strategy is not None else PriorityStrategy()
-        self._num_workers = num_workers
-        self._executors: dict[str, Executor] = dict(executors or {})
+        strategy = strategy if strategy is not None else PriorityStrategy()
+        self._executors = ExecutorSet(executors or {})
         if rng is None:
             import random  # here: `import jobsched` skips random (and hashlib's sha512)
 
             rng = random.Random()
-        self._rng = rng
-        self._history_limit = history_limit
-        self._clock = clock if clock is not None else time.monotonic
+        clock = clock if clock is not None else time.monotonic
 
-        self._queue = queue_for(self._strategy)
+        self._queue = queue_for(strategy)
         # Limits live in the take-next step; without them workers pop the
         # queue directly and pay nothing for the feature.
         rates = check_rate_limits(rate_limits)
-        gates = with_capacities(
-            check_executor_limits(executor_limits, self._executors), self._executors
-        )
-        self._queues = check_queues(queues)
+        gates = self._executors.bounds(check_executor_limits(executor_limits, self._executors))
+        served = check_queues(queues)
         queue_gates = check_queue_limits(queue_limits)
-        unserved = sorted(set(queue_gates) - self._queues) if self._queues is not None else []
+        unserved = sorted(set(queue_gates) - served) if served is not None else []
         if unserved:
             raise ValueError(
                 f"queue_limits names {', '.join(map(repr, unserved))}, which queues= "
                 f"leaves out, so the limit could never apply: add it to queues=, or drop it"
             )
+        self._settings = Settings(
+            strategy,
+            clock,
+            rng,
+            num_workers,
+            history_limit,
+            float(load_grace),
+            served,
+            queue_gates,
+            gates,
+        )
+        self._run = RunState()
+        self._table = JobTable(history_limit)
+        # The settings' clock, on self too: submit and the workers read it
+        # per job, and a record's field is one attribute load more.
+        self._clock = clock
+        self._finish_one = self._finish_here if self._link is None else self._finish_recorded
         self._admission: Admission | None = None
         self._take_next: Callable[[], Job | None] = self._queue.pop_next
-        self._executor_limits = gates
-        self._queue_limits = queue_gates
         if self._link is not None:
             # The store applies the limits in its claims (see LinkHost.claim_capacity).
             self._take_next = self._take_claimed
             self._link.rates = rates or None
-            self._link.queues = self._queues
-            if isinstance(self._strategy, FairShareStrategy):
-                self._link.tenants = dict(self._strategy.weights)
+            self._link.queues = served
+            if isinstance(strategy, FairShareStrategy):
+                self._link.tenants = dict(strategy.weights)
         elif rates or gates or queue_gates:
             self._admission = Admission(
                 self._queue,
-                self._strategy.key,
+                strategy.key,
                 self._push,
-                self._clock,
+                clock,
                 rates,
                 gates,
                 queue_gates,
             )
             self._take_next = self._admission.take
-        # Jobs are known by the number in their id ("job-<n>" outside): the
-        # int is the job's own (see _jobs._numbers), a str would be one more
-        # object per job. Public methods convert with id_number().
-        self._jobs: dict[int, Job] = {}
         self._blocked: dict[int, set[int]] = {}  # job -> unmet dependencies
         self._dependents: dict[int, list[int]] = {}  # job -> jobs waiting on it
         self._attempts: dict[int, Attempt] = {}  # suspended attempts, by job
         self._early_cancels: set[int] = set()  # running, cancelled before suspending
         self._setting_up: set[int] = set()  # running, their executor's set-up not over
-        self._finished: deque[int] = deque()  # terminal jobs, oldest first
         self._recurring: dict[str, Schedule] = {}
-        self._listeners: list[JobListener] = []
         self._submit_hooks: list[SubmitHook] = []
-        self._unfinished = 0
         self._in_flight = 0
         #: The most attempts that were ever in flight at once.
         self.peak_running: int = 0
 
-        self._state = NEW
-        self._stopping = False
         self._idle_workers: deque[anyio.Event] = deque()
-        self._join_waiters: list[anyio.Event] = []
-        self._outcome_waiters: dict[int, list[anyio.Event]] = {}
-        self._ticker_wakeup: anyio.Event | None = None
-        # Attempt timeouts, while the ticker runs to watch them (see Deadlines),
-        # and when the sleeping ticker wakes next (math.inf: when woken).
-        self._deadlines = Deadlines(self._abandon)
-        self._watching = False
-        self._ticker_sleeps_until = math.inf
+        # The ticker owns the attempts' deadlines; it fires what _due says
+        # is due and sleeps until _next_due (the memory queue's, schedules').
+        self._timers = Ticker(
+            self._run, clock, self._abandon, self._due, self._next_due, self._task_exited
+        )
+        # The one choice of backing: every part after this asks it, not which it is.
+        self._backing: Backing = (
+            MemoryBacking(
+                self._settings,
+                self._run,
+                self._table,
+                self._queue,
+                self._idle_workers,
+                self._timers,
+                self._block_on,
+                self._executor_loaded,
+            )
+            if self._link is None
+            else _durable_backing(self, self._link)
+        )
+        # Bound once: submit calls them per job.
+        self._add = self._backing.add
+        self._served_here = self._backing.served(served)
         self._live_tasks = 0
         self._workers_group: TaskGroup | None = None  # where a replacement worker starts
         self._done: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
         self._standalone: asyncio.Task[None] | None = None
-        self._loop_token: EventLoopToken | None = None
-        self._loop_thread: int | None = None
 
     def _use_registry(self, registry: Mapping[str, object]) -> None:
         """The app's hook (``js.App``): the registered functions, by name,
         that this scheduler runs; its claims take only those names."""
         self._registry = registry
-        if self._link is not None:
-            self._link.names = frozenset(registry)
+        self._backing.use_registry(registry)
 
     def add_listener(self, listener: JobListener) -> None:
         """Call ``listener(job, old_status, new_status)`` on every transition.
@@ -264,12 +280,12 @@ class JobScheduler(Lifecycle):
         """
         if not callable(listener):
             raise TypeError(f"listener must be callable, got {listener!r}")
-        self._listeners.append(listener)
+        self._table.listeners.append(listener)
 
     def remove_listener(self, listener: JobListener) -> None:
         """Stop calling ``listener``; nothing happens if it was never added."""
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+        if listener in self._table.listeners:
+            self._table.listeners.remove(listener)
 
     def add_submit_hook(self, hook: SubmitHook) -> None:
         """Call ``hook(job)`` in :meth:`submit`, after its checks and before the job is
@@ -294,17 +310,11 @@ class JobScheduler(Lifecycle):
 
         :raises UnknownJobError: never submitted, or evicted from history.
         """
-        try:
-            return self._jobs[id_number(job_id)]
-        except KeyError:
-            raise UnknownJobError(
-                f"no job {job_id!r}: it was never submitted here, or it finished long "
-                f"enough ago to be evicted (history_limit={self._history_limit})"
-            ) from None
+        return self._table.get(job_id)
 
     def jobs(self) -> list[Job]:
         """Every job still known: unfinished ones and the recent finished ones."""
-        return list(self._jobs.values())
+        return list(self._table.jobs.values())
 
     async def join(self) -> None:
         """Wait until every submitted job is terminal.
@@ -314,23 +324,18 @@ class JobScheduler(Lifecycle):
         :raises SchedulerStoppedError: the scheduler stopped with jobs still
             queued, which will then never finish.
         """
-        if self._state == NEW:
+        if self._run.phase == NEW:
             raise SchedulerError(
                 "join() waits for the workers to run the jobs, but this scheduler was never "
                 "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
             )
-        if self._link is not None:
-            await self._join_stored()
-            return
-        while self._unfinished:
-            if self._state == STOPPED:
-                raise SchedulerStoppedError(
-                    f"{self._unfinished} job(s) will never finish: the scheduler stopped "
-                    "with them still queued"
-                )
-            event = anyio.Event()
-            self._join_waiters.append(event)
-            await event.wait()
+        await self._backing.join()
+
+
+def _durable_backing(scheduler: JobScheduler, link: StoreLink) -> Backing:
+    from ._durable import DurableBacking  # with the link: not at `import jobsched`
+
+    return DurableBacking(scheduler, link)
 
 
 def _is_memory(store: object) -> bool:

@@ -49,7 +49,7 @@ class Schedules(Submission):
             made even while the previous job runs.
         :raises ValueError: ``misfire`` is not one of the three.
         """
-        if self._stopping:
+        if self._run.stopping:
             raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
         if not (start_in >= 0 and math.isfinite(start_in)):
             raise ValueError(f"start_in must be a number of seconds >= 0, got {start_in!r}")
@@ -62,7 +62,7 @@ class Schedules(Submission):
         if id is not None:
             self._named(schedule, id)
         self._recurring[schedule.schedule_id] = schedule
-        self._wake_ticker()
+        self._timers.wake()
         return schedule.schedule_id
 
     def schedule_cron(
@@ -94,7 +94,7 @@ class Schedules(Submission):
         from .._time._cron import CronTrigger
         from .._time._misfire import check_misfire
 
-        if self._stopping:
+        if self._run.stopping:
             raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
         check_misfire(misfire)
         if isinstance(cron, CronTrigger):
@@ -130,7 +130,7 @@ class Schedules(Submission):
         if id is not None:
             self._named(schedule, id)
         self._recurring[schedule.schedule_id] = schedule
-        self._wake_ticker()
+        self._timers.wake()
         return schedule.schedule_id
 
     def cancel_recurring(self, schedule_id: str) -> bool:
@@ -210,7 +210,7 @@ class Schedules(Submission):
             schedule = self._schedule(schedule_id)
             if schedule.paused:
                 schedule.resume(self._clock())
-                self._wake_ticker()
+                self._timers.wake()
             return
         from .._time._scheduleinfo import PAUSED, read
 
@@ -263,8 +263,8 @@ class Schedules(Submission):
             raise
         finally:
             if not added:  # this process forgets the job it did not add
-                self._jobs.pop(new.id, None)
-                self._unfinished -= 1
+                self._table.jobs.pop(new.id, None)
+                self._table.unfinished -= 1
         if not added:
             raise self._unknown_schedule(schedule_id)
         link.wake_claimer()
@@ -293,7 +293,7 @@ class Schedules(Submission):
     def _need_open_store(self) -> None:
         from ._state import STARTED
 
-        if self._state != STARTED:
+        if self._run.phase != STARTED:
             assert self._link is not None
             raise SchedulerError(
                 f"the schedules in the store {self._link.store.url} are managed through a "

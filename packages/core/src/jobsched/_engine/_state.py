@@ -15,6 +15,11 @@ part may call the parts below it::
                       _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
                         _state.SchedulerState the state (declared here) and its primitives
 
+The parts read three records rather than loose attributes: ``Settings``
+(what the scheduler was built with: fixed), ``RunState`` (NEW, STARTED,
+STOPPED, stopping: written by the lifecycle) and ``JobTable`` (this process's
+jobs, their waiters and listeners, the one checked transition).
+
 On a durable store the scheduler also has a link (``_link``, its tasks) and
 the link a ``_linkhost.LinkHost``: what the link calls back, on this state,
 kept off the public class.
@@ -30,13 +35,13 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from .._enums import JobStatus
-from .._exceptions import InvalidTransitionError
-from .._jobs._executor import Executor
+from .._exceptions import InvalidTransitionError, UnknownJobError
+from .._jobs._ids import id_number
 from .._jobs._job import Job
 from .._jobs._text import storable
 from .._log import logger
@@ -44,7 +49,7 @@ from .._ordering._admission import Admission
 from .._ordering._queue import JobQueue
 from .._ordering._strategies import SchedulingStrategy
 from .._time._recurring import Schedule
-from ._attempts import Attempt, Deadlines
+from ._attempts import Attempt
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -57,12 +62,25 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
 
+    from ._backing import Backing
     from ._completion import Completions
+    from ._executors import ExecutorSet
     from ._link import StoreLink
+    from ._timers import Ticker
 
 
 JobListener = Callable[[Job, JobStatus, JobStatus], None]
 SubmitHook = Callable[[Job], None]
+
+
+class FinishOne(Protocol):
+    """``Outcomes._finish_one``: one of two methods, chosen when the
+    scheduler is built (on a durable store the outcome is written first)."""
+
+    def __call__(
+        self, job: Job, status: JobStatus, error: str | None, now: float | None = None, /
+    ) -> list[tuple[Job, str]] | None: ...
+
 
 #: Seconds between looks at the store when nothing woke the claimer; other
 #: processes' commits reach an idle member at the latest this late. Defined
@@ -73,57 +91,194 @@ POLL_INTERVAL = 0.5
 NEW, STARTED, STOPPED = range(3)
 
 
-class SchedulerState:
-    """The scheduler's state, set by ``JobScheduler.__init__``, and the
-    small operations every part uses on it."""
+class Settings:
+    """What the scheduler was built with: set once by ``JobScheduler.__init__``,
+    read by every part, changed by none."""
 
-    _strategy: SchedulingStrategy
-    _num_workers: int
-    _executors: dict[str, Executor]
-    _rng: random.Random
-    _history_limit: int
-    _clock: Callable[[], float]
+    __slots__ = (
+        "clock",
+        "executor_limits",
+        "history_limit",
+        "load_grace",
+        "num_workers",
+        "queue_limits",
+        "queues",
+        "rng",
+        "strategy",
+    )
+
+    strategy: SchedulingStrategy
+    clock: Callable[[], float]
+    rng: random.Random
+    num_workers: int
+    history_limit: int
+    #: ``load_grace``: seconds a claimed job whose payload does not load
+    #: here goes back to the store for another member before it FAILs.
+    load_grace: float
+    #: The queues this scheduler serves (None: every queue), and queue ->
+    #: the most attempts of it at once here (``queue_limits``).
+    queues: frozenset[str] | None
+    queue_limits: dict[str, int]
+    #: executor -> the most attempts on it at once here (``executor_limits``,
+    #: lowered to known capacities).
+    executor_limits: dict[str, int]
+
+    def __init__(
+        self,
+        strategy: SchedulingStrategy,
+        clock: Callable[[], float],
+        rng: random.Random,
+        num_workers: int,
+        history_limit: int,
+        load_grace: float,
+        queues: frozenset[str] | None,
+        queue_limits: dict[str, int],
+        executor_limits: dict[str, int],
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "strategy", strategy)
+        set_(self, "clock", clock)
+        set_(self, "rng", rng)
+        set_(self, "num_workers", num_workers)
+        set_(self, "history_limit", history_limit)
+        set_(self, "load_grace", load_grace)
+        set_(self, "queues", queues)
+        set_(self, "queue_limits", queue_limits)
+        set_(self, "executor_limits", executor_limits)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"the scheduler's settings are fixed once it is built ({name})")
+
+
+class RunState:
+    """Where the scheduler is in its life: NEW -> STARTED -> STOPPED, and
+    whether it is stopping. Written by the lifecycle only; read by every part."""
+
+    __slots__ = ("loop_thread", "loop_token", "phase", "stopping")
+
+    def __init__(self) -> None:
+        self.phase = NEW
+        self.stopping = False
+        self.loop_token: EventLoopToken | None = None
+        self.loop_thread: int | None = None
+
+
+class JobTable:
+    """This process's jobs, who waits for them, who listens to them, and the
+    one checked transition every status change goes through."""
+
+    __slots__ = (
+        "finished",
+        "history_limit",
+        "jobs",
+        "join_waiters",
+        "listeners",
+        "outcome_waiters",
+        "unfinished",
+    )
+
+    def __init__(self, history_limit: int) -> None:
+        # Jobs are known by the number in their id ("job-<n>" outside): the
+        # int is the job's own (see _jobs._numbers), a str would be one more
+        # object per job. Public methods convert with id_number().
+        self.jobs: dict[int, Job] = {}
+        #: Submitted here and not yet terminal.
+        self.unfinished = 0
+        #: Terminal jobs, oldest first: the history ``get`` still knows.
+        self.finished: deque[int] = deque()
+        self.history_limit = history_limit
+        self.join_waiters: list[anyio.Event] = []
+        #: wait(): events per job number, set when that job ends here (and,
+        #: all of them, when the scheduler stops).
+        self.outcome_waiters: dict[int, list[anyio.Event]] = {}
+        self.listeners: list[JobListener] = []
+
+    def get(self, job_id: str) -> Job:
+        """The job with this id (``JobScheduler.get``).
+
+        :raises UnknownJobError: never submitted, or evicted from history.
+        """
+        try:
+            return self.jobs[id_number(job_id)]
+        except KeyError:
+            raise UnknownJobError(
+                f"no job {job_id!r}: it was never submitted here, or it finished long "
+                f"enough ago to be evicted (history_limit={self.history_limit})"
+            ) from None
+
+    def wake_joiners(self) -> None:
+        """Every job ended, or the scheduler stopped: join() and wait() look again."""
+        waiters, self.join_waiters = self.join_waiters, []
+        for event in waiters:
+            event.set()
+        if self.outcome_waiters:
+            outcome_waiters, self.outcome_waiters = self.outcome_waiters, {}
+            for events in outcome_waiters.values():
+                for event in events:
+                    event.set()
+
+    def transition(self, job: Job, new: JobStatus) -> None:
+        """Set ``job``'s status if the table of legal edges allows it, and tell the listeners."""
+        old = job.status
+        if not old._allowed & new._bit:  # type: ignore[attr-defined]
+            raise InvalidTransitionError(
+                f"{_describe(job)}: {old.value} -> {new.value} is not a legal transition"
+            )
+        job.status = new
+        if self.listeners:
+            self.notify(job, old, new)
+
+    def notify(self, job: Job, old: JobStatus, new: JobStatus) -> None:
+        for listener in self.listeners:
+            try:
+                listener(job, old, new)
+            except Exception:  # a bad listener must not break the scheduler
+                logger.exception("listener %r failed on %s", listener, _describe(job))
+
+
+class SchedulerState:
+    """The state the parts of the stack share on ``self`` (set by
+    ``JobScheduler.__init__``), the three records above, and the small
+    operations every part uses on them."""
+
+    _settings: Settings
+    _run: RunState
+    _table: JobTable
+    _clock: Callable[[], float]  # _settings.clock (see JobScheduler.__init__)
+    #: Finish one job (see Outcomes): ``_finish_here`` on the memory store,
+    #: ``_finish_recorded`` on a durable one.
+    _finish_one: FinishOne
+    _executors: ExecutorSet
     _queue: JobQueue
     _admission: Admission | None
     _take_next: Callable[[], Job | None]
-    # Jobs are known by the number in their id ("job-<n>" outside): the int is
-    # the job's own (see _jobs._numbers), a str would be one more object per
-    # job. Public methods convert with id_number().
-    _jobs: dict[int, Job]
     _blocked: dict[int, set[int]]  # job -> unmet dependencies
     _dependents: dict[int, list[int]]  # job -> jobs waiting on it
     _attempts: dict[int, Attempt]  # suspended attempts, by job
     _early_cancels: set[int]  # running, cancelled before suspending
     _setting_up: set[int]  # running, their executor's set-up not over
-    _finished: deque[int]  # terminal jobs, oldest first
     _recurring: dict[str, Schedule]
-    _listeners: list[JobListener]
     _submit_hooks: list[SubmitHook]
-    _unfinished: int
     _in_flight: int
     #: The most attempts that were ever in flight at once.
     peak_running: int
-    _state: int
-    _stopping: bool
     _idle_workers: deque[anyio.Event]
     #: On a durable store: claimed jobs waiting for a worker (always empty
     #: on the in-memory one).
     _claimed: deque[Job]
-    _join_waiters: list[anyio.Event]
-    #: wait(): events per job number, set when that job ends here (and,
-    #: all of them, when the scheduler stops).
-    _outcome_waiters: dict[int, list[anyio.Event]]
-    _ticker_wakeup: anyio.Event | None
-    _deadlines: Deadlines
-    _watching: bool
-    _ticker_sleeps_until: float
+    _timers: Ticker
+    #: Where jobs are kept (see _backing): memory or a durable store.
+    _backing: Backing
+    #: ``_backing.add``, bound once: submit's last step.
+    _add: Callable[[Job, float, list[int], str | None], str]
+    #: The queues submit refuses others of (memory: ``queues``; durable: None,
+    #: a job of another queue waits in the store for a member that serves it).
+    _served_here: frozenset[str] | None
     _live_tasks: int
     _workers_group: TaskGroup | None
     _done: anyio.Event | None
     _task_group: TaskGroup | None
     _standalone: asyncio.Task[None] | None
-    _loop_token: EventLoopToken | None
-    _loop_thread: int | None
     # A durable store (see _stored.py): None for the in-memory one.
     _link: StoreLink | None
     #: The registered functions by name (``js.App``), for registered jobs
@@ -135,19 +290,9 @@ class SchedulerState:
     #: Held attempts taken over as lost: when their owner last renewed them,
     #: the end their outcome records (they ran until then, not until now).
     _lost_ended: dict[int, float]
-    #: On a durable store: executor -> the most attempts on it at once here
-    #: (``executor_limits``, lowered to known capacities).
-    _executor_limits: dict[str, int]
-    #: The queues this scheduler serves (None: every queue), and queue ->
-    #: the most attempts of it at once here (``queue_limits``).
-    _queues: frozenset[str] | None
-    _queue_limits: dict[str, int]
     #: Held jobs whose attempt a stopping worker cut short: handed back to
     #: the store when it closes.
     _released: list[int]
-    #: ``load_grace``: seconds a claimed job whose payload does not load
-    #: here goes back to the store for another member before it FAILs.
-    _load_grace: float
     #: Jobs this member could not load, by number: when it first could not
     #: (``time.time()``), the start of their ``load_grace`` here.
     _unloaded_since: dict[int, float]
@@ -184,54 +329,22 @@ class SchedulerState:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
         if job.run_at > now:
             if self._queue.push_delayed(job):
-                self._wake_ticker()
+                self._timers.wake()
         else:
             self._queue.push_ready(job)
             if self._idle_workers:
                 self._idle_workers.popleft().set()
 
-    def _wake_ticker(self) -> None:
-        if self._ticker_wakeup is not None:
-            self._ticker_wakeup.set()
-
     def _wake_all(self) -> None:
         while self._idle_workers:
             self._idle_workers.popleft().set()
-        self._wake_ticker()
-
-    def _wake_joiners(self) -> None:
-        waiters, self._join_waiters = self._join_waiters, []
-        for event in waiters:
-            event.set()
-        if self._outcome_waiters:
-            # Every job ended, or the scheduler stopped: the waiters look again.
-            outcome_waiters, self._outcome_waiters = self._outcome_waiters, {}
-            for events in outcome_waiters.values():
-                for event in events:
-                    event.set()
+        self._timers.wake()
 
     def _task_exited(self) -> None:
         self._live_tasks -= 1
         if self._live_tasks == 0:
             assert self._done is not None
             self._done.set()
-
-    def _transition(self, job: Job, new: JobStatus) -> None:
-        old = job.status
-        if not old._allowed & new._bit:  # type: ignore[attr-defined]
-            raise InvalidTransitionError(
-                f"{_describe(job)}: {old.value} -> {new.value} is not a legal transition"
-            )
-        job.status = new
-        if self._listeners:
-            self._notify(job, old, new)
-
-    def _notify(self, job: Job, old: JobStatus, new: JobStatus) -> None:
-        for listener in self._listeners:
-            try:
-                listener(job, old, new)
-            except Exception:  # a bad listener must not break the scheduler
-                logger.exception("listener %r failed on %s", listener, _describe(job))
 
 
 def _describe(job: object) -> str:

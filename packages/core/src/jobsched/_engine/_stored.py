@@ -20,14 +20,11 @@ from .._exceptions import (
     SchedulerError,
     SchedulerStoppedError,
     StoreUnavailableError,
-    UnknownJobError,
 )
-from .._jobs._ids import id_number
 from .._jobs._job import AsyncJob, Job
-from .._log import logger
 from .._ordering._fairshare import FairShareStrategy
 from ._dispatch import Dispatch
-from ._state import POLL_INTERVAL, STOPPED, _describe
+from ._state import POLL_INTERVAL, STOPPED
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -128,8 +125,7 @@ class Stored(Dispatch):
 
     async def flush(self) -> None:
         """Return once everything submitted so far is committed to the store."""
-        if self._link is not None:
-            await self._link.flush()
+        await self._backing.flush()
 
     async def enqueue(
         self,
@@ -156,19 +152,7 @@ class Stored(Dispatch):
             from ._joined import enqueue_joined
 
             return await enqueue_joined(self, job, connection, delay, depends_on, at, job_id)  # type: ignore[arg-type]
-        link = self._link
-        if link is not None and not isinstance(depends_on, str):
-            depends_on = tuple(depends_on)
-            foreign = [d for d in depends_on if id_number(d) and id_number(d) not in self._jobs]
-            if foreign:
-                await link.flush()
-                missing = [d for d in foreign if await link.store.fetch(id_number(d)) is None]
-                if missing:
-                    raise UnknownJobError(
-                        f"{_describe(job)} depends on job(s) {missing} that the store "
-                        f"{link.store.url} does not hold: submit dependencies first "
-                        "(finished jobs are pruned after history_limit)"
-                    )
+        depends_on = await self._backing.check_dependencies(job, depends_on)
         job_id = self.submit(job, delay=delay, depends_on=depends_on, at=at, job_id=job_id)
         await self.flush()
         return job_id
@@ -181,17 +165,7 @@ class Stored(Dispatch):
             read: the caller decides whether to try again; what this process
             submitted is waited for as ``flush()`` does).
         """
-        link = self._link
-        if link is None:
-            return self.get(job_id)  # type: ignore[attr-defined,no-any-return]
-        await link.flush()
-        stored = await link.store.fetch(id_number(job_id))
-        if stored is None:
-            raise UnknownJobError(
-                f"no job {job_id!r} in the store {link.store.url}: never submitted there, "
-                "or pruned (history_limit)"
-            )
-        return self._job_from_row(stored, job_id)
+        return await self._backing.fetch(job_id)
 
     def _job_from_row(self, stored: Any, job_id: str | None = None) -> Job:
         """A stored row as a Job of this process's view (times monotonic)."""
@@ -242,11 +216,11 @@ class Stored(Dispatch):
     async def _join_stored(self) -> None:
         link = self._link
         assert link is not None
-        if self._state == STOPPED:
+        if self._run.phase == STOPPED:
             # The store is closed: this process's view is all there is to go by.
-            if self._unfinished:
+            if self._table.unfinished:
                 raise SchedulerStoppedError(
-                    f"{self._unfinished} job(s) will not finish here: the scheduler stopped "
+                    f"{self._table.unfinished} job(s) will not finish here: the scheduler stopped "
                     "with them still in the store; they run when a scheduler on the store runs"
                 )
             return
@@ -269,110 +243,30 @@ class Stored(Dispatch):
                 # it would sleep a poll interval for nothing).
                 progress = link.next_progress()
                 now = time.monotonic()
-                if self._unfinished <= 0 or now - asked >= POLL_INTERVAL:
+                if self._table.unfinished <= 0 or now - asked >= POLL_INTERVAL:
                     asked = now
                     if not await link.read("counting unfinished jobs", link.store.unfinished):
                         return
-                if self._stopping:
+                if self._run.stopping:
                     raise stopping
                 await link.progress(progress)
         except StoreUnavailableError:
-            if not self._stopping:
+            if not self._run.stopping:
                 raise
             # stop() closed the store under this join: it is the stop that answers.
             raise stopping from None
 
-    def _check_stored_options(self, strategy: object) -> None:
-        if (
-            strategy is not None
-            and not isinstance(strategy, FairShareStrategy)
-            and strategy.ready_queue() is not None  # type: ignore[attr-defined]
-        ):
-            raise SchedulerError(
-                f"{type(strategy).__name__} does not work with a durable store: its order "
-                "is its own ready queue, not a per-job key the store can sort by; use the "
-                "memory store for it, or a key-ordered strategy (FairShareStrategy is "
-                "supported)"
-            )
 
-    async def _open_store(self) -> None:
-        if self._link is not None:
-            from ..store._urls import mask_password
-
-            store = self._link.store
-            await store.open()
-            if self._registry:
-                await self._put_functions(store, self._registry)
-            if not store.secrets:
-                # A store that allows no secret (SQLite) would otherwise run
-                # unsigned pickles without a word: say so once per start.
-                logger.warning(
-                    "the store %s has no secret: job payloads are unsigned pickles, and "
-                    "this scheduler unpickles (runs code from) whatever the store holds, "
-                    "so anyone who can write to it can run code here; set the "
-                    "JOBSCHED_SECRET environment variable (the same on every member) or "
-                    "pass secret=... to sign them",
-                    mask_password(store.url),
-                )
-
-    async def _put_functions(self, store: Any, registry: Any) -> None:
-        """The app's registered functions, for enqueues made in SQL
-        (``jobsched_enqueue``). Not worth failing the start for: that
-        enqueue then says the name is not registered."""
-        from ._functions import registered
-
-        try:
-            await store.put_functions(registered(registry, self._strategy))
-        except Exception as exc:
-            logger.warning(
-                "could not store the app's registered functions in %s for jobsched_enqueue() "
-                "(%s: %s); SQL enqueues of them fail until a scheduler of the app stores them",
-                store.url,
-                type(exc).__name__,
-                exc,
-            )
-
-    async def _close_store(self) -> None:
-        """After the workers stopped: hand back unstarted claims, write everything, close."""
-        link = self._link
-        if link is None:
-            return
-        # A claim on its way when the workers stopped brings jobs too: wait
-        # for it, so they are handed back with the rest rather than left
-        # RUNNING here until their lease runs out.
-        from ._link import _timing
-
-        await link.claims_settled(_timing.UNAVAILABLE_WAIT)
-        unstarted = [job._jobsched_id for job in self._claimed]
-        self._ahead.clear()
-        self._claimed.clear()
-        self._claimed_at.clear()
-        for number in unstarted:
-            self._held.pop(number, None)
-        # With the jobs whose attempts a stopping worker cut short, and those
-        # it could not load and has not handed back yet; kept in _released
-        # until the release, so that the heartbeat renews them.
-        self._released += unstarted + [number for number, _, _ in self._deferred]
-        self._deferred = []
-        unstarted = list(self._released)
-        try:
-            await link.flush()
-            if unstarted:
-                try:
-                    await link.read(
-                        "handing back unstarted jobs",
-                        lambda: link.store.release(link.owner, unstarted),
-                        patience=None,  # stop() waits as long as for its flush
-                    )
-                except StoreUnavailableError as exc:
-                    raise StoreUnavailableError(
-                        f"{len(unstarted)} claimed job(s) were not handed back at stop: "
-                        f"{exc}. They stay RUNNING under this member until their lease "
-                        "runs out; then another member takes them over (an attempt counted, "
-                        "'worker lost') and runs them again"
-                    ) from exc
-                self._released = []
-        finally:
-            link.close()
-            await link.stopped.wait()
-            await link.store.close()
+def check_stored_options(strategy: object) -> None:
+    """A strategy a durable store can order by: a key per job, not a ready queue."""
+    if (
+        strategy is not None
+        and not isinstance(strategy, FairShareStrategy)
+        and strategy.ready_queue() is not None  # type: ignore[attr-defined]
+    ):
+        raise SchedulerError(
+            f"{type(strategy).__name__} does not work with a durable store: its order "
+            "is its own ready queue, not a per-job key the store can sort by; use the "
+            "memory store for it, or a key-ordered strategy (FairShareStrategy is "
+            "supported)"
+        )

@@ -14,9 +14,8 @@ from .._exceptions import (
     SchedulerStoppedError,
     UnknownJobError,
 )
-from .._jobs import _plugins
 from .._jobs._executor import Executor
-from .._jobs._ids import check_own_id, id_number, next_number, own_number
+from .._jobs._ids import check_own_id, id_number, own_number
 from .._jobs._job import Job
 from .._jobs._text import check_text
 from .._log import logger
@@ -83,50 +82,17 @@ class Submission(Outcomes):
             delay = delay_until(at, delay)
         if job_id is not None:
             check_own_id(job_id)
-        if self._stopping:
+        if self._run.stopping:
             raise SchedulerStoppedError(
                 f"cannot submit {_describe(job)}: the scheduler is stopping or stopped; "
                 "submit before stop(), or create a new JobScheduler"
             )
         deps = self._check_submit(job, delay, depends_on)
-        if job_id is not None and own_number(job_id) in self._jobs:
+        if job_id is not None and own_number(job_id) in self._table.jobs:
             return job_id  # held here already: that job stands
         if self._submit_hooks:
             self._run_submit_hooks(job)
-        if self._link is not None:
-            return self._submit_stored(job, delay, deps, job_id)
-        if job_id is not None:
-            job._set_own_id(job_id)
-        now = self._clock()
-        seq = job.seq = next_number()
-        number = job._jobsched_id
-        if not number:
-            # First needed now: the id and seq are one int object.
-            number = job._jobsched_id = seq
-        job.submitted_at = now
-        job.run_at = now + delay if delay > 0 else now
-        try:
-            if deps or delay > 0:
-                # The key is otherwise computed later (on release or
-                # promotion), where an error could no longer reach the caller.
-                self._strategy.key(job)
-            self._jobs[number] = job
-            self._unfinished += 1
-            if deps:
-                self._block_on(job, deps)
-            else:
-                self._push(job, now)
-        except Exception as exc:
-            if self._jobs.get(number) is job:
-                del self._jobs[number]
-                self._unfinished -= 1
-            job.seq = 0
-            raise TypeError(
-                f"{_describe(job)} cannot be queued: the strategy "
-                f"{type(self._strategy).__name__} failed on it ({type(exc).__name__}: {exc}); "
-                "check the fields it orders by (priority, deadline, tenant)"
-            ) from exc
-        return f"job-{number}" if job_id is None else job_id
+        return self._add(job, delay, deps, job_id)
 
     def _run_submit_hooks(self, job: Job) -> None:
         for hook in self._submit_hooks:
@@ -134,15 +100,6 @@ class Submission(Outcomes):
                 hook(job)
             except Exception:  # a bad hook must not refuse the job
                 logger.exception("submit hook %r failed on %s", hook, _describe(job))
-
-    def _submit_stored(
-        self, job: Job, delay: float, deps: list[int], job_id: str | None = None
-    ) -> str:
-        """submit() on a durable store: write the job in the next group commit."""
-        assert self._link is not None
-        row = self._stored_row(job, delay, deps, job_id)
-        self._link.add(row)
-        return f"job-{row.id}" if job_id is None else job_id
 
     def _stored_row(
         self, job: Job, delay: float, deps: list[int], job_id: str | None = None
@@ -177,19 +134,20 @@ class Submission(Outcomes):
         # The stored key must compare across processes: wall-clock submit time
         # (aging reads it), not this process's monotonic clock.
         job.submitted_at = wall
+        strategy = self._settings.strategy
         try:
-            key = tuple(map(float, self._strategy.key(job)))
+            key = tuple(map(float, strategy.key(job)))
         except Exception as exc:
             job._jobsched_id = job.seq = 0
             raise TypeError(
                 f"{_describe(job)} cannot be stored: the strategy "
-                f"{type(self._strategy).__name__} must give a key of numbers for a durable "
+                f"{type(strategy).__name__} must give a key of numbers for a durable "
                 f"store ({type(exc).__name__}: {exc})"
             ) from exc
         finally:
             job.submitted_at = now
-        self._jobs[number] = job
-        self._unfinished += 1
+        self._table.jobs[number] = job
+        self._table.unfinished += 1
         return NewJob(
             number,
             job.name,
@@ -224,17 +182,17 @@ class Submission(Outcomes):
         :raises SchedulerError: not started yet, or called on the event-loop
             thread itself (where it would wait for itself: call :meth:`submit`).
         """
-        token = self._loop_token
+        token = self._run.loop_token
         if token is None:
             raise SchedulerError(
                 "submit_threadsafe() needs a started scheduler: start() it first, "
                 "or call submit() from the event-loop thread"
             )
-        if self._stopping:
+        if self._run.stopping:
             raise SchedulerStoppedError(
                 f"cannot submit {_describe(job)}: the scheduler is stopping or stopped"
             )
-        if get_ident() == self._loop_thread:
+        if get_ident() == self._run.loop_thread:
             raise SchedulerError(
                 "submit_threadsafe() was called on the scheduler's event-loop thread, where "
                 "it would wait for the loop it blocks: call submit() there instead"
@@ -275,7 +233,7 @@ class Submission(Outcomes):
             depends_on = (depends_on,)
         deps: list[int] = []
         if depends_on:
-            jobs = self._jobs
+            jobs = self._table.jobs
             unknown = []
             # On a durable store a dependency this process doesn't know may
             # be in the store (another process, or before a restart): the
@@ -292,43 +250,45 @@ class Submission(Outcomes):
                     f"{_describe(job)} depends on unknown job(s) {unknown}: submit "
                     "dependencies first (finished jobs are forgotten after history_limit)"
                 )
-        if self._queues is not None and self._link is None and job.queue not in self._queues:
+        if self._served_here is not None and job.queue not in self._served_here:
             raise ValueError(
                 f"{_describe(job)} is on queue {job.queue!r}, which this scheduler does not "
-                f"serve (queues={sorted(self._queues)}), and on the memory store nothing "
+                f"serve (queues={sorted(self._served_here)}), and on the memory store nothing "
                 f"else would run it: add {job.queue!r} to queues=, or submit it elsewhere"
             )
         name = job.executor
         # A producer runs nothing, so it needs no executor: the workers load theirs.
-        if name not in self._executors and self._num_workers:
-            executor = _plugins.create(name)
-            self._executor_loaded(name, executor)
-            self._executors[name] = executor
+        if name not in self._executors and self._settings.num_workers:
+            self._executors.ensure(name, self._backing.executor_loaded)
         return deps
 
     def _executor_loaded(self, name: str, executor: Executor) -> None:
-        """An executor plugin was loaded on first use: hold jobs to its capacity."""
+        """In memory, an executor plugin was loaded on first use: hold jobs to
+        its capacity (see MemoryBacking.executor_loaded)."""
         capacity = executor_capacity(name, executor)
-        if capacity is None or self._link is not None:
-            # A durable store claims only what an executor has room for
-            # (see LinkHost.claim_capacity).
+        if capacity is None:
             return
         if self._admission is None:
             # Workers read _take_next before each job, so they use it at once.
             self._admission = Admission(
-                self._queue, self._strategy.key, self._push, self._clock, {}, {}
+                self._queue, self._settings.strategy.key, self._push, self._clock, {}, {}
             )
             self._take_next = self._admission.take
         self._admission.limit(name, capacity)
 
     def _block_on(self, job: Job, deps: list[int]) -> None:
-        jobs = self._jobs
+        jobs = self._table.jobs
+        # One loop, not a set comprehension after a check (3.10 and 3.11 give
+        # a comprehension a frame of its own): the first upstream that ended
+        # other than COMPLETED cancels the job, before anything is changed.
+        unmet = set()
         for dep in deps:
             status = jobs[dep].status
-            if status._terminal and status is not _COMPLETED:  # type: ignore[attr-defined]
-                self._finish(job, _CANCELLED, f"upstream job-{dep} {status.value}")
-                return
-        unmet = {d for d in deps if jobs[d].status is not _COMPLETED}
+            if status is not _COMPLETED:
+                if status._terminal:  # type: ignore[attr-defined]
+                    self._finish(job, _CANCELLED, f"upstream job-{dep} {status.value}")
+                    return
+                unmet.add(dep)
         if not unmet:
             self._push(job, self._clock())
             return

@@ -3,50 +3,133 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import anyio
 
 from .._jobs._ids import id_number
 from .._log import logger
 from .._time._misfire import warn_dropped
+from ._attempts import Attempt, Deadlines
 from ._schedules import Schedules
 
+if TYPE_CHECKING:
+    from ._state import RunState
 
-class Timers(Schedules):
-    """One task that sleeps until the next thing that is due."""
 
-    async def _ticker(self) -> None:
-        """Promotes due delayed jobs, fires schedules, times attempts out; sleeps in between."""
-        self._watching = True
-        deadlines = self._deadlines
+class Ticker:
+    """One task that sleeps until the next thing that is due: what its due
+    sources fire (delayed jobs, schedules) and the attempts' deadlines.
+
+    It owns the deadlines it watches, its wakeup, and when it sleeps until;
+    the workers hand it attempts through :meth:`watch` and :meth:`grace`.
+    """
+
+    __slots__ = (
+        "_clock",
+        "_exited",
+        "_fire",
+        "_next_due",
+        "_run",
+        "deadlines",
+        "sleeps_until",
+        "wakeup",
+        "watching",
+    )
+
+    def __init__(
+        self,
+        run: RunState,
+        clock: Callable[[], float],
+        abandon: Callable[[Attempt], None],
+        fire: Callable[[float], None],
+        next_due: Callable[[], float | None],
+        exited: Callable[[], None],
+    ) -> None:
+        self._run = run
+        self._clock = clock
+        self._fire = fire  # fires what is due at this time
+        self._next_due = next_due  # when something is due next (None: nothing)
+        self._exited = exited  # the lifecycle's count of live tasks
+        #: Attempt timeouts, while the ticker runs to watch them (see Deadlines).
+        self.deadlines = Deadlines(abandon)
+        self.wakeup: anyio.Event | None = None
+        #: When the sleeping ticker wakes next (math.inf: when woken).
+        self.sleeps_until = math.inf
+        #: Whether the ticker watches deadlines (from spawn until it exits).
+        self.watching = False
+
+    async def run(self) -> None:
+        """Fire what is due, expire deadlines; sleep in between, until stopping."""
+        self.watching = True
+        deadlines = self.deadlines
+        run = self._run
+        clock = self._clock
         try:
-            while not self._stopping:
-                now = self._clock()
+            while not run.stopping:
+                now = clock()
                 deadlines.expire(now)
-                if self._recurring:
-                    self._fire_due(now)
-                self._promote_due(now)
-                next_at = self._queue.next_due()
-                for schedule in self._recurring.values():
-                    if next_at is None or schedule.next_run < next_at:
-                        next_at = schedule.next_run
+                self._fire(now)
+                next_at = self._next_due()
                 timeout_at = deadlines.next_at()
                 if timeout_at is not None and (next_at is None or timeout_at < next_at):
                     next_at = timeout_at
-                wakeup = self._ticker_wakeup = anyio.Event()
+                wakeup = self.wakeup = anyio.Event()
                 if next_at is None:
-                    self._ticker_sleeps_until = math.inf
+                    self.sleeps_until = math.inf
                     await wakeup.wait()
                 else:
-                    self._ticker_sleeps_until = next_at
-                    with anyio.move_on_after(max(0.0, next_at - self._clock())):
+                    self.sleeps_until = next_at
+                    with anyio.move_on_after(max(0.0, next_at - clock())):
                         await wakeup.wait()
-                self._ticker_wakeup = None
+                self.wakeup = None
         finally:
             # Attempts still running keep their timeouts: on their own scopes.
-            self._watching = False
-            deadlines.hand_back(self._clock)
-            self._task_exited()
+            self.watching = False
+            deadlines.hand_back(clock)
+            self._exited()
+
+    def wake(self) -> None:
+        """Something new may be due sooner: look again now."""
+        if self.wakeup is not None:
+            self.wakeup.set()
+
+    def watch(self, attempt: Attempt, deadline: float) -> bool:
+        """Time ``attempt`` out at ``deadline``; False if the ticker does not
+        watch (it has exited: the attempt's scope keeps its own deadline)."""
+        if not self.watching:
+            return False
+        self.deadlines.watch(attempt, deadline)
+        if deadline < self.sleeps_until:
+            self.wake()
+        return True
+
+    def grace(self, attempt: Attempt) -> None:
+        """``attempt`` was just cancelled: give it CANCEL_GRACE seconds to end."""
+        # Not watching: stop() is under way, and waits for it anyway.
+        if self.watching and self.deadlines.grace(attempt, self._clock()) < self.sleeps_until:
+            self.wake()
+
+
+class Timers(Schedules):
+    """What the ticker fires in memory: due delayed jobs and schedules."""
+
+    async def _ticker(self) -> None:
+        """The ticker task (tests may replace it on the instance)."""
+        await self._timers.run()
+
+    def _due(self, now: float) -> None:
+        if self._recurring:
+            self._fire_due(now)
+        self._promote_due(now)
+
+    def _next_due(self) -> float | None:
+        next_at = self._queue.next_due()
+        for schedule in self._recurring.values():
+            if next_at is None or schedule.next_run < next_at:
+                next_at = schedule.next_run
+        return next_at
 
     def _promote_due(self, now: float) -> None:
         moved = self._queue.promote_due(now)
@@ -65,7 +148,7 @@ class Timers(Schedules):
                     warn_dropped(schedule.schedule_id, step)
                 if not step.make:
                     continue
-                previous = self._jobs.get(id_number(schedule.last_job_id))
+                previous = self._table.jobs.get(id_number(schedule.last_job_id))
                 if (
                     previous is not None
                     and not previous.status.is_terminal

@@ -1,0 +1,251 @@
+"""DurableBacking: the jobs kept in a durable store, through the link.
+
+Loaded with the first durable store (as the link is), never by ``import
+jobsched``. Until the held and claimed jobs move into parts of their own it
+reaches them on the scheduler, as ``LinkHost`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._enums import JobStatus
+from .._exceptions import StoreUnavailableError, UnknownJobError
+from .._jobs._ids import id_number
+from .._log import logger
+from .._ordering._admission import executor_capacity
+from ._cancel import CANCELS_KEPT
+from ._outcomes import HANDED_BACK
+from ._state import _describe
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from .._jobs._executor import Executor
+    from .._jobs._job import Job
+    from ._attempts import Attempt
+    from ._link import StoreLink
+    from ._results import Results
+
+_RUNNING = JobStatus.RUNNING
+_CANCELLED = JobStatus.CANCELLED
+
+
+class DurableBacking:
+    """The backing of a durable store: open and close it, run the link's
+    tasks beside the workers, read and wait through the store."""
+
+    __slots__ = ("link", "scheduler")
+
+    cut_wording = "handed back to the store"
+    #: Why an attempt the teardown cut short ends: back to the store.
+    shutdown_reason = HANDED_BACK
+
+    def __init__(self, scheduler: Results, link: StoreLink) -> None:
+        self.scheduler = scheduler
+        self.link = link
+
+    def cancel_elsewhere(self, number: int, job: Job | None) -> bool | None:
+        """cancel() through the store: a job not known here, or not held here,
+        is cancelled wherever it is; a running one held here is cancelled in
+        the store too, before its scope (None: cancel() goes on here)."""
+        link = self.link
+        if number and job is None:
+            # Not known here: the store cancels it wherever it is. A claim
+            # the store made before the cancel reached it may still be on
+            # its way here: remember the id, so that claim does not start it.
+            link.cancel(number)
+            unknown = self.scheduler._cancelled_unknown
+            unknown[number] = None
+            if len(unknown) > CANCELS_KEPT:
+                del unknown[next(iter(unknown))]
+            return True
+        if job is None or job.status._terminal:  # type: ignore[attr-defined]
+            return False
+        if number not in self.scheduler._held:
+            if job.status is not _RUNNING:
+                self.scheduler._finish(job, _CANCELLED, "cancelled")
+            link.cancel(number)
+            return True
+        if job.status is _RUNNING:
+            # Stored too: if this process dies before the attempt ends,
+            # the member that takes the job over ends it CANCELLED.
+            link.cancel(number)
+        return None
+
+    def withdraw(self, job: Job) -> None:
+        pass  # the store holds it: its cancel is the CANCELLED outcome
+
+    def attempts_to_cut(self, attempts: Collection[Attempt]) -> list[Attempt]:
+        """Those not cut short already: one that was ends as that says (a
+        timeout is retried)."""
+        return [a for a in attempts if not a.scope.cancel_called]
+
+    def may_retry(self, stopping: bool) -> bool:
+        """Even while stopping: the store keeps the retry for the next member
+        (ending the job FAILED would make stop() cost it its retries)."""
+        return True
+
+    def failed_anyway(self, job: Job) -> None:
+        """Its outcome could not be recorded: the row ends FAILED, not RUNNING for ever."""
+        self.scheduler._store_failed(job)
+
+    def served(self, queues: frozenset[str] | None) -> None:
+        """None: a job of a queue this member does not serve waits in the store."""
+        return None
+
+    def add(self, job: Job, delay: float, deps: list[int], job_id: str | None) -> str:
+        """submit()'s last step: the job's row, written in the next group commit."""
+        row = self.scheduler._stored_row(job, delay, deps, job_id)
+        self.link.add(row)
+        return f"job-{row.id}" if job_id is None else job_id
+
+    def executor_loaded(self, name: str, executor: Executor) -> None:
+        """Its capacity is checked (a bad one refuses the job); the store's
+        claims bound it (see LinkHost.claim_capacity)."""
+        executor_capacity(name, executor)
+
+    @property
+    def default_grace(self) -> float | None:
+        # Read when asked: tests shorten _lifecycle.DEFAULT_GRACE.
+        from . import _lifecycle
+
+        return _lifecycle.DEFAULT_GRACE
+
+    def use_registry(self, registry: Mapping[str, object]) -> None:
+        """Claim only the registered functions' jobs."""
+        self.link.names = frozenset(registry)
+
+    def spawn(self, group: TaskGroup) -> None:
+        link = self.link
+        group.start_soon(link.committer, name="jobsched-store-committer")
+        group.start_soon(link.claimer, name="jobsched-store-claimer")
+        group.start_soon(link.heartbeat, name="jobsched-store-heartbeat")
+
+    async def close_unstarted(self) -> None:
+        """Never started: what was submitted is written, then the store closed."""
+        try:
+            await self.link.flush()
+        finally:
+            await self.link.store.close()
+
+    async def flush(self) -> None:
+        await self.link.flush()
+
+    async def join(self) -> None:
+        await self.scheduler._join_stored()
+
+    async def wait(self, job_id: str, seconds: float | None) -> Job:
+        return await self.scheduler._wait_stored(job_id, seconds)
+
+    async def fetch(self, job_id: str) -> Job:
+        link = self.link
+        await link.flush()
+        stored = await link.store.fetch(id_number(job_id))
+        if stored is None:
+            raise UnknownJobError(
+                f"no job {job_id!r} in the store {link.store.url}: never submitted there, "
+                "or pruned (history_limit)"
+            )
+        return self.scheduler._job_from_row(stored, job_id)
+
+    async def check_dependencies(self, job: Job, depends_on: Iterable[str]) -> Iterable[str]:
+        """enqueue(): every dependency this process does not know must be in the store."""
+        if isinstance(depends_on, str):
+            return depends_on
+        link = self.link
+        depends_on = tuple(depends_on)
+        jobs = self.scheduler._table.jobs
+        foreign = [d for d in depends_on if id_number(d) and id_number(d) not in jobs]
+        if foreign:
+            await link.flush()
+            missing = [d for d in foreign if await link.store.fetch(id_number(d)) is None]
+            if missing:
+                raise UnknownJobError(
+                    f"{_describe(job)} depends on job(s) {missing} that the store "
+                    f"{link.store.url} does not hold: submit dependencies first "
+                    "(finished jobs are pruned after history_limit)"
+                )
+        return depends_on
+
+    async def open(self) -> None:
+        from ..store._urls import mask_password
+
+        store = self.link.store
+        await store.open()
+        registry = self.scheduler._registry
+        if registry:
+            await self._put_functions(store, registry)
+        if not store.secrets:
+            # A store that allows no secret (SQLite) would otherwise run
+            # unsigned pickles without a word: say so once per start.
+            logger.warning(
+                "the store %s has no secret: job payloads are unsigned pickles, and "
+                "this scheduler unpickles (runs code from) whatever the store holds, "
+                "so anyone who can write to it can run code here; set the "
+                "JOBSCHED_SECRET environment variable (the same on every member) or "
+                "pass secret=... to sign them",
+                mask_password(store.url),
+            )
+
+    async def _put_functions(self, store: Any, registry: Any) -> None:
+        """The app's registered functions, for enqueues made in SQL
+        (``jobsched_enqueue``). Not worth failing the start for: that
+        enqueue then says the name is not registered."""
+        from ._functions import registered
+
+        try:
+            await store.put_functions(registered(registry, self.scheduler._settings.strategy))
+        except Exception as exc:
+            logger.warning(
+                "could not store the app's registered functions in %s for jobsched_enqueue() "
+                "(%s: %s); SQL enqueues of them fail until a scheduler of the app stores them",
+                store.url,
+                type(exc).__name__,
+                exc,
+            )
+
+    async def close(self) -> None:
+        """After the workers stopped: hand back unstarted claims, write everything, close."""
+        link = self.link
+        s = self.scheduler
+        # A claim on its way when the workers stopped brings jobs too: wait
+        # for it, so they are handed back with the rest rather than left
+        # RUNNING here until their lease runs out.
+        from ._link import _timing
+
+        await link.claims_settled(_timing.UNAVAILABLE_WAIT)
+        unstarted = [job._jobsched_id for job in s._claimed]
+        s._ahead.clear()
+        s._claimed.clear()
+        s._claimed_at.clear()
+        for number in unstarted:
+            s._held.pop(number, None)
+        # With the jobs whose attempts a stopping worker cut short, and those
+        # it could not load and has not handed back yet; kept in _released
+        # until the release, so that the heartbeat renews them.
+        s._released += unstarted + [number for number, _, _ in s._deferred]
+        s._deferred = []
+        unstarted = list(s._released)
+        try:
+            await link.flush()
+            if unstarted:
+                try:
+                    await link.read(
+                        "handing back unstarted jobs",
+                        lambda: link.store.release(link.owner, unstarted),
+                        patience=None,  # stop() waits as long as for its flush
+                    )
+                except StoreUnavailableError as exc:
+                    raise StoreUnavailableError(
+                        f"{len(unstarted)} claimed job(s) were not handed back at stop: "
+                        f"{exc}. They stay RUNNING under this member until their lease "
+                        "runs out; then another member takes them over (an attempt counted, "
+                        "'worker lost') and runs them again"
+                    ) from exc
+                s._released = []
+        finally:
+            link.close()
+            await link.stopped.wait()
+            await link.store.close()

@@ -1,0 +1,196 @@
+"""MemoryBacking: the jobs kept in this process (the memory store)."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+import anyio
+
+from .._exceptions import SchedulerError, SchedulerStoppedError
+from .._jobs._ids import next_number
+from ._state import NEW, STOPPED, _describe
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from .._jobs._executor import Executor
+    from .._jobs._job import Job
+    from .._ordering._queue import JobQueue
+    from ._attempts import Attempt
+    from ._link import StoreLink
+    from ._state import JobTable, RunState, Settings
+    from ._timers import Ticker
+
+
+class MemoryBacking:
+    """The backing of the memory store: nothing to open or close; reads and
+    waits answer from the job table, woken by its events."""
+
+    __slots__ = (
+        "_block",
+        "_clock",
+        "_idle",
+        "_queue",
+        "_run",
+        "_strategy",
+        "_table",
+        "_timers",
+        "executor_loaded",
+    )
+
+    link: StoreLink | None = None
+    cut_wording = "cancelled"
+    #: Why an attempt the teardown cut short ends (CANCELLED).
+    shutdown_reason = "scheduler shut down"
+    default_grace: float | None = None  # stop() waits for running attempts
+
+    def __init__(
+        self,
+        settings: Settings,
+        run: RunState,
+        table: JobTable,
+        queue: JobQueue,
+        idle: deque[anyio.Event],
+        timers: Ticker,
+        block: Callable[[Job, list[int]], None],
+        executor_loaded: Callable[[str, Executor], None],
+    ) -> None:
+        self._clock = settings.clock
+        self._strategy = settings.strategy
+        self._run = run
+        self._table = table
+        self._queue = queue
+        self._idle = idle  # idle workers' events
+        self._timers = timers
+        self._block = block  # the dependency graph's: wait for unmet upstreams
+        #: An executor plugin was loaded on first use: admission holds jobs
+        #: to its capacity from then on.
+        self.executor_loaded = executor_loaded
+
+    def cancel_elsewhere(self, number: int, job: Job | None) -> bool | None:
+        """False for a job unknown or finished; None: cancel() goes on here."""
+        if job is None or job.status._terminal:  # type: ignore[attr-defined]
+            return False
+        return None
+
+    def withdraw(self, job: Job) -> None:
+        """A cancelled queued job leaves the queue."""
+        self._queue.discard(job)
+
+    def attempts_to_cut(self, attempts: Collection[Attempt]) -> list[Attempt]:
+        """Every running attempt, one its timeout already cut short too: in
+        memory the job dies with the scheduler, CANCELLED, as it always did,
+        and never waits for a retry no scheduler will make."""
+        return list(attempts)
+
+    def may_retry(self, stopping: bool) -> bool:
+        """A stopping scheduler retries nothing itself."""
+        return not stopping
+
+    def failed_anyway(self, job: Job) -> None:
+        pass  # nothing else holds the job
+
+    def served(self, queues: frozenset[str] | None) -> frozenset[str] | None:
+        """What submit refuses other queues' jobs for: nothing else would run them."""
+        return queues
+
+    def add(self, job: Job, delay: float, deps: list[int], job_id: str | None) -> str:
+        """submit()'s last step: number and stamp a checked job, then wait it on
+        its upstreams or queue it (ready: an idle worker woken; delayed: the ticker)."""
+        if job_id is not None:
+            job._set_own_id(job_id)
+        now = self._clock()
+        seq = job.seq = next_number()
+        number = job._jobsched_id
+        if not number:
+            # First needed now: the id and seq are one int object.
+            number = job._jobsched_id = seq
+        job.submitted_at = now
+        job.run_at = now + delay if delay > 0 else now
+        table = self._table
+        try:
+            if deps or delay > 0:
+                # The key is otherwise computed later (on release or
+                # promotion), where an error could no longer reach the caller.
+                self._strategy.key(job)
+            table.jobs[number] = job
+            table.unfinished += 1
+            if deps:
+                self._block(job, deps)
+            elif job.run_at > now:
+                if self._queue.push_delayed(job):
+                    self._timers.wake()
+            else:
+                # The scheduler's _push, inline: a call less per job.
+                self._queue.push_ready(job)
+                if self._idle:
+                    self._idle.popleft().set()
+        except Exception as exc:
+            if table.jobs.get(number) is job:
+                del table.jobs[number]
+                table.unfinished -= 1
+            job.seq = 0
+            raise TypeError(
+                f"{_describe(job)} cannot be queued: the strategy "
+                f"{type(self._strategy).__name__} failed on it ({type(exc).__name__}: {exc}); "
+                "check the fields it orders by (priority, deadline, tenant)"
+            ) from exc
+        return f"job-{number}" if job_id is None else job_id
+
+    async def open(self) -> None:
+        pass
+
+    def spawn(self, group: TaskGroup) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
+
+    async def close_unstarted(self) -> None:
+        pass
+
+    def use_registry(self, registry: Mapping[str, object]) -> None:
+        pass
+
+    async def flush(self) -> None:
+        pass
+
+    async def fetch(self, job_id: str) -> Job:
+        return self._table.get(job_id)
+
+    async def check_dependencies(self, job: Job, depends_on: Iterable[str]) -> Iterable[str]:
+        return depends_on  # submit checks them here
+
+    async def join(self) -> None:
+        table, run = self._table, self._run
+        while table.unfinished:
+            if run.phase == STOPPED:
+                raise SchedulerStoppedError(
+                    f"{table.unfinished} job(s) will never finish: the scheduler stopped "
+                    "with them still queued"
+                )
+            event = anyio.Event()
+            table.join_waiters.append(event)
+            await event.wait()
+
+    async def wait(self, job_id: str, seconds: float | None) -> Job:
+        with anyio.fail_after(seconds):
+            job = self._table.get(job_id)
+            if self._run.phase == NEW and not job.status._terminal:  # type: ignore[attr-defined]
+                raise SchedulerError(
+                    "wait() waits for the workers to run the job, but this scheduler was "
+                    "never started: use `async with JobScheduler(...) as s:` or "
+                    "`await s.start()` first"
+                )
+            while not job.status._terminal:  # type: ignore[attr-defined]
+                if self._run.phase == STOPPED:
+                    raise SchedulerStoppedError(
+                        f"{_describe(job)} will never finish: the scheduler stopped with it "
+                        f"{job.status.value}"
+                    )
+                event = anyio.Event()
+                self._table.outcome_waiters.setdefault(job._jobsched_id, []).append(event)
+                await event.wait()
+            return job

@@ -1,0 +1,62 @@
+"""Seams: the scheduler's former private names that tests still read.
+
+The suite reaches inside a ``JobScheduler`` by names that have since moved
+into the records and parts (``_state.Settings``, ``RunState``,
+``JobTable``). ``Seams`` answers them as properties over their new homes, so
+those tests pass unchanged. No engine code reads them: a property costs a
+call, and the parts hold the records themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._enums import JobStatus
+    from .._jobs._job import Job
+    from ._state import JobListener, JobTable, RunState, Settings
+    from ._timers import Ticker
+
+
+class Seams:
+    """Read-only views of moved state, for tests only."""
+
+    __slots__ = ()
+
+    _settings: Settings
+    _run: RunState
+    _table: JobTable
+    _timers: Ticker
+
+    @property
+    def _num_workers(self) -> int:
+        return self._settings.num_workers
+
+    @property
+    def _load_grace(self) -> float:
+        return self._settings.load_grace
+
+    @property
+    def _state(self) -> int:
+        return self._run.phase
+
+    @property
+    def _stopping(self) -> bool:
+        return self._run.stopping
+
+    @property
+    def _watching(self) -> bool:
+        return self._timers.watching
+
+    @property
+    def _ticker_sleeps_until(self) -> float:
+        return self._timers.sleeps_until
+
+    @property
+    def _listeners(self) -> list[JobListener]:
+        return self._table.listeners
+
+    @property
+    def _transition(self) -> Callable[[Job, JobStatus], None]:
+        return self._table.transition
