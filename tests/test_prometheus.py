@@ -278,12 +278,12 @@ def test_without_prometheus_client_the_worker_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The option's check runs before any store or import."""
-    from jobsched._cli import _worker
+    from jobsched._cli import _workermetrics
     from jobsched._cli._main import UserError
 
     monkeypatch.setitem(sys.modules, "prometheus_client", None)
     with pytest.raises(UserError, match=r"pip install 'jobsched-core\[prometheus\]'"):
-        _worker._need_prometheus()
+        _workermetrics.need_prometheus()
 
 
 class _Broken:

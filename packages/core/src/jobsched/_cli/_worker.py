@@ -36,6 +36,7 @@ from .._jobs._job import Job
 from .._ordering._ratelimit import RateLimit
 from ._format import printable
 from ._main import Count, Seconds, UserError, store_option
+from ._workermetrics import need_prometheus, serve_metrics
 from ._workeropts import (
     STRATEGIES,
     LimitType,
@@ -194,7 +195,7 @@ def worker(
             "Missing option '--import' (or --app MODULE:NAME): the worker must load the jobs' code"
         )
     if metrics_port is not None:
-        _need_prometheus()
+        need_prometheus()
     handler = logging.StreamHandler()
     handler.setFormatter(_Printable("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
@@ -234,15 +235,6 @@ def worker(
         grace,
         None if metrics_port is None else (metrics_host, metrics_port),
     )
-
-
-def _need_prometheus() -> None:
-    try:
-        import prometheus_client  # noqa: F401
-    except ImportError:
-        raise UserError(
-            "--metrics-port needs prometheus_client: pip install 'jobsched-core[prometheus]'"
-        ) from None
 
 
 class _Printable(logging.Formatter):
@@ -315,7 +307,7 @@ async def _serve(
                     break
             metrics = None
             if failure is None and metrics_at is not None:
-                metrics, failure = _serve_metrics(scheduler, *metrics_at)
+                metrics, failure = serve_metrics(scheduler, *metrics_at)
             if failure is None:
                 log.info(
                     "started on %s: %d workers, pid %d, jobs from %s%s%s; stop with SIGTERM "
@@ -352,18 +344,6 @@ async def _serve(
     )
     if failure is not None:
         raise failure
-
-
-def _serve_metrics(scheduler: JobScheduler, host: str, port: int) -> tuple[Any, UserError | None]:
-    """The started metrics endpoint, or why it could not start."""
-    from .._metrics._serve import MetricsServer
-
-    server = MetricsServer(scheduler, scheduler._link.store, host, port)  # type: ignore[union-attr]
-    try:
-        server.start()
-    except OSError as exc:
-        return None, UserError(f"--metrics-port cannot listen on {host}:{port}: {exc}")
-    return server, None
 
 
 def _by_name(item: tuple[JobStatus, int]) -> str:
