@@ -26,6 +26,7 @@ from jobsched._exceptions import StoreUnavailableError
 from jobsched.store import NewJob, Outcome
 from jobsched_postgres import PostgresStore
 from jobsched_postgres import _connect as pg_connect
+from jobsched_postgres import _pool as pg_pool
 from jobsched_postgres import _schema as pg_schema
 from jobsched_postgres import _sql as pg_sql
 from jobsched_postgres import _store as pg_store
@@ -317,7 +318,7 @@ async def test_a_connection_the_server_dropped_is_replaced(
     url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Dropped while it sat idle: longer than CHECK_IDLE, so it is checked.
-    monkeypatch.setattr(pg_store, "CHECK_IDLE", 0.0)
+    monkeypatch.setattr(pg_pool, "CHECK_IDLE", 0.0)
     store = PostgresStore(url + "&application_name=jobsched_victim", secret=SECRET)
     await store.open()
     await store.add([new(1)], NOW)
@@ -345,7 +346,7 @@ async def test_a_connection_used_a_moment_ago_is_not_checked_again(
         await store.unfinished()  # a round trip each, not two
     # Each pooled connection is asked once at most: at its first use.
     assert len(checks) <= pg_store.POOL_SIZE
-    monkeypatch.setattr(pg_store, "CHECK_IDLE", 0.0)
+    monkeypatch.setattr(pg_pool, "CHECK_IDLE", 0.0)
     before = len(checks)
     await store.unfinished()
     assert len(checks) == before + 1
@@ -873,7 +874,7 @@ async def test_overlapping_own_id_batches_from_two_members_make_one_job_per_id(
     had they taken the ids' locks in their own orders, each would then wait
     for the other (a deadlock the server ends by failing one, which the
     store would retry: here it may not)."""
-    monkeypatch.setattr(pg_store, "RETRIES", 1)
+    monkeypatch.setattr(pg_pool, "RETRIES", 1)
     ids = range(1, 201)
     batches = (
         [new(-i, own_id=True) for i in ids],
