@@ -384,7 +384,11 @@ class Fleet(RuleBasedStateMachine):
     def cancel_some_waiting(self, share: float) -> None:
         ids = [
             i
-            for (i,) in self.conn.execute("SELECT id FROM jobsched_jobs WHERE queue IS NOT NULL")
+            # In id order: heap order differs between a program and its replay
+            # (the tables keep their dead rows), and the rng must meet the same rows.
+            for (i,) in self.conn.execute(
+                "SELECT id FROM jobsched_jobs WHERE queue IS NOT NULL ORDER BY id"
+            )
             if self.rng.random() < share
         ]
         if ids:
