@@ -198,7 +198,7 @@ def _retry(value: Any) -> str:
     if isinstance(value, _Opaque):
         fields = _state_dict(value)
         if fields:
-            shown = ", ".join(f"{k}={_render(v, 1)}" for k, v in fields.items())
+            shown = ", ".join(f"{k}={text(v)}" for k, v in fields.items())
             return f"RetryPolicy({shown})"
     return text(value)
 
@@ -227,50 +227,93 @@ def _state_dict(obj: _Opaque) -> dict[str, Any]:
 
 
 def text(value: Any) -> str:
-    """A bounded, repr-like rendering of a read value (never calls user code)."""
-    out = _render(value, 0)
+    """A bounded, repr-like rendering of a read value (never calls user code).
+
+    The bound is on the work as well as the text: a payload of a few hundred
+    bytes can nest shared references whose full rendering would take hours
+    (20 lists of the same 20 lists, six deep), so every part spends one
+    budget of characters and a container stops once it is spent.
+    """
+    try:
+        out = _Render().value(value, 0)
+    except Exception as exc:  # a value no rendering foresaw: say so, don't fail the page
+        return f"(can't be shown: {type(exc).__name__})"
     return out if len(out) <= MAX_TEXT else out[: MAX_TEXT - 1] + "…"
 
 
-def _render(value: Any, depth: int) -> str:
-    if depth > MAX_DEPTH:
-        return "…"
-    if isinstance(value, type) and issubclass(value, _Opaque):
-        return value._qualname
-    if isinstance(value, _Opaque):
-        return _render_opaque(value, depth)
-    if isinstance(value, str):
-        shown = value if len(value) <= MAX_STRING else value[:MAX_STRING] + "…"
-        return repr(shown)
-    if isinstance(value, (bytes, bytearray)):
-        head = bytes(value[:MAX_STRING])
-        return repr(head) + ("…" if len(value) > MAX_STRING else "")
-    if value is None or isinstance(value, (bool, int, float, complex)):
-        return repr(value)
-    if isinstance(value, dict):
-        items = [f"{_render(k, depth + 1)}: {_render(v, depth + 1)}" for k, v in _first(value)]
-        return "{" + _join(items, len(value)) + "}"
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = [_render(v, depth + 1) for v in _first(value)]
-        if isinstance(value, list):
-            return "[" + _join(items, len(value)) + "]"
-        if isinstance(value, tuple):
-            return "(" + _join(items, len(value)) + ("," if len(value) == 1 else "") + ")"
-        return "{" + _join(items, len(value)) + "}" if value else "set()"
-    return f"<{type(value).__name__}>"
+class _Render:
+    """One rendering: the characters it may still write, spent as it goes."""
 
+    __slots__ = ("left",)
 
-def _render_opaque(obj: _Opaque, depth: int) -> str:
-    name = type(obj)._qualname
-    args: list[str] = [_render(a, depth + 1) for a in obj.__dict__["_args"][:MAX_ITEMS]]
-    args += [f"{k}={_render(v, depth + 1)}" for k, v in _first(obj.__dict__["_kwargs"])]
-    state = _state_dict(obj)
-    args += [f"{k}={_render(v, depth + 1)}" for k, v in list(state.items())[:MAX_ITEMS]]
-    if obj.__dict__.get("_state") is not None and not state:
-        args.append(f"state={_render(obj.__dict__['_state'], depth + 1)}")
-    if "_items" in obj.__dict__:
-        args.append(f"items={_render(obj.__dict__['_items'], depth + 1)}")
-    return f"{name}({', '.join(args)})"
+    def __init__(self) -> None:
+        self.left = MAX_TEXT
+
+    def value(self, value: Any, depth: int) -> str:
+        if self.left <= 0 or depth > MAX_DEPTH:
+            out = "…"
+        elif isinstance(value, type) and issubclass(value, _Opaque):
+            out = value._qualname
+        elif isinstance(value, _Opaque):
+            return self.opaque(value, depth)
+        elif isinstance(value, str):
+            out = repr(value if len(value) <= MAX_STRING else value[:MAX_STRING] + "…")
+        elif isinstance(value, (bytes, bytearray)):
+            out = repr(bytes(value[:MAX_STRING])) + ("…" if len(value) > MAX_STRING else "")
+        elif isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+            # repr() of an int past 4,300 digits raises, and is slow long before.
+            out = f"<int of {value.bit_length()} bits>"
+        elif value is None or isinstance(value, (bool, int, float, complex)):
+            out = repr(value)
+        elif isinstance(value, dict):
+            return "{" + self.items(value, len(value), depth, pairs=True) + "}"
+        elif isinstance(value, list):
+            return "[" + self.items(value, len(value), depth) + "]"
+        elif isinstance(value, tuple):
+            inner = self.items(value, len(value), depth)
+            return "(" + inner + ("," if len(value) == 1 else "") + ")"
+        elif isinstance(value, (set, frozenset)):
+            if not value:
+                out = f"{type(value).__name__}()"
+            else:
+                return "{" + self.items(value, len(value), depth) + "}"
+        else:
+            out = f"<{type(value).__name__}>"
+        self.left -= len(out)
+        return out
+
+    def items(self, values: Any, total: int, depth: int, pairs: bool = False) -> str:
+        shown: list[str] = []
+        self.left -= 2  # the brackets: empty containers nest and fan out too
+        for item in _first(values):
+            if self.left <= 0:
+                break
+            self.left -= 2
+            if pairs:
+                key, value = item
+                shown.append(f"{self.value(key, depth + 1)}: {self.value(value, depth + 1)}")
+            else:
+                shown.append(self.value(item, depth + 1))
+        return _join(shown, total)
+
+    def named(self, name: str, value: Any, depth: int) -> str:
+        return f"{name}={self.value(value, depth + 1)}"
+
+    def opaque(self, obj: _Opaque, depth: int) -> str:
+        name = type(obj)._qualname
+        self.left -= len(name) + 2
+        if depth > MAX_DEPTH:
+            return f"{name}(…)"
+        fields = obj.__dict__
+        args = [self.value(a, depth + 1) for a in fields["_args"][:MAX_ITEMS] if self.left > 0]
+        args += [self.named(str(k), v, depth) for k, v in _first(fields["_kwargs"])]
+        state = _state_dict(obj)
+        args += [self.named(k, v, depth) for k, v in list(state.items())[:MAX_ITEMS]]
+        if fields.get("_state") is not None and not state:
+            args.append(self.named("state", fields["_state"], depth))
+        if "_items" in fields:
+            args.append(self.named("items", fields["_items"], depth))
+        return f"{name}({', '.join(args)})"
 
 
 def _first(values: Any) -> list[Any]:
