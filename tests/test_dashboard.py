@@ -801,12 +801,50 @@ def test_the_token_is_remembered_for_the_session_after_an_action(store: FakeStor
         assert "expires" not in cookie.lower() and "max-age" not in cookie.lower()
         page = c.get("/jobs/5").text
         assert 'name="token"' not in page and "token remembered for this session" in page
-        again = c.post("/jobs/5/cancel", follow_redirects=False)
+        # From the dashboard's own page (a browser says so: see the next test).
+        again = c.post("/jobs/5/cancel", headers=SAME_ORIGIN, follow_redirects=False)
         assert again.status_code == 303 and "set-cookie" not in again.headers
     assert 5 in store.cancelled
     with client(store) as other:  # another process: another key
         other.cookies.set("jobsched_session", cookie.split(";")[0].split("=", 1)[1])
-        assert other.post("/jobs/6/cancel", follow_redirects=False).status_code == 403
+        refused = other.post("/jobs/6/cancel", headers=SAME_ORIGIN, follow_redirects=False)
+        assert refused.status_code == 403
+
+
+#: What a browser sends with a form posted from the dashboard's own page.
+SAME_ORIGIN = {"Sec-Fetch-Site": "same-origin", "Origin": "http://testserver"}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Sec-Fetch-Site": "same-site", "Origin": "http://testserver:3000"},
+        {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+        {"Origin": "http://testserver:3000"},  # a browser without Sec-Fetch-*
+        {"Origin": "null"},  # a sandboxed frame, a data: URL
+        {},  # neither: not proven to come from the dashboard's pages
+    ],
+)
+def test_the_remembered_token_serves_only_the_dashboards_own_pages(
+    store: FakeStore, headers: dict[str, str]
+) -> None:
+    """SameSite=Strict lets another port or subdomain of the same site send
+    the cookie with a forged form: a cookie-only action from anywhere but
+    the dashboard's own pages is refused and changes nothing; with the
+    token in the form it is still served."""
+    with client(store) as c:
+        assert c.post("/jobs/2/cancel", data={"token": TOKEN}).status_code == 200
+        forged = c.post("/jobs/cancel", headers=headers, follow_redirects=False)
+        assert forged.status_code == 403 and "did not come from the dashboard" in forged.text
+        assert c.post("/jobs/5/cancel", headers=headers, follow_redirects=False).status_code == 403
+        assert store.cancelled == [2]
+        with_token = c.post(
+            "/jobs/5/cancel", data={"token": TOKEN}, headers=headers, follow_redirects=False
+        )
+        assert with_token.status_code == 303
+        same = c.post("/jobs/6/cancel", headers={"Origin": "http://testserver"})
+        assert same.status_code == 200  # Origin alone, naming this host, vouches
+    assert store.cancelled == [2, 5, 6]
 
 
 def test_bulk_actions_stop_at_the_limit_and_say_more_remain(monkeypatch: Any) -> None:

@@ -202,7 +202,16 @@ class Actions(Handlers):
             request.state.form = body  # read once: the action reads its fields too
             given = _params.form_field(body, "token")
             if given is None and self.remembered(request):
-                return None
+                if self.session is not None and self.session.vouches_for(request):
+                    return None
+                return self.error(
+                    403,
+                    "Token required",
+                    f"this request to {action} a {thing} did not come from the dashboard's "
+                    "own pages (no same-origin Sec-Fetch-Site or Origin header), so the "
+                    "remembered token does not count: send the token in the form or as an "
+                    "'Authorization: Bearer' header",
+                )
             # Remembered for the session once it proves right (see _session).
             request.state.remember = given is not None
         if given is None:

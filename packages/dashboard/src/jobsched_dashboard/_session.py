@@ -10,6 +10,14 @@ the browser send it with a forged POST), ``Secure`` when the page came over
 HTTPS, and has no expiry (it ends with the browser's session). An
 ``Authorization: Bearer`` header is never remembered: a script sends it
 every time.
+
+``SameSite`` is per *site*, and another port or a sibling subdomain is the
+same site: a page on ``localhost:3000`` could post a form to the dashboard
+on ``localhost:8080`` and the browser would send the cookie. So an action
+the cookie alone vouches for must also show it came from the dashboard's
+own pages: ``Sec-Fetch-Site: same-origin``, or an ``Origin`` naming the
+dashboard's own host. Every current browser sends one of them with a POST;
+a request with neither must carry the token.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -37,6 +46,11 @@ class Session:
         given = request.cookies.get(COOKIE)
         return given is not None and hmac.compare_digest(given.encode(), self._value.encode())
 
+    def vouches_for(self, request: Request) -> bool:
+        """The cookie is this process's and the request came from the
+        dashboard's own pages (see the module's docstring)."""
+        return self.valid(request) and same_origin(request)
+
     def remember(self, request: Request, response: Response) -> None:
         """Set the cookie on ``response`` (an action that succeeded with the form's token)."""
         response.set_cookie(
@@ -47,3 +61,14 @@ class Session:
             secure=request.url.scheme == "https",
             path="/",
         )
+
+
+def same_origin(request: Request) -> bool:
+    """The browser says the request came from a page of this origin."""
+    fetched_from = request.headers.get("sec-fetch-site")
+    if fetched_from is not None:
+        return fetched_from == "same-origin"
+    origin = request.headers.get("origin")
+    if origin is None or origin == "null":
+        return False
+    return urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower()
