@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import click
 import pytest
 from cli_jobs import Shouts, Waits, boom
 
@@ -295,6 +296,34 @@ def test_jobs_filters_by_name_tenant_and_since(store_url: str) -> None:
     bad = jobsched("jobs", "--store", store_url, "--since", "yesterday")
     assert bad.returncode != 0
     assert "'yesterday' is neither a time ago (30s, 15m, 2h, 3d) nor a time" in bad.stderr
+
+
+def test_since_reads_a_utc_z_on_every_python() -> None:
+    """ISO 8601's "Z" (Python 3.10's fromisoformat refuses it) is UTC."""
+    from datetime import datetime, timezone
+
+    from jobsched._cli._jobargs import SinceType
+
+    since = SinceType()
+    utc = datetime(2026, 12, 1, 14, 0, tzinfo=timezone.utc).timestamp()
+    assert since.convert("2026-12-01T14:00:00Z", None, None) == utc
+    assert since.convert("2026-12-01 14:00z", None, None) == utc
+    assert since.convert("2026-12-01T15:00:00+01:00", None, None) == utc
+    with pytest.raises(click.BadParameter, match="'Z' is neither a time ago"):
+        since.convert("Z", None, None)
+
+
+def test_a_store_that_keeps_no_attempts_still_lists_its_jobs() -> None:
+    """`jobs` reads a retry-waiting job's attempts for its RAN; a store
+    without attempts() (a third party's) lists the job with RAN unknown."""
+    from jobsched._cli._read import _histories
+
+    class NoAttempts:
+        async def attempts(self, **_: object) -> list[object]:
+            raise NotImplementedError
+
+    job = type("Stored", (), {"id": 7})()
+    assert anyio.run(_histories, NoAttempts(), [job]) == {}
 
 
 def test_store_from_the_environment(store_url: str, populated: dict[str, str]) -> None:

@@ -123,7 +123,7 @@ class Actions(Handlers):
         else:
             more = before is not None
         done_query = urlencode({"done": action, "n": done, "more": int(more)})
-        return RedirectResponse(f"/jobs?{filters.query()}&{done_query}", status_code=303)
+        return RedirectResponse(f"/jobs?{_and(filters.query(), done_query)}", status_code=303)
 
     async def pause_schedule(self, request: Request) -> Response:
         schedule_id = request.path_params["schedule_id"]
@@ -239,3 +239,8 @@ def _selects_everything(filters: _params.Filters, statuses: tuple[JobStatus, ...
         and not filters.args
         and set(statuses) >= set(_limits.UNFINISHED)
     )
+
+
+def _and(*queries: str) -> str:
+    """Query strings joined, the empty ones left out (no stray ``&``)."""
+    return "&".join(q for q in queries if q)

@@ -102,8 +102,10 @@ class SinceType(FloatParam):
         ago = _AGO.fullmatch(text.lower())
         if ago:
             return time.time() - float(ago.group(1)) * _UNIT[ago.group(2)]
+        # Python 3.10's fromisoformat() refuses ISO 8601's "Z" for UTC.
+        iso = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
         try:
-            when = datetime.fromisoformat(text)
+            when = datetime.fromisoformat(iso)
         except ValueError:
             self.fail(
                 f"{text!r} is neither a time ago (30s, 15m, 2h, 3d) nor a time "

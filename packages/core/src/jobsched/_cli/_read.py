@@ -19,7 +19,7 @@ from .._enums import JobStatus
 from .._jobs._options import check_queue
 from ..store._args import LARGEST
 from ..store._base import JobStore
-from ..store._rows import StoredJob
+from ..store._rows import Attempt, StoredJob
 from . import _format as fmt
 from ._jobargs import (
     JobIdType,
@@ -139,7 +139,7 @@ def jobs(
         # A retry-waiting job's RAN is its last attempt's: one read each,
         # for the first HISTORY_READS of them (past that, RAN is "-").
         waiting = [job for job in found if job.status is JobStatus.RETRY_WAIT]
-        histories = {job.id: await store.attempts(job_id=job.id) for job in waiting[:HISTORY_READS]}
+        histories = await _histories(store, waiting[:HISTORY_READS])
         if as_json:
             print_json([fmt.job_json(job, now, histories.get(job.id, ())) for job in found])
             return
@@ -265,6 +265,14 @@ async def _filtered(
             break
         before = page.next_before
     return found[:limit]
+
+
+async def _histories(store: JobStore, jobs: list[StoredJob]) -> dict[int, list[Attempt]]:
+    """The attempts of ``jobs``; none from a store that keeps no attempts (RAN is "-")."""
+    try:
+        return {job.id: await store.attempts(job_id=job.id) for job in jobs}
+    except NotImplementedError:
+        return {}
 
 
 @click.command()
