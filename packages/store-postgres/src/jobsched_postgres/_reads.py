@@ -18,6 +18,7 @@ from jobsched.store import (
     JobStore,
     Member,
     StoredJob,
+    attempt_of_key,
     check_attempts_args,
     check_jobs_args,
     check_limit,
@@ -219,7 +220,7 @@ class Reads(JobStore):
         return [
             Attempt(
                 job_id=r[0],
-                attempt=r[1],
+                attempt=attempt_of_key(r[1])[0],
                 name=r[2],
                 executor=r[3],
                 owner=r[4],
@@ -227,6 +228,7 @@ class Reads(JobStore):
                 finished_at=r[6],
                 status=_STATUSES.get(r[7]) or JobStatus(r[7]),
                 error=r[8],
+                handed_back=r[1] < 0,
             )
             for r in rows
         ]

@@ -11,7 +11,7 @@ import sqlite3
 from typing import Any
 
 from jobsched import JobStatus
-from jobsched.store import Attempt
+from jobsched.store import Attempt, attempt_of_key
 
 from . import _own
 
@@ -66,7 +66,7 @@ def attempts(
     return [
         Attempt(
             job_id=own.get(r[0], r[0]),
-            attempt=r[1],
+            attempt=attempt_of_key(r[1])[0],
             name=r[2],
             executor=r[3],
             owner=r[4],
@@ -74,6 +74,7 @@ def attempts(
             finished_at=r[6],
             status=JobStatus(r[7]),
             error=r[8],
+            handed_back=r[1] < 0,
         )
         for r in rows
     ]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -32,7 +31,7 @@ from jobsched.store import (
     TakeoverLooks,
 )
 
-from . import _operator, _own, _schedules, _schema, _sql, _txadd
+from . import _handback, _operator, _own, _schedules, _schema, _sql, _txadd
 from ._add import AlreadyFired, add
 from ._claim import RUNNING, claim
 from ._errors import classified
@@ -254,20 +253,10 @@ class SQLiteStore(Reads):
         return await self._write_async(extend)
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
-        def release(conn: sqlite3.Connection) -> None:
-            own = _own.rows_of(conn, ids)
-            rows = [own.get(i, i) for i in ids]
-            _sql.cancel_released(conn, owner, rows, time.time())
-            # The attempt never started: its number is reused (a running
-            # attempt has no row of its own to remove).
-            conn.executemany(
-                "UPDATE jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
-                "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
-                "lease_until = NULL WHERE id = ? AND owner = ? AND status = 'running'",
-                [(i, owner) for i in rows],
-            )
+        await self._write_async(lambda conn: _handback.release(conn, owner, ids))
 
-        await self._write_async(release)
+    async def hand_back(self, owner: str, attempts: Sequence[tuple[int, int, float]]) -> None:
+        await self._write_async(lambda conn: _handback.hand_back(conn, owner, attempts))
 
     async def defer(self, owner: str, jobs: Sequence[tuple[int, float, str]]) -> None:
         await self._write_async(lambda conn: _sql.defer(conn, owner, jobs))

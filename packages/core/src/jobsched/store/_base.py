@@ -273,6 +273,22 @@ class JobStore(WaitingReads, ABC):
         """Hand back jobs ``owner`` claimed but never started (it is stopping):
         their attempt is not counted, and any member may claim them again."""
 
+    async def hand_back(self, owner: str, attempts: Sequence[tuple[int, int, float]]) -> None:
+        """Hand back running attempts a stopping ``owner`` cut short past its
+        grace: ``(id, attempt, ended_at)`` each. As :meth:`release`, the job
+        waits again, its attempt not counted (one someone asked to cancel
+        ends CANCELLED), and any member may claim it; but the attempt ran,
+        so it stays in the job's history (:meth:`attempts`): its member,
+        start and ``ended_at``, status RETRY_WAIT, error
+        :data:`~jobsched.store.HANDED_BACK_AT_STOP`, ``handed_back`` True,
+        under a key of its own (:func:`~jobsched.store.hand_back_key`). A
+        row no longer ``owner``'s, or on another attempt, is left alone.
+
+        The default releases them, their history unrecorded: a store without
+        it still hands the jobs on.
+        """
+        await self.release(owner, [job_id for job_id, _, _ in attempts])
+
     async def defer(self, owner: str, jobs: Sequence[tuple[int, float, str]]) -> None:
         """Hand back jobs ``owner`` claimed but cannot run (their payload does
         not load in this member: a deploy under way), for another member:
