@@ -24,10 +24,14 @@ from typing import Any
 
 import anyio
 import click
+import durable_store
 import pytest
 from cli_jobs import Shouts, Waits, boom
 
 import jobsched as js
+
+#: The fixture: a durable store the test's processes share (see durable_store).
+store_url = durable_store.store_url
 
 if sys.version_info < (3, 11):
     from exceptiongroup import ExceptionGroup
@@ -45,21 +49,6 @@ def _script() -> str:
 
 
 SCRIPT = _script()
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> str:
-    """A durable store for the script to work on (one kind per param)."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'jobs.db'}"
-    from pg import SECRET, schema_url
-
-    # The test's schedulers and the script (which inherits the environment)
-    # sign with it: the PostgreSQL store requires a secret.
-    monkeypatch.setenv("JOBSCHED_SECRET", SECRET)
-    return schema_url(request.getfixturevalue("pg_session_database"))
 
 
 def env_for(**extra: str) -> dict[str, str]:

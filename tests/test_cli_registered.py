@@ -15,7 +15,8 @@ from typing import Any
 
 import anyio
 import pytest
-from test_cli import as_json, jobsched, ok, store_url  # noqa: F401 - the fixture
+from durable_store import store_url  # noqa: F401 - the fixture
+from test_cli import as_json, jobsched, ok
 
 import jobsched as js
 from jobsched.store import Member, NewJob, Outcome

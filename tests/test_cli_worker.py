@@ -26,29 +26,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import durable_store
 import pytest
 from test_cli import SCRIPT, TESTS, env_for, jobsched
 from worker_jobs import record, starts
 
 import jobsched as js
 
+#: The fixture: a durable store the test's processes share (see durable_store).
+store_url = durable_store.store_url
+
 pytestmark = pytest.mark.timeout(180)
 
 S = js.JobStatus
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> str:
-    """A durable store shared by the test's producer and worker processes."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'jobs.db'}"
-    from pg import SECRET, schema_url
-
-    # The workers inherit it: the PostgreSQL store requires a secret.
-    monkeypatch.setenv("JOBSCHED_SECRET", SECRET)
-    return schema_url(request.getfixturevalue("pg_session_database"))
 
 
 class Worker:

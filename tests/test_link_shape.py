@@ -97,6 +97,8 @@ SURFACE = [
     "fire",
     "claims_settled",
     "wake_heartbeat",
+    "cut",
+    "hand_back",
     "close",
     "committer",
     "claimer",

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import durable_store
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
@@ -27,22 +28,13 @@ import jobsched as js
 from jobsched._metrics import AttemptMetrics, StoreFigures, figures_text, read_store
 from jobsched_dashboard import create_app
 
+#: The fixture: a durable store the test's processes share (see durable_store).
+store_url = durable_store.store_url
+
 pytestmark = pytest.mark.timeout(180)
 
 S = js.JobStatus
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'jobs.db'}"
-    from pg import SECRET, schema_url
-
-    monkeypatch.setenv("JOBSCHED_SECRET", SECRET)
-    return schema_url(request.getfixturevalue("pg_session_database"))
 
 
 @pytest.fixture

@@ -28,7 +28,8 @@ from typing import Any
 
 import anyio
 import pytest
-from test_cli_worker import Worker, store_url, workers  # noqa: F401  (fixtures)
+from durable_store import store_url  # noqa: F401 - the fixture
+from test_cli_worker import Worker, workers  # noqa: F401  (fixtures)
 from worker_jobs import starts
 
 import jobsched as js

@@ -389,17 +389,25 @@ async def test_fetch_in_an_outage_raises_at_once(tmp_path: Path) -> None:
 
 
 class ReleaseFails(FlakyStore):
-    """Its hand-backs of unstarted jobs fail ``release_failures`` times."""
+    """Its hand-backs at stop fail ``release_failures`` times: of unstarted
+    jobs (``release``) and of attempts cut short (``hand_back``) alike."""
 
     release_failures = 0
     releases = 0
 
-    async def release(self, owner: str, ids: Collection[int]) -> None:
+    def _fails(self) -> None:
         self.releases += 1
         if self.release_failures:
             self.release_failures -= 1
             raise js.StoreUnavailableError("planned outage (release)")
+
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        self._fails()
         await super().release(owner, ids)
+
+    async def hand_back(self, owner: str, attempts: Sequence[tuple[int, int, float]]) -> None:
+        self._fails()
+        await super().hand_back(owner, attempts)
 
 
 async def handed_back_at_stop(store: ReleaseFails) -> str:
@@ -425,6 +433,16 @@ async def test_stop_hands_back_unstarted_jobs_through_an_outage(tmp_path: Path) 
     assert store.releases == 4
     (row,) = await reopened_jobs(tmp_path)
     assert (f"job-{row.id}", row.status, row.attempts, row.owner) == (held, S.PENDING, 0, None)
+    # The cut attempt is in its history once, whatever the tries before.
+    reopened = SQLiteStore(f"sqlite:///{tmp_path / 'jobs.db'}")
+    await reopened.open()
+    try:
+        history = await reopened.attempts(job_id=row.id)
+    finally:
+        await reopened.close()
+    assert [(a.attempt, a.handed_back, a.error) for a in history] == [
+        (1, True, "handed back at stop")
+    ]
 
 
 async def test_stop_gives_up_handing_back_after_the_wait(
@@ -457,12 +475,19 @@ class ReleaseStalls(ReleaseFails):
         self.renewals: list[set[int]] = []
         self.renewed = anyio.Event()
 
-    async def release(self, owner: str, ids: Collection[int]) -> None:
+    def _fails(self) -> None:
         self.releases += 1
         self.release_tried.set()
         if not self.resume.is_set():
             raise js.StoreUnavailableError("planned outage (release)")
+
+    async def release(self, owner: str, ids: Collection[int]) -> None:
+        self._fails()
         await SQLiteStore.release(self, owner, ids)
+
+    async def hand_back(self, owner: str, attempts: Sequence[tuple[int, int, float]]) -> None:
+        self._fails()
+        await SQLiteStore.hand_back(self, owner, attempts)
 
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
         cancelled = await super().extend(owner, ids, until)

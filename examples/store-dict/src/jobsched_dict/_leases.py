@@ -10,6 +10,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from jobsched import JobStatus
 from jobsched.store import (
+    HANDED_BACK_AT_STOP,
     Attempt,
     Change,
     Claimed,
@@ -18,6 +19,7 @@ from jobsched.store import (
     RateLimit,
     Recorded,
     dead_local,
+    hand_back_key,
 )
 
 from . import _deps
@@ -218,6 +220,25 @@ class Leases(JobStore):
             else:
                 row.status = S.RETRY_WAIT if row.attempts else S.PENDING
                 row.delayed = False
+
+    async def hand_back(self, owner: str, attempts: Sequence[tuple[int, int, float]]) -> None:
+        state = self._state
+        for job_id, attempt, ended_at in attempts:
+            row = state.jobs.get(job_id)
+            if row is None or row.status is not S.RUNNING or row.owner != owner:
+                continue
+            if row.attempts != attempt:
+                continue  # the fence: another attempt's row
+            # It ran: into the history, under a key the next attempt of the
+            # same number (this one is not counted) never takes.
+            key = hand_back_key(attempt, [k for j, k in state.attempts if j == job_id])
+            if key is not None:
+                started = ended_at if row.started_at is None else min(row.started_at, ended_at)
+                state.attempts[job_id, key] = Attempt(
+                    job_id, attempt, row.name, row.executor, row.ran_by or owner, started,
+                    ended_at, S.RETRY_WAIT, HANDED_BACK_AT_STOP, handed_back=True,
+                )  # fmt: skip
+        await self.release(owner, [job_id for job_id, _, _ in attempts])
 
     async def defer(self, owner: str, jobs: Sequence[tuple[int, float, str]]) -> None:
         state = self._state

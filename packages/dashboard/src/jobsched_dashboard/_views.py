@@ -289,12 +289,13 @@ def timeline(attempts: Sequence[Attempt], now: float, window: float = 300.0) -> 
                 a.attempt,
             )
             bars.append(bar)
-            placed[a.job_id, a.attempt] = bar
+            if not a.handed_back:  # its number ran again: waits join the counted ones
+                placed[a.job_id, a.attempt] = bar
         y += (max(slots) + 1) * LANE_HEIGHT
     middle = LANE_HEIGHT / 2
     for a in attempts:
-        if a.attempt < 2:
-            continue  # the first attempt: no wait before it
+        if a.attempt < 2 or a.handed_back:
+            continue  # the first attempt, or one cut short: no wait drawn to it
         previous = placed.get((a.job_id, a.attempt - 1))
         here = placed.get((a.job_id, a.attempt))
         if previous is None or here is None:
@@ -317,7 +318,9 @@ def timeline(attempts: Sequence[Attempt], now: float, window: float = 300.0) -> 
 
 
 def _bar_title(a: Attempt, end: float, retried: bool) -> str:
-    if retried:
+    if a.handed_back:
+        ended = "handed back"
+    elif retried:
         ended = "failed, retried"
     else:
         ended = "running" if a.finished_at is None else a.status._value_

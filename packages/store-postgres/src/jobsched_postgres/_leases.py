@@ -26,6 +26,7 @@ from . import (
     _connect,
     _frontier,
     _gate,
+    _handback,
     _limits,
     _outcomes,
     _queues,
@@ -270,25 +271,10 @@ class Leases(JobStore):
         return await self._run(extend, again=True)
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
-        def release(conn: _sql.Conn) -> None:
-            _cancels.cancel_released(conn, owner, ids, time.time())
-            rows = conn.execute(
-                "UPDATE jobsched_jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
-                "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
-                "lease_until = NULL WHERE id = ANY(%s) AND owner = %s "
-                "RETURNING id, attempts + 1",
-                (sorted(ids), owner),
-            ).fetchall()
-            if rows:
-                # The attempt never started: it leaves no row.
-                conn.execute(
-                    "DELETE FROM jobsched_attempts a USING unnest(%s::bigint[], %s::int[]) "
-                    "AS r(id, attempt) WHERE a.job_id = r.id AND a.attempt = r.attempt",
-                    ([r[0] for r in rows], [r[1] for r in rows]),
-                )
-                _sql.notify(conn)
+        await self._run(lambda conn: _handback.release(conn, owner, ids))
 
-        await self._run(release)
+    async def hand_back(self, owner: str, attempts: Sequence[tuple[int, int, float]]) -> None:
+        await self._run(lambda conn: _handback.hand_back(conn, owner, attempts))
 
     async def defer(self, owner: str, jobs: Sequence[tuple[int, float, str]]) -> None:
         def defer(conn: _sql.Conn) -> None:

@@ -18,7 +18,7 @@ from jobsched.store import (
     JobStore,
     Member,
     StoredJob,
-    StoredSchedule,
+    attempt_of_key,
     check_attempts_args,
     check_jobs_args,
     check_limit,
@@ -118,14 +118,6 @@ class Reads(JobStore):
         statuses, limit, before = check_jobs_args(statuses=statuses, limit=limit, before=before)
         sql, params = jobs_query(statuses, limit, before)
         return await self._run(lambda conn: self._jobs(conn, sql, tuple(params)), transaction=False)
-
-    async def schedule_jobs(self, schedule_id: str, *, limit: int = 20) -> list[StoredJob]:
-        limit = check_limit(limit)
-        # Through jobsched_jobs_fires, the unique (schedule, fire_time) index.
-        where = "WHERE schedule = %s ORDER BY fire_time DESC LIMIT %s"
-        return await self._run(
-            lambda conn: self._jobs(conn, where, (schedule_id, limit)), transaction=False
-        )
 
     async def job_page(self, *, args: Mapping[str, str] | None = None, **filters: Any) -> JobPage:
         if not args:
@@ -228,7 +220,7 @@ class Reads(JobStore):
         return [
             Attempt(
                 job_id=r[0],
-                attempt=r[1],
+                attempt=attempt_of_key(r[1])[0],
                 name=r[2],
                 executor=r[3],
                 owner=r[4],
@@ -236,19 +228,10 @@ class Reads(JobStore):
                 finished_at=r[6],
                 status=_STATUSES.get(r[7]) or JobStatus(r[7]),
                 error=r[8],
+                handed_back=r[1] < 0,
             )
             for r in rows
         ]
-
-    async def schedules(self) -> list[StoredSchedule]:
-        rows = await self._run(
-            lambda conn: conn.execute(
-                "SELECT id, next_fire, owner, payload, last_job FROM jobsched_schedules "
-                "ORDER BY next_fire, id"
-            ).fetchall(),
-            transaction=False,
-        )
-        return [StoredSchedule(i, f, owner, bytes(p), last) for i, f, owner, p, last in rows]
 
     async def report_member(self, member: Member) -> None:
         made = getattr(self, "_members_made", False)

@@ -8,7 +8,7 @@ that commit on their own where each stands alone (a claim's steps, a batch
 of outcomes, a read of one statement); a dedicated connection LISTENs for
 other members' commits (:meth:`watch`). A member's claims, leases and
 outcomes are the :class:`Leases` half, the operators' reads the
-:class:`Reads` half.
+:class:`Reads` half (its reads of schedules in :class:`ScheduleReads`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from . import (
 from ._complete_in import Completer
 from ._leases import DEAD_OWNER_EVERY, Leases
 from ._pool import POOL_SIZE, RECONNECT_TIMEOUT, Pooled
-from ._reads import Reads
+from ._schedulereads import ScheduleReads
 from ._txadd import State, joined
 
 T = TypeVar("T")
@@ -57,7 +57,7 @@ PRUNE_BATCH = 1000
 LISTEN_TICK = 0.25
 
 
-class PostgresStore(Pooled, Leases, Reads):
+class PostgresStore(Pooled, Leases, ScheduleReads):
     """Jobs in PostgreSQL (``postgresql://user:password@host:5432/db``).
 
     :param url: a libpq URL; ``postgres://`` and ``postgresql+psycopg://`` work too.

@@ -1,5 +1,6 @@
-"""What an operator asks of the SQLite store (the CLI, the dashboard): lists,
-counts, the attempt timeline, schedules, and retrying finished jobs.
+"""What an operator asks of the SQLite store about jobs (the CLI, the
+dashboard): lists, counts, the waiting jobs no member claims, and retrying
+finished jobs (the attempts, schedules and members have modules of their own).
 
 Kept apart from ``_sql``, the scheduler's hot path: these run when a person
 asks, each one statement or a few, and none is on a claim's or an outcome's
@@ -18,11 +19,7 @@ from jobsched.store import (
     KEY_ID_SIZE,
     KEY_ID_START,
     KEYED,
-    MEMBERS_KEEP,
-    Attempt,
-    Member,
     StoredJob,
-    StoredSchedule,
 )
 
 from . import _own, _queues
@@ -76,21 +73,6 @@ def fetch(conn: sqlite3.Connection, job_id: int) -> StoredJob | None:
     deps = [u for (u,) in conn.execute("SELECT upstream FROM deps WHERE downstream = ?", (number,))]
     ids = _own.ids_of(conn, deps)
     return stored_job((job_id, *row[1:]), tuple(ids.get(u, u) for u in deps))
-
-
-def schedule_jobs(conn: sqlite3.Connection, schedule_id: str, limit: int) -> list[StoredJob]:
-    """The jobs a schedule's fires made, latest fire first: through the
-    unique index on (schedule, fire_time) that keeps one job per fire."""
-    ids = [
-        i
-        for (i,) in conn.execute(
-            "SELECT id FROM jobs WHERE schedule = ? ORDER BY fire_time DESC LIMIT ?",
-            (schedule_id, limit),
-        )
-    ]
-    by_id = {job.id: job for job in jobs_of(conn, ids)}
-    own = _own.ids_of(conn, ids)
-    return [by_id[own.get(i, i)] for i in ids if own.get(i, i) in by_id]
 
 
 def jobs(
@@ -248,86 +230,6 @@ def counts(conn: sqlite3.Connection) -> dict[tuple[JobStatus, str], int]:
     return out
 
 
-def attempts(
-    conn: sqlite3.Connection, since: float | None, job_id: int | None, limit: int
-) -> list[Attempt]:
-    # A running attempt, and a job's completed last one, have no row of
-    # their own (see _schema): the job's row stands for them. Each arm reads
-    # an index: attempts_finished, jobs_status for the running rows,
-    # jobs_finished for the recently completed ones (or a primary key).
-    # CROSS JOIN keeps attempts first: SQLite's planner does not reorder it,
-    # and with few attempt rows it would rather read every job.
-    rows_of = (
-        "SELECT a.job_id, a.attempt, j.name, j.executor, a.owner, a.started_at, a.finished_at, "
-        "a.status, a.error FROM attempts a CROSS JOIN jobs j ON j.id = a.job_id WHERE "
-    )
-    # A job claimed ahead of the workers that has not started (started_at
-    # NULL) is no attempt yet.
-    jobs_of = (
-        "SELECT j.id, j.attempts, j.name, j.executor, j.ran_by, "
-        "COALESCE(j.started_at, j.finished_at) AS started_at, j.finished_at, "
-        "j.status, NULL FROM jobs j WHERE j.attempts > 0 AND NOT EXISTS (SELECT 1 FROM "
-        "attempts a WHERE a.job_id = j.id AND a.attempt = j.attempts) "
-        "AND COALESCE(j.started_at, j.finished_at) IS NOT NULL AND "
-    )
-    running = "j.status = 'running' AND j.status != 'completed'"
-    params: tuple[Any, ...]
-    if job_id is not None:
-        job_id = _own.row_of(conn, job_id)
-        query = (
-            f"{rows_of}a.job_id = ? UNION ALL "
-            f"{jobs_of}j.id = ? AND j.status IN ('running', 'completed')"
-        )
-        params = (job_id, job_id)
-    elif since is not None:
-        query = (
-            f"{rows_of}a.finished_at >= ? UNION ALL {jobs_of}{running} UNION ALL "
-            f"{jobs_of}j.finished_at >= ? AND j.status = 'completed'"
-        )
-        params = (since, since)
-    else:
-        query = f"{rows_of}1 UNION ALL {jobs_of}j.status IN ('running', 'completed')"
-        params = ()
-    # The newest ``limit``, then oldest first.
-    rows = conn.execute(
-        f"SELECT * FROM ({query}) ORDER BY started_at DESC, job_id DESC, attempt DESC LIMIT ?",
-        (*params, limit),
-    ).fetchall()
-    rows.reverse()
-    own = _own.ids_of(conn, [r[0] for r in rows])
-    return [
-        Attempt(
-            job_id=own.get(r[0], r[0]),
-            attempt=r[1],
-            name=r[2],
-            executor=r[3],
-            owner=r[4],
-            started_at=r[5],
-            finished_at=r[6],
-            status=JobStatus(r[7]),
-            error=r[8],
-        )
-        for r in rows
-    ]
-
-
-def schedules(conn: sqlite3.Connection, now: float) -> list[StoredSchedule]:
-    return [
-        # An owner whose lease lapsed fires it no more: any member may take it.
-        StoredSchedule(
-            sid,
-            next_fire,
-            owner if lease_until is not None and lease_until >= now else None,
-            payload,
-            last_job,
-        )
-        for sid, next_fire, owner, lease_until, payload, last_job in conn.execute(
-            "SELECT id, next_fire, owner, lease_until, payload, last_job FROM schedules "
-            "ORDER BY next_fire, id"
-        )
-    ]
-
-
 def retry(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[int]:
     """Requeue FAILED, TIMED_OUT and CANCELLED jobs from ``now``.
 
@@ -363,57 +265,3 @@ def retry(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[in
     if ended:
         count_ended(conn, ended)
     return done
-
-
-# members: one row per member that reported (its heartbeat for the members
-# list), made by the first report: a file no scheduler reports to (an old
-# one, or one only read) has no such table, and reads as no members. Reports
-# delete rows silent for MEMBERS_KEEP, so the table is as small as the fleet.
-# names: the registered job names the member runs, a JSON list (schema 4).
-MEMBERS_TABLE = (
-    "CREATE TABLE IF NOT EXISTS members (owner TEXT PRIMARY KEY, workers INTEGER NOT NULL, "
-    "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL, names TEXT) "
-    "WITHOUT ROWID"
-)
-
-
-def report_member(conn: sqlite3.Connection, member: Member) -> None:
-    import json
-
-    conn.execute(MEMBERS_TABLE)
-    names = json.dumps(list(member.names)) if member.names else None
-    conn.execute(
-        "INSERT INTO members (owner, workers, busy, started_at, seen_at, names) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET workers = excluded.workers, "
-        "busy = excluded.busy, seen_at = excluded.seen_at, names = excluded.names",
-        (member.owner, member.workers, member.busy, member.started_at, member.seen_at, names),
-    )
-    conn.execute("DELETE FROM members WHERE seen_at < ?", (member.seen_at - MEMBERS_KEEP,))
-
-
-def forget_member(conn: sqlite3.Connection, owner: str) -> None:
-    if _has_members(conn):
-        conn.execute("DELETE FROM members WHERE owner = ?", (owner,))
-
-
-def members(conn: sqlite3.Connection, limit: int) -> list[Member]:
-    import json
-
-    if not _has_members(conn):
-        return []
-    rows = conn.execute(
-        "SELECT owner, workers, busy, started_at, seen_at, names FROM members "
-        "ORDER BY seen_at DESC, owner LIMIT ?",
-        (limit,),
-    ).fetchall()
-    return [
-        Member(row[0], row[1], row[2], row[3], row[4], names=tuple(json.loads(row[5] or "[]")))
-        for row in rows
-    ]
-
-
-def _has_members(conn: sqlite3.Connection) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'members'"
-    ).fetchone()
-    return row is not None

@@ -5,49 +5,39 @@ run in anyio's worker threads), so the event loop never waits on the disk.
 Every method is one ``BEGIN IMMEDIATE`` transaction. Several schedulers may
 open one file, in one process or many: claims, leases and fenced outcomes
 keep each attempt in exactly one of them, as on PostgreSQL.
+The operators' reads and actions are the :class:`Reads` half (``_reads``).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio
 
-from jobsched import JobStatus, RateLimit, StoreUnavailableError
+from jobsched import RateLimit, StoreUnavailableError
 from jobsched.store import (
-    Attempt,
     Change,
     Claimed,
     DueSchedule,
-    JobPage,
-    JobStore,
     Joined,
-    Member,
     NewJob,
     Outcome,
     Recorded,
     StoredJob,
-    StoredSchedule,
     TakeoverLooks,
-    check_arg_filters,
-    check_attempts_args,
-    check_jobs_args,
-    check_limit,
-    check_page_args,
-    check_retry_ids,
 )
 
-from . import _argpage, _operator, _own, _queues, _schedules, _schema, _sql, _txadd
+from . import _handback, _operator, _own, _schedules, _schema, _sql, _txadd
 from ._add import AlreadyFired, add
 from ._claim import RUNNING, claim
 from ._errors import classified
 from ._groupcommit import GroupCommit, rollback
 from ._outcomes import record
+from ._reads import Reads
 from ._sql import cancel_queued, prune
 
 T = TypeVar("T")
@@ -57,7 +47,7 @@ T = TypeVar("T")
 PRUNE_BATCH = 1000
 
 
-class SQLiteStore(JobStore):
+class SQLiteStore(Reads):
     """Jobs in one SQLite file (``sqlite:///jobs.db``).
 
     :param url: ``sqlite:///relative.db`` or ``sqlite:////absolute.db``.
@@ -263,20 +253,10 @@ class SQLiteStore(JobStore):
         return await self._write_async(extend)
 
     async def release(self, owner: str, ids: Collection[int]) -> None:
-        def release(conn: sqlite3.Connection) -> None:
-            own = _own.rows_of(conn, ids)
-            rows = [own.get(i, i) for i in ids]
-            _sql.cancel_released(conn, owner, rows, time.time())
-            # The attempt never started: its number is reused (a running
-            # attempt has no row of its own to remove).
-            conn.executemany(
-                "UPDATE jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
-                "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
-                "lease_until = NULL WHERE id = ? AND owner = ? AND status = 'running'",
-                [(i, owner) for i in rows],
-            )
+        await self._write_async(lambda conn: _handback.release(conn, owner, ids))
 
-        await self._write_async(release)
+    async def hand_back(self, owner: str, attempts: Sequence[tuple[int, int, float]]) -> None:
+        await self._write_async(lambda conn: _handback.hand_back(conn, owner, attempts))
 
     async def defer(self, owner: str, jobs: Sequence[tuple[int, float, str]]) -> None:
         await self._write_async(lambda conn: _sql.defer(conn, owner, jobs))
@@ -336,89 +316,3 @@ class SQLiteStore(JobStore):
             total += deleted
             if deleted < PRUNE_BATCH:
                 return total
-
-    # ── reads and actions for operators ───────────────────────────────────
-
-    async def jobs(
-        self,
-        *,
-        statuses: Collection[JobStatus] = (),
-        limit: int = 50,
-        before: int | None = None,
-    ) -> list[StoredJob]:
-        statuses, limit, before = check_jobs_args(statuses=statuses, limit=limit, before=before)
-        names = [s.value for s in statuses]
-        return await self._read_async(lambda conn: _operator.jobs(conn, names, limit, before))
-
-    async def job_page(self, *, args: Mapping[str, str] | None = None, **filters: Any) -> JobPage:
-        if not args:
-            return await super().job_page(**filters)
-        defaults = {"statuses": (), "name": None, "executor": None, "tenant": None,
-                    "limit": 50, "before": None, "scan": 1000, "queue": None}  # fmt: skip
-        given = {**defaults, **filters}
-        statuses, limit, before = check_page_args(**given)
-        wanted = check_arg_filters(args)
-        exact = {k: given[k] for k in ("name", "executor", "tenant", "queue")}
-        names = [s.value for s in statuses]
-        scan = given["scan"]
-        return await self._read_async(
-            lambda conn: _argpage.page(conn, names, exact, wanted, limit, before, scan)
-        )
-
-    async def counts(self) -> dict[tuple[JobStatus, str], int]:
-        return await self._read_async(_operator.counts)
-
-    async def queue_counts(self) -> dict[tuple[str, JobStatus], int]:
-        return await self._read_async(_queues.counts)
-
-    async def waiting_for_keys(self) -> dict[bytes, int]:
-        return await self._read_async(lambda conn: _operator.waiting_for_keys(conn, self.key_ids))
-
-    async def waiting_for_names(self, names: Collection[str]) -> dict[str, int]:
-        known = sorted(set(names))
-        return await self._read_async(lambda conn: _operator.waiting_for_names(conn, known))
-
-    async def waiting_for_executors(self, installed: Collection[str]) -> dict[str, int]:
-        names = sorted(set(installed))
-        return await self._read_async(lambda conn: _operator.waiting_for_executors(conn, names))
-
-    async def attempts(
-        self, *, since: float | None = None, job_id: int | None = None, limit: int = 1000
-    ) -> list[Attempt]:
-        since, job_id, limit = check_attempts_args(since=since, job_id=job_id, limit=limit)
-        return await self._read_async(lambda conn: _operator.attempts(conn, since, job_id, limit))
-
-    async def schedule_jobs(self, schedule_id: str, *, limit: int = 20) -> list[StoredJob]:
-        limit = check_limit(limit)
-        return await self._read_async(
-            lambda conn: _operator.schedule_jobs(conn, schedule_id, limit)
-        )
-
-    async def schedules(self) -> list[StoredSchedule]:
-        now = time.time()  # whose schedule lease still holds, as of this read
-        return await self._read_async(lambda conn: _operator.schedules(conn, now))
-
-    async def pause_schedule(self, schedule_id: str) -> bool:
-        return await self._write_async(lambda conn: _schedules.pause(conn, schedule_id))
-
-    async def resume_schedule(self, schedule_id: str, next_fire: float) -> bool:
-        return await self._write_async(lambda conn: _schedules.resume(conn, schedule_id, next_fire))
-
-    async def trigger_schedule(self, schedule_id: str, job: NewJob) -> bool:
-        return await self._write_async(lambda conn: _schedules.trigger(conn, schedule_id, job))
-
-    async def retry(self, ids: Collection[int], now: float) -> list[int]:
-        wanted = check_retry_ids(ids)
-        if not wanted:
-            return []
-        return await self._write_async(lambda conn: _operator.retry(conn, wanted, now))
-
-    async def report_member(self, member: Member) -> None:
-        await self._write_async(lambda conn: _operator.report_member(conn, member))
-
-    async def forget_member(self, owner: str) -> None:
-        await self._write_async(lambda conn: _operator.forget_member(conn, owner))
-
-    async def members(self, *, limit: int = 200) -> list[Member]:
-        limit = check_limit(limit)
-        return await self._read_async(lambda conn: _operator.members(conn, limit))

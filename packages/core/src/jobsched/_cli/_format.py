@@ -208,6 +208,15 @@ def job_json(job: StoredJob, now: float, attempts: Sequence[Attempt] = ()) -> di
     }
 
 
+def attempt_end(attempt: Attempt) -> str:
+    """How an attempt ended, as ``show`` says it: ``handed back`` (a stop cut
+    it short; its number ran again), ``retried`` (it failed and the job was
+    retried), else its status."""
+    if attempt.handed_back:
+        return "handed back"
+    return "retried" if attempt.status is JobStatus.RETRY_WAIT else attempt.status.value
+
+
 def attempt_json(attempt: Attempt, now: float) -> dict[str, Any]:
     """One attempt as ``show --json`` prints it."""
     ran = run_time(attempt.started_at, attempt.finished_at, now)
@@ -219,4 +228,5 @@ def attempt_json(attempt: Attempt, now: float) -> dict[str, Any]:
         "finished_at": iso_time(attempt.finished_at),
         "duration": None if ran is None else round(ran, 3),
         "error": attempt.error,
+        "handed_back": attempt.handed_back,
     }

@@ -339,7 +339,7 @@ def show(job: int, store_url: str | None, as_json: bool) -> None:
             rows = [
                 [
                     str(a.attempt),
-                    "retried" if a.status is JobStatus.RETRY_WAIT else a.status.value,
+                    fmt.attempt_end(a),
                     fmt.utc_time(a.started_at),
                     fmt.duration(fmt.run_time(a.started_at, a.finished_at, now)),
                     a.owner or "-",

@@ -234,7 +234,7 @@ class DurableBacking:
                 try:
                     await link.read(
                         "handing back unstarted jobs",
-                        lambda: link.store.release(link.owner, unstarted),
+                        lambda: link.hand_back(unstarted),
                         patience=None,  # stop() waits as long as for its flush
                     )
                 except StoreUnavailableError as exc:

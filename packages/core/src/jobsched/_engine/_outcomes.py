@@ -389,8 +389,9 @@ class Outcomes(SchedulerState):
         back to the store (released when the store closes), to run again in
         any member, its interrupted attempt not counted."""
         number = job._jobsched_id
-        if self._held.pop(number, None) is not None:
+        if (attempt := self._held.pop(number, None)) is not None:
             self._released.append(number)
+            self._link.cut(number, attempt, time.time())  # type: ignore[union-attr]
         logger.info("%s stopped: %s, to run again", _describe(job), HANDED_BACK, extra=_extra(job))
         # This process lets go of the job: its row waits again (RETRY_WAIT if
         # an earlier attempt ran), the attempt uncounted. Set by hand:

@@ -27,6 +27,9 @@ from ._base import Completer as Completer
 from ._base import JobStore as JobStore
 from ._errors import REPORT_BUGS as REPORT_BUGS
 from ._errors import JobDataError as JobDataError
+from ._handback import HANDED_BACK_AT_STOP as HANDED_BACK_AT_STOP
+from ._handback import attempt_of_key as attempt_of_key
+from ._handback import hand_back_key as hand_back_key
 from ._joined import Joined as Joined
 from ._joined import Registered as Registered
 from ._rows import KEY_WIDTH as KEY_WIDTH
@@ -65,6 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_QUEUE",
+    "HANDED_BACK_AT_STOP",
     "KEYED",
     "KEY_ID_SIZE",
     "KEY_ID_START",
@@ -94,6 +98,7 @@ __all__ = [
     "StoredSchedule",
     "TakeoverLooks",
     "args_match",
+    "attempt_of_key",
     "check_arg_filters",
     "check_attempts_args",
     "check_jobs_args",
@@ -102,6 +107,7 @@ __all__ = [
     "check_queue",
     "check_retry_ids",
     "dead_local",
+    "hand_back_key",
     "has_token",
     "local_prefix",
     "mask_password",

@@ -23,9 +23,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ._joined import Joined, Registered
-from ._operator import OperatorSide
 from ._rows import (
-    MEMBER_EVERY,
     Change,
     Claimed,
     Completion,
@@ -36,6 +34,7 @@ from ._rows import (
     StoredJob,
 )
 from ._urls import mask_password
+from ._waitreads import WaitingReads
 
 if TYPE_CHECKING:
     from .._ordering._ratelimit import RateLimit
@@ -59,7 +58,7 @@ class Completer(Protocol):
         """
 
 
-class JobStore(OperatorSide, ABC):
+class JobStore(WaitingReads, ABC):
     """A place where jobs live, shared by every scheduler that opens it.
 
     Published through the ``jobsched.stores`` entry-point group under its URL
@@ -274,6 +273,22 @@ class JobStore(OperatorSide, ABC):
         """Hand back jobs ``owner`` claimed but never started (it is stopping):
         their attempt is not counted, and any member may claim them again."""
 
+    async def hand_back(self, owner: str, attempts: Sequence[tuple[int, int, float]]) -> None:
+        """Hand back running attempts a stopping ``owner`` cut short past its
+        grace: ``(id, attempt, ended_at)`` each. As :meth:`release`, the job
+        waits again, its attempt not counted (one someone asked to cancel
+        ends CANCELLED), and any member may claim it; but the attempt ran,
+        so it stays in the job's history (:meth:`attempts`): its member,
+        start and ``ended_at``, status RETRY_WAIT, error
+        :data:`~jobsched.store.HANDED_BACK_AT_STOP`, ``handed_back`` True,
+        under a key of its own (:func:`~jobsched.store.hand_back_key`). A
+        row no longer ``owner``'s, or on another attempt, is left alone.
+
+        The default releases them, their history unrecorded: a store without
+        it still hands the jobs on.
+        """
+        await self.release(owner, [job_id for job_id, _, _ in attempts])
+
     async def defer(self, owner: str, jobs: Sequence[tuple[int, float, str]]) -> None:
         """Hand back jobs ``owner`` claimed but cannot run (their payload does
         not load in this member: a deploy under way), for another member:
@@ -330,65 +345,6 @@ class JobStore(OperatorSide, ABC):
     @abstractmethod
     async def fetch(self, job_id: int) -> StoredJob | None:
         """The stored job, or None."""
-
-    async def waiting_for_keys(self) -> dict[bytes, int]:
-        """Jobs waiting (pending or retry-waiting) that no claim of this store
-        object hands out, because a key it does not hold signed them: that
-        key's id -> how many.
-
-        The default has none: a store that does not filter its claims by
-        :attr:`key_ids` hands such rows out, and the scheduler fails them.
-        """
-        return {}
-
-    async def waiting_for_executors(self, installed: Collection[str]) -> dict[str, int]:
-        """Jobs waiting (pending or retry-waiting) on an executor that is not
-        in ``installed``, which no claim of a member with just those
-        executors hands out: executor name -> how many.
-
-        A worker member calls it now and then to tell its operator about
-        jobs it never claims. It reads only the waiting rows, never the
-        finished history. The default has none, so a store without it
-        stays quiet.
-        """
-        del installed  # nothing counted: the default has no such jobs
-        return {}
-
-    async def waiting_for_names(self, names: Collection[str]) -> dict[str, int]:
-        """Registered jobs (rows with ``args``) waiting (pending or
-        retry-waiting) whose name is not in ``names``, which no claim of a
-        member with just those names hands out: name -> how many.
-
-        What a member logs about and ``jobsched stats`` and the dashboard
-        show ("waiting for a member that knows NAME"); ``names=()`` counts
-        every waiting registered job. It reads only the waiting rows. The
-        default has none, so a store without it stays quiet.
-        """
-        del names  # nothing counted: the default has no such jobs
-        return {}
-
-    async def waiting_for_unknown_names(self) -> dict[str, int]:
-        """Registered jobs no live member can run: name -> how many, by name.
-
-        Known are the names the working members reported within three
-        report intervals (``Member.names``); a store without a members list
-        knows none, so every waiting registered job counts. What ``jobsched
-        stats`` and the dashboard show.
-        """
-        import time
-
-        try:
-            members = await self.members()
-        except NotImplementedError:
-            members = []
-        now = time.time()
-        known = {
-            name
-            for member in members
-            if member.workers > 0 and now - member.seen_at <= 3 * MEMBER_EVERY
-            for name in member.names
-        }
-        return dict(sorted((await self.waiting_for_names(known)).items()))
 
     @abstractmethod
     async def unfinished(self) -> int:

@@ -229,9 +229,14 @@ class Attempt:
     started_at: float
     #: None while it runs.
     finished_at: float | None
-    #: RUNNING while it runs, then how it ended (RETRY_WAIT: failed, retried).
+    #: RUNNING while it runs, then how it ended (RETRY_WAIT: failed, retried,
+    #: or handed back).
     status: JobStatus
     error: str | None = None
+    #: True for an attempt a stopping member cut short past its grace and
+    #: handed back (``error`` "handed back at stop"): it did not use up a
+    #: retry, so the job's next attempt has the same number.
+    handed_back: bool = False
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ from ...store._rows import Outcome
 from ._claims import Claimer
 from ._closing import Closing
 from ._commit import Committer
+from ._handback import HandBacks
 from ._host import Host
 from ._ids import Ids
 from ._leases import Heartbeat
@@ -125,6 +126,10 @@ class StoreLink:
         self.fire = claimer.fire
         self.claims_settled = claimer.claims_settled
         self.wake_heartbeat = heartbeat.wake
+        # The stop (see HandBacks):
+        hand_backs = HandBacks(store, owner)
+        self.cut = hand_backs.cut
+        self.hand_back = hand_backs.release
 
     # ── what this member claims (set by the scheduler) ────────────────────
 

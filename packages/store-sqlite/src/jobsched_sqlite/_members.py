@@ -1,0 +1,62 @@
+"""The members list in the SQLite store: each member's report (its
+heartbeat for ``jobsched members`` and the dashboard), a clean stop's
+goodbye, and the list read back."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from jobsched.store import MEMBERS_KEEP, Member
+
+# members: one row per member that reported (its heartbeat for the members
+# list), made by the first report: a file no scheduler reports to (an old
+# one, or one only read) has no such table, and reads as no members. Reports
+# delete rows silent for MEMBERS_KEEP, so the table is as small as the fleet.
+# names: the registered job names the member runs, a JSON list (schema 4).
+MEMBERS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS members (owner TEXT PRIMARY KEY, workers INTEGER NOT NULL, "
+    "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL, names TEXT) "
+    "WITHOUT ROWID"
+)
+
+
+def report_member(conn: sqlite3.Connection, member: Member) -> None:
+    import json
+
+    conn.execute(MEMBERS_TABLE)
+    names = json.dumps(list(member.names)) if member.names else None
+    conn.execute(
+        "INSERT INTO members (owner, workers, busy, started_at, seen_at, names) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET workers = excluded.workers, "
+        "busy = excluded.busy, seen_at = excluded.seen_at, names = excluded.names",
+        (member.owner, member.workers, member.busy, member.started_at, member.seen_at, names),
+    )
+    conn.execute("DELETE FROM members WHERE seen_at < ?", (member.seen_at - MEMBERS_KEEP,))
+
+
+def forget_member(conn: sqlite3.Connection, owner: str) -> None:
+    if _has_members(conn):
+        conn.execute("DELETE FROM members WHERE owner = ?", (owner,))
+
+
+def members(conn: sqlite3.Connection, limit: int) -> list[Member]:
+    import json
+
+    if not _has_members(conn):
+        return []
+    rows = conn.execute(
+        "SELECT owner, workers, busy, started_at, seen_at, names FROM members "
+        "ORDER BY seen_at DESC, owner LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [
+        Member(row[0], row[1], row[2], row[3], row[4], names=tuple(json.loads(row[5] or "[]")))
+        for row in rows
+    ]
+
+
+def _has_members(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'members'"
+    ).fetchone()
+    return row is not None
