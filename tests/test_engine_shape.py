@@ -28,9 +28,9 @@ SHAPE = engine_shape.measure()
 RATCHETS: dict[str, tuple[Callable[[engine_shape.Shape], int], int, int | None]] = {
     # Places that ask whether there is a store link (asserts left out). Target:
     # at most 3, all decided once (plan, section 2.5).
-    "link decisions": (lambda s: len(s.decisions), 21, 3),
+    "link decisions": (lambda s: len(s.decisions), 17, 3),
     # The same, as the issue counted it: `self._link is (not) None` spelled out.
-    "the issue's grep": (lambda s: s.grep, 14, None),
+    "the issue's grep": (lambda s: s.grep, 10, None),
     # JobScheduler -> Lifecycle -> ... -> SchedulerState. Target: no engine class
     # inherits another beyond one level.
     "engine inheritance depth": (lambda s: s.depth, 10, 1),

@@ -12,16 +12,20 @@ and ``import jobsched`` does not pay for them.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from .._enums import JobStatus
     from .._jobs._executor import Executor
     from .._jobs._job import Job
     from ._attempts import Attempt
     from ._link import StoreLink
+
+    #: ``ending``: (job, status, error, the clock if the job ran) -> the status to record.
+    EndHook = Callable[[Job, JobStatus, str | None, float | None], JobStatus]
 
 
 class Lifetime(Protocol):
@@ -100,6 +104,30 @@ class OutcomePolicy(Protocol):
 
     def failed_anyway(self, job: Job) -> None:
         """Recording ``job``'s outcome failed; it ends FAILED here."""
+        ...
+
+    @property
+    def ending(self) -> EndHook | None:
+        """Before a job is finished here, what the backing writes; the status
+        to record. None: nothing (Outcomes then finishes jobs directly,
+        decided once when the scheduler is built)."""
+        ...
+
+    def record_retry(self, job: Job, wait: float) -> None:
+        """A failed attempt is retried in ``wait`` seconds: before its transition."""
+        ...
+
+    def retry(self, job: Job, now: float) -> None:
+        """The same, after its transition to RETRY_WAIT."""
+        ...
+
+    def release(self, job: Job, now: float) -> None:
+        """``job``'s upstreams all completed: it may run."""
+        ...
+
+    def hand_back(self, job: Job) -> bool:
+        """An attempt a stopping worker cut short: the job goes back to the
+        store, True; False: it ends CANCELLED here."""
         ...
 
 

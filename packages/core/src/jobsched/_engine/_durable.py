@@ -7,17 +7,20 @@ reaches them on the scheduler, as ``LinkHost`` does.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._enums import JobStatus
 from .._exceptions import StoreUnavailableError, UnknownJobError
 from .._jobs._ids import id_number
+from .._jobs._text import storable
 from .._log import logger
 from .._ordering._admission import executor_capacity
 from ._cancel import CANCELS_KEPT
 from ._outcomes import HANDED_BACK
-from ._state import _describe
+from ._state import _describe, _extra
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -29,6 +32,9 @@ if TYPE_CHECKING:
     from ._results import Results
 
 _RUNNING = JobStatus.RUNNING
+_RETRY_WAIT = JobStatus.RETRY_WAIT
+_COMPLETED = JobStatus.COMPLETED
+_FAILED = JobStatus.FAILED
 _CANCELLED = JobStatus.CANCELLED
 
 
@@ -87,9 +93,126 @@ class DurableBacking:
         (ending the job FAILED would make stop() cost it its retries)."""
         return True
 
+    # The outcome verbs. Each imports Outcome where it needs it: the store
+    # seam's dataclasses would be most of what `import jobsched` costs.
+
+    def ending(
+        self, job: Job, status: JobStatus, error: str | None, now: float | None
+    ) -> JobStatus:
+        """Before a job is finished here: the attempt-time mean and the fenced
+        write of a held job's outcome; the status to record (FAILED if its
+        result cannot be stored).
+
+        :param now: the scheduler's clock, read if the job was running.
+        """
+        from ..store._rows import Outcome
+
+        s = self.scheduler
+        started = job.started_at
+        if started is not None and job.status is _RUNNING:
+            assert now is not None
+            # The mean that sizes the claims ahead of the workers (see
+            # LinkHost.claim_capacity), recent attempts weighing most.
+            seconds, mean = now - started, s._attempt_time
+            s._attempt_time = seconds if mean == math.inf else mean + 0.1 * (seconds - mean)
+        link = self.link
+        number = job._jobsched_id
+        # Held until the outcome is made: if making it raises (a bug), the
+        # held attempt lets _recording_failed still end the row FAILED.
+        attempt = s._held.get(number)
+        if attempt is None:
+            return status  # not ours in the store: a cascade, or cancelled while queued
+        result = None
+        # A None result is stored as NULL, which fetch reads back as None.
+        if status is _COMPLETED and job.result is not None:
+            try:
+                if getattr(type(job), "_jobsched_json", False):
+                    from .._jobs._registered import encode_result
+
+                    result = encode_result(job)  # b"J" + JSON, which SQL can read
+                else:
+                    result = link.codec.dumps(job.result, lambda: f"the result of {_describe(job)}")
+            except (TypeError, ValueError) as exc:
+                status = _FAILED
+                job.last_error = storable(str(exc))
+                job.result = None
+        del s._held[number]
+        ended = s._lost_ended.pop(number, None)
+        link.record(
+            Outcome(
+                number,
+                attempt,
+                status,
+                time.time() if ended is None else ended,
+                result=result,
+                error=error if error is not None else job.last_error,
+                traceback=None if error is not None else job.last_traceback,
+            )
+        )
+        return status
+
     def failed_anyway(self, job: Job) -> None:
-        """Its outcome could not be recorded: the row ends FAILED, not RUNNING for ever."""
-        self.scheduler._store_failed(job)
+        """Its outcome could not be recorded: the row ends FAILED, not RUNNING
+        under this member for ever."""
+        from ..store._rows import Outcome
+
+        attempt = self.scheduler._held.pop(job._jobsched_id, None)
+        if attempt is not None:
+            self.link.record(
+                Outcome(
+                    job._jobsched_id,
+                    attempt,
+                    _FAILED,
+                    time.time(),
+                    error=job.last_error,
+                    traceback=job.last_traceback,
+                )
+            )
+
+    def record_retry(self, job: Job, wait: float) -> None:
+        """A held job's attempt failed and it is retried in ``wait`` seconds:
+        the store's row waits that long, for any member to run it."""
+        from ..store._rows import Outcome
+
+        s = self.scheduler
+        number = job._jobsched_id
+        attempt = s._held.pop(number, None)
+        ended = s._lost_ended.pop(number, None)
+        if attempt is not None:
+            self.link.record(
+                Outcome(
+                    number,
+                    attempt,
+                    _RETRY_WAIT,
+                    time.time() if ended is None else ended,
+                    run_at=time.time() + wait,
+                    error=job.last_error,
+                    traceback=job.last_traceback,
+                )
+            )
+
+    def retry(self, job: Job, now: float) -> None:
+        pass  # the store runs it again (record_retry), in whichever member claims it
+
+    def release(self, job: Job, now: float) -> None:
+        """Never called: the store keeps dependencies in its rows, so no job
+        here waits on another (add never blocks one)."""
+
+    def hand_back(self, job: Job) -> bool:
+        """A held job whose attempt was cut short by a stopping worker: it goes
+        back to the store (released when the store closes), to run again in
+        any member, its interrupted attempt not counted."""
+        s = self.scheduler
+        number = job._jobsched_id
+        if s._held.pop(number, None) is not None:
+            s._released.append(number)
+        logger.info("%s stopped: %s, to run again", _describe(job), HANDED_BACK, extra=_extra(job))
+        # This process lets go of the job: its row waits again (RETRY_WAIT if
+        # an earlier attempt ran), the attempt uncounted. Set by hand:
+        # RUNNING -> PENDING is no edge of the table, and the job did not end.
+        job.attempts -= 1
+        job.status = _RETRY_WAIT if job.attempts else JobStatus.PENDING
+        return True
 
     def served(self, queues: frozenset[str] | None) -> None:
         """None: a job of a queue this member does not serve waits in the store."""

@@ -205,27 +205,8 @@ class JobScheduler(Lifecycle, Seams):
         # The settings' clock, on self too: submit and the workers read it
         # per job, and a record's field is one attribute load more.
         self._clock = clock
-        self._finish_one = self._finish_here if self._link is None else self._finish_recorded
         self._admission: Admission | None = None
         self._take_next: Callable[[], Job | None] = self._queue.pop_next
-        if self._link is not None:
-            # The store applies the limits in its claims (see LinkHost.claim_capacity).
-            self._take_next = self._take_claimed
-            self._link.rates = rates or None
-            self._link.queues = served
-            if isinstance(strategy, FairShareStrategy):
-                self._link.tenants = dict(strategy.weights)
-        elif rates or gates or queue_gates:
-            self._admission = Admission(
-                self._queue,
-                strategy.key,
-                self._push,
-                clock,
-                rates,
-                gates,
-                queue_gates,
-            )
-            self._take_next = self._admission.take
         self._blocked: dict[int, set[int]] = {}  # job -> unmet dependencies
         self._dependents: dict[int, list[int]] = {}  # job -> jobs waiting on it
         self._attempts: dict[int, Attempt] = {}  # suspended attempts, by job
@@ -258,6 +239,27 @@ class JobScheduler(Lifecycle, Seams):
             if self._link is None
             else _durable_backing(self, self._link)
         )
+        # Outcomes finishes jobs directly unless the backing writes first.
+        self._ending = self._backing.ending
+        self._finish_one = self._finish_here if self._ending is None else self._finish_recorded
+        if self._link is not None:
+            # The store applies the limits in its claims (see LinkHost.claim_capacity).
+            self._take_next = self._take_claimed
+            self._link.rates = rates or None
+            self._link.queues = served
+            if isinstance(strategy, FairShareStrategy):
+                self._link.tenants = dict(strategy.weights)
+        elif rates or gates or queue_gates:
+            self._admission = Admission(
+                self._queue,
+                strategy.key,
+                self._backing.release,
+                clock,
+                rates,
+                gates,
+                queue_gates,
+            )
+            self._take_next = self._admission.take
         # Bound once: submit calls them per job.
         self._add = self._backing.add
         self._served_here = self._backing.served(served)

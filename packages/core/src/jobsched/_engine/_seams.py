@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .._enums import JobStatus
     from .._jobs._job import Job
+    from ._backing import Backing
+    from ._memory import MemoryBacking
     from ._state import JobListener, JobTable, RunState, Settings
     from ._timers import Ticker
 
@@ -28,6 +30,7 @@ class Seams:
     _run: RunState
     _table: JobTable
     _timers: Ticker
+    _backing: Backing
 
     @property
     def _num_workers(self) -> int:
@@ -56,6 +59,22 @@ class Seams:
     @property
     def _listeners(self) -> list[JobListener]:
         return self._table.listeners
+
+    @property
+    def _push(self) -> Callable[[Job, float], None]:
+        return self._memory().push
+
+    @_push.setter
+    def _push(self, push: Callable[[Job, float], None]) -> None:
+        # Both: a retried job and a released dependent are queued through it.
+        memory = self._memory()
+        memory.push = memory.release = push
+
+    def _memory(self) -> MemoryBacking:
+        from ._memory import MemoryBacking
+
+        assert isinstance(self._backing, MemoryBacking), "the memory store's seam"
+        return self._backing
 
     @property
     def _transition(self) -> Callable[[Job, JobStatus], None]:

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
 
-    from ._backing import Backing
+    from ._backing import Backing, EndHook
     from ._completion import Completions
     from ._executors import ExecutorSet
     from ._link import StoreLink
@@ -245,9 +245,10 @@ class SchedulerState:
     _run: RunState
     _table: JobTable
     _clock: Callable[[], float]  # _settings.clock (see JobScheduler.__init__)
-    #: Finish one job (see Outcomes): ``_finish_here`` on the memory store,
-    #: ``_finish_recorded`` on a durable one.
+    #: Finish one job (see Outcomes): ``_finish_here`` if the backing has no
+    #: ``ending`` (memory), else ``_finish_recorded`` (durable).
     _finish_one: FinishOne
+    _ending: EndHook | None  # the backing's, read once
     _executors: ExecutorSet
     _queue: JobQueue
     _admission: Admission | None
@@ -324,16 +325,6 @@ class SchedulerState:
     _completed_in: dict[int, tuple[int, Any]]
     #: What ``complete_in`` asks of this scheduler, made on first use.
     _completions: Completions | None
-
-    def _push(self, job: Job, now: float) -> None:
-        """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
-        if job.run_at > now:
-            if self._queue.push_delayed(job):
-                self._timers.wake()
-        else:
-            self._queue.push_ready(job)
-            if self._idle_workers:
-                self._idle_workers.popleft().set()
 
     def _wake_all(self) -> None:
         while self._idle_workers:
