@@ -12,7 +12,7 @@ and ``import jobsched`` does not pay for them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sized
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -89,6 +89,18 @@ class JobSink(Protocol):
         ...
 
 
+class WorkSource(Protocol):
+    """The workers' view: where they take the next job from."""
+
+    #: The next job to run, or None.
+    take_next: Callable[[], Job | None]
+
+    #: Claimed jobs not taken yet (empty in memory): tested for truth, to wake
+    #: another worker for them.
+    @property
+    def waiting(self) -> Sized: ...
+
+
 class OutcomePolicy(Protocol):
     """How attempts end here: the teardown's reason, retries while stopping,
     a failure recorded the hard way."""
@@ -143,5 +155,5 @@ class CancelPolicy(Protocol):
         ...
 
 
-class Backing(Lifetime, Reader, JobSink, OutcomePolicy, CancelPolicy, Protocol):
+class Backing(Lifetime, Reader, JobSink, WorkSource, OutcomePolicy, CancelPolicy, Protocol):
     """Every role a backing plays (more join as the engine's parts move here)."""

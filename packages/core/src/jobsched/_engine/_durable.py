@@ -1,13 +1,13 @@
 """DurableBacking: the jobs kept in a durable store, through the link.
 
 Loaded with the first durable store (as the link is), never by ``import
-jobsched``. Until the held and claimed jobs move into parts of their own it
-reaches them on the scheduler, as ``LinkHost`` does.
+jobsched``. It owns what this member holds in the store and its claimed
+jobs (``_held``); it still reaches the scheduler for the rest, as
+``LinkHost`` does.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .._jobs._executor import Executor
     from .._jobs._job import Job
     from ._attempts import Attempt
+    from ._held import ClaimedQueue, Held
     from ._link import StoreLink
     from ._results import Results
 
@@ -42,15 +43,23 @@ class DurableBacking:
     """The backing of a durable store: open and close it, run the link's
     tasks beside the workers, read and wait through the store."""
 
-    __slots__ = ("link", "scheduler")
+    __slots__ = ("claims", "held", "link", "scheduler", "take_next", "waiting")
 
     cut_wording = "handed back to the store"
     #: Why an attempt the teardown cut short ends: back to the store.
     shutdown_reason = HANDED_BACK
 
-    def __init__(self, scheduler: Results, link: StoreLink) -> None:
+    def __init__(
+        self, scheduler: Results, link: StoreLink, held: Held, claims: ClaimedQueue
+    ) -> None:
         self.scheduler = scheduler
         self.link = link
+        self.held = held
+        self.claims = claims
+        #: The workers take claimed jobs; the store applies the limits in its
+        #: claims (see LinkHost.claim_capacity).
+        self.take_next = claims.take
+        self.waiting = claims.jobs
 
     def cancel_elsewhere(self, number: int, job: Job | None) -> bool | None:
         """cancel() through the store: a job not known here, or not held here,
@@ -62,14 +71,14 @@ class DurableBacking:
             # the store made before the cancel reached it may still be on
             # its way here: remember the id, so that claim does not start it.
             link.cancel(number)
-            unknown = self.scheduler._cancelled_unknown
+            unknown = self.held.cancelled_unknown
             unknown[number] = None
             if len(unknown) > CANCELS_KEPT:
                 del unknown[next(iter(unknown))]
             return True
         if job is None or job.status._terminal:  # type: ignore[attr-defined]
             return False
-        if number not in self.scheduler._held:
+        if number not in self.held.fences:
             if job.status is not _RUNNING:
                 self.scheduler._finish(job, _CANCELLED, "cancelled")
             link.cancel(number)
@@ -107,19 +116,16 @@ class DurableBacking:
         """
         from ..store._rows import Outcome
 
-        s = self.scheduler
+        held = self.held
         started = job.started_at
         if started is not None and job.status is _RUNNING:
             assert now is not None
-            # The mean that sizes the claims ahead of the workers (see
-            # LinkHost.claim_capacity), recent attempts weighing most.
-            seconds, mean = now - started, s._attempt_time
-            s._attempt_time = seconds if mean == math.inf else mean + 0.1 * (seconds - mean)
+            held.ran(now - started)
         link = self.link
         number = job._jobsched_id
         # Held until the outcome is made: if making it raises (a bug), the
         # held attempt lets _recording_failed still end the row FAILED.
-        attempt = s._held.get(number)
+        attempt = held.fences.get(number)
         if attempt is None:
             return status  # not ours in the store: a cascade, or cancelled while queued
         result = None
@@ -136,8 +142,8 @@ class DurableBacking:
                 status = _FAILED
                 job.last_error = storable(str(exc))
                 job.result = None
-        del s._held[number]
-        ended = s._lost_ended.pop(number, None)
+        del held.fences[number]
+        ended = held.lost_ended.pop(number, None)
         link.record(
             Outcome(
                 number,
@@ -156,7 +162,7 @@ class DurableBacking:
         under this member for ever."""
         from ..store._rows import Outcome
 
-        attempt = self.scheduler._held.pop(job._jobsched_id, None)
+        attempt = self.held.fences.pop(job._jobsched_id, None)
         if attempt is not None:
             self.link.record(
                 Outcome(
@@ -174,10 +180,10 @@ class DurableBacking:
         the store's row waits that long, for any member to run it."""
         from ..store._rows import Outcome
 
-        s = self.scheduler
+        held = self.held
         number = job._jobsched_id
-        attempt = s._held.pop(number, None)
-        ended = s._lost_ended.pop(number, None)
+        attempt = held.fences.pop(number, None)
+        ended = held.lost_ended.pop(number, None)
         if attempt is not None:
             self.link.record(
                 Outcome(
@@ -202,10 +208,10 @@ class DurableBacking:
         """A held job whose attempt was cut short by a stopping worker: it goes
         back to the store (released when the store closes), to run again in
         any member, its interrupted attempt not counted."""
-        s = self.scheduler
+        held = self.held
         number = job._jobsched_id
-        if s._held.pop(number, None) is not None:
-            s._released.append(number)
+        if held.fences.pop(number, None) is not None:
+            held.released.append(number)
         logger.info("%s stopped: %s, to run again", _describe(job), HANDED_BACK, extra=_extra(job))
         # This process lets go of the job: its row waits again (RETRY_WAIT if
         # an earlier attempt ran), the attempt uncounted. Set by hand:
@@ -331,26 +337,22 @@ class DurableBacking:
 
     async def close(self) -> None:
         """After the workers stopped: hand back unstarted claims, write everything, close."""
-        link = self.link
-        s = self.scheduler
+        link, held = self.link, self.held
         # A claim on its way when the workers stopped brings jobs too: wait
         # for it, so they are handed back with the rest rather than left
         # RUNNING here until their lease runs out.
         from ._link import _timing
 
         await link.claims_settled(_timing.UNAVAILABLE_WAIT)
-        unstarted = [job._jobsched_id for job in s._claimed]
-        s._ahead.clear()
-        s._claimed.clear()
-        s._claimed_at.clear()
+        unstarted = self.claims.clear()
         for number in unstarted:
-            s._held.pop(number, None)
+            held.fences.pop(number, None)
         # With the jobs whose attempts a stopping worker cut short, and those
-        # it could not load and has not handed back yet; kept in _released
+        # it could not load and has not handed back yet; kept in released
         # until the release, so that the heartbeat renews them.
-        s._released += unstarted + [number for number, _, _ in s._deferred]
-        s._deferred = []
-        unstarted = list(s._released)
+        held.released += unstarted + [number for number, _, _ in held.deferred]
+        held.deferred = []
+        unstarted = list(held.released)
         try:
             await link.flush()
             if unstarted:
@@ -367,7 +369,7 @@ class DurableBacking:
                         "runs out; then another member takes them over (an attempt counted, "
                         "'worker lost') and runs them again"
                     ) from exc
-                s._released = []
+                held.released = []
         finally:
             link.close()
             await link.stopped.wait()

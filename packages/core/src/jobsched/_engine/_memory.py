@@ -40,6 +40,7 @@ class MemoryBacking:
         "executor_loaded",
         "push",
         "release",
+        "take_next",
     )
 
     link: StoreLink | None = None
@@ -49,6 +50,8 @@ class MemoryBacking:
     default_grace: float | None = None  # stop() waits for running attempts
     #: Nothing to write before a job finishes: Outcomes finishes it directly.
     ending = None
+    #: No claimed jobs wait here: the workers take from the queue.
+    waiting: tuple[()] = ()
     push: Callable[[Job, float], None]
     release: Callable[[Job, float], None]
 
@@ -78,6 +81,9 @@ class MemoryBacking:
         #: completed (``release``). Attributes, not methods: one frame per
         #: release, and a test may replace both (the ``_push`` seam).
         self.push = self.release = self.put
+        #: The workers' take-next: the queue's (JobScheduler puts admission's
+        #: in front of it under limits).
+        self.take_next: Callable[[], Job | None] = queue.pop_next
 
     def put(self, job: Job, now: float) -> None:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .._enums import JobStatus
     from .._jobs._job import Job
     from ._backing import Backing
+    from ._durable import DurableBacking
     from ._memory import MemoryBacking
     from ._state import JobListener, JobTable, RunState, Settings
     from ._timers import Ticker
@@ -74,6 +75,26 @@ class Seams:
         from ._memory import MemoryBacking
 
         assert isinstance(self._backing, MemoryBacking), "the memory store's seam"
+        return self._backing
+
+    @property
+    def _load_handbacks(self) -> int:
+        # Read by the worker's stop summary on any store: none in memory.
+        held = getattr(self._backing, "held", None)
+        return 0 if held is None else int(held.load_handbacks)
+
+    @property
+    def _attempt_time(self) -> float:
+        return self._durable().held.attempt_time
+
+    @_attempt_time.setter
+    def _attempt_time(self, seconds: float) -> None:
+        self._durable().held.attempt_time = seconds
+
+    def _durable(self) -> DurableBacking:
+        from ._durable import DurableBacking
+
+        assert isinstance(self._backing, DurableBacking), "a durable store's seam"
         return self._backing
 
     @property
