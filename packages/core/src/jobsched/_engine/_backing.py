@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from .._enums import JobStatus
     from .._jobs._executor import Executor
     from .._jobs._job import Job
+    from .._time._cron import CronTrigger
+    from .._time._recurring import RecurringSchedule
+    from .._time._scheduleinfo import ScheduleInfo
     from ._attempts import Attempt
     from ._link import StoreLink
 
@@ -89,6 +92,64 @@ class JobSink(Protocol):
         ...
 
 
+class Due(Protocol):
+    """What the ticker fires (memory's schedules)."""
+
+    def fire_due(self, now: float) -> None: ...
+
+    def next_at(self) -> float | None:
+        """When it fires next (None: nothing to fire)."""
+        ...
+
+
+class ScheduleBook(Protocol):
+    """The schedule methods' view, after their argument checks. An id no
+    schedule has: False (None for trigger), and the caller says so."""
+
+    #: Where the schedules are, for an error: "this scheduler" / "the store <url>".
+    @property
+    def where(self) -> str: ...
+
+    def add_recurring(
+        self, schedule_id: str | None, schedule: RecurringSchedule, start_in: float
+    ) -> str:
+        """Keep an interval schedule (checked: made with its first fire)."""
+        ...
+
+    def add_cron(
+        self,
+        schedule_id: str | None,
+        factory: Callable[[], Job],
+        trigger: CronTrigger,
+        allow_overlap: bool,
+        misfire: str,
+    ) -> str: ...
+
+    def remove(self, schedule_id: str) -> bool: ...
+
+    async def infos(self) -> list[ScheduleInfo]: ...
+
+    async def pause(self, schedule_id: str) -> bool: ...
+
+    async def resume(self, schedule_id: str) -> bool: ...
+
+    async def trigger(self, schedule_id: str) -> str | None: ...
+
+
+class Schedules(Protocol):
+    """Where schedules are kept and fired."""
+
+    @property
+    def schedules(self) -> ScheduleBook:
+        """The book (made on first use: `import jobsched` does not load it)."""
+        ...
+
+    #: What the ticker fires besides the delayed queue (memory: its
+    #: schedules, once made; durable: nothing, the claimer fires them).
+    @property
+    def due(self) -> tuple[Due, ...]: ...
+
+
 class WorkSource(Protocol):
     """The workers' view: where they take the next job from."""
 
@@ -155,5 +216,7 @@ class CancelPolicy(Protocol):
         ...
 
 
-class Backing(Lifetime, Reader, JobSink, WorkSource, OutcomePolicy, CancelPolicy, Protocol):
+class Backing(
+    Lifetime, Reader, JobSink, WorkSource, OutcomePolicy, CancelPolicy, Schedules, Protocol
+):
     """Every role a backing plays (more join as the engine's parts move here)."""

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ._held import ClaimedQueue, Held
     from ._link import StoreLink
     from ._results import Results
+    from ._storedschedules import StoredSchedules
 
 _RUNNING = JobStatus.RUNNING
 _RETRY_WAIT = JobStatus.RETRY_WAIT
@@ -43,11 +44,13 @@ class DurableBacking:
     """The backing of a durable store: open and close it, run the link's
     tasks beside the workers, read and wait through the store."""
 
-    __slots__ = ("claims", "held", "link", "scheduler", "take_next", "waiting")
+    __slots__ = ("_stored_book", "claims", "held", "link", "scheduler", "take_next", "waiting")
 
     cut_wording = "handed back to the store"
     #: Why an attempt the teardown cut short ends: back to the store.
     shutdown_reason = HANDED_BACK
+    #: Nothing for the ticker: the claimer fires stored schedules (see LinkHost).
+    due = ()
 
     def __init__(
         self, scheduler: Results, link: StoreLink, held: Held, claims: ClaimedQueue
@@ -60,6 +63,20 @@ class DurableBacking:
         #: claims (see LinkHost.claim_capacity).
         self.take_next = claims.take
         self.waiting = claims.jobs
+        self._stored_book: StoredSchedules | None = None
+
+    @property
+    def schedules(self) -> StoredSchedules:
+        """The stored schedules' book, made on first use."""
+        book = self._stored_book
+        if book is None:
+            from ._storedschedules import StoredSchedules
+
+            s = self.scheduler
+            book = self._stored_book = StoredSchedules(
+                self.link, s._run, s._table, s._check_submit, s._stored_row
+            )
+        return book
 
     def cancel_elsewhere(self, number: int, job: Job | None) -> bool | None:
         """cancel() through the store: a job not known here, or not held here,

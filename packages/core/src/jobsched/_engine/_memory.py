@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .._ordering._queue import JobQueue
     from ._attempts import Attempt
     from ._link import StoreLink
+    from ._memschedules import MemorySchedules
     from ._state import JobTable, RunState, Settings
     from ._timers import Ticker
 
@@ -30,13 +31,16 @@ class MemoryBacking:
 
     __slots__ = (
         "_block",
+        "_book",
         "_clock",
         "_idle",
         "_queue",
         "_run",
         "_strategy",
+        "_submit",
         "_table",
         "_timers",
+        "due",
         "executor_loaded",
         "push",
         "release",
@@ -65,6 +69,7 @@ class MemoryBacking:
         timers: Ticker,
         block: Callable[[Job, list[int]], None],
         executor_loaded: Callable[[str, Executor], None],
+        submit: Callable[[Job], str],
     ) -> None:
         self._clock = settings.clock
         self._strategy = settings.strategy
@@ -84,6 +89,22 @@ class MemoryBacking:
         #: The workers' take-next: the queue's (JobScheduler puts admission's
         #: in front of it under limits).
         self.take_next: Callable[[], Job | None] = queue.pop_next
+        self._submit = submit  # the public submit: a schedule's fire is one
+        self._book: MemorySchedules | None = None
+        self.due: tuple[MemorySchedules, ...] = ()
+
+    @property
+    def schedules(self) -> MemorySchedules:
+        """Made on the first schedule, and from then on fired by the ticker."""
+        book = self._book
+        if book is None:
+            from ._memschedules import MemorySchedules
+
+            book = self._book = MemorySchedules(
+                self._clock, self._table, self._timers, self._submit
+            )
+            self.due = (book,)
+        return book
 
     def put(self, job: Job, now: float) -> None:
         """Queue a runnable job: ready now, or delayed until ``job.run_at``."""

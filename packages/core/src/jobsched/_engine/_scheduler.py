@@ -28,7 +28,6 @@ from .._ordering._fairshare import FairShareStrategy
 from .._ordering._queue import queue_for
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
-from .._time._recurring import Schedule
 from ._attempts import Attempt
 from ._executors import ExecutorSet
 from ._lifecycle import Lifecycle
@@ -207,7 +206,6 @@ class JobScheduler(Lifecycle, Seams):
         self._attempts: dict[int, Attempt] = {}  # suspended attempts, by job
         self._early_cancels: set[int] = set()  # running, cancelled before suspending
         self._setting_up: set[int] = set()  # running, their executor's set-up not over
-        self._recurring: dict[str, Schedule] = {}
         self._submit_hooks: list[SubmitHook] = []
         self._in_flight = 0
         #: The most attempts that were ever in flight at once.
@@ -230,6 +228,7 @@ class JobScheduler(Lifecycle, Seams):
                 self._timers,
                 self._block_on,
                 self._executor_loaded,
+                self.submit,
             )
             if durable is None
             else durable

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .._enums import JobStatus
     from .._jobs._job import Job
+    from .._time._recurring import Schedule
     from ._backing import Backing
     from ._durable import DurableBacking
     from ._memory import MemoryBacking
@@ -96,6 +97,12 @@ class Seams:
 
         assert isinstance(self._backing, DurableBacking), "a durable store's seam"
         return self._backing
+
+    @property
+    def _recurring(self) -> dict[str, Schedule]:
+        # The memory store's schedules; a durable store keeps none here.
+        recurring: dict[str, Schedule] = getattr(self._backing.schedules, "recurring", {})
+        return recurring
 
     @property
     def _transition(self) -> Callable[[Job, JobStatus], None]:

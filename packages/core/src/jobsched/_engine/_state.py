@@ -48,7 +48,6 @@ from .._log import logger
 from .._ordering._admission import Admission
 from .._ordering._queue import JobQueue
 from .._ordering._strategies import SchedulingStrategy
-from .._time._recurring import Schedule
 from ._attempts import Attempt
 
 if TYPE_CHECKING:
@@ -258,7 +257,6 @@ class SchedulerState:
     _attempts: dict[int, Attempt]  # suspended attempts, by job
     _early_cancels: set[int]  # running, cancelled before suspending
     _setting_up: set[int]  # running, their executor's set-up not over
-    _recurring: dict[str, Schedule]
     _submit_hooks: list[SubmitHook]
     _in_flight: int
     #: The most attempts that were ever in flight at once.
