@@ -100,11 +100,13 @@ def test_the_store_seam_loads_when_its_names_are_read() -> None:
         "jobsched.store._args",
         "jobsched.store._base",
         "jobsched.store._errors",
+        "jobsched.store._handback",
         "jobsched.store._joined",
         "jobsched.store._operator",
         "jobsched.store._registry",
         "jobsched.store._rows",
         "jobsched.store._urls",
+        "jobsched.store._waitreads",
     ]
     assert [m for m in seen["loaded"] if not m.startswith("jobsched.store")] == []
 
