@@ -12,7 +12,7 @@ and ``import jobsched`` does not pay for them.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sized
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -85,12 +85,26 @@ class JobSink(Protocol):
         ...
 
 
-class OutcomePolicy(Protocol):
-    """How attempts end here: the teardown's reason, retries while stopping,
-    a failure recorded the hard way."""
+class WorkSource(Protocol):
+    """The Dispatcher's view: where the workers take their next job."""
+
+    #: The next job to run, or None (then the worker waits, idle). Read per
+    #: job: in memory admission rebinds it when it starts.
+    take_next: Callable[[], Job | None]
+
+    @property
+    def waiting(self) -> Sized:
+        """Jobs claimed for this member and not yet taken (empty in memory): a
+        worker that suspends or exits while there are some wakes an idle one."""
+        ...
 
     #: Why an attempt the teardown cut short ends (HANDED_BACK: to the store).
     shutdown_reason: str
+
+
+class OutcomePolicy(Protocol):
+    """How attempts end here: retries while stopping, a failure recorded the
+    hard way (and the teardown's reason: see WorkSource)."""
 
     def attempts_to_cut(self, attempts: Collection[Attempt]) -> list[Attempt]:
         """Of the running attempts, those ``stop()`` cuts short past its grace."""
@@ -115,5 +129,5 @@ class CancelPolicy(Protocol):
         ...
 
 
-class Backing(Lifetime, Reader, JobSink, OutcomePolicy, CancelPolicy, Protocol):
+class Backing(Lifetime, Reader, JobSink, WorkSource, OutcomePolicy, CancelPolicy, Protocol):
     """Every role a backing plays (more join as the engine's parts move here)."""

@@ -36,7 +36,7 @@ class DurableBacking:
     """The backing of a durable store: open and close it, run the link's
     tasks beside the workers, read and wait through the store."""
 
-    __slots__ = ("link", "scheduler")
+    __slots__ = ("link", "scheduler", "take_next", "waiting")
 
     cut_wording = "handed back to the store"
     #: Why an attempt the teardown cut short ends: back to the store.
@@ -45,6 +45,9 @@ class DurableBacking:
     def __init__(self, scheduler: Results, link: StoreLink) -> None:
         self.scheduler = scheduler
         self.link = link
+        # The workers' source: the claimed jobs (until they move to a part).
+        self.take_next = scheduler._take_claimed
+        self.waiting = scheduler._claimed
 
     def cancel_elsewhere(self, number: int, job: Job | None) -> bool | None:
         """cancel() through the store: a job not known here, or not held here,

@@ -38,12 +38,14 @@ class MemoryBacking:
         "_table",
         "_timers",
         "executor_loaded",
+        "take_next",
     )
 
     link: StoreLink | None = None
     cut_wording = "cancelled"
     #: Why an attempt the teardown cut short ends (CANCELLED).
     shutdown_reason = "scheduler shut down"
+    waiting = ()  # nothing is claimed ahead of the workers in memory
     default_grace: float | None = None  # stop() waits for running attempts
 
     def __init__(
@@ -68,6 +70,9 @@ class MemoryBacking:
         #: An executor plugin was loaded on first use: admission holds jobs
         #: to its capacity from then on.
         self.executor_loaded = executor_loaded
+        #: The workers' take-next: the queue's, until admission holds jobs
+        #: back (then the admission's; the scheduler rebinds it).
+        self.take_next: Callable[[], Job | None] = queue.pop_next
 
     def cancel_elsewhere(self, number: int, job: Job | None) -> bool | None:
         """False for a job unknown or finished; None: cancel() goes on here."""
