@@ -255,6 +255,7 @@ class JobScheduler(Lifecycle, Seams):
         self._add = self._backing.add
         self._served_here = self._backing.served(served)
         if self._admission is not None:
+            # Limits live in the take-next step (the memory backing's).
             self._backing.take_next = self._admission.take
         self._live_tasks = 0
         self._dispatcher = Dispatcher(
