@@ -18,10 +18,17 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from .._enums import JobStatus
     from .._jobs._executor import Executor
     from .._jobs._job import Job
+    from .._time._cron import CronTrigger
+    from .._time._recurring import RecurringSchedule
+    from .._time._scheduleinfo import ScheduleInfo
     from ._attempts import Attempt
     from ._link import StoreLink
+
+    #: ``ending``: (job, status, error, the clock if the job ran) -> the status to record.
+    EndHook = Callable[[Job, JobStatus, str | None, float | None], JobStatus]
 
 
 class Lifetime(Protocol):
@@ -85,6 +92,64 @@ class JobSink(Protocol):
         ...
 
 
+class Due(Protocol):
+    """What the ticker fires (memory's schedules)."""
+
+    def fire_due(self, now: float) -> None: ...
+
+    def next_at(self) -> float | None:
+        """When it fires next (None: nothing to fire)."""
+        ...
+
+
+class ScheduleBook(Protocol):
+    """The schedule methods' view, after their argument checks. An id no
+    schedule has: False (None for trigger), and the caller says so."""
+
+    #: Where the schedules are, for an error: "this scheduler" / "the store <url>".
+    @property
+    def where(self) -> str: ...
+
+    def add_recurring(
+        self, schedule_id: str | None, schedule: RecurringSchedule, start_in: float
+    ) -> str:
+        """Keep an interval schedule (checked: made with its first fire)."""
+        ...
+
+    def add_cron(
+        self,
+        schedule_id: str | None,
+        factory: Callable[[], Job],
+        trigger: CronTrigger,
+        allow_overlap: bool,
+        misfire: str,
+    ) -> str: ...
+
+    def remove(self, schedule_id: str) -> bool: ...
+
+    async def infos(self) -> list[ScheduleInfo]: ...
+
+    async def pause(self, schedule_id: str) -> bool: ...
+
+    async def resume(self, schedule_id: str) -> bool: ...
+
+    async def trigger(self, schedule_id: str) -> str | None: ...
+
+
+class Schedules(Protocol):
+    """Where schedules are kept and fired."""
+
+    @property
+    def schedules(self) -> ScheduleBook:
+        """The book (made on first use: `import jobsched` does not load it)."""
+        ...
+
+    #: What the ticker fires besides the delayed queue (memory: its
+    #: schedules, once made; durable: nothing, the claimer fires them).
+    @property
+    def due(self) -> tuple[Due, ...]: ...
+
+
 class WorkSource(Protocol):
     """The Dispatcher's view: where the workers take their next job."""
 
@@ -116,6 +181,30 @@ class OutcomePolicy(Protocol):
         """Recording ``job``'s outcome failed; it ends FAILED here."""
         ...
 
+    @property
+    def ending(self) -> EndHook | None:
+        """Before a job is finished here, what the backing writes; the status
+        to record. None: nothing (Outcomes then finishes jobs directly,
+        decided once when the scheduler is built)."""
+        ...
+
+    def record_retry(self, job: Job, wait: float) -> None:
+        """A failed attempt is retried in ``wait`` seconds: before its transition."""
+        ...
+
+    def retry(self, job: Job, now: float) -> None:
+        """The same, after its transition to RETRY_WAIT."""
+        ...
+
+    def release(self, job: Job, now: float) -> None:
+        """``job``'s upstreams all completed: it may run."""
+        ...
+
+    def hand_back(self, job: Job) -> bool:
+        """An attempt a stopping worker cut short: the job goes back to the
+        store, True; False: it ends CANCELLED here."""
+        ...
+
 
 class CancelPolicy(Protocol):
     """cancel()'s view: which jobs the backing answers for, and how a queued one leaves."""
@@ -129,5 +218,7 @@ class CancelPolicy(Protocol):
         ...
 
 
-class Backing(Lifetime, Reader, JobSink, WorkSource, OutcomePolicy, CancelPolicy, Protocol):
+class Backing(
+    Lifetime, Reader, JobSink, WorkSource, OutcomePolicy, CancelPolicy, Schedules, Protocol
+):
     """Every role a backing plays (more join as the engine's parts move here)."""

@@ -1,23 +1,26 @@
 """DurableBacking: the jobs kept in a durable store, through the link.
 
 Loaded with the first durable store (as the link is), never by ``import
-jobsched``. Until the held and claimed jobs move into parts of their own it
-reaches them on the scheduler, as ``LinkHost`` does.
+jobsched``. It owns what this member holds in the store and its claimed
+jobs (``_held``); it still reaches the scheduler for the rest, as
+``LinkHost`` does.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._enums import JobStatus
 from .._exceptions import StoreUnavailableError, UnknownJobError
 from .._jobs._ids import id_number
+from .._jobs._text import storable
 from .._log import logger
 from .._ordering._admission import executor_capacity
 from ._cancel import CANCELS_KEPT
 from ._outcomes import HANDED_BACK
-from ._state import _describe
+from ._state import _describe, _extra
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -25,10 +28,15 @@ if TYPE_CHECKING:
     from .._jobs._executor import Executor
     from .._jobs._job import Job
     from ._attempts import Attempt
+    from ._held import ClaimedQueue, Held
     from ._link import StoreLink
     from ._results import Results
+    from ._storedschedules import StoredSchedules
 
 _RUNNING = JobStatus.RUNNING
+_RETRY_WAIT = JobStatus.RETRY_WAIT
+_COMPLETED = JobStatus.COMPLETED
+_FAILED = JobStatus.FAILED
 _CANCELLED = JobStatus.CANCELLED
 
 
@@ -36,18 +44,39 @@ class DurableBacking:
     """The backing of a durable store: open and close it, run the link's
     tasks beside the workers, read and wait through the store."""
 
-    __slots__ = ("link", "scheduler", "take_next", "waiting")
+    __slots__ = ("_stored_book", "claims", "held", "link", "scheduler", "take_next", "waiting")
 
     cut_wording = "handed back to the store"
     #: Why an attempt the teardown cut short ends: back to the store.
     shutdown_reason = HANDED_BACK
+    #: Nothing for the ticker: the claimer fires stored schedules (see LinkHost).
+    due = ()
 
-    def __init__(self, scheduler: Results, link: StoreLink) -> None:
+    def __init__(
+        self, scheduler: Results, link: StoreLink, held: Held, claims: ClaimedQueue
+    ) -> None:
         self.scheduler = scheduler
         self.link = link
-        # The workers' source: the claimed jobs (until they move to a part).
-        self.take_next = scheduler._take_claimed
-        self.waiting = scheduler._claimed
+        self.held = held
+        self.claims = claims
+        #: The workers take claimed jobs; the store applies the limits in its
+        #: claims (see LinkHost.claim_capacity).
+        self.take_next = claims.take
+        self.waiting = claims.jobs
+        self._stored_book: StoredSchedules | None = None
+
+    @property
+    def schedules(self) -> StoredSchedules:
+        """The stored schedules' book, made on first use."""
+        book = self._stored_book
+        if book is None:
+            from ._storedschedules import StoredSchedules
+
+            s = self.scheduler
+            book = self._stored_book = StoredSchedules(
+                self.link, s._run, s._table, s._check_submit, s._stored_row
+            )
+        return book
 
     def cancel_elsewhere(self, number: int, job: Job | None) -> bool | None:
         """cancel() through the store: a job not known here, or not held here,
@@ -59,14 +88,14 @@ class DurableBacking:
             # the store made before the cancel reached it may still be on
             # its way here: remember the id, so that claim does not start it.
             link.cancel(number)
-            unknown = self.scheduler._cancelled_unknown
+            unknown = self.held.cancelled_unknown
             unknown[number] = None
             if len(unknown) > CANCELS_KEPT:
                 del unknown[next(iter(unknown))]
             return True
         if job is None or job.status._terminal:  # type: ignore[attr-defined]
             return False
-        if number not in self.scheduler._held:
+        if number not in self.held.fences:
             if job.status is not _RUNNING:
                 self.scheduler._finish(job, _CANCELLED, "cancelled")
             link.cancel(number)
@@ -90,9 +119,123 @@ class DurableBacking:
         (ending the job FAILED would make stop() cost it its retries)."""
         return True
 
+    # The outcome verbs. Each imports Outcome where it needs it: the store
+    # seam's dataclasses would be most of what `import jobsched` costs.
+
+    def ending(
+        self, job: Job, status: JobStatus, error: str | None, now: float | None
+    ) -> JobStatus:
+        """Before a job is finished here: the attempt-time mean and the fenced
+        write of a held job's outcome; the status to record (FAILED if its
+        result cannot be stored).
+
+        :param now: the scheduler's clock, read if the job was running.
+        """
+        from ..store._rows import Outcome
+
+        held = self.held
+        started = job.started_at
+        if started is not None and job.status is _RUNNING:
+            assert now is not None
+            held.ran(now - started)
+        link = self.link
+        number = job._jobsched_id
+        # Held until the outcome is made: if making it raises (a bug), the
+        # held attempt lets _recording_failed still end the row FAILED.
+        attempt = held.fences.get(number)
+        if attempt is None:
+            return status  # not ours in the store: a cascade, or cancelled while queued
+        result = None
+        # A None result is stored as NULL, which fetch reads back as None.
+        if status is _COMPLETED and job.result is not None:
+            try:
+                if getattr(type(job), "_jobsched_json", False):
+                    from .._jobs._registered import encode_result
+
+                    result = encode_result(job)  # b"J" + JSON, which SQL can read
+                else:
+                    result = link.codec.dumps(job.result, lambda: f"the result of {_describe(job)}")
+            except (TypeError, ValueError) as exc:
+                status = _FAILED
+                job.last_error = storable(str(exc))
+                job.result = None
+        del held.fences[number]
+        ended = held.lost_ended.pop(number, None)
+        link.record(
+            Outcome(
+                number,
+                attempt,
+                status,
+                time.time() if ended is None else ended,
+                result=result,
+                error=error if error is not None else job.last_error,
+                traceback=None if error is not None else job.last_traceback,
+            )
+        )
+        return status
+
     def failed_anyway(self, job: Job) -> None:
-        """Its outcome could not be recorded: the row ends FAILED, not RUNNING for ever."""
-        self.scheduler._store_failed(job)
+        """Its outcome could not be recorded: the row ends FAILED, not RUNNING
+        under this member for ever."""
+        from ..store._rows import Outcome
+
+        attempt = self.held.fences.pop(job._jobsched_id, None)
+        if attempt is not None:
+            self.link.record(
+                Outcome(
+                    job._jobsched_id,
+                    attempt,
+                    _FAILED,
+                    time.time(),
+                    error=job.last_error,
+                    traceback=job.last_traceback,
+                )
+            )
+
+    def record_retry(self, job: Job, wait: float) -> None:
+        """A held job's attempt failed and it is retried in ``wait`` seconds:
+        the store's row waits that long, for any member to run it."""
+        from ..store._rows import Outcome
+
+        held = self.held
+        number = job._jobsched_id
+        attempt = held.fences.pop(number, None)
+        ended = held.lost_ended.pop(number, None)
+        if attempt is not None:
+            self.link.record(
+                Outcome(
+                    number,
+                    attempt,
+                    _RETRY_WAIT,
+                    time.time() if ended is None else ended,
+                    run_at=time.time() + wait,
+                    error=job.last_error,
+                    traceback=job.last_traceback,
+                )
+            )
+
+    def retry(self, job: Job, now: float) -> None:
+        pass  # the store runs it again (record_retry), in whichever member claims it
+
+    def release(self, job: Job, now: float) -> None:
+        """Never called: the store keeps dependencies in its rows, so no job
+        here waits on another (add never blocks one)."""
+
+    def hand_back(self, job: Job) -> bool:
+        """A held job whose attempt was cut short by a stopping worker: it goes
+        back to the store (released when the store closes), to run again in
+        any member, its interrupted attempt not counted."""
+        held = self.held
+        number = job._jobsched_id
+        if held.fences.pop(number, None) is not None:
+            held.released.append(number)
+        logger.info("%s stopped: %s, to run again", _describe(job), HANDED_BACK, extra=_extra(job))
+        # This process lets go of the job: its row waits again (RETRY_WAIT if
+        # an earlier attempt ran), the attempt uncounted. Set by hand:
+        # RUNNING -> PENDING is no edge of the table, and the job did not end.
+        job.attempts -= 1
+        job.status = _RETRY_WAIT if job.attempts else JobStatus.PENDING
+        return True
 
     def served(self, queues: frozenset[str] | None) -> None:
         """None: a job of a queue this member does not serve waits in the store."""
@@ -211,26 +354,22 @@ class DurableBacking:
 
     async def close(self) -> None:
         """After the workers stopped: hand back unstarted claims, write everything, close."""
-        link = self.link
-        s = self.scheduler
+        link, held = self.link, self.held
         # A claim on its way when the workers stopped brings jobs too: wait
         # for it, so they are handed back with the rest rather than left
         # RUNNING here until their lease runs out.
         from ._link import _timing
 
         await link.claims_settled(_timing.UNAVAILABLE_WAIT)
-        unstarted = [job._jobsched_id for job in s._claimed]
-        s._ahead.clear()
-        s._claimed.clear()
-        s._claimed_at.clear()
+        unstarted = self.claims.clear()
         for number in unstarted:
-            s._held.pop(number, None)
+            held.fences.pop(number, None)
         # With the jobs whose attempts a stopping worker cut short, and those
-        # it could not load and has not handed back yet; kept in _released
+        # it could not load and has not handed back yet; kept in released
         # until the release, so that the heartbeat renews them.
-        s._released += unstarted + [number for number, _, _ in s._deferred]
-        s._deferred = []
-        unstarted = list(s._released)
+        held.released += unstarted + [number for number, _, _ in held.deferred]
+        held.deferred = []
+        unstarted = list(held.released)
         try:
             await link.flush()
             if unstarted:
@@ -247,7 +386,7 @@ class DurableBacking:
                         "runs out; then another member takes them over (an attempt counted, "
                         "'worker lost') and runs them again"
                     ) from exc
-                s._released = []
+                held.released = []
         finally:
             link.close()
             await link.stopped.wait()

@@ -29,6 +29,7 @@ from ._stored import CANNOT_LOAD, load_job
 
 if TYPE_CHECKING:
     from ._cancel import Cancelling
+    from ._held import ClaimedQueue, Held
 
 _PENDING = JobStatus.PENDING
 _RUNNING = JobStatus.RUNNING
@@ -41,10 +42,12 @@ WORKER_LOST = "worker lost"
 class LinkHost:
     """The link's :class:`~jobsched._engine._link.Host`: the scheduler it serves."""
 
-    __slots__ = ("_scheduler",)
+    __slots__ = ("_claims", "_held", "_scheduler")
 
-    def __init__(self, scheduler: Cancelling) -> None:
+    def __init__(self, scheduler: Cancelling, held: Held, claims: ClaimedQueue) -> None:
         self._scheduler = scheduler
+        self._held = held
+        self._claims = claims
 
     @property
     def num_workers(self) -> int:
@@ -57,7 +60,7 @@ class LinkHost:
         s = self._scheduler
         if s._run.stopping:
             return 0, {}
-        wanted = len(s._idle_workers) + self.ahead() - len(s._claimed)
+        wanted = len(s._idle_workers) + self.ahead() - len(self._claims.jobs)
         if wanted <= 0:
             return 0, {}
         rooms = dict.fromkeys(set(s._executors) | set(_plugins.registered()), wanted)
@@ -67,7 +70,7 @@ class LinkHost:
         bounds = s._executors.bounds(s._settings.executor_limits)
         if bounds:
             jobs = s._table.jobs
-            holding = Counter(jobs[n].executor for n in s._held if n in jobs)
+            holding = Counter(jobs[n].executor for n in self._held.fences if n in jobs)
             for name, bound in bounds.items():
                 rooms[name] = max(0, min(wanted, bound - holding[name]))
         return wanted, rooms
@@ -83,10 +86,10 @@ class LinkHost:
         at the recent mean attempt time.
         """
         s = self._scheduler
-        link = s._link
-        if link is None or link.rates or link.tenants is not None or not s._settings.num_workers:
+        link = self._claims.link
+        if link.rates or link.tenants is not None or not s._settings.num_workers:
             return 0
-        mean = s._attempt_time
+        mean = self._held.attempt_time
         if mean == math.inf or self._stuck():
             return 0
         return min(
@@ -107,37 +110,14 @@ class LinkHost:
 
     def stale_claims(self) -> list[int]:
         """The claimed-ahead jobs, if the oldest waited past ``PREFETCH_STALE``
-        (the workers are stuck on long attempts): no longer held here, kept
-        in ``_released`` (leases renewed) until the link hands them back."""
-        s = self._scheduler
-        claimed, claimed_at = s._claimed, s._claimed_at
-        if not claimed_at or time.monotonic() - claimed_at[0] < _timing.PREFETCH_STALE:
-            return []
-        numbers = []
-        while claimed:
-            job = claimed.popleft()
-            claimed_at.popleft()
-            number = job._jobsched_id
-            s._ahead.discard(number)
-            if job.status._terminal or s._held.pop(number, None) is None:  # type: ignore[attr-defined]
-                continue
-            numbers.append(number)
-            if not job.seq:
-                # Loaded from the store at the claim (submitted elsewhere):
-                # this process forgets it, as before the claim. One submitted
-                # here stays PENDING, as a job of its own run elsewhere.
-                del s._table.jobs[number]
-                s._table.unfinished -= 1
-        s._released += numbers
-        if not s._table.unfinished and s._table.join_waiters:
-            s._table.wake_joiners()
-        return numbers
+        (the workers are stuck on long attempts): see ``ClaimedQueue.stale``."""
+        return self._claims.stale(self._held, self._scheduler._table, _timing.PREFETCH_STALE)
 
     def handed_back(self, numbers: Collection[int]) -> None:
         """The store took ``numbers`` back (see :meth:`stale_claims`)."""
-        s = self._scheduler
+        held = self._held
         gone = set(numbers)
-        s._released = [n for n in s._released if n not in gone]
+        held.released = [n for n in held.released if n not in gone]
 
     def queue_room(self, wanted: int) -> dict[str, int] | None:
         """Each queue under ``queue_limits``: how many more of its jobs this
@@ -146,7 +126,7 @@ class LinkHost:
         if not s._settings.queue_limits:
             return None
         jobs = s._table.jobs
-        holding = Counter(jobs[n].queue for n in s._held if n in jobs)
+        holding = Counter(jobs[n].queue for n in self._held.fences if n in jobs)
         return {
             name: max(0, min(wanted, bound - holding[name]))
             for name, bound in s._settings.queue_limits.items()
@@ -154,21 +134,20 @@ class LinkHost:
 
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Jobs the store handed to this member: queue them, or settle lost ones."""
-        s = self._scheduler
-        link = s._link
-        assert link is not None
+        s, held, queue = self._scheduler, self._held, self._claims
+        link, fences = queue.link, held.fences
         jobs = s._table.jobs
         claimed_now = time.monotonic()
         for claim in claims:
             number = claim.id
-            s._held[number] = claim.attempt
+            fences[number] = claim.attempt
             job = jobs.get(number)
-            if job is None and not claim.lost and number in s._cancelled_unknown:
+            if job is None and not claim.lost and number in held.cancelled_unknown:
                 # cancel() sent it to the store as a job unknown here, and the
                 # store had claimed it for us before that cancel arrived: the
                 # claim is ours, so end it CANCELLED in one fenced write
                 # rather than start a job whose cancel already returned True.
-                del s._held[number]
+                del fences[number]
                 link.record(
                     Outcome(number, claim.attempt, _CANCELLED, time.time(), error="cancelled")
                 )
@@ -191,7 +170,10 @@ class LinkHost:
                 stored, reason = self._load(claim)
                 if stored is None:
                     if reason.startswith(CANNOT_LOAD):
-                        hand_back_or_fail(s, number, claim.attempt, reason, self._refuse)
+                        grace = s._settings.load_grace
+                        hand_back_or_fail(
+                            held, grace, link, number, claim.attempt, reason, self._refuse
+                        )
                     else:
                         self._refuse(number, claim.attempt, reason)
                     continue
@@ -210,7 +192,7 @@ class LinkHost:
                 # the claim is ours, so end it CANCELLED in one fenced write
                 # (a release and a cancel are two transactions, and another
                 # claim could come between them).
-                del s._held[number]
+                del fences[number]
                 link.record(
                     Outcome(number, claim.attempt, _CANCELLED, time.time(), error=job.last_error)
                 )
@@ -224,7 +206,7 @@ class LinkHost:
             assert job is not None
             if claim.lost and claim.cancelled:
                 # Cancelled while it ran in a member that died: the cancel wins.
-                del s._held[number]
+                del fences[number]
                 ended = _lost_end(claim)
                 link.record(Outcome(number, claim.attempt, _CANCELLED, ended, error="cancelled"))
                 if not job.status.is_terminal:
@@ -234,24 +216,21 @@ class LinkHost:
                 continue
             if claim.lost:
                 # Its attempt ran in a member that died: that attempt failed.
-                s._lost_ended[number] = _lost_end(claim)
+                held.lost_ended[number] = _lost_end(claim)
                 job.attempts = claim.attempt
                 job.status = _RUNNING
                 s._after_failure(job, WORKER_LOST, True, False)
                 continue
             job.attempts = claim.attempt - 1  # the worker counts the attempt
-            if not claim.started:
-                s._ahead.add(number)  # its start is written when a worker takes it
-            s._claimed.append(job)
-            s._claimed_at.append(claimed_now)
+            queue.add(job, claimed_now, claim.started)
         # One worker: it runs the claimed jobs that never suspend back to
         # back and passes the rest on as one suspends (Dispatcher._work).
         # Waking one per job cost a task switch each, mostly for workers
         # that found the jobs gone.
         # With claims ahead of the workers, the next claim goes out when
         # half of them are taken, while the rest run.
-        s._refill_at = min(len(s._claimed), self.ahead()) // 2
-        if s._claimed and s._idle_workers:
+        queue.refill_at = min(len(queue.jobs), self.ahead()) // 2
+        if queue.jobs and s._idle_workers:
             s._idle_workers.popleft().set()
 
     def _load(self, claim: Claimed) -> tuple[Any, str]:
@@ -259,31 +238,29 @@ class LinkHost:
         its name in this member's app, a pickled one from its payload."""
         s = self._scheduler
         if claim.args is None:
-            return load_job(s._link.codec, claim.payload)  # type: ignore[union-attr]
+            return load_job(self._claims.link.codec, claim.payload)
         from .._jobs._registered import load_claimed
 
         return load_claimed(s._registry, claim.name, claim.args)
 
     def deferred(self) -> list[tuple[int, float, str]]:
         """The jobs to hand back for members that can load them (taken)."""
-        s = self._scheduler
-        taken, s._deferred = s._deferred, []
+        held = self._held
+        taken, held.deferred = held.deferred, []
         return taken
 
     def undeferred(self, jobs: list[tuple[int, float, str]]) -> None:
         """The store did not take ``jobs`` back (an outage): try again."""
-        s = self._scheduler
-        s._deferred = jobs + s._deferred
+        held = self._held
+        held.deferred = jobs + held.deferred
 
     def _refuse(self, number: int, attempt: int, reason: str) -> None:
         """A claimed row that must not run: FAILED in the store, unread."""
         # The reason may quote the row's own text (a module name from its pickle).
         reason = storable(reason)
         s = self._scheduler
-        link = s._link
-        assert link is not None
-        s._held.pop(number, None)
-        link.record(Outcome(number, attempt, _FAILED, time.time(), error=reason))
+        self._held.fences.pop(number, None)
+        self._claims.link.record(Outcome(number, attempt, _FAILED, time.time(), error=reason))
         job = s._table.jobs.get(number)
         if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
             job.last_error = reason
@@ -305,7 +282,7 @@ class LinkHost:
         jobs = s._table.jobs
         for number in ids:
             job = jobs.get(number)
-            if job is not None and not job.status._terminal and number not in s._held:  # type: ignore[attr-defined]
+            if job is not None and not job.status._terminal and number not in self._held.fences:  # type: ignore[attr-defined]
                 del jobs[number]
                 s._table.unfinished -= 1
         if not s._table.unfinished and s._table.join_waiters:
@@ -313,17 +290,16 @@ class LinkHost:
 
     def held(self) -> Collection[int]:
         """The jobs this member holds in the store, for their leases."""
-        s = self._scheduler
+        held = self._held
         # With the jobs handed back but not yet released: still RUNNING under
         # this member in the store, whose leases must not lapse meanwhile.
-        return [*s._held, *s._released, *(number for number, _, _ in s._deferred)]
+        return [*held.fences, *held.released, *(number for number, _, _ in held.deferred)]
 
     async def fire_schedules(self, due: Sequence[DueSchedule]) -> bool:
         """Make the fires of the stored schedules this member claimed; True
         if one of them is due again (misfire="all" catching up)."""
         s = self._scheduler
-        link = s._link
-        assert link is not None
+        link = self._claims.link
         again = False
         for schedule in due:
             try:
@@ -373,11 +349,11 @@ class LinkHost:
         return again
 
     def committed(self) -> None:
-        """Workers that found too many outcomes waiting (``_take_claimed``)
+        """Workers that found too many outcomes waiting (``ClaimedQueue.take``)
         take claimed jobs again: one is woken, and it wakes the next as a
         job suspends, as for a claim."""
         s = self._scheduler
-        if s._claimed and s._idle_workers:
+        if self._claims.jobs and s._idle_workers:
             s._idle_workers.popleft().set()
 
     def cancel_held(self, ids: Collection[int]) -> None:

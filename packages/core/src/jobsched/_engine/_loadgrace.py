@@ -26,32 +26,34 @@ from .._log import logger
 from ._link import _timing
 
 if TYPE_CHECKING:
-    from ._state import SchedulerState
+    from ._held import Held
+    from ._link import StoreLink
 
 #: Jobs whose first failure to load here is remembered before old ones go.
 UNLOADABLE_KEPT = 1024
 
 
 def hand_back_or_fail(
-    s: SchedulerState,
+    held: Held,
+    grace: float,
+    link: StoreLink,
     number: int,
     attempt: int,
     reason: str,
     refuse: Callable[[int, int, str], None],
 ) -> None:
     """A claimed job that does not load here (``reason``): queue its hand-back
-    for the heartbeat (``s._deferred``), or ``refuse`` it (FAILED) once its
-    grace here is over, or at once with ``load_grace=0``."""
-    grace = s._settings.load_grace
+    for the heartbeat (``held.deferred``), or ``refuse`` it (FAILED) once its
+    ``grace`` here (``load_grace``) is over, or at once with 0."""
     now = time.time()
-    first = s._unloaded_since.get(number)
+    first = held.unloaded_since.get(number)
     if first is None:
         if not grace:
             refuse(number, attempt, reason)
             return
-        first = s._unloaded_since[number] = now
-        s._load_handbacks += 1
-        _forget_old(s, now)
+        first = held.unloaded_since[number] = now
+        held.load_handbacks += 1
+        _forget_old(held, grace, now)
         logger.warning(
             "%s is handed back, its attempts unchanged, for a member that can load "
             "it (FAILED if none has within load_grace, %ss): %s",
@@ -60,7 +62,7 @@ def hand_back_or_fail(
             reason,
         )
     elif now - first >= grace:
-        del s._unloaded_since[number]
+        del held.unloaded_since[number]
         logger.error(
             "%s FAILED: no member loaded it within load_grace (%ss): %s",
             _named(number),
@@ -69,21 +71,19 @@ def hand_back_or_fail(
         )
         refuse(number, attempt, f"{reason} (no member loaded it within load_grace, {grace:g}s)")
         return
-    s._held.pop(number, None)  # held on in _deferred (leases renewed) until written
+    held.fences.pop(number, None)  # held on in deferred (leases renewed) until written
     run_at = now + min(_timing.LOAD_RETRY, first + grace - now)
     why = storable(f"{reason} (waiting for a member that can load it)")
-    s._deferred.append((number, run_at, why))
-    link = s._link
-    assert link is not None
+    held.deferred.append((number, run_at, why))
     link.wake_heartbeat()
 
 
-def _forget_old(s: SchedulerState, now: float) -> None:
+def _forget_old(held: Held, grace: float, now: float) -> None:
     """Jobs another member ran or failed never come back here: forget those
     whose grace is long over, so that the map stays small."""
-    if len(s._unloaded_since) > UNLOADABLE_KEPT:
-        old = now - s._settings.load_grace - 60.0
-        s._unloaded_since = {n: t for n, t in s._unloaded_since.items() if t > old}
+    if len(held.unloaded_since) > UNLOADABLE_KEPT:
+        old = now - grace - 60.0
+        held.unloaded_since = {n: t for n, t in held.unloaded_since.items() if t > old}
 
 
 def _named(number: int) -> str:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .._ordering._queue import JobQueue
     from ._attempts import Attempt
     from ._link import StoreLink
+    from ._memschedules import MemorySchedules
     from ._state import JobTable, RunState, Settings
     from ._timers import Ticker
 
@@ -30,14 +31,19 @@ class MemoryBacking:
 
     __slots__ = (
         "_block",
+        "_book",
         "_clock",
         "_idle",
         "_queue",
         "_run",
         "_strategy",
+        "_submit",
         "_table",
         "_timers",
+        "due",
         "executor_loaded",
+        "push",
+        "release",
         "take_next",
     )
 
@@ -45,8 +51,13 @@ class MemoryBacking:
     cut_wording = "cancelled"
     #: Why an attempt the teardown cut short ends (CANCELLED).
     shutdown_reason = "scheduler shut down"
-    waiting = ()  # nothing is claimed ahead of the workers in memory
     default_grace: float | None = None  # stop() waits for running attempts
+    #: Nothing to write before a job finishes: Outcomes finishes it directly.
+    ending = None
+    #: No claimed jobs wait here: the workers take from the queue.
+    waiting: tuple[()] = ()
+    push: Callable[[Job, float], None]
+    release: Callable[[Job, float], None]
 
     def __init__(
         self,
@@ -58,6 +69,7 @@ class MemoryBacking:
         timers: Ticker,
         block: Callable[[Job, list[int]], None],
         executor_loaded: Callable[[str, Executor], None],
+        submit: Callable[[Job], str],
     ) -> None:
         self._clock = settings.clock
         self._strategy = settings.strategy
@@ -70,9 +82,39 @@ class MemoryBacking:
         #: An executor plugin was loaded on first use: admission holds jobs
         #: to its capacity from then on.
         self.executor_loaded = executor_loaded
-        #: The workers' take-next: the queue's, until admission holds jobs
-        #: back (then the admission's; the scheduler rebinds it).
+        #: Queue a runnable job (``push``); a dependent whose upstreams all
+        #: completed (``release``). Attributes, not methods: one frame per
+        #: release, and a test may replace both (the ``_push`` seam).
+        self.push = self.release = self.put
+        #: The workers' take-next: the queue's (JobScheduler puts admission's
+        #: in front of it under limits).
         self.take_next: Callable[[], Job | None] = queue.pop_next
+        self._submit = submit  # the public submit: a schedule's fire is one
+        self._book: MemorySchedules | None = None
+        self.due: tuple[MemorySchedules, ...] = ()
+
+    @property
+    def schedules(self) -> MemorySchedules:
+        """Made on the first schedule, and from then on fired by the ticker."""
+        book = self._book
+        if book is None:
+            from ._memschedules import MemorySchedules
+
+            book = self._book = MemorySchedules(
+                self._clock, self._table, self._timers, self._submit
+            )
+            self.due = (book,)
+        return book
+
+    def put(self, job: Job, now: float) -> None:
+        """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
+        if job.run_at > now:
+            if self._queue.push_delayed(job):
+                self._timers.wake()
+        else:
+            self._queue.push_ready(job)
+            if self._idle:
+                self._idle.popleft().set()
 
     def cancel_elsewhere(self, number: int, job: Job | None) -> bool | None:
         """False for a job unknown or finished; None: cancel() goes on here."""
@@ -96,6 +138,18 @@ class MemoryBacking:
 
     def failed_anyway(self, job: Job) -> None:
         pass  # nothing else holds the job
+
+    def record_retry(self, job: Job, wait: float) -> None:
+        pass  # nothing to write: retry() queues it
+
+    def retry(self, job: Job, now: float) -> None:
+        """A failed job waits here for its next attempt (after its transition
+        to RETRY_WAIT, which listeners see first)."""
+        self.push(job, now)
+
+    def hand_back(self, job: Job) -> bool:
+        """False: no store to hand a job back to (an attempt cut short ends here)."""
+        return False
 
     def served(self, queues: frozenset[str] | None) -> frozenset[str] | None:
         """What submit refuses other queues' jobs for: nothing else would run them."""
@@ -128,7 +182,7 @@ class MemoryBacking:
                 if self._queue.push_delayed(job):
                     self._timers.wake()
             else:
-                # The scheduler's _push, inline: a call less per job.
+                # put(), inline: a call less per job.
                 self._queue.push_ready(job)
                 if self._idle:
                     self._idle.popleft().set()

@@ -66,9 +66,9 @@ class Outcomes(SchedulerState):
                 early.discard(job._jobsched_id)
                 self._finish(job, _CANCELLED, "cancelled")
             elif attempt is not None and attempt.scope.cancel_called:
-                if attempt.reason == HANDED_BACK and self._link is not None:
-                    self._hand_back(job)
-                elif attempt.reason is not None:
+                if attempt.reason == HANDED_BACK and self._backing.hand_back(job):
+                    return  # back to the store, to run again
+                if attempt.reason is not None:
                     self._finish(job, _CANCELLED, attempt.reason)
                 else:
                     self._after_failure(job, f"timed out after {job.timeout}s", True, True)
@@ -124,8 +124,9 @@ class Outcomes(SchedulerState):
                     "not a finite number of seconds >= 0"
                 )
             job.run_at = now + wait
-            if self._link is not None:
-                self._store_retry(job, wait)
+            # Written before the transition (listeners see RETRY_WAIT once
+            # the store's write is queued); queued here only after it.
+            self._backing.record_retry(job, wait)
             logger.warning(
                 "%s: attempt %d of %d %s; retrying in %.3gs",
                 _describe(job),
@@ -136,8 +137,7 @@ class Outcomes(SchedulerState):
                 extra=_extra(job),
             )
             self._table.transition(job, _RETRY_WAIT)
-            if self._link is None:
-                self._push(job, now)
+            self._backing.retry(job, now)
         else:
             logger.error(
                 "%s: attempt %d %s; it ends %s",
@@ -260,7 +260,7 @@ class Outcomes(SchedulerState):
                             if not unmet:
                                 del self._blocked[dep]
                                 try:
-                                    self._push(dependent, now)
+                                    self._backing.release(dependent, now)
                                 except Exception as exc:
                                     self._recording_failed(dependent, exc)
                     else:
@@ -276,125 +276,19 @@ class Outcomes(SchedulerState):
     def _finish_recorded(
         self, job: Job, status: JobStatus, error: str | None, now: float | None = None
     ) -> list[tuple[Job, str]] | None:
-        """``_finish_one`` on a durable store: the attempt-time mean and the fenced
-        write first (it may turn COMPLETED into FAILED), then ``_finish_here``."""
+        """``_finish_one`` on a durable store: the backing's ``ending`` first
+        (the fenced write, which may turn COMPLETED into FAILED), then
+        ``_finish_here``."""
         if job.status._terminal:  # type: ignore[attr-defined]
             return None
+        ending = self._ending
+        assert ending is not None
         try:
-            started = job.started_at
-            if started is not None and job.status is _RUNNING:
-                if now is None:
-                    now = self._clock()
-                self._ran(now - started)
-            status = self._store_outcome(job, status, error)
+            # The clock read once: the attempt's time and finished_at agree.
+            if now is None and job.started_at is not None and job.status is _RUNNING:
+                now = self._clock()
+            status = ending(job, status, error, now)
         except Exception as exc:
             self._recording_failed(job, exc)
             return None
         return self._finish_here(job, status, error, now)
-
-    # ── on a durable store ───────────────────────────────────────────────
-    # Each imports Outcome where it needs it: the store seam's dataclasses
-    # would be most of what `import jobsched` costs, for an in-memory app too.
-
-    def _ran(self, seconds: float) -> None:
-        """An attempt of a held job ran ``seconds``: the mean that sizes the
-        claims ahead of the workers (see ``LinkHost.claim_capacity``)."""
-        mean = self._attempt_time
-        self._attempt_time = seconds if mean == math.inf else mean + 0.1 * (seconds - mean)
-
-    def _store_outcome(self, job: Job, status: JobStatus, error: str | None) -> JobStatus:
-        """Write a held job's outcome; the status to record (FAILED if its
-        result cannot be stored)."""
-        from ..store._rows import Outcome
-
-        link = self._link
-        assert link is not None
-        number = job._jobsched_id
-        # Held until the outcome is made: if making it raises (a bug), the
-        # held attempt lets _recording_failed still end the row FAILED.
-        attempt = self._held.get(number)
-        if attempt is None:
-            return status  # not ours in the store: a cascade, or cancelled while queued
-        result = None
-        # A None result is stored as NULL, which fetch reads back as None.
-        if status is _COMPLETED and job.result is not None:
-            try:
-                if getattr(type(job), "_jobsched_json", False):
-                    from .._jobs._registered import encode_result
-
-                    result = encode_result(job)  # b"J" + JSON, which SQL can read
-                else:
-                    result = link.codec.dumps(job.result, lambda: f"the result of {_describe(job)}")
-            except (TypeError, ValueError) as exc:
-                status = _FAILED
-                job.last_error = storable(str(exc))
-                job.result = None
-        del self._held[number]
-        ended = self._lost_ended.pop(number, None)
-        link.record(
-            Outcome(
-                number,
-                attempt,
-                status,
-                time.time() if ended is None else ended,
-                result=result,
-                error=error if error is not None else job.last_error,
-                traceback=None if error is not None else job.last_traceback,
-            )
-        )
-        return status
-
-    def _store_failed(self, job: Job) -> None:
-        """Write the FAILED end of a held job whose outcome could not be recorded,
-        so that the store's row does not stay RUNNING under this member for ever."""
-        from ..store._rows import Outcome
-
-        link = self._link
-        assert link is not None
-        attempt = self._held.pop(job._jobsched_id, None)
-        if attempt is not None:
-            link.record(
-                Outcome(
-                    job._jobsched_id,
-                    attempt,
-                    _FAILED,
-                    time.time(),
-                    error=job.last_error,
-                    traceback=job.last_traceback,
-                )
-            )
-
-    def _store_retry(self, job: Job, wait: float) -> None:
-        from ..store._rows import Outcome
-
-        link = self._link
-        assert link is not None
-        number = job._jobsched_id
-        attempt = self._held.pop(number, None)
-        ended = self._lost_ended.pop(number, None)
-        if attempt is not None:
-            link.record(
-                Outcome(
-                    number,
-                    attempt,
-                    _RETRY_WAIT,
-                    time.time() if ended is None else ended,
-                    run_at=time.time() + wait,
-                    error=job.last_error,
-                    traceback=job.last_traceback,
-                )
-            )
-
-    def _hand_back(self, job: Job) -> None:
-        """A held job whose attempt was cut short by a stopping worker: it goes
-        back to the store (released when the store closes), to run again in
-        any member, its interrupted attempt not counted."""
-        number = job._jobsched_id
-        if self._held.pop(number, None) is not None:
-            self._released.append(number)
-        logger.info("%s stopped: %s, to run again", _describe(job), HANDED_BACK, extra=_extra(job))
-        # This process lets go of the job: its row waits again (RETRY_WAIT if
-        # an earlier attempt ran), the attempt uncounted. Set by hand:
-        # RUNNING -> PENDING is no edge of the table, and the job did not end.
-        job.attempts -= 1
-        job.status = _RETRY_WAIT if job.attempts else JobStatus.PENDING

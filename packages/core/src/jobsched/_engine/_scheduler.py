@@ -28,7 +28,6 @@ from .._ordering._fairshare import FairShareStrategy
 from .._ordering._queue import queue_for
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
-from .._time._recurring import Schedule
 from ._attempts import abandon
 from ._dispatch import Dispatcher
 from ._executors import ExecutorSet
@@ -51,7 +50,6 @@ if TYPE_CHECKING:
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
     from ._backing import Backing
-    from ._link import StoreLink
 
 
 class JobScheduler(Lifecycle, Seams):
@@ -144,29 +142,26 @@ class JobScheduler(Lifecycle, Seams):
                 )
         in_memory = store == "memory" or _is_memory(store)
         self._link = None
+        self._held = {}
+        durable: Backing | None = None
         if not in_memory:
             # Loaded here, not at import: the link brings the codec (hashlib,
             # hmac, pickle) and the members module (socket), which an
             # in-memory scheduler never needs (`import jobsched` stays cheap).
+            from ._durable import DurableBacking
+            from ._held import ClaimedQueue, Held
             from ._link import StoreLink
             from ._linkhost import LinkHost
 
-            self._link = StoreLink(_store_for(store), LinkHost(self), history_limit)
+            held = Held()
+            claims = ClaimedQueue(held)
+            link = StoreLink(_store_for(store), LinkHost(self, held, claims), history_limit)
+            self._link = claims.link = link
+            self._held = held.fences  # complete_in checks an attempt is still held
+            durable = DurableBacking(self, link, held, claims)
             check_stored_options(strategy)
-            self._link.producer = num_workers == 0
+            link.producer = num_workers == 0
         self._registry = None
-        self._held = {}
-        self._lost_ended = {}
-        self._released = []
-        self._unloaded_since = {}
-        self._deferred = []
-        self._load_handbacks = 0
-        self._cancelled_unknown = {}
-        self._attempt_time = math.inf
-        self._refill_at = 0
-        self._claimed = deque()
-        self._claimed_at = deque()
-        self._ahead = set()
         self._completed_in = {}
         self._completions = None
         strategy = strategy if strategy is not None else PriorityStrategy()
@@ -206,27 +201,9 @@ class JobScheduler(Lifecycle, Seams):
         # The settings' clock, on self too: submit and the workers read it
         # per job, and a record's field is one attribute load more.
         self._clock = clock
-        self._finish_one = self._finish_here if self._link is None else self._finish_recorded
         self._admission: Admission | None = None
-        if self._link is not None:
-            # The store applies the limits in its claims (see LinkHost.claim_capacity).
-            self._link.rates = rates or None
-            self._link.queues = served
-            if isinstance(strategy, FairShareStrategy):
-                self._link.tenants = dict(strategy.weights)
-        elif rates or gates or queue_gates:
-            self._admission = Admission(
-                self._queue,
-                strategy.key,
-                self._push,
-                clock,
-                rates,
-                gates,
-                queue_gates,
-            )
         self._blocked: dict[int, set[int]] = {}  # job -> unmet dependencies
         self._dependents: dict[int, list[int]] = {}  # job -> jobs waiting on it
-        self._recurring: dict[str, Schedule] = {}
         self._submit_hooks: list[SubmitHook] = []
 
         self._idle_workers: deque[anyio.Event] = deque()
@@ -247,10 +224,32 @@ class JobScheduler(Lifecycle, Seams):
                 self._timers,
                 self._block_on,
                 self._executor_loaded,
+                self.submit,
             )
-            if self._link is None
-            else _durable_backing(self, self._link)
+            if durable is None
+            else durable
         )
+        # Claimed jobs not taken yet, for tests (the workers read the backing's).
+        self._claimed = self._backing.waiting
+        # Outcomes finishes jobs directly unless the backing writes first.
+        self._ending = self._backing.ending
+        self._finish_one = self._finish_here if self._ending is None else self._finish_recorded
+        if self._link is not None:
+            # The store applies the limits in its claims (see LinkHost.claim_capacity).
+            self._link.rates = rates or None
+            self._link.queues = served
+            if isinstance(strategy, FairShareStrategy):
+                self._link.tenants = dict(strategy.weights)
+        elif rates or gates or queue_gates:
+            self._admission = Admission(
+                self._queue,
+                strategy.key,
+                self._backing.release,
+                clock,
+                rates,
+                gates,
+                queue_gates,
+            )
         # Bound once: submit calls them per job.
         self._add = self._backing.add
         self._served_here = self._backing.served(served)
@@ -348,12 +347,6 @@ class JobScheduler(Lifecycle, Seams):
                 "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
             )
         await self._backing.join()
-
-
-def _durable_backing(scheduler: JobScheduler, link: StoreLink) -> Backing:
-    from ._durable import DurableBacking  # with the link: not at `import jobsched`
-
-    return DurableBacking(scheduler, link)
 
 
 def _is_memory(store: object) -> bool:

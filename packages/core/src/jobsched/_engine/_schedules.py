@@ -1,16 +1,19 @@
-"""Recurring and cron schedules: in this process's ticker, or kept in a durable store."""
+"""Recurring and cron schedules: the public methods' checks, then the backing's book.
+
+The backing keeps them (``backing.schedules``): ``MemorySchedules`` in this
+process's ticker, ``StoredSchedules`` in a durable store.
+"""
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._exceptions import SchedulerError, SchedulerStoppedError, UnknownScheduleError
+from .._exceptions import SchedulerStoppedError, UnknownScheduleError
 from .._jobs._job import Job
 from .._jobs._text import check_text
-from .._time._recurring import CronSchedule, RecurringSchedule, Schedule, StoredSchedule
+from .._time._recurring import RecurringSchedule
 from ._submission import Submission
 
 if TYPE_CHECKING:
@@ -53,17 +56,11 @@ class Schedules(Submission):
             raise SchedulerStoppedError("cannot add a schedule: the scheduler is stopping")
         if not (start_in >= 0 and math.isfinite(start_in)):
             raise ValueError(f"start_in must be a number of seconds >= 0, got {start_in!r}")
+        # Made on any store: its checks (the interval, misfire, the factory).
         schedule = RecurringSchedule(
             factory, interval, self._clock() + start_in, allow_overlap, misfire
         )
-        if self._link is not None:
-            stored = StoredSchedule(factory, interval, None, allow_overlap, misfire)
-            return self._store_schedule(id, stored, stored.first_fire(time.time(), start_in))
-        if id is not None:
-            self._named(schedule, id)
-        self._recurring[schedule.schedule_id] = schedule
-        self._timers.wake()
-        return schedule.schedule_id
+        return self._backing.schedules.add_recurring(id, schedule, start_in)
 
     def schedule_cron(
         self,
@@ -108,30 +105,7 @@ class Schedules(Submission):
             trigger = CronTrigger(cron, timezone)
         else:
             raise TypeError(f"cron must be an expression string or a CronTrigger, got {cron!r}")
-        if self._link is not None:
-            stored = StoredSchedule(factory, None, trigger, allow_overlap, misfire)
-            return self._store_schedule(id, stored, stored.first_fire(time.time(), 0.0))
-        clock = self._clock
-        now = clock()
-        if clock is time.monotonic:
-            # Re-read at every fire, so a stepped wall clock or a suspend is
-            # caught up with.
-            def wall_offset() -> float:
-                return time.time() - time.monotonic()
-
-        else:
-            # A custom (virtual) clock: wall time advances with it from now on.
-            fixed = time.time() - now
-
-            def wall_offset() -> float:
-                return fixed
-
-        schedule = CronSchedule(factory, trigger, now, wall_offset, allow_overlap, misfire)
-        if id is not None:
-            self._named(schedule, id)
-        self._recurring[schedule.schedule_id] = schedule
-        self._timers.wake()
-        return schedule.schedule_id
+        return self._backing.schedules.add_cron(id, factory, trigger, allow_overlap, misfire)
 
     def cancel_recurring(self, schedule_id: str) -> bool:
         """Stop a schedule; False if it is unknown or already cancelled.
@@ -143,35 +117,14 @@ class Schedules(Submission):
         :raises ValueError: ``schedule_id`` holds a character no store can keep.
         """
         _check_lookup(schedule_id)
-        if self._link is not None:
-            if not isinstance(schedule_id, str) or not schedule_id:
-                return False
-            self._link.remove_schedule(schedule_id)
-            return True
-        schedule = self._recurring.pop(schedule_id, None)
-        if schedule is None or not schedule.active:
-            return False
-        schedule.active = False
-        return True
+        return self._backing.schedules.remove(schedule_id)
 
     # ── managing schedules ───────────────────────────────────────────────
 
     async def schedules(self) -> list[ScheduleInfo]:
         """Every schedule (in this process, or stored), soonest fire first,
         paused ones last."""
-        from .._time._scheduleinfo import from_memory, from_store
-
-        link = self._link
-        if link is None:
-            offset = time.time() - self._clock()
-            found = [from_memory(s, offset) for s in self._recurring.values() if s.active]
-        else:
-            codec = link.codec
-            found = [
-                from_store(codec, row.id, row.payload, row.next_fire, row.last_job)
-                for row in await self._stored_schedules()
-            ]
-        return sorted(found, key=_soonest)
+        return sorted(await self._backing.schedules.infos(), key=_soonest)
 
     async def pause_schedule(self, schedule_id: str) -> None:
         """Stop a schedule firing until :meth:`resume_schedule`; pausing a
@@ -183,16 +136,7 @@ class Schedules(Submission):
         :raises ValueError: ``schedule_id`` holds a character no store can keep.
         """
         _check_lookup(schedule_id)
-        link = self._link
-        if link is None:
-            self._schedule(schedule_id).pause()
-            return
-        self._need_open_store()
-        await link.flush()
-        store = link.store
-        if not await link.read(
-            "pausing a schedule", lambda: store.pause_schedule(schedule_id), patience=None
-        ):
+        if not await self._backing.schedules.pause(schedule_id):
             raise self._unknown_schedule(schedule_id)
 
     async def resume_schedule(self, schedule_id: str) -> None:
@@ -205,28 +149,8 @@ class Schedules(Submission):
         :raises ValueError: ``schedule_id`` holds a character no store can keep.
         """
         _check_lookup(schedule_id)
-        link = self._link
-        if link is None:
-            schedule = self._schedule(schedule_id)
-            if schedule.paused:
-                schedule.resume(self._clock())
-                self._timers.wake()
-            return
-        from .._time._scheduleinfo import PAUSED, read
-
-        row = await self._stored_schedule(schedule_id)
-        if row.next_fire != PAUSED:
-            return
-        try:
-            first = read(link.codec, row.payload).resumed_fire(time.time())
-        except Exception as exc:
-            raise self._unloadable(schedule_id, exc) from exc
-        store = link.store
-        if not await link.read(
-            "resuming a schedule", lambda: store.resume_schedule(schedule_id, first), patience=None
-        ):
+        if not await self._backing.schedules.resume(schedule_id):
             raise self._unknown_schedule(schedule_id)
-        link.wake_claimer()
 
     async def trigger_schedule(self, schedule_id: str) -> str:
         """Submit one job from the schedule's factory now (paused or not; the
@@ -237,106 +161,16 @@ class Schedules(Submission):
         :raises ValueError: ``schedule_id`` holds a character no store can keep.
         """
         _check_lookup(schedule_id)
-        link = self._link
-        if link is None:
-            schedule = self._schedule(schedule_id)
-            job_id = self.submit(schedule.factory())
-            schedule.last_job_id = job_id
-            return job_id
-        row = await self._stored_schedule(schedule_id)
-        try:
-            stored = link.codec.loads(row.payload)
-        except Exception as exc:
-            raise self._unloadable(schedule_id, exc) from exc
-        job = stored.factory()
-        self._check_submit(job, 0.0, ())
-        new = self._stored_row(job, 0.0, [])
-        store = link.store
-        try:
-            added = await link.read(
-                "triggering a schedule",
-                lambda: store.trigger_schedule(schedule_id, new),
-                patience=None,
-            )
-        except BaseException:
-            added = False
-            raise
-        finally:
-            if not added:  # this process forgets the job it did not add
-                self._table.jobs.pop(new.id, None)
-                self._table.unfinished -= 1
-        if not added:
+        job_id = await self._backing.schedules.trigger(schedule_id)
+        if job_id is None:
             raise self._unknown_schedule(schedule_id)
-        link.wake_claimer()
-        fired: str = job.job_id
-        return fired
-
-    def _schedule(self, schedule_id: str) -> Schedule:
-        schedule = self._recurring.get(schedule_id) if isinstance(schedule_id, str) else None
-        if schedule is None or not schedule.active:
-            raise self._unknown_schedule(schedule_id)
-        return schedule
-
-    async def _stored_schedules(self) -> list[Any]:
-        link = self._link
-        assert link is not None
-        self._need_open_store()
-        await link.flush()  # this process's registrations first
-        return await link.read("listing schedules", link.store.schedules, patience=None)
-
-    async def _stored_schedule(self, schedule_id: str) -> Any:
-        for row in await self._stored_schedules():
-            if row.id == schedule_id:
-                return row
-        raise self._unknown_schedule(schedule_id)
-
-    def _need_open_store(self) -> None:
-        from ._state import STARTED
-
-        if self._run.phase != STARTED:
-            assert self._link is not None
-            raise SchedulerError(
-                f"the schedules in the store {self._link.store.url} are managed through a "
-                "running scheduler: call this inside 'async with JobScheduler(...)' (or "
-                "after start(), before stop())"
-            )
-
-    def _unloadable(self, schedule_id: str, exc: Exception) -> SchedulerError:
-        return SchedulerError(
-            f"the stored schedule {schedule_id!r} cannot be loaded here ({exc}); "
-            "register it again from code that holds the store's key and imports its factory"
-        )
+        return job_id
 
     def _unknown_schedule(self, schedule_id: object) -> UnknownScheduleError:
-        where = "this scheduler" if self._link is None else f"the store {self._link.store.url}"
         return UnknownScheduleError(
-            f"no schedule {schedule_id!r} in {where}: never registered, or removed "
-            "(schedules() lists them)"
+            f"no schedule {schedule_id!r} in {self._backing.schedules.where}: never "
+            "registered, or removed (schedules() lists them)"
         )
-
-    def _named(self, schedule: Schedule, name: str) -> None:
-        """Give ``schedule`` the caller's id, replacing a schedule of that id."""
-        check_schedule_id(name)
-        old = self._recurring.pop(name, None)
-        if old is not None:
-            old.active = False
-            if old.paused:  # as on a durable store: registering again keeps a pause
-                schedule.pause()
-        schedule.schedule_id = name
-
-    def _store_schedule(self, name: str | None, schedule: StoredSchedule, first: float) -> str:
-        """Keep a schedule in the durable store, under the caller's id."""
-        link = self._link
-        assert link is not None
-        if name is None:
-            raise ValueError(
-                "a schedule on a durable store needs id=...: the store keeps it across "
-                "restarts under that name, and registering the name again replaces it"
-            )
-        check_schedule_id(name)
-        payload = link.codec.dumps(schedule, f"the schedule {name!r} (its factory)")
-        link.put_schedule(name, payload, first)
-        return name
 
 
 def check_schedule_id(schedule_id: object) -> str:

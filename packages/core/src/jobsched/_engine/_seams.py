@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .._enums import JobStatus
     from .._jobs._job import Job
+    from .._time._recurring import Schedule
+    from ._backing import Backing
+    from ._durable import DurableBacking
+    from ._memory import MemoryBacking
     from ._state import JobListener, JobTable, RunState, Settings
     from ._timers import Ticker
 
@@ -28,6 +32,7 @@ class Seams:
     _run: RunState
     _table: JobTable
     _timers: Ticker
+    _backing: Backing
 
     @property
     def _num_workers(self) -> int:
@@ -56,6 +61,48 @@ class Seams:
     @property
     def _listeners(self) -> list[JobListener]:
         return self._table.listeners
+
+    @property
+    def _push(self) -> Callable[[Job, float], None]:
+        return self._memory().push
+
+    @_push.setter
+    def _push(self, push: Callable[[Job, float], None]) -> None:
+        # Both: a retried job and a released dependent are queued through it.
+        memory = self._memory()
+        memory.push = memory.release = push
+
+    def _memory(self) -> MemoryBacking:
+        from ._memory import MemoryBacking
+
+        assert isinstance(self._backing, MemoryBacking), "the memory store's seam"
+        return self._backing
+
+    @property
+    def _load_handbacks(self) -> int:
+        # Read by the worker's stop summary on any store: none in memory.
+        held = getattr(self._backing, "held", None)
+        return 0 if held is None else int(held.load_handbacks)
+
+    @property
+    def _attempt_time(self) -> float:
+        return self._durable().held.attempt_time
+
+    @_attempt_time.setter
+    def _attempt_time(self, seconds: float) -> None:
+        self._durable().held.attempt_time = seconds
+
+    def _durable(self) -> DurableBacking:
+        from ._durable import DurableBacking
+
+        assert isinstance(self._backing, DurableBacking), "a durable store's seam"
+        return self._backing
+
+    @property
+    def _recurring(self) -> dict[str, Schedule]:
+        # The memory store's schedules; a durable store keeps none here.
+        recurring: dict[str, Schedule] = getattr(self._backing.schedules, "recurring", {})
+        return recurring
 
     @property
     def _transition(self) -> Callable[[Job, JobStatus], None]:

@@ -37,7 +37,7 @@ threads reach the scheduler through ``submit_threadsafe``.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sized
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -51,7 +51,6 @@ from .._log import logger
 from .._ordering._admission import Admission
 from .._ordering._queue import JobQueue
 from .._ordering._strategies import SchedulingStrategy
-from .._time._recurring import Schedule
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -64,7 +63,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
 
-    from ._backing import Backing
+    from ._backing import Backing, EndHook
     from ._completion import Completions
     from ._dispatch import Dispatcher
     from ._executors import ExecutorSet
@@ -248,22 +247,22 @@ class SchedulerState:
     _run: RunState
     _table: JobTable
     _clock: Callable[[], float]  # _settings.clock (see JobScheduler.__init__)
-    #: Finish one job (see Outcomes): ``_finish_here`` on the memory store,
-    #: ``_finish_recorded`` on a durable one.
+    #: Finish one job (see Outcomes): ``_finish_here`` if the backing has no
+    #: ``ending`` (memory), else ``_finish_recorded`` (durable).
     _finish_one: FinishOne
+    _ending: EndHook | None  # the backing's, read once
     _executors: ExecutorSet
     _queue: JobQueue
     _admission: Admission | None
     _blocked: dict[int, set[int]]  # job -> unmet dependencies
     _dependents: dict[int, list[int]]  # job -> jobs waiting on it
-    _recurring: dict[str, Schedule]
     _submit_hooks: list[SubmitHook]
     #: The workers and their attempts (see _dispatch).
     _dispatcher: Dispatcher
     _idle_workers: deque[anyio.Event]
-    #: On a durable store: claimed jobs waiting for a worker (always empty
-    #: on the in-memory one).
-    _claimed: deque[Job]
+    #: ``_backing.waiting``: on a durable store, claimed jobs waiting for a
+    #: worker (always empty on the in-memory one).
+    _claimed: Sized
     _timers: Ticker
     #: Where jobs are kept (see _backing): memory or a durable store.
     _backing: Backing
@@ -281,56 +280,15 @@ class SchedulerState:
     #: The registered functions by name (``js.App``), for registered jobs
     #: claimed or fetched from the store; None without an app.
     _registry: Mapping[str, Any] | None
-    #: Jobs this member holds in the store (claimed or running), by number:
-    #: the attempt number that fences their outcome.
+    #: On a durable store, ``Held.fences`` (see _held): the attempt each held
+    #: job's writes are fenced by, which complete_in checks. Empty in memory.
     _held: dict[int, int]
-    #: Held attempts taken over as lost: when their owner last renewed them,
-    #: the end their outcome records (they ran until then, not until now).
-    _lost_ended: dict[int, float]
-    #: Held jobs whose attempt a stopping worker cut short: handed back to
-    #: the store when it closes.
-    _released: list[int]
-    #: Jobs this member could not load, by number: when it first could not
-    #: (``time.time()``), the start of their ``load_grace`` here.
-    _unloaded_since: dict[int, float]
-    #: Of those, the ones to hand back (the heartbeat writes them, see
-    #: ``LinkHost.deferred``): ``(number, run_at, error)``.
-    _deferred: list[tuple[int, float, str]]
-    #: How many jobs this member handed back because it could not load them
-    #: (each counted once), for the worker's stop summary.
-    _load_handbacks: int
-    #: Jobs cancel() sent to the store because this process did not know
-    #: them (oldest first, at most CANCELS_KEPT): a claim of one that the
-    #: store made before the cancel arrived must not start it here.
-    _cancelled_unknown: dict[int, None]
-    #: On a durable store: the mean time (seconds) a held job's attempt ran,
-    #: recent ones weighing most; ``math.inf`` until one ended. It sizes the
-    #: claims ahead of the workers (see ``LinkHost.claim_capacity``).
-    _attempt_time: float
-    #: Claimed jobs left when a worker's take wakes the claimer (0: the last).
-    _refill_at: int
-    #: Jobs of ``_claimed`` the store holds as claimed ahead, not started:
-    #: a worker that takes one has the link write its start.
-    _ahead: set[int]
-    #: When each job of ``_claimed`` was claimed (``time.monotonic()``), in
-    #: the same order: a job that waits too long goes back to the store.
-    _claimed_at: deque[float]
     #: Running jobs that completed in a transaction of their own
     #: (``complete_in``), by number: (attempt, result). Empty but for them,
     #: so the workers' hot path tests it for free.
     _completed_in: dict[int, tuple[int, Any]]
     #: What ``complete_in`` asks of this scheduler, made on first use.
     _completions: Completions | None
-
-    def _push(self, job: Job, now: float) -> None:
-        """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
-        if job.run_at > now:
-            if self._queue.push_delayed(job):
-                self._timers.wake()
-        else:
-            self._queue.push_ready(job)
-            if self._idle_workers:
-                self._idle_workers.popleft().set()
 
     def _wake_all(self) -> None:
         while self._idle_workers:

@@ -83,43 +83,9 @@ def load_job(codec: Any, payload: bytes) -> tuple[Any, str]:
 
 
 class Stored(Timers):
-    """The durable-store side of the scheduler: the workers' take-next, the
-    store's view, opening and closing the store. What the link calls back is
-    ``_linkhost.LinkHost``."""
-
-    def _take_claimed(self) -> Job | None:
-        """The workers' take-next on a durable store: the next claimed job."""
-        claimed, claimed_at = self._claimed, self._claimed_at
-        link = self._link
-        if claimed and link is not None and link.outcomes_piled_up():
-            # Short jobs outran a lagging commit: wait for it (committed()
-            # wakes a worker), so that a crash re-runs only what had to wait.
-            return None
-        while claimed:
-            job = claimed.popleft()
-            claimed_at.popleft()
-            ahead = self._ahead
-            if ahead:
-                number = job._jobsched_id
-                if number in ahead:
-                    ahead.discard(number)
-                    attempt = self._held.get(number)
-                    if attempt is not None and not job.status._terminal:  # type: ignore[attr-defined]
-                        # Claimed ahead: its attempt counts from now, in the
-                        # next group commit (with outcomes, not a round trip).
-                        self._link.start(number, attempt, time.time())  # type: ignore[union-attr]
-            if not job.status._terminal:  # type: ignore[attr-defined]
-                if len(claimed) <= self._refill_at and self._link is not None:
-                    # The last one, or half of a prefetched batch: claim
-                    # more now, so the claim is asked for before this
-                    # round's outcomes commit, and shares their transaction
-                    # (SQLite's group commit: one fsync per round instead of
-                    # two), while the rest of the batch runs.
-                    self._link.wake_claimer()
-                return job
-        if self._link is not None:
-            self._link.wake_claimer()
-        return None
+    """The durable-store side of the scheduler: the store's view, opening and
+    closing the store. The workers' take-next is ``_held.ClaimedQueue.take``;
+    what the link calls back is ``_linkhost.LinkHost``."""
 
     # ── the store's view ─────────────────────────────────────────────────
 

@@ -271,7 +271,7 @@ class Submission(Outcomes):
         if self._admission is None:
             # Workers read take_next before each job, so they use it at once.
             self._admission = Admission(
-                self._queue, self._settings.strategy.key, self._push, self._clock, {}, {}
+                self._queue, self._settings.strategy.key, self._backing.release, self._clock, {}, {}
             )
             self._backing.take_next = self._admission.take
         self._admission.limit(name, capacity)
@@ -290,7 +290,7 @@ class Submission(Outcomes):
                     return
                 unmet.add(dep)
         if not unmet:
-            self._push(job, self._clock())
+            self._backing.release(job, self._clock())
             return
         number = job._jobsched_id
         self._blocked[number] = unmet

@@ -8,9 +8,6 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from .._jobs._ids import id_number
-from .._log import logger
-from .._time._misfire import warn_dropped
 from ._attempts import Attempt, Deadlines
 from ._schedules import Schedules
 
@@ -120,15 +117,16 @@ class Timers(Schedules):
         await self._timers.run()
 
     def _due(self, now: float) -> None:
-        if self._recurring:
-            self._fire_due(now)
+        for source in self._backing.due:  # schedules fired here (memory)
+            source.fire_due(now)
         self._promote_due(now)
 
     def _next_due(self) -> float | None:
         next_at = self._queue.next_due()
-        for schedule in self._recurring.values():
-            if next_at is None or schedule.next_run < next_at:
-                next_at = schedule.next_run
+        for source in self._backing.due:
+            at = source.next_at()
+            if at is not None and (next_at is None or at < next_at):
+                next_at = at
         return next_at
 
     def _promote_due(self, now: float) -> None:
@@ -137,29 +135,3 @@ class Timers(Schedules):
         while moved and idle:
             idle.popleft().set()
             moved -= 1
-
-    def _fire_due(self, now: float) -> None:
-        for schedule in list(self._recurring.values()):
-            # Each step moves next_run on; only misfire="all" takes more
-            # than one, catching missed fires up one by one (at most 100).
-            while schedule.active and schedule.next_run <= now:
-                step = schedule.advance(now)
-                if step.dropped:
-                    warn_dropped(schedule.schedule_id, step)
-                if not step.make:
-                    continue
-                previous = self._table.jobs.get(id_number(schedule.last_job_id))
-                if (
-                    previous is not None
-                    and not previous.status.is_terminal
-                    and not schedule.allow_overlap
-                    and not step.catch_up
-                ):
-                    schedule.skipped += 1
-                    continue
-                try:
-                    job = schedule.factory()
-                    schedule.last_job_id = self.submit(job)
-                    schedule.fired += 1
-                except Exception:  # a broken factory must not kill the ticker
-                    logger.exception("recurring schedule %s failed to fire", schedule.schedule_id)

@@ -14,7 +14,7 @@ tell the store which held jobs started, this one keeps the schema and the
 fence: the claim numbers the attempt as before (so an outcome is fenced on
 the same (owner, attempt), and ``release`` hands back as before) but
 leaves ``started_at`` empty (``claim(starting=0)``); the member writes each
-start in its group commit when a worker takes the job (``_take_claimed``),
+start in its group commit when a worker takes the job (``ClaimedQueue.take``),
 with the outcome itself when the job ends before that commit (one write of
 the row, so short jobs pay nothing). A takeover hands a row without a start
 back uncounted instead of failing it. Counting attempts only at the start
@@ -204,7 +204,7 @@ class Claimer:
             # None starts at the claim, not even for the workers idle now:
             # a member killed between the claim's commit and their start
             # would cost those jobs an attempt they never ran. Each start is
-            # written when a worker takes the job (_take_claimed).
+            # written when a worker takes the job (ClaimedQueue.take).
             named["starting"] = 0
         if self._claims_names is None:
             self._claims_names = takes(store.claim, "names")
