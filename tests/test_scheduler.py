@@ -400,6 +400,22 @@ async def test_workers_bound_concurrency(make_scheduler: Make) -> None:
     assert s.peak_running == 3
 
 
+async def test_peak_running_can_be_reset(make_scheduler: Make) -> None:
+    """peak_running may be set (to measure a later batch alone): the count goes on from there."""
+    counter = InFlight()
+    async with make_scheduler(num_workers=3) as s:
+        for i in range(30):
+            s.submit(Track(f"t{i}", counter))
+        with anyio.fail_after(20):
+            await s.join()
+        assert s.peak_running == 3
+        s.peak_running = 0
+        s.submit(Track("alone", counter))
+        with anyio.fail_after(20):
+            await s.join()
+        assert s.peak_running == 1
+
+
 async def test_listener_errors_are_ignored(make_scheduler: Make, caplog) -> None:  # type: ignore[no-untyped-def]
     """A listener that raises is logged; other listeners and the job carry on."""
     recorder = Recorder()

@@ -9,7 +9,7 @@ separate distributions); the core never imports one.
 
 from typing import TYPE_CHECKING
 
-from ._engine._dispatch import setting_up as setting_up
+from ._engine._attempts import setting_up as setting_up
 from ._engine._scheduler import JobScheduler as JobScheduler
 from ._engine._state import JobListener as JobListener
 from ._engine._state import SubmitHook as SubmitHook

@@ -151,23 +151,25 @@ class Schedules(Protocol):
 
 
 class WorkSource(Protocol):
-    """The workers' view: where they take the next job from."""
+    """The Dispatcher's view: where the workers take their next job."""
 
-    #: The next job to run, or None.
+    #: The next job to run, or None (then the worker waits, idle). Read per
+    #: job: in memory admission rebinds it when it starts.
     take_next: Callable[[], Job | None]
 
-    #: Claimed jobs not taken yet (empty in memory): tested for truth, to wake
-    #: another worker for them.
     @property
-    def waiting(self) -> Sized: ...
-
-
-class OutcomePolicy(Protocol):
-    """How attempts end here: the teardown's reason, retries while stopping,
-    a failure recorded the hard way."""
+    def waiting(self) -> Sized:
+        """Jobs claimed for this member and not yet taken (empty in memory): a
+        worker that suspends or exits while there are some wakes an idle one."""
+        ...
 
     #: Why an attempt the teardown cut short ends (HANDED_BACK: to the store).
     shutdown_reason: str
+
+
+class OutcomePolicy(Protocol):
+    """How attempts end here: retries while stopping, a failure recorded the
+    hard way (and the teardown's reason: see WorkSource)."""
 
     def attempts_to_cut(self, attempts: Collection[Attempt]) -> list[Attempt]:
         """Of the running attempts, those ``stop()`` cuts short past its grace."""

@@ -34,22 +34,13 @@ class Cancelling(Stored):
             return answer
         assert job is not None
         if job.status is _RUNNING:
-            self._cancel_running(number)
+            self._dispatcher.cancel_running(number)
         else:
             self._finish(job, _CANCELLED, "cancelled")
             self._backing.withdraw(job)
             if self._admission is not None:
                 self._admission.cancelled(job)
         return True
-
-    def _cancel_running(self, number: int) -> None:
-        attempt = self._attempts.get(number)
-        if attempt is None:
-            # Cancelled from inside its own first step or from a listener
-            # of its start: the attempt sees it as soon as it can.
-            self._early_cancels.add(number)
-        else:
-            attempt.cancel("cancelled")
 
     def _hand_back_running(self) -> int:
         """Cut every running attempt short, for a stop past its grace; how many.
@@ -59,7 +50,7 @@ class Cancelling(Stored):
         ends CANCELLED.
         """
         backing = self._backing
-        attempts = backing.attempts_to_cut(self._attempts.values())
+        attempts = backing.attempts_to_cut(self._dispatcher.running())
         for attempt in attempts:
             attempt.cancel(backing.shutdown_reason)
         return len(attempts)

@@ -241,7 +241,7 @@ class Completions:
         whether it committed; False if that cannot be (no durable store, no
         task group): the caller settles it at once."""
         s = self._s
-        group = s._workers_group
+        group = s._dispatcher.workers_group
         if s._link is None or group is None:
             return False
         s._live_tasks += 1
@@ -271,7 +271,7 @@ class Completions:
                 number = job._jobsched_id
                 # The row is COMPLETED already: nothing of ours to write.
                 s._held.pop(number, None)
-                s._early_cancels.discard(number)
+                s._dispatcher.early_cancels.discard(number)
                 job.result = completed
                 job.last_error = job.last_traceback = None
                 s._finish(job, _COMPLETED, None)

@@ -2,27 +2,36 @@
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import math
 import types
-from collections.abc import Coroutine, Generator, Iterator
+from collections.abc import Callable, Coroutine, Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from .._enums import JobStatus
-from .._jobs._current import Running, running
+from .._jobs._current import Running
+from .._jobs._current import running as current
 from .._jobs._job import Job
 from .._log import logger
 from . import _resume
-from ._attempts import SHUTDOWN_SCOPE, Attempt
+from ._attempts import SHUTDOWN_SCOPE, Attempt, Attempts, shut_down, worker_cancelled
+from ._attempts import inside_workers_of as inside_workers_of  # _lifecycle's and _sync's
 from ._resume import Abandoned, Resume
 from ._state import _describe
-from ._timers import Timers
 
 if TYPE_CHECKING:
+    from collections import deque
+
     from anyio.abc import TaskGroup
+
+    from ._backing import WorkSource
+    from ._executors import ExecutorSet
+    from ._state import FinishOne, JobTable, RunState
+    from ._timers import Ticker
+
+    #: Outcomes' ``_settle``: how an attempt ended (its stand-in, result, error).
+    Settle = Callable[[Job, Attempt | None, Any, BaseException | None], None]
 
 _RUNNING = JobStatus.RUNNING
 _COMPLETED = JobStatus.COMPLETED
@@ -34,36 +43,120 @@ _Coroutine = types.CoroutineType
 # carried an abandoned job).
 _KEEP, _NEW_SCOPE, _RETIRE = object(), object(), object()
 
-# The schedulers whose worker task (and so whose running job) the current
-# context belongs to: stop() from there would wait for its own worker.
-inside_workers_of: contextvars.ContextVar[tuple[object, ...]] = contextvars.ContextVar(
-    "jobsched_inside_workers_of", default=()
-)
-
 # A worker that keeps finding jobs that complete without suspending never
 # yields to the event loop; every this many jobs it does, so the ticker,
 # other workers and cross-thread submits are not starved.
 _YIELD_EVERY = 64
 
 
-class Dispatch(Timers):
-    """N worker tasks, each running attempts inline in one long-lived cancel scope."""
+class Dispatcher:
+    """N worker tasks, each running attempts inline in one long-lived cancel scope.
+
+    It owns what runs: the attempts (its ``Attempts`` book), how many are in
+    flight and the most ever, and the group the workers run in. It takes
+    work from a :class:`~._backing.WorkSource` and hands each outcome to
+    ``settle``, or (an attempt that completed without suspending) straight to
+    ``finish_one``. ``idle`` is shared by construction: a worker with nothing
+    to take appends its event; whoever has work for it pops one and sets it.
+    """
+
+    __slots__ = (
+        "_clock",
+        "_completed_in",
+        "_executors",
+        "_finish_one",
+        "_host",
+        "_idle",
+        "_in_flight",
+        "_run",
+        "_settle",
+        "_source",
+        "_table",
+        "_task_exited",
+        "_task_started",
+        "attempt_ages",
+        "attempts",
+        "cancel_running",
+        "early_cancels",
+        "peak_running",
+        "running",
+        "workers_group",
+    )
+
+    def __init__(
+        self,
+        source: WorkSource,
+        settle: Settle,
+        finish_one: FinishOne,
+        table: JobTable,
+        ticker: Ticker,
+        executors: ExecutorSet,
+        run: RunState,
+        *,
+        clock: Callable[[], float],
+        idle: deque[anyio.Event],
+        completed_in: Mapping[int, object],
+        tasks: tuple[Callable[[], None], Callable[[], None]],
+        host: object,
+    ) -> None:
+        # settle, finish_one: Outcomes'. completed_in (read): jobs that completed
+        # in a transaction of their own. tasks: the lifecycle's count of live
+        # tasks. host: the scheduler a worker's js.current_job() cell names.
+        self._source = source
+        self._settle = settle
+        self._finish_one = finish_one
+        self._table = table
+        self._executors = executors
+        self._run = run
+        self._clock = clock
+        self._idle = idle
+        self._completed_in = completed_in
+        self._task_started, self._task_exited = tasks
+        self._host = host
+        #: The running attempts that suspended, as others (setting_up()) reach them.
+        self.attempts = attempts = Attempts(table, ticker, clock, self.abandon)
+        self.cancel_running = attempts.cancel
+        self.running = attempts.running
+        self.attempt_ages = attempts.ages
+        #: The book's early cancels, on self too: the workers test it per job.
+        self.early_cancels = attempts.early
+        self._in_flight = 0
+        #: The most attempts that were ever in flight at once.
+        self.peak_running = 0
+        #: Where the workers run (and a replacement worker starts); None
+        #: until they start.
+        self.workers_group: TaskGroup | None = None
+
+    def start_workers(self, group: TaskGroup, count: int) -> None:
+        """Start ``count`` workers in ``group``, marked as this dispatcher's.
+
+        The lifecycle counts them as live tasks before it calls this.
+        """
+        self.workers_group = group
+        # A task copies the context it is started in: the workers' (and so
+        # their jobs' and the jobs' child tasks') say whose workers they are.
+        inside = inside_workers_of.set((*inside_workers_of.get(), self))
+        try:
+            for i in range(count):
+                name = "jobsched-worker" if count == 1 else f"jobsched-worker-{i}"
+                group.start_soon(self._worker, name=name)
+        finally:
+            inside_workers_of.reset(inside)
 
     async def _worker(self) -> None:
         # Once per task: js.current_job() reads the attempt from this cell.
-        running.set(Running(self))
+        current.set(Running(self._host))
         try:
             while not self._run.stopping:
-                # One scope serves every attempt this worker runs; cancel()
-                # and timeouts cancel it, and only then is a new one made.
-                # Entering a scope per attempt would cost more than a no-op
-                # job itself.
+                # One scope serves every attempt this worker runs (one per
+                # attempt would cost more than a no-op job); cancel() and
+                # timeouts cancel it, and only then is a new one made.
                 with anyio.CancelScope() as scope:
                     if await self._work(scope) is _RETIRE:
                         break
         finally:
-            if self._claimed and self._idle_workers:
-                self._idle_workers.popleft().set()  # claimed jobs it would have taken
+            if self._source.waiting and self._idle:
+                self._idle.popleft().set()  # claimed jobs it would have taken
             self._task_exited()
 
     async def _work(self, scope: anyio.CancelScope) -> object:
@@ -74,19 +167,23 @@ class Dispatch(Timers):
         """
         from anyio.lowlevel import checkpoint
 
-        idle = self._idle_workers
+        # Bound once per scope (plan: the worker loop reads no part per job
+        # but the source's take_next, which admission may rebind).
+        source = self._source
+        waiting = source.waiting
+        idle = self._idle
         executors = self._executors
         clock = self._clock
         run = self._run
         transition = self._table.transition
         finish_one = self._finish_one
-        cell = running.get()
+        cell = current.get()
         assert cell is not None
         streak = 0
         while not run.stopping:
             # Read each time: admission starts when an executor with a
             # capacity is first loaded, possibly by the job that just ran.
-            job = self._take_next()
+            job = source.take_next()
             if job is None:
                 streak = 0
                 wakeup = anyio.Event()
@@ -100,7 +197,7 @@ class Dispatch(Timers):
             transition(job, _RUNNING)
             self._in_flight += 1
             if self._in_flight > self.peak_running:
-                self.peak_running: int = self._in_flight
+                self.peak_running = self._in_flight
             cell.job = job
             # Step the attempt once by hand: most jobs that never suspend need
             # no cancel handle and no timer at all.
@@ -117,20 +214,20 @@ class Dispatch(Timers):
                 # One clock read serves the blocked-loop check and finished_at.
                 ended = clock()
                 timeout = job.timeout
-                if self._early_cancels or self._completed_in:
+                if self.early_cancels or self._completed_in:
                     # Cancelled before it suspended, or it completed in a
-                    # transaction of its own: _settle sorts it out.
+                    # transaction of its own: settle sorts it out.
                     self._settle(job, None, stop.value, None)
                 elif timeout is not None and ended - started >= timeout:
                     self._overran(job)
                 else:
-                    # The common case, without _settle's checks for outcomes
+                    # The common case, without settle's checks for outcomes
                     # that cannot happen to an attempt that never suspended.
                     job.result = stop.value
                     try:
                         # Only a failure cascades to dependents: finish_one is all of _finish.
                         finish_one(job, _COMPLETED, None, ended)
-                    except Exception:  # as in _settle: a worker must survive our bugs
+                    except Exception:  # as in settle: a worker must survive our bugs
                         logger.exception("jobsched failed to record the outcome of %s", job)
                 streak += 1
                 if streak == _YIELD_EVERY:
@@ -139,15 +236,15 @@ class Dispatch(Timers):
                 continue
             except BaseException as exc:
                 self._in_flight -= 1
-                if _worker_cancelled(exc, scope):
+                if worker_cancelled(exc, scope):
                     # The worker is being torn down (a trio checkpoint that
                     # raised before suspending): the job did not fail.
-                    self._settle(job, _shut_down(self._backing.shutdown_reason), None, None)
+                    self._settle(job, shut_down(source.shutdown_reason), None, None)
                     raise
                 # The job's error, or its own SystemExit and the like: the
                 # attempt fails, the scheduler goes on.
                 timeout = job.timeout
-                if timeout is not None and not self._early_cancels and clock() - started >= timeout:
+                if timeout is not None and not self.early_cancels and clock() - started >= timeout:
                     self._overran(job)
                 else:
                     self._settle(job, None, None, exc)
@@ -157,13 +254,13 @@ class Dispatch(Timers):
                     await checkpoint()
                 continue
             streak = 0
-            if self._claimed and idle:
+            if waiting and idle:
                 # Suspended: the next claimed job goes to another worker.
                 idle.popleft().set()
             outcome = await self._continue_attempt(job, scope, it, first, cell)
             if outcome is not _KEEP:
                 return outcome
-            cell = running.get()  # a new one if the attempt did not end well
+            cell = current.get()  # a new one if the attempt did not end well
             assert cell is not None
         return _KEEP
 
@@ -177,21 +274,10 @@ class Dispatch(Timers):
             worker replaced.
         """
         timeout = job.timeout
-        number = job._jobsched_id
-        attempt = Attempt(scope, job, self._start_grace)
+        attempt = Attempt(scope, job, self.attempts)
         attempt.cell = cell
         tried = job.attempts
-        on_scope = False  # the timeout is the scope's own deadline (ticker gone)
-        if timeout is not None and not (self._setting_up and number in self._setting_up):
-            assert job.started_at is not None
-            deadline = job.started_at + timeout
-            if not self._timers.watch(attempt, deadline):
-                scope.deadline = anyio.current_time() + (deadline - self._clock())
-                on_scope = True
-        self._attempts[number] = attempt
-        if self._early_cancels and number in self._early_cancels:
-            self._early_cancels.discard(number)
-            attempt.cancel("cancelled")
+        on_scope = self.attempts.begin(attempt)  # True: the scope has the deadline
         result: Any = None
         error: BaseException | None = None
         try:
@@ -207,13 +293,13 @@ class Dispatch(Timers):
                 # Already recorded, and a new worker took this one's place:
                 # how the job ended concerns no one, and this task exits.
                 return _RETIRE
-            if _worker_cancelled(exc, scope):
+            if worker_cancelled(exc, scope):
                 # Our scope's cancellation (cancel() or the timeout), which the
                 # scope absorbs, or the worker being torn down.
                 self._new_cell(cell, tried)
                 if not scope.cancel_called:
                     # On a durable store the job goes back to it, never cancelled.
-                    attempt.reason = attempt.reason or self._backing.shutdown_reason
+                    attempt.reason = attempt.reason or self._source.shutdown_reason
                     attempt.scope = SHUTDOWN_SCOPE
                 if not attempt.abandoned:
                     self._end_attempt(job, attempt, None, None)
@@ -247,13 +333,12 @@ class Dispatch(Timers):
         takes a new one. Not after a clean end, which waited for all it began:
         the hot path keeps its cell."""
         cell.attempt = tried
-        running.set(Running(self))
+        current.set(Running(self._host))
 
     def _end_attempt(
         self, job: Job, attempt: Attempt, result: Any, error: BaseException | None
     ) -> None:
-        del self._attempts[job._jobsched_id]
-        self._timers.deadlines.ended(attempt)
+        self.attempts.end(attempt)
         self._in_flight -= 1
         self._settle(job, attempt, result, error)
 
@@ -272,18 +357,13 @@ class Dispatch(Timers):
             self._clock() - job.started_at,
             job.timeout,
         )
-        late = Attempt(SHUTDOWN_SCOPE, job, None)  # type: ignore[arg-type]
         if attempt is None:
-            self._settle(job, late, None, None)
+            self._settle(job, Attempt(SHUTDOWN_SCOPE, job, None), None, None)  # type: ignore[arg-type]
         else:
-            attempt.scope = late.scope
+            attempt.scope = SHUTDOWN_SCOPE
             self._end_attempt(job, attempt, None, None)
 
-    def _start_grace(self, attempt: Attempt) -> None:
-        """``attempt`` was just cancelled: give it CANCEL_GRACE seconds to end."""
-        self._timers.grace(attempt)
-
-    def _abandon(self, attempt: Attempt) -> None:
+    def abandon(self, attempt: Attempt) -> None:
         """``attempt`` outlived its grace: record it, and replace its worker.
 
         Its job cannot leave the worker's task (its own cancel scopes and task
@@ -307,90 +387,7 @@ class Dispatch(Timers):
             # for good, whatever attempt of the job runs next elsewhere.
             attempt.cell.attempt = job.attempts
         self._end_attempt(job, attempt, None, None)
-        group = self._workers_group
+        group = self.workers_group
         if group is not None and not self._run.stopping:
-            self._live_tasks += 1
-            self._start_workers(group, 1, "jobsched-worker")
-
-    def _setup_begins(self, job: Job) -> None:
-        """``job``'s executor waits for a set-up: its timeout stops counting."""
-        number = job._jobsched_id
-        self._setting_up.add(number)
-        attempt = self._attempts.get(number)
-        if attempt is None or attempt.scope.cancel_called:
-            return  # not suspended yet (no deadline yet), or being cancelled (a grace runs)
-        self._timers.deadlines.unwatch(attempt)
-        attempt.scope.deadline = math.inf
-
-    def _setup_ends(self, job: Job) -> None:
-        """The set-up is over: the attempt starts now, and its timeout counts from here."""
-        number = job._jobsched_id
-        self._setting_up.discard(number)
-        attempt = self._attempts.get(number)
-        if job.status is not _RUNNING or (attempt is not None and attempt.scope.cancel_called):
-            # Recorded already (abandoned), or cancelled or timed out during
-            # the set-up (its grace runs): it never started its work.
-            return
-        job.started_at = now = self._clock()
-        timeout = job.timeout
-        if timeout is None or attempt is None:
-            return  # not suspended yet: _continue_attempt sets the deadline from started_at
-        deadline = now + timeout
-        if not self._timers.watch(attempt, deadline):
-            attempt.scope.deadline = anyio.current_time() + timeout
-
-    def _start_workers(self, group: TaskGroup, count: int, name: str) -> None:
-        """Start ``count`` workers in ``group``, marked as this scheduler's."""
-        # A task copies the context it is started in: the workers' (and so
-        # their jobs' and the jobs' child tasks') say whose workers they are.
-        inside = inside_workers_of.set((*inside_workers_of.get(), self))
-        try:
-            for i in range(count):
-                group.start_soon(self._worker, name=name if count == 1 else f"{name}-{i}")
-        finally:
-            inside_workers_of.reset(inside)
-
-
-def _worker_cancelled(exc: BaseException, scope: anyio.CancelScope) -> bool:
-    """True if ``exc`` is the worker's cancellation, not something the job raised.
-
-    Our scope's cancellation, or the worker's task being cancelled from outside
-    (the loop's clock of the cancelled scopes: an effective deadline of -inf).
-    """
-    if not isinstance(exc, anyio.get_cancelled_exc_class()):
-        return False
-    return scope.cancel_called or anyio.current_effective_deadline() == -math.inf
-
-
-def _shut_down(reason: str) -> Attempt:
-    """An attempt the teardown cut short, ending for ``reason`` (the backing's)."""
-    attempt = Attempt(SHUTDOWN_SCOPE, None, None)  # type: ignore[arg-type]
-    attempt.reason = reason
-    return attempt
-
-
-@contextlib.contextmanager
-def setting_up(job: Job) -> Iterator[None]:
-    """For executors: around what an attempt waits for before its work can start.
-
-    An executor wraps in it a wait that is not the job's work, such as a
-    worker process starting. Meanwhile the job's timeout does not run, and
-    when the block exits, ``job.started_at`` is set to that moment and the
-    timeout counts from there. Cancelling still reaches the attempt. Outside
-    an attempt run by a :class:`~jobsched.JobScheduler` it does nothing.
-    """
-    schedulers = inside_workers_of.get()
-    # The innermost scheduler is the one whose worker runs this attempt.
-    dispatch = schedulers[-1] if schedulers else None
-    if (
-        not isinstance(dispatch, Dispatch)
-        or dispatch._table.jobs.get(job._jobsched_id) is not job
-        or job.status is not _RUNNING
-    ):
-        yield
-        return
-    dispatch._setup_begins(job)
-    try:
-        yield
-    finally:
-        dispatch._setup_ends(job)
+            self._task_started()
+            self.start_workers(group, 1)

@@ -81,7 +81,7 @@ class Lifecycle(Results):
         :raises SchedulerError: called from inside one of this scheduler's
             running jobs, whose attempt would have to end before stop() can.
         """
-        if self in inside_workers_of.get():
+        if self._dispatcher in inside_workers_of.get():
             raise SchedulerError(
                 "stop() was called from inside a job of this scheduler: stop() waits for "
                 "every running attempt to end, this job's own too, so it would never "
@@ -213,13 +213,12 @@ class Lifecycle(Results):
         self._run.loop_thread = get_ident()
 
     def _spawn(self, task_group: TaskGroup) -> None:
-        self._workers_group = task_group
         # The ticker watches attempt deadlines from now on, also those of
         # attempts that start before it first runs (trio starts tasks in no
         # fixed order); it reads the heap when it starts.
         self._timers.watching = True
         self._live_tasks = self._settings.num_workers + 1
-        self._start_workers(task_group, self._settings.num_workers, "jobsched-worker")
+        self._dispatcher.start_workers(task_group, self._settings.num_workers)
         task_group.start_soon(self._ticker, name="jobsched-ticker")
         self._backing.spawn(task_group)
 

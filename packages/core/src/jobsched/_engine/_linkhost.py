@@ -101,15 +101,11 @@ class LinkHost:
         """Every worker runs an attempt older than ``PREFETCH_AHEAD``: jobs
         claimed now would wait behind long ones, so none are claimed ahead."""
         s = self._scheduler
-        if s._idle_workers or len(s._attempts) < s._settings.num_workers:
+        dispatcher = s._dispatcher
+        if s._idle_workers or len(dispatcher.running()) < s._settings.num_workers:
             return False
-        now, ahead, jobs = s._clock(), _timing.PREFETCH_AHEAD, s._table.jobs
-        old = 0
-        for number in s._attempts:
-            job = jobs.get(number)
-            started = None if job is None else job.started_at
-            if started is not None and now - started > ahead:
-                old += 1
+        ahead = _timing.PREFETCH_AHEAD
+        old = sum(age > ahead for age in dispatcher.attempt_ages(s._clock()))
         return old >= s._settings.num_workers
 
     def stale_claims(self) -> list[int]:
@@ -228,7 +224,7 @@ class LinkHost:
             job.attempts = claim.attempt - 1  # the worker counts the attempt
             queue.add(job, claimed_now, claim.started)
         # One worker: it runs the claimed jobs that never suspend back to
-        # back and passes the rest on as one suspends (Dispatch._work).
+        # back and passes the rest on as one suspends (Dispatcher._work).
         # Waking one per job cost a task switch each, mostly for workers
         # that found the jobs gone.
         # With claims ahead of the workers, the next claim goes out when
@@ -367,7 +363,7 @@ class LinkHost:
         for number in ids:
             job = jobs.get(number)
             if job is not None and job.status is _RUNNING:
-                s._cancel_running(number)  # the store has the cancel already
+                s._dispatcher.cancel_running(number)  # the store has the cancel already
             else:
                 s.cancel(f"job-{number}")
 

@@ -61,8 +61,9 @@ class Outcomes(SchedulerState):
             ):
                 return
         try:
-            if attempt is None and self._early_cancels and job._jobsched_id in self._early_cancels:
-                self._early_cancels.discard(job._jobsched_id)
+            early = self._dispatcher.early_cancels
+            if attempt is None and early and job._jobsched_id in early:
+                early.discard(job._jobsched_id)
                 self._finish(job, _CANCELLED, "cancelled")
             elif attempt is not None and attempt.scope.cancel_called:
                 if attempt.reason == HANDED_BACK and self._backing.hand_back(job):

@@ -17,7 +17,7 @@ the event loop on trio). A job that outlives its cancellation by
 :data:`CANCEL_GRACE` is therefore not taken from its task; the *worker* leaves
 instead: the scheduler records the attempt, starts a fresh worker, and this
 task only finishes driving the job, then exits (see
-``JobScheduler._abandon``).
+``Dispatcher.abandon``).
 """
 
 from __future__ import annotations

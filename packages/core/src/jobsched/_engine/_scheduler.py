@@ -28,7 +28,8 @@ from .._ordering._fairshare import FairShareStrategy
 from .._ordering._queue import queue_for
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
-from ._attempts import Attempt
+from ._attempts import abandon
+from ._dispatch import Dispatcher
 from ._executors import ExecutorSet
 from ._lifecycle import Lifecycle
 from ._memory import MemoryBacking
@@ -203,19 +204,14 @@ class JobScheduler(Lifecycle, Seams):
         self._admission: Admission | None = None
         self._blocked: dict[int, set[int]] = {}  # job -> unmet dependencies
         self._dependents: dict[int, list[int]] = {}  # job -> jobs waiting on it
-        self._attempts: dict[int, Attempt] = {}  # suspended attempts, by job
-        self._early_cancels: set[int] = set()  # running, cancelled before suspending
-        self._setting_up: set[int] = set()  # running, their executor's set-up not over
         self._submit_hooks: list[SubmitHook] = []
-        self._in_flight = 0
-        #: The most attempts that were ever in flight at once.
-        self.peak_running: int = 0
 
         self._idle_workers: deque[anyio.Event] = deque()
         # The ticker owns the attempts' deadlines; it fires what _due says
         # is due and sleeps until _next_due (the memory queue's, schedules').
+        # (Attempts past their grace go to the dispatcher that runs them.)
         self._timers = Ticker(
-            self._run, clock, self._abandon, self._due, self._next_due, self._task_exited
+            self._run, clock, abandon, self._due, self._next_due, self._task_exited
         )
         # The one choice of backing: every part after this asks it, not which it is.
         self._backing: Backing = (
@@ -233,8 +229,7 @@ class JobScheduler(Lifecycle, Seams):
             if durable is None
             else durable
         )
-        # The workers' view of it: read per job, rebound if admission starts.
-        self._take_next: Callable[[], Job | None] = self._backing.take_next
+        # Claimed jobs not taken yet, for tests (the workers read the backing's).
         self._claimed = self._backing.waiting
         # Outcomes finishes jobs directly unless the backing writes first.
         self._ending = self._backing.ending
@@ -255,15 +250,39 @@ class JobScheduler(Lifecycle, Seams):
                 gates,
                 queue_gates,
             )
-            self._take_next = self._admission.take
         # Bound once: submit calls them per job.
         self._add = self._backing.add
         self._served_here = self._backing.served(served)
+        if self._admission is not None:
+            # Limits live in the take-next step (the memory backing's).
+            self._backing.take_next = self._admission.take
         self._live_tasks = 0
-        self._workers_group: TaskGroup | None = None  # where a replacement worker starts
+        self._dispatcher = Dispatcher(
+            self._backing,
+            self._settle,
+            self._finish_one,
+            self._table,
+            self._timers,
+            self._executors,
+            self._run,
+            clock=clock,
+            idle=self._idle_workers,
+            completed_in=self._completed_in,
+            tasks=(self._task_started, self._task_exited),
+            host=self,
+        )
         self._done: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
         self._standalone: asyncio.Task[None] | None = None
+
+    @property
+    def peak_running(self) -> int:
+        """The most attempts that were ever in flight at once."""
+        return self._dispatcher.peak_running
+
+    @peak_running.setter
+    def peak_running(self, value: int) -> None:
+        self._dispatcher.peak_running = value
 
     def _use_registry(self, registry: Mapping[str, object]) -> None:
         """The app's hook (``js.App``): the registered functions, by name,

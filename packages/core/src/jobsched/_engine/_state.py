@@ -8,17 +8,20 @@ part may call the parts below it::
         _results.Results                one job's outcome: wait, result
           _cancel.Cancelling            cancel: queued, running, held in the store
             _stored.Stored              on a durable store: claimed jobs, the store's view
-              _dispatch.Dispatch        workers: take the next job, run its attempt
-                _timers.Timers          the ticker: due delayed jobs, schedules, timeouts
-                  _schedules.Schedules  recurring and cron schedules (in memory or stored)
-                    _submission.Submission    submit and its checks, dependencies
-                      _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
-                        _state.SchedulerState the state (declared here) and its primitives
+              _timers.Timers            the ticker: due delayed jobs, schedules, timeouts
+                _schedules.Schedules    recurring and cron schedules (in memory or stored)
+                  _submission.Submission    submit and its checks, dependencies
+                    _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
+                      _state.SchedulerState the state (declared here) and its primitives
 
 The parts read three records rather than loose attributes: ``Settings``
 (what the scheduler was built with: fixed), ``RunState`` (NEW, STARTED,
 STOPPED, stopping: written by the lifecycle) and ``JobTable`` (this process's
 jobs, their waiters and listeners, the one checked transition).
+
+The workers are a part of their own, not a layer: ``_dispatch.Dispatcher``
+(``_dispatcher``) owns them and their attempts, takes work from the backing
+and hands outcomes to ``Outcomes``.
 
 On a durable store the scheduler also has a link (``_link``, its tasks) and
 the link a ``_linkhost.LinkHost``: what the link calls back, on this state,
@@ -48,7 +51,6 @@ from .._log import logger
 from .._ordering._admission import Admission
 from .._ordering._queue import JobQueue
 from .._ordering._strategies import SchedulingStrategy
-from ._attempts import Attempt
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
 
     from ._backing import Backing, EndHook
     from ._completion import Completions
+    from ._dispatch import Dispatcher
     from ._executors import ExecutorSet
     from ._link import StoreLink
     from ._timers import Ticker
@@ -251,16 +254,11 @@ class SchedulerState:
     _executors: ExecutorSet
     _queue: JobQueue
     _admission: Admission | None
-    _take_next: Callable[[], Job | None]
     _blocked: dict[int, set[int]]  # job -> unmet dependencies
     _dependents: dict[int, list[int]]  # job -> jobs waiting on it
-    _attempts: dict[int, Attempt]  # suspended attempts, by job
-    _early_cancels: set[int]  # running, cancelled before suspending
-    _setting_up: set[int]  # running, their executor's set-up not over
     _submit_hooks: list[SubmitHook]
-    _in_flight: int
-    #: The most attempts that were ever in flight at once.
-    peak_running: int
+    #: The workers and their attempts (see _dispatch).
+    _dispatcher: Dispatcher
     _idle_workers: deque[anyio.Event]
     #: ``_backing.waiting``: on a durable store, claimed jobs waiting for a
     #: worker (always empty on the in-memory one).
@@ -274,7 +272,6 @@ class SchedulerState:
     #: a job of another queue waits in the store for a member that serves it).
     _served_here: frozenset[str] | None
     _live_tasks: int
-    _workers_group: TaskGroup | None
     _done: anyio.Event | None
     _task_group: TaskGroup | None
     _standalone: asyncio.Task[None] | None
@@ -297,6 +294,9 @@ class SchedulerState:
         while self._idle_workers:
             self._idle_workers.popleft().set()
         self._timers.wake()
+
+    def _task_started(self) -> None:
+        self._live_tasks += 1
 
     def _task_exited(self) -> None:
         self._live_tasks -= 1

@@ -23,8 +23,8 @@ from .._exceptions import (
 )
 from .._jobs._job import AsyncJob, Job
 from .._ordering._fairshare import FairShareStrategy
-from ._dispatch import Dispatch
 from ._state import POLL_INTERVAL, STOPPED
+from ._timers import Timers
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -82,7 +82,7 @@ def load_job(codec: Any, payload: bytes) -> tuple[Any, str]:
     return job, ""
 
 
-class Stored(Dispatch):
+class Stored(Timers):
     """The durable-store side of the scheduler: the store's view, opening and
     closing the store. The workers' take-next is ``_held.ClaimedQueue.take``;
     what the link calls back is ``_linkhost.LinkHost``."""

@@ -269,11 +269,11 @@ class Submission(Outcomes):
         if capacity is None:
             return
         if self._admission is None:
-            # Workers read _take_next before each job, so they use it at once.
+            # Workers read take_next before each job, so they use it at once.
             self._admission = Admission(
                 self._queue, self._settings.strategy.key, self._backing.release, self._clock, {}, {}
             )
-            self._take_next = self._admission.take
+            self._backing.take_next = self._admission.take
         self._admission.limit(name, capacity)
 
     def _block_on(self, job: Job, deps: list[int]) -> None:

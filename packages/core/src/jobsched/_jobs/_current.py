@@ -51,7 +51,7 @@ class Running:
         self.attempt: int | None = None
 
 
-#: Set once per worker task (see ``Dispatch._worker``).
+#: Set once per worker task (see ``Dispatcher._worker``).
 running: ContextVar[Running | None] = ContextVar("jobsched_running", default=None)
 #: The cancel token of the thread job running in this thread (see CancelToken.run).
 current_token: ContextVar[Any] = ContextVar("jobsched_cancel_token", default=None)

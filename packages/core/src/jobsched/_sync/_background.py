@@ -287,7 +287,7 @@ class BackgroundScheduler:
             would wait for itself.
         """
         # On the loop's own thread, wait_for() refuses it with its own message.
-        if not self._loop.on_loop() and self._scheduler in inside_workers_of.get():
+        if not self._loop.on_loop() and self._scheduler._dispatcher in inside_workers_of.get():
             raise SchedulerError(
                 "join() was called from inside one of this scheduler's jobs: it waits for "
                 "every job to end, this one's too, so it could never answer True. Wait for "

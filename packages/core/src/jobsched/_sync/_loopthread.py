@@ -258,7 +258,7 @@ class LoopThread:
     def _refuse_own_wait(self, what: str) -> None:
         if self.on_loop():
             raise misuse.own_wait_on_loop(what)
-        if self._scheduler in inside_workers_of.get():
+        if self._scheduler._dispatcher in inside_workers_of.get():
             raise misuse.own_wait_in_job(what)
 
     def _request_stop(self, cancel_running: bool) -> None:
