@@ -136,11 +136,17 @@ _RAW_BOUNDS = (
 # below the bound, which is what this module avoids. Each row's executor's
 # bound and floor by a lookup of its own (none for another executor's row),
 # not a join, nor `executor = ANY(...)`: neither keeps the index's order,
-# and the limit then cut a sort of every row read.
+# and the limit then cut a sort of every row read. Before those look-ups,
+# the highest bound, read once: a row at or above it is above its own
+# executor's. Most new rows are (a queue's keys grow with time), and each
+# paid both look-ups: a member's claim after a bulk add of 20,000 rows
+# below no bound evaluated 40,000 of them.
 _FRESH = (
     """fresh AS MATERIALIZED (
     SELECT id, executor, k0, k1, k2 FROM jobsched_jobs AS j
     WHERE queue IS NOT DISTINCT FROM 0 AND entered_xid >= (SELECT min(floor) FROM raw_bounds)
+        AND (k0, k1, k2, id) < (SELECT b0, b1, b2, bid FROM raw_bounds
+            ORDER BY b0 DESC, b1 DESC, b2 DESC, bid DESC LIMIT 1)
         AND entered_xid >= (SELECT floor FROM raw_bounds WHERE name = j.executor)
         AND (k0, k1, k2, id)
             < (SELECT b0, b1, b2, bid FROM raw_bounds WHERE name = j.executor)

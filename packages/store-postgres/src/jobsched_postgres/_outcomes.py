@@ -266,10 +266,14 @@ def _record(conn: Conn, owner: str, rows: list[Outcome], recorded: Recorded) -> 
         plain = [o for o in fenced if o.plain]
         rest = [o for o in fenced if not o.plain]
         result: list[tuple[Any, ...]] = []
+        # Prepared at their first run on a connection, as the claim is (see
+        # _claim.PREPARE_CLAIM): each round of outcomes runs them.
         if plain:
-            result += conn.execute(_COMPLETE, _arrays(plain, owner, now)).fetchall()
+            result += conn.execute(_COMPLETE, _arrays(plain, owner, now), prepare=True).fetchall()
         if rest:
-            result += conn.execute(_RECORD, _arrays(rest, owner, now, full=True)).fetchall()
+            result += conn.execute(
+                _RECORD, _arrays(rest, owner, now, full=True), prepare=True
+            ).fetchall()
         written = {job_id for job_id, _ in result if job_id is not None}
         recorded.refused.extend(o.id for o in rows if o.id not in written and o.id not in skipped)
         done = [o for o in fenced if o.id in written]
@@ -310,7 +314,7 @@ def _look(conn: Conn, rows: list[Outcome]) -> dict[int, tuple[str | None, int, b
     lost (cancel() said True). A cancel committing meanwhile holds the row,
     so it is skipped here and seen when record() tries it again.
     """
-    found = conn.execute(_LOOK, (sorted(o.id for o in rows),)).fetchall()
+    found = conn.execute(_LOOK, (sorted(o.id for o in rows),), prepare=True).fetchall()
     return {row[0]: (row[1], row[2], row[3]) for row in found}
 
 
