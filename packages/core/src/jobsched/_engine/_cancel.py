@@ -3,9 +3,19 @@ another member holds through the store."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .._enums import JobStatus
 from .._jobs._ids import id_number
-from ._stored import Stored
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .._jobs._job import Job
+    from .._ordering._admission import Admission
+    from ._backing import Backing
+    from ._dispatch import Dispatcher
+    from ._state import JobTable
 
 _RUNNING = JobStatus.RUNNING
 _CANCELLED = JobStatus.CANCELLED
@@ -15,42 +25,56 @@ _CANCELLED = JobStatus.CANCELLED
 CANCELS_KEPT = 10_000
 
 
-class Cancelling(Stored):
+class Canceller:
     """What ``cancel()`` reaches: the queues, running attempts, the store."""
 
-    def cancel(self, job_id: str) -> bool:
-        """Cancel a job; False if it is unknown or already finished.
+    __slots__ = ("admission", "backing", "dispatcher", "finish", "table")
 
-        A queued or retry-waiting job is CANCELLED at once. A running async
-        job is cancelled at its next await; a running thread or process job is
-        CANCELLED and its executor stops the work where it can.
-        """
+    def __init__(
+        self,
+        table: JobTable,
+        backing: Backing,
+        dispatcher: Dispatcher,
+        finish: Callable[[Job, JobStatus, str | None], None],
+        admission: Admission | None,
+    ) -> None:
+        self.table = table
+        self.backing = backing
+        self.dispatcher = dispatcher
+        #: Outcomes' finish: the job and the cascade to its dependents.
+        self.finish = finish
+        #: The memory store's limits, if any; set again when an executor's
+        #: capacity creates them later (Submission._executor_loaded).
+        self.admission = admission
+
+    def cancel(self, job_id: str) -> bool:
+        """See :meth:`JobScheduler.cancel`."""
         number = id_number(job_id)
-        job = self._table.jobs.get(number)
+        job = self.table.jobs.get(number)
         # The backing answers for a job it decides about (unknown, finished,
         # held elsewhere); a running job's cancel is stored there first.
-        answer = self._backing.cancel_elsewhere(number, job)
+        answer = self.backing.cancel_elsewhere(number, job)
         if answer is not None:
             return answer
         assert job is not None
         if job.status is _RUNNING:
-            self._dispatcher.cancel_running(number)
+            self.dispatcher.cancel_running(number)
         else:
-            self._finish(job, _CANCELLED, "cancelled")
-            self._backing.withdraw(job)
-            if self._admission is not None:
-                self._admission.cancelled(job)
+            self.finish(job, _CANCELLED, "cancelled")
+            self.backing.withdraw(job)
+            if self.admission is not None:
+                self.admission.cancelled(job)
         return True
 
-    def _hand_back_running(self) -> int:
+    def cut_short_running(self) -> int:
         """Cut every running attempt short, for a stop past its grace; how many.
 
         On a durable store each such job goes back to the store, to run again
         in any member (its interrupted attempt not counted); in memory it
         ends CANCELLED.
         """
-        backing = self._backing
-        attempts = backing.attempts_to_cut(self._dispatcher.running())
+        backing = self.backing
+        attempts = backing.attempts_to_cut(self.dispatcher.running())
         for attempt in attempts:
             attempt.cancel(backing.shutdown_reason)
         return len(attempts)

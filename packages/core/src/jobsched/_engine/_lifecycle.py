@@ -103,7 +103,7 @@ class Lifecycle(Results):
             # Another stop() is under way: cut its grace short if asked, and
             # wait until it has finished.
             if cancel_running:
-                self._hand_back_running()
+                self._cancelling.cut_short_running()
             while self._run.phase != STOPPED:
                 event = anyio.Event()
                 self._table.join_waiters.append(event)
@@ -119,7 +119,7 @@ class Lifecycle(Results):
                     await self._done.wait()
                 if not self._done.is_set():
                     # Durable: back to the store; in memory: CANCELLED.
-                    cut = self._hand_back_running()
+                    cut = self._cancelling.cut_short_running()
                     if cut:
                         logger.info(
                             "stopping: %d running job(s) %s after a grace of %ss",

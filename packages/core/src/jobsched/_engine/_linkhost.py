@@ -28,8 +28,8 @@ from ._loadgrace import hand_back_or_fail
 from ._stored import CANNOT_LOAD, load_job
 
 if TYPE_CHECKING:
-    from ._cancel import Cancelling
     from ._held import ClaimedQueue, Held
+    from ._scheduler import JobScheduler
 
 _PENDING = JobStatus.PENDING
 _RUNNING = JobStatus.RUNNING
@@ -44,7 +44,7 @@ class LinkHost:
 
     __slots__ = ("_claims", "_held", "_scheduler")
 
-    def __init__(self, scheduler: Cancelling, held: Held, claims: ClaimedQueue) -> None:
+    def __init__(self, scheduler: JobScheduler, held: Held, claims: ClaimedQueue) -> None:
         self._scheduler = scheduler
         self._held = held
         self._claims = claims

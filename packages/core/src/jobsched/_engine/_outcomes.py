@@ -32,6 +32,9 @@ HANDED_BACK = "handed back to the store"
 class Outcomes(SchedulerState):
     """Records outcomes: cancellation beats timeout beats error beats result."""
 
+    #: What ``complete_in`` asks of this scheduler, made on first use.
+    _completions: Completions | None = None
+
     def _completing(self) -> Completions:
         """The scheduler's side of ``complete_in`` (see ``_completion``)."""
         completions = self._completions

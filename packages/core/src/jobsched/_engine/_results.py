@@ -17,14 +17,13 @@ from .._exceptions import (
 )
 from .._jobs._ids import id_number
 from .._jobs._job import Job
-from ._cancel import Cancelling
 from ._state import POLL_INTERVAL, STOPPED, _describe
-from ._stored import UnloadableJob
+from ._stored import Stored, UnloadableJob
 
 _COMPLETED = JobStatus.COMPLETED
 
 
-class Results(Cancelling):
+class Results(Stored):
     """``wait`` and ``result``: on the memory store woken by the job's end
     here; on a durable one by this member's commits and the store's
     notifications of other members' outcomes, with polling as the fallback."""

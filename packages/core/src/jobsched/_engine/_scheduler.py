@@ -29,6 +29,7 @@ from .._ordering._queue import queue_for
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
 from ._attempts import abandon
+from ._cancel import Canceller
 from ._dispatch import Dispatcher
 from ._executors import ExecutorSet
 from ._lifecycle import Lifecycle
@@ -163,7 +164,6 @@ class JobScheduler(Lifecycle, Seams):
             link.producer = num_workers == 0
         self._registry = None
         self._completed_in = {}
-        self._completions = None
         strategy = strategy if strategy is not None else PriorityStrategy()
         self._executors = ExecutorSet(executors or {})
         if rng is None:
@@ -229,8 +229,6 @@ class JobScheduler(Lifecycle, Seams):
             if durable is None
             else durable
         )
-        # Claimed jobs not taken yet, for tests (the workers read the backing's).
-        self._claimed = self._backing.waiting
         # Outcomes finishes jobs directly unless the backing writes first.
         self._ending = self._backing.ending
         self._finish_one = self._finish_here if self._ending is None else self._finish_recorded
@@ -270,6 +268,9 @@ class JobScheduler(Lifecycle, Seams):
             completed_in=self._completed_in,
             tasks=(self._task_started, self._task_exited),
             host=self,
+        )
+        self._cancelling = Canceller(
+            self._table, self._backing, self._dispatcher, self._finish, self._admission
         )
         self._done: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
@@ -321,6 +322,15 @@ class JobScheduler(Lifecycle, Seams):
         """Stop calling ``hook``; nothing happens if it was never added."""
         if hook in self._submit_hooks:
             self._submit_hooks.remove(hook)
+
+    def cancel(self, job_id: str) -> bool:
+        """Cancel a job; False if it is unknown or already finished.
+
+        A queued or retry-waiting job is CANCELLED at once. A running async
+        job is cancelled at its next await; a running thread or process job is
+        CANCELLED and its executor stops the work where it can.
+        """
+        return self._cancelling.cancel(job_id)
 
     def get(self, job_id: str) -> Job:
         """The job with this id.

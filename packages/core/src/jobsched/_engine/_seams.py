@@ -9,7 +9,7 @@ call, and the parts hold the records themselves.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .._jobs._job import Job
     from .._time._recurring import Schedule
     from ._backing import Backing
+    from ._cancel import Canceller
     from ._durable import DurableBacking
     from ._memory import MemoryBacking
     from ._state import JobListener, JobTable, RunState, Settings
@@ -33,6 +34,7 @@ class Seams:
     _table: JobTable
     _timers: Ticker
     _backing: Backing
+    _cancelling: Canceller
 
     @property
     def _num_workers(self) -> int:
@@ -103,6 +105,14 @@ class Seams:
         # The memory store's schedules; a durable store keeps none here.
         recurring: dict[str, Schedule] = getattr(self._backing.schedules, "recurring", {})
         return recurring
+
+    def _hand_back_running(self) -> int:
+        return self._cancelling.cut_short_running()
+
+    @property
+    def _claimed(self) -> Sized:
+        # Claimed jobs not taken yet (the workers read the backing's).
+        return self._backing.waiting
 
     @property
     def _transition(self) -> Callable[[Job, JobStatus], None]:

@@ -6,13 +6,12 @@ part may call the parts below it::
     _scheduler.JobScheduler             construction, listeners, join, get
       _lifecycle.Lifecycle              start, stop, async with
         _results.Results                one job's outcome: wait, result
-          _cancel.Cancelling            cancel: queued, running, held in the store
-            _stored.Stored              on a durable store: claimed jobs, the store's view
-              _timers.Timers            the ticker: due delayed jobs, schedules, timeouts
-                _schedules.Schedules    recurring and cron schedules (in memory or stored)
-                  _submission.Submission    submit and its checks, dependencies
-                    _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
-                      _state.SchedulerState the state (declared here) and its primitives
+          _stored.Stored                on a durable store: claimed jobs, the store's view
+            _timers.Timers              the ticker: due delayed jobs, schedules, timeouts
+              _schedules.Schedules      recurring and cron schedules (in memory or stored)
+                _submission.Submission  submit and its checks, dependencies
+                  _outcomes.Outcomes    how an attempt ended: retry, finish, the cascade
+                    _state.SchedulerState   the state (declared here) and its primitives
 
 The parts read three records rather than loose attributes: ``Settings``
 (what the scheduler was built with: fixed), ``RunState`` (NEW, STARTED,
@@ -21,7 +20,8 @@ jobs, their waiters and listeners, the one checked transition).
 
 The workers are a part of their own, not a layer: ``_dispatch.Dispatcher``
 (``_dispatcher``) owns them and their attempts, takes work from the backing
-and hands outcomes to ``Outcomes``.
+and hands outcomes to ``Outcomes``. So is cancelling: ``_cancel.Canceller``
+(``_cancelling``), which ``cancel()`` and ``stop()`` call.
 
 On a durable store the scheduler also has a link (``_link``, its tasks) and
 the link a ``_linkhost.LinkHost``: what the link calls back, on this state,
@@ -37,7 +37,7 @@ threads reach the scheduler through ``submit_threadsafe``.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping, Sized
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
 
     from ._backing import Backing, EndHook
-    from ._completion import Completions
+    from ._cancel import Canceller
     from ._dispatch import Dispatcher
     from ._executors import ExecutorSet
     from ._link import StoreLink
@@ -259,10 +259,9 @@ class SchedulerState:
     _submit_hooks: list[SubmitHook]
     #: The workers and their attempts (see _dispatch).
     _dispatcher: Dispatcher
+    #: ``cancel()`` and a stop's cut past its grace (see _cancel).
+    _cancelling: Canceller
     _idle_workers: deque[anyio.Event]
-    #: ``_backing.waiting``: on a durable store, claimed jobs waiting for a
-    #: worker (always empty on the in-memory one).
-    _claimed: Sized
     _timers: Ticker
     #: Where jobs are kept (see _backing): memory or a durable store.
     _backing: Backing
@@ -287,8 +286,6 @@ class SchedulerState:
     #: (``complete_in``), by number: (attempt, result). Empty but for them,
     #: so the workers' hot path tests it for free.
     _completed_in: dict[int, tuple[int, Any]]
-    #: What ``complete_in`` asks of this scheduler, made on first use.
-    _completions: Completions | None
 
     def _wake_all(self) -> None:
         while self._idle_workers:

@@ -274,6 +274,7 @@ class Submission(Outcomes):
                 self._queue, self._settings.strategy.key, self._backing.release, self._clock, {}, {}
             )
             self._backing.take_next = self._admission.take
+            self._cancelling.admission = self._admission
         self._admission.limit(name, capacity)
 
     def _block_on(self, job: Job, deps: list[int]) -> None:
