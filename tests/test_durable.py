@@ -24,7 +24,7 @@ import pytest
 from durable_jobs import Fails, Gated, Noop, Note, StallFirst, runs
 
 import jobsched as js
-from jobsched._engine import _stored
+from jobsched._engine import _storedreads
 from jobsched._engine._link import _timing
 from jobsched.strategies import ReadyQueue
 
@@ -155,7 +155,7 @@ async def test_join_sees_a_commit_that_lands_while_it_counts(
     """The last outcome commits while join() asks the store how many jobs are
     left: join returns then, not a poll interval later (here, never)."""
     monkeypatch.setattr(_timing, "POLL_INTERVAL", 3600.0)
-    monkeypatch.setattr(_stored, "POLL_INTERVAL", 3600.0)
+    monkeypatch.setattr(_storedreads, "POLL_INTERVAL", 3600.0)
     durable_jobs.GATE = anyio.Event()
     ended = anyio.Event()
     async with js.JobScheduler(store=db) as s:

@@ -302,14 +302,14 @@ async def test_wait_on_postgres_is_woken_by_the_stores_notifications(
     commits the outcome: the store's NOTIFY wakes it."""
     from pg import require_server, schema_url
 
-    from jobsched._engine import _results
+    from jobsched._engine import _storedreads
 
     require_server()
     url = schema_url(request.getfixturevalue("pg_session_database"))
     async with member(url, num_workers=0) as producer:
         ids = [await producer.enqueue(Ok(i), delay=0.3) for i in range(3)]
         failed = await producer.enqueue(FailTimes(9, retry=NO_RETRY), delay=0.3)
-        monkeypatch.setattr(_results, "POLL_INTERVAL", 3600.0)
+        monkeypatch.setattr(_storedreads, "POLL_INTERVAL", 3600.0)
         async with member(url):
             with anyio.fail_after(60):
                 assert [await producer.result(i) for i in ids] == [0, 1, 2]

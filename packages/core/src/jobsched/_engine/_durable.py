@@ -2,8 +2,8 @@
 
 Loaded with the first durable store (as the link is), never by ``import
 jobsched``. It owns what this member holds in the store and its claimed
-jobs (``_held``); it still reaches the scheduler for the rest, as
-``LinkHost`` does.
+jobs (``_held``) and its reads (``_storedreads``); it still reaches the
+scheduler for the rest, as ``LinkHost`` does.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._enums import JobStatus
-from .._exceptions import StoreUnavailableError, UnknownJobError
-from .._jobs._ids import id_number
+from .._exceptions import StoreUnavailableError
 from .._jobs._text import storable
 from .._log import logger
 from .._ordering._admission import executor_capacity
 from ._cancel import CANCELS_KEPT
 from ._outcomes import HANDED_BACK
 from ._state import _describe, _extra
+from ._storedreads import StoredReads
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -44,7 +44,16 @@ class DurableBacking:
     """The backing of a durable store: open and close it, run the link's
     tasks beside the workers, read and wait through the store."""
 
-    __slots__ = ("_stored_book", "claims", "held", "link", "scheduler", "take_next", "waiting")
+    __slots__ = (
+        "_stored_book",
+        "claims",
+        "held",
+        "link",
+        "reads",
+        "scheduler",
+        "take_next",
+        "waiting",
+    )
 
     cut_wording = "handed back to the store"
     #: Why an attempt the teardown cut short ends: back to the store.
@@ -64,6 +73,7 @@ class DurableBacking:
         self.take_next = claims.take
         self.waiting = claims.jobs
         self._stored_book: StoredSchedules | None = None
+        self.reads = StoredReads(link, scheduler._run, scheduler._table, scheduler._clock)
 
     @property
     def schedules(self) -> StoredSchedules:
@@ -263,6 +273,7 @@ class DurableBacking:
     def use_registry(self, registry: Mapping[str, object]) -> None:
         """Claim only the registered functions' jobs."""
         self.link.names = frozenset(registry)
+        self.reads.registry = registry
 
     def spawn(self, group: TaskGroup) -> None:
         link = self.link
@@ -281,40 +292,16 @@ class DurableBacking:
         await self.link.flush()
 
     async def join(self) -> None:
-        await self.scheduler._join_stored()
+        await self.reads.join()
 
     async def wait(self, job_id: str, seconds: float | None) -> Job:
-        return await self.scheduler._wait_stored(job_id, seconds)
+        return await self.reads.wait(job_id, seconds)
 
     async def fetch(self, job_id: str) -> Job:
-        link = self.link
-        await link.flush()
-        stored = await link.store.fetch(id_number(job_id))
-        if stored is None:
-            raise UnknownJobError(
-                f"no job {job_id!r} in the store {link.store.url}: never submitted there, "
-                "or pruned (history_limit)"
-            )
-        return self.scheduler._job_from_row(stored, job_id)
+        return await self.reads.fetch(job_id)
 
     async def check_dependencies(self, job: Job, depends_on: Iterable[str]) -> Iterable[str]:
-        """enqueue(): every dependency this process does not know must be in the store."""
-        if isinstance(depends_on, str):
-            return depends_on
-        link = self.link
-        depends_on = tuple(depends_on)
-        jobs = self.scheduler._table.jobs
-        foreign = [d for d in depends_on if id_number(d) and id_number(d) not in jobs]
-        if foreign:
-            await link.flush()
-            missing = [d for d in foreign if await link.store.fetch(id_number(d)) is None]
-            if missing:
-                raise UnknownJobError(
-                    f"{_describe(job)} depends on job(s) {missing} that the store "
-                    f"{link.store.url} does not hold: submit dependencies first "
-                    "(finished jobs are pruned after history_limit)"
-                )
-        return depends_on
+        return await self.reads.check_dependencies(job, depends_on)
 
     async def open(self) -> None:
         from ..store._urls import mask_password

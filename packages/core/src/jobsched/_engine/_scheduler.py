@@ -142,6 +142,13 @@ class JobScheduler(Lifecycle, Seams):
                     f"executors[{name!r}] must be a jobsched.Executor instance, got {executor!r}"
                 )
         in_memory = store == "memory" or _is_memory(store)
+        clock = clock if clock is not None else time.monotonic
+        # The records first: a durable backing's reads take them.
+        self._run = RunState()
+        self._table = JobTable(history_limit)
+        # The settings' clock, on self too: submit and the workers read it
+        # per job, and a record's field is one attribute load more.
+        self._clock = clock
         self._link = None
         self._held = {}
         durable: Backing | None = None
@@ -170,7 +177,6 @@ class JobScheduler(Lifecycle, Seams):
             import random  # here: `import jobsched` skips random (and hashlib's sha512)
 
             rng = random.Random()
-        clock = clock if clock is not None else time.monotonic
 
         self._queue = queue_for(strategy)
         # Limits live in the take-next step; without them workers pop the
@@ -196,11 +202,6 @@ class JobScheduler(Lifecycle, Seams):
             queue_gates,
             gates,
         )
-        self._run = RunState()
-        self._table = JobTable(history_limit)
-        # The settings' clock, on self too: submit and the workers read it
-        # per job, and a record's field is one attribute load more.
-        self._clock = clock
         self._admission: Admission | None = None
         self._blocked: dict[int, set[int]] = {}  # job -> unmet dependencies
         self._dependents: dict[int, list[int]] = {}  # job -> jobs waiting on it

@@ -11,19 +11,14 @@ Times in the store are wall-clock; the view keeps monotonic ones.
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import (
     SchedulerError,
-    SchedulerStoppedError,
-    StoreUnavailableError,
 )
 from .._jobs._job import AsyncJob, Job
 from .._ordering._fairshare import FairShareStrategy
-from ._state import POLL_INTERVAL, STOPPED
 from ._timers import Timers
 
 if TYPE_CHECKING:
@@ -132,95 +127,6 @@ class Stored(Timers):
             submitted is waited for as ``flush()`` does).
         """
         return await self._backing.fetch(job_id)
-
-    def _job_from_row(self, stored: Any, job_id: str | None = None) -> Job:
-        """A stored row as a Job of this process's view (times monotonic)."""
-        link = self._link
-        assert link is not None
-        job: Any
-        args = getattr(stored, "args", None)
-        if args is not None:
-            # A registered job: its name and JSON arguments, nothing unpickled.
-            from .._jobs._registered import from_row
-
-            job, problem = from_row(self._registry, stored.name, stored.executor, args), ""
-            job.queue = stored.queue
-            if stored.id < 0 and job_id is not None:
-                job._set_own_id(job_id)  # the row keeps no pickle that carries it
-        else:
-            job, problem = load_job(link.codec, stored.payload)
-        result = None
-        if job is not None and stored.result is not None:
-            from ..store._codec import BadSignature, Unloadable
-
-            try:
-                if stored.result[:1] == b"J":
-                    from .._jobs._registered import decode_result
-
-                    result = decode_result(stored.result)
-                else:
-                    result = link.codec.loads(stored.result)
-            except (BadSignature, Unloadable, ValueError) as exc:
-                job, problem = None, f"the stored result cannot be loaded: {exc}"
-        if job is None:
-            # Never raise for a row the store holds: what the row says, without
-            # what only the payload knows.
-            job = UnloadableJob(stored.name, stored.executor, problem)
-        job._jobsched_id = stored.id
-        offset = time.time() - self._clock()
-        job.status = stored.status
-        job.attempts = stored.attempts
-        job.result = result
-        job.last_error = stored.last_error
-        job.last_traceback = stored.last_traceback
-        job.submitted_at = stored.submitted_at - offset
-        job.run_at = stored.run_at - offset
-        job.started_at = None if stored.started_at is None else stored.started_at - offset
-        job.finished_at = None if stored.finished_at is None else stored.finished_at - offset
-        return job  # type: ignore[no-any-return]
-
-    async def _join_stored(self) -> None:
-        link = self._link
-        assert link is not None
-        if self._run.phase == STOPPED:
-            # The store is closed: this process's view is all there is to go by.
-            if self._table.unfinished:
-                raise SchedulerStoppedError(
-                    f"{self._table.unfinished} job(s) will not finish here: the scheduler stopped "
-                    "with them still in the store; they run when a scheduler on the store runs"
-                )
-            return
-        stopping = SchedulerStoppedError(
-            "jobs in the store will not finish here: this scheduler is stopping; "
-            "they run when a scheduler on the store runs"
-        )
-        # A COUNT of the store's unfinished jobs costs a scan of an index (a
-        # long one with many jobs queued): ask the store when this process's
-        # view says all is done, and otherwise once a poll interval, for the
-        # jobs other members submitted or ran, which this view does not see.
-        asked = -math.inf
-        try:
-            # Through an outage: join waits for the jobs anyway, and they go
-            # on once the store is back.
-            await link.flush(math.inf)
-            while True:
-                # Taken before the count: a commit that lands while the count
-                # is on its way is not missed (waiting for the commit after
-                # it would sleep a poll interval for nothing).
-                progress = link.next_progress()
-                now = time.monotonic()
-                if self._table.unfinished <= 0 or now - asked >= POLL_INTERVAL:
-                    asked = now
-                    if not await link.read("counting unfinished jobs", link.store.unfinished):
-                        return
-                if self._run.stopping:
-                    raise stopping
-                await link.progress(progress)
-        except StoreUnavailableError:
-            if not self._run.stopping:
-                raise
-            # stop() closed the store under this join: it is the stop that answers.
-            raise stopping from None
 
 
 def check_stored_options(strategy: object) -> None:
