@@ -243,6 +243,7 @@ def claim_by_key(
     saw = False
     bounded = queues is None
     while not saw:
+        generation = frontier.generation() if frontier is not None else 0
         # Prepared at its first run on each connection (PREPARE_CLAIM), not
         # psycopg's fifth.
         rows = conn.execute(
@@ -274,7 +275,7 @@ def claim_by_key(
                 promoted = row[1]
         if frontier is not None and bounded and not saw:
             # A guarded claim that saw the column read nothing: its bounds say nothing.
-            frontier.update(gate, bounds)
+            frontier.update(gate, bounds, generation)
         # Jobs it promoted are ready now: claim again if there is room.
         if not promoted or len(claimed) >= limit:
             break
