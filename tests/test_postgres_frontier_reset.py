@@ -1,5 +1,7 @@
-"""A member forgets its claims' bounds and its looks' snapshots whenever
-its store's pool opens a new connection (``jobsched_postgres._frontier``).
+"""When a member's kept claim bounds and look snapshots are not trusted
+(``jobsched_postgres._frontier``): a claim in a transaction keeps none (the
+transaction may roll back), and a new connection of the store's pool
+forgets them all.
 
 A crash of a backend under ``restart_after_crash`` (the default) runs crash
 recovery under the same ``pg_postmaster_start_time()``, and hands out again
@@ -166,3 +168,40 @@ def test_a_claim_whose_statement_ran_before_a_forget_keeps_nothing() -> None:
 
     looks.look(Forgets())  # type: ignore[arg-type]
     assert looks._state is None
+
+
+def test_a_claim_in_a_transaction_rolled_back_keeps_no_bound(
+    store: tuple[PostgresStore, Any, str],
+) -> None:
+    """Its rows are ready again, below the bound it would have kept and made
+    ready (long ago) by a transaction its snapshot saw: the next claim
+    takes them."""
+    st, portal, url = store
+    gate = Gate(st.key_ids, [])
+    first = st.reserve_ids(6)
+    jobs = [
+        NewJob(first + i, f"j{i}", "async", (0.0, float(i), 0.0), run_at=0.0,
+               submitted_at=0.0, payload=b"P")
+        for i in range(6)
+    ]  # fmt: skip
+    portal.call(st.add, jobs, 0.0)
+    frontier = Frontier()
+    with psycopg.connect(url, autocommit=True) as conn:
+        got, _ = _claim.claim_by_key(conn, "m", 1, {"async": 1}, 0.0, LEASE, gate,
+                                     frontier=frontier)  # fmt: skip
+        assert [c.id for c in got] == [first]
+        taken: list[int] = []
+
+        def rolled_back() -> None:
+            with conn.transaction():
+                got, _ = _claim.claim_by_key(conn, "m", 2, {"async": 2}, 0.0, LEASE, gate,
+                                             frontier=frontier)  # fmt: skip
+                taken.extend(c.id for c in got)
+                raise _Rollback
+
+        with pytest.raises(_Rollback):
+            rolled_back()
+        assert taken == [first + 1, first + 2]
+        got, _ = _claim.claim_by_key(conn, "m", 2, {"async": 2}, 0.0, LEASE, gate,
+                                     frontier=frontier)  # fmt: skip
+        assert [c.id for c in got] == [first + 1, first + 2]
