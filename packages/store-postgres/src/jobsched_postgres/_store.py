@@ -33,6 +33,7 @@ from . import (
     _connect,
     _errors,
     _frontier,
+    _orphans,
     _poollog,
     _queues,
     _running,
@@ -97,6 +98,7 @@ class PostgresStore(Pooled, Leases, ScheduleReads):
         self._queue_column = False  # see Leases
         self._frontier = _frontier.Frontier()
         self._running = _running.Running()
+        self._held = _orphans.Held()
         # Whether this member has seen the named queues' index built (see _queues).
         self._queue_index = False
         self._closed = False
