@@ -110,3 +110,29 @@ async def test_a_claim_is_prepared_at_its_first_run_on_a_connection(
             "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%raw_bounds%'"
         ).fetchone()
     assert prepared == (1,)
+
+
+async def test_a_claim_locks_only_the_rows_it_may_take(store: PostgresStore, url: str) -> None:
+    """A claim of 1 after 500 rows were made ready below the member's bound
+    locks at most one row of each read (from the bound, and of the rows
+    made ready since), not every row made ready since: each lock is a WAL
+    record and a dirtied page, and other members' claims skip the locked
+    rows, the best ones. Counted by another session while the claim's
+    transaction is open: the ready rows it sees, less those it can lock."""
+    gate, frontier = Gate(store.key_ids, []), Frontier()
+    await store.add([_new(i) for i in range(1001, 1011)], NOW)
+    with psycopg.connect(url, autocommit=True) as conn, psycopg.connect(url) as other:
+        got, _ = claim_by_key(conn, "m", 1, {"async": 1}, NOW, 30.0, gate, frontier=frontier)
+        assert [c.id for c in got] == [1001]
+        await store.add([_new(i) for i in range(1, 501)], NOW)  # below the bound
+        with conn.transaction():
+            got, _ = claim_by_key(conn, "m", 1, {"async": 1}, NOW, 30.0, gate, frontier=frontier)
+            assert [c.id for c in got] == [1]
+            ready = other.execute("SELECT count(*) FROM jobsched_jobs WHERE queue = 0").fetchone()
+            free = other.execute(
+                "SELECT count(*) FROM (SELECT id FROM jobsched_jobs WHERE queue = 0 "
+                "FOR UPDATE SKIP LOCKED) AS f"
+            ).fetchone()
+            other.rollback()
+    assert ready == (509,)
+    assert free is not None and 509 - free[0] <= 2

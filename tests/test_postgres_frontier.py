@@ -568,6 +568,11 @@ def test_a_snapshot_of_another_start_of_the_server_is_no_snapshot(shared: Shared
         # Another start's: from the front, every running row.
         assert claim_one(f"0.5/{ahead}") == [jobs[0].id]
         assert look(f"0.5/{ahead}") == sorted([*mine, jobs[12].id])
-        # And the state each kept is of this start again.
+        # A claim rolled back keeps nothing (its rows are ready again).
+        assert frontier.params(gate, ["async"])["snaps"][0] == f"0.5/{ahead}"
+        # One that commits keeps a state of this start again, as the look did.
+        got, _ = _claim.claim_by_key(conn, "m", 1, {"async": 1}, 0.0, LEASE, gate,
+                                     frontier=frontier)  # fmt: skip
+        assert [c.id for c in got] == [jobs[0].id]
         assert frontier.params(gate, ["async"])["snaps"][0].startswith(f"{start}/")
         assert looks._state is not None and looks._state[1].startswith(f"{start}/")

@@ -220,6 +220,23 @@ async def test_a_newer_schema_is_refused(url: str) -> None:
         await PostgresStore(url, secret=SECRET).open()
 
 
+async def test_a_server_older_than_13_is_refused_by_name(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL 12 has no xid8 (the claims' snapshots): the store says so
+    at open, and creates nothing, rather than fail on the schema's DDL."""
+    from jobsched_postgres import _connect
+
+    monkeypatch.setattr(_connect, "server_version", lambda conn: 120017)
+    with pytest.raises(StoreUnavailableError, match=r"120017.*needs PostgreSQL 13 or later"):
+        await PostgresStore(url, secret=SECRET).open()
+    assert sql(url, "SELECT to_regclass('jobsched_meta') IS NULL") == [(True,)]
+    monkeypatch.setattr(_connect, "server_version", lambda conn: 130000)
+    store = PostgresStore(url, secret=SECRET)
+    await store.open()
+    await store.close()
+
+
 async def test_an_older_schema_is_migrated_once(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from jobsched_postgres import _schema
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from psycopg.pq import TransactionStatus
+
 from jobsched import JobStatus
 from jobsched.store import Claimed
 
@@ -232,7 +234,8 @@ def claim_by_key(
     :param starting: how many of the claimed jobs start now (see _TAKE).
     :param frontier: where this member's claims of every queue start
         reading, kept up to date here (None: each from the front, as a
-        member's first claim).
+        member's first claim); only by a statement that committed on its
+        own (on a connection in a transaction, the bounds stay as they were).
     """
     if queues is None:
         sql = GUARDED_CLAIM if guarded else CLAIM
@@ -243,6 +246,7 @@ def claim_by_key(
     saw = False
     bounded = queues is None
     while not saw:
+        generation = frontier.generation() if frontier is not None else 0
         # Prepared at its first run on each connection (PREPARE_CLAIM), not
         # psycopg's fifth.
         rows = conn.execute(
@@ -272,9 +276,14 @@ def claim_by_key(
                 bounds.append(row)
             else:
                 promoted = row[1]
-        if frontier is not None and bounded and not saw:
-            # A guarded claim that saw the column read nothing: its bounds say nothing.
-            frontier.update(gate, bounds)
+        # A guarded claim that saw the column read nothing: its bounds say
+        # nothing. Nor do those of a claim in a transaction, which may roll
+        # back: its rows would be ready again below the new bound, made
+        # ready by a transaction its snapshot saw (starved). The store
+        # claims in autocommit; the state before stays valid.
+        idle = conn.info.transaction_status == TransactionStatus.IDLE
+        if frontier is not None and bounded and not saw and idle:
+            frontier.update(gate, bounds, generation)
         # Jobs it promoted are ready now: claim again if there is room.
         if not promoted or len(claimed) >= limit:
             break

@@ -95,6 +95,32 @@ def with_keepalives(conninfo: str) -> str:
     return make_conninfo(conninfo, **extra)
 
 
+#: The oldest PostgreSQL the store runs on (``server_version_num``): the
+#: claims' and looks' snapshots (``xid8``, ``pg_current_xact_id()``,
+#: ``pg_current_snapshot()``, see _frontier) are PostgreSQL 13's.
+MIN_SERVER_VERSION = 130000
+
+
+def server_version(conn: psycopg.Connection[Any]) -> int:
+    """The server's ``server_version_num`` (120017 for 12.17)."""
+    return conn.info.server_version
+
+
+def require_version(conn: psycopg.Connection[Any], url: str) -> None:
+    """Raise unless the server is at least :data:`MIN_SERVER_VERSION`: said
+    at start, not as the schema's first statement that needs it failing.
+
+    :raises StoreUnavailableError: the server is older; names both versions.
+    """
+    version = server_version(conn)
+    if version < MIN_SERVER_VERSION:
+        raise StoreUnavailableError(
+            f"the PostgreSQL server of {mask_password(url)!r} is too old (server_version_num "
+            f"{version}); jobsched-store-postgres needs PostgreSQL "
+            "13 or later (its xid8 type and snapshot functions): upgrade the server"
+        )
+
+
 def configure(conn: psycopg.Connection[Any]) -> None:
     """Every connection's timeouts (:data:`LOCK_TIMEOUT`, :data:`STATEMENT_TIMEOUT`),
     and no parallel plans.

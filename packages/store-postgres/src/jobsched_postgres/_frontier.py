@@ -46,7 +46,14 @@ before would see them as committed long ago (and the rows they make
 ready, below the bound, would never be read). Both start the server
 anew, so a snapshot is kept with the server's start time
 (:data:`SNAPSHOT`), and one of another start is no snapshot: that claim
-reads from the front, as a first claim does.
+reads from the front, as a first claim does. A crash of a backend under
+``restart_after_crash`` runs crash recovery under the same start time,
+and hands out again the ids whose WAL was never flushed (an aborted
+transaction's, a ``synchronous_commit = off`` commit's): every one of
+those (a crash, a failover, a restore) ends every connection, so the
+store forgets its bounds and snapshots whenever its pool opens a new one
+(:meth:`Frontier.forget`), and a claim whose statement ran before keeps
+nothing (:meth:`Frontier.generation`).
 
 A row made ready without a new ``entered_xid`` (a trigger disabled by
 ``session_replication_role = replica`` while a tool writes the table, a
@@ -180,7 +187,12 @@ _FROM_BOUND = (
 
 # The claim's pick: per executor its best rows of both reads, at most its
 # room; of those, the best `limit`. SKIP LOCKED: rows another member is
-# claiming right now are not waited for, they are simply not ours.
+# claiming right now are not waited for, they are simply not ours. Each
+# read locks in key order until it has the executor's room (or `limit`):
+# the rows made ready since are locked one by one, and the window over all
+# of them locked every one (up to SINCE_MAX: a tuple lock, a WAL record and
+# a dirtied page each; a claim of 1 held 501 rows, which other members'
+# claims skipped).
 _PICK = """
     SELECT id, row_number() OVER (ORDER BY k0, k1, k2, id) AS n FROM (
         SELECT c.*, row_number() OVER (PARTITION BY c.name ORDER BY c.k0, c.k1, c.k2, c.id) AS r
@@ -190,11 +202,16 @@ _PICK = """
                 LIMIT LEAST(e.room, %(limit)s) FOR UPDATE SKIP LOCKED
             ) AS j
             UNION ALL
-            SELECT e.name, e.room, j.* FROM bounds AS e JOIN fresh AS f ON f.executor = e.name
-            CROSS JOIN LATERAL (
-                SELECT id, k0, k1, k2 FROM jobsched_jobs
-                WHERE id = f.id AND queue + 0 = 0 FOR UPDATE SKIP LOCKED
-            ) AS j WHERE NOT e.over
+            SELECT e.name, e.room, j.* FROM bounds AS e CROSS JOIN LATERAL (
+                SELECT j.* FROM (
+                    SELECT id FROM fresh WHERE executor = e.name AND NOT e.over
+                    ORDER BY k0, k1, k2, id
+                ) AS f CROSS JOIN LATERAL (
+                    SELECT id, k0, k1, k2 FROM jobsched_jobs
+                    WHERE id = f.id AND queue + 0 = 0 FOR UPDATE SKIP LOCKED
+                ) AS j
+                LIMIT LEAST(e.room, %(limit)s)
+            ) AS j
         ) AS c
     ) AS c WHERE c.r <= c.room
     ORDER BY k0, k1, k2, id
@@ -256,6 +273,12 @@ class Frontier:
     def __init__(self) -> None:
         self._marks: dict[tuple[tuple[bytes, ...], tuple[str, ...], str], tuple[Key, str]] = {}
         self._lock = threading.Lock()
+        self._forgotten = 0
+
+    def generation(self) -> int:
+        """How many times the bounds were forgotten: read before a claim's
+        statement, given to :meth:`update` after it."""
+        return self._forgotten
 
     @staticmethod
     def _gate(gate: Gate) -> tuple[tuple[bytes, ...], tuple[str, ...]]:
@@ -273,10 +296,14 @@ class Frontier:
             "snaps": [m[1] for m in marks],
         }
 
-    def update(self, gate: Gate, rows: Iterable[Sequence[Any]]) -> None:
-        """Take a claim's bound rows (see :func:`bound_rows`)."""
+    def update(self, gate: Gate, rows: Iterable[Sequence[Any]], generation: int) -> None:
+        """Take a claim's bound rows (see :func:`bound_rows`), unless the
+        bounds were forgotten since ``generation`` (its snapshot may be of
+        the server's history before a crash)."""
         g = self._gate(gate)
         with self._lock:
+            if generation != self._forgotten:
+                return
             for row in rows:
                 k0, k1, k2, snapshot, name, bid = row[3], row[4], row[5], row[7], row[8], row[9]
                 key = END if bid is None else (k0, k1, k2, bid)
@@ -287,6 +314,8 @@ class Frontier:
         return self._marks.get((*self._gate(gate), name), (START, None))[0]
 
     def forget(self) -> None:
-        """Read from the front at the next claim."""
+        """Read from the front at the next claim (called for each new
+        connection of the store's pool: see the module)."""
         with self._lock:
             self._marks.clear()
+            self._forgotten += 1

@@ -28,6 +28,7 @@ from . import (
     _gate,
     _handback,
     _limits,
+    _orphans,
     _outcomes,
     _queues,
     _running,
@@ -80,6 +81,8 @@ class Leases(JobStore):
     _frontier: _frontier.Frontier
     # The running rows this member's last look for lost attempts saw (see _running).
     _running: _running.Running
+    # The rows this member's heartbeats named lately (see _orphans).
+    _held: _orphans.Held
 
     @abstractmethod
     async def _run(
@@ -166,7 +169,14 @@ class Leases(JobStore):
         # Each step is one statement that commits on its own (a claimed row
         # is owned and leased, whatever happens next), so the common claim
         # is one round trip.
+        runs = 0
+
         def claim(conn: _sql.Conn) -> tuple[list[Claimed], float | None]:
+            nonlocal runs
+            runs += 1
+            if runs > 1:
+                # Run again (see _pool): what the first run took may be committed.
+                self._held.claimed_again()
             claimed = self._look(conn, owner, limit, now, lease, names, keys)
             left = limit - len(claimed)
             due = None
@@ -227,10 +237,11 @@ class Leases(JobStore):
         if not (due or dead):
             return []
         gone = set(dead)
+        mine = self._held.orphans(running, owner, max(lease, self.lease))
         ids = sorted(r.id for r in running if (r.lapsed and r.owner != owner) or r.owner in gone)
-        if not ids:
+        if not (ids or mine):
             return []
-        _takeover.hand_back(conn, owner, limit, dead, now, ids)
+        _takeover.hand_back(conn, owner, limit, dead, now, sorted({*ids, *mine}), mine)
         return _takeover.take_over(conn, owner, limit, names, dead, lease, keys, ids=ids)
 
     async def record(self, owner: str, outcomes: Sequence[Outcome]) -> Recorded:
@@ -263,6 +274,8 @@ class Leases(JobStore):
         UPDATE``) is skipped, not waited for: it alone may lose its lease, and
         the member's other jobs keep theirs.
         """
+
+        self._held.named(ids, self.lease)
 
         def extend(conn: _sql.Conn) -> list[int]:
             rows = conn.execute(EXTEND, (self.lease, sorted(ids), owner)).fetchall()

@@ -85,10 +85,11 @@ class Running:
     def __init__(self) -> None:
         self._state: tuple[list[int], str] | None = None
         self._lock = threading.Lock()
+        self._forgotten = 0
 
     def look(self, conn: Conn) -> list[Row]:
         """Every running row, in this statement's snapshot."""
-        state = self._state
+        state, generation = self._state, self._forgotten
         if state is None:
             rows = conn.execute(FIRST).fetchall()
         else:
@@ -96,10 +97,14 @@ class Running:
         running = [Row(*r[:4]) for r in rows if r[0] is not None]
         snapshot: Any = next(r[4] for r in rows if r[0] is None)
         with self._lock:
-            self._state = ([r.id for r in running], snapshot)
+            # Forgotten meanwhile: this snapshot may be of before a crash.
+            if generation == self._forgotten:
+                self._state = ([r.id for r in running], snapshot)
         return running
 
     def forget(self) -> None:
-        """Read every running row at the next look."""
+        """Read every running row at the next look (called for each new
+        connection of the store's pool: see ``_frontier``)."""
         with self._lock:
             self._state = None
+            self._forgotten += 1

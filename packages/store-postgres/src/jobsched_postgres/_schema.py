@@ -10,7 +10,7 @@ from jobsched import StoreUnavailableError
 from jobsched.store import mask_password
 
 from . import _sqlapi
-from ._connect import masked_error
+from ._connect import masked_error, require_version
 
 #: The schema this code writes. A database with a newer one was written by a
 #: newer jobsched, and this one refuses it rather than guess.
@@ -340,8 +340,9 @@ def prepare(conn: psycopg.Connection[Any], url: str) -> None:
     create it once.
 
     :raises StoreUnavailableError: the schema is from a newer jobsched, or
-        cannot be created (no permission).
+        cannot be created (no permission), or the server is too old.
     """
+    require_version(conn, url)
     masked = mask_password(url)
     try:
         with conn.transaction():

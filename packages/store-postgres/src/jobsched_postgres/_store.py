@@ -33,6 +33,7 @@ from . import (
     _connect,
     _errors,
     _frontier,
+    _orphans,
     _poollog,
     _queues,
     _running,
@@ -97,6 +98,7 @@ class PostgresStore(Pooled, Leases, ScheduleReads):
         self._queue_column = False  # see Leases
         self._frontier = _frontier.Frontier()
         self._running = _running.Running()
+        self._held = _orphans.Held()
         # Whether this member has seen the named queues' index built (see _queues).
         self._queue_index = False
         self._closed = False
@@ -129,7 +131,7 @@ class PostgresStore(Pooled, Leases, ScheduleReads):
                 min_size=1,
                 max_size=POOL_SIZE,
                 kwargs={"autocommit": True, "connect_timeout": _connect.CONNECT_TIMEOUT},
-                configure=_connect.configure,
+                configure=self._configure,
                 # A connection the server dropped (a restart, an idle
                 # timeout) is replaced when taken, not failed on (_alive, in
                 # _tx); one that broke in use is discarded when it comes
@@ -152,6 +154,15 @@ class PostgresStore(Pooled, Leases, ScheduleReads):
                 ) from None
             self._pool = pool
             return pool
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        """A new pool connection's settings; and the claims' and looks'
+        kept snapshots forgotten: a crash restart, a failover or a restore
+        (after which the server hands out transaction ids again) ends every
+        connection (see _frontier)."""
+        _connect.configure(conn)
+        self._frontier.forget()
+        self._running.forget()
 
     def _writable(self, conn: psycopg.Connection[Any]) -> None:
         """Raise if the database takes no writes (a standby, a read-only default):

@@ -4,6 +4,8 @@ but never started handed back to the queue uncounted."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from jobsched import JobStatus
 from jobsched.store import Claimed
 
@@ -15,7 +17,8 @@ _CANCELLED = JobStatus.CANCELLED
 
 
 # Jobs claimed ahead of the workers whose owner is gone before they started
-# (started_at NULL): back to the queue, the attempt the claim numbered not
+# (started_at NULL), and the owner's own rows it never got (`mine`, see
+# _orphans; started or not, they never ran): back to the queue, the attempt the claim numbered not
 # counted (a hand-back, as at a stop), cancelled if someone asked to.
 # lease_until, NULL on every other waiting row, marks them: their next claim
 # starts them (see _TAKE), so a job that kills its member as it starts is
@@ -23,8 +26,9 @@ _CANCELLED = JobStatus.CANCELLED
 HAND_BACK = f"""
 WITH gone AS (
     SELECT id FROM jobsched_jobs WHERE id = ANY(%(ids)s) AND status = 'running'
-        AND started_at IS NULL
-        AND ((lease_until < {DB_NOW} AND owner <> %(owner)s) OR owner = ANY(%(dead)s))
+        AND ((started_at IS NULL
+            AND ((lease_until < {DB_NOW} AND owner <> %(owner)s) OR owner = ANY(%(dead)s)))
+        OR (id = ANY(%(mine)s) AND owner = %(owner)s AND lease_until < {DB_NOW}))
     ORDER BY lease_until LIMIT %(limit)s FOR UPDATE SKIP LOCKED
 )
 UPDATE jobsched_jobs j SET status = CASE WHEN j.cancel_requested THEN 'cancelled'
@@ -40,14 +44,29 @@ RETURNING j.id, j.status
 
 
 def hand_back(
-    conn: Conn, owner: str, limit: int, dead: list[str], now: float, ids: list[int]
+    conn: Conn,
+    owner: str,
+    limit: int,
+    dead: list[str],
+    now: float,
+    ids: list[int],
+    mine: Sequence[int] = (),
 ) -> int:
     """Hand back jobs claimed ahead by members that are gone and never
-    started (see HAND_BACK), of the running rows ``ids`` (a look's, see
-    _running), in one transaction with the cascades of those cancelled; how many."""
+    started, and ``owner``'s rows ``mine`` it never got (see HAND_BACK), of
+    the running rows ``ids`` (a look's, see _running), in one transaction
+    with the cascades of those cancelled; how many."""
     with conn.transaction():
         rows = conn.execute(
-            HAND_BACK, {"owner": owner, "dead": dead, "limit": limit, "now": now, "ids": ids}
+            HAND_BACK,
+            {
+                "owner": owner,
+                "dead": dead,
+                "limit": limit,
+                "now": now,
+                "ids": ids,
+                "mine": list(mine),
+            },
         ).fetchall()
         for job_id, status in sorted(rows):
             if status == "cancelled":
