@@ -24,6 +24,7 @@ from jobsched.store import (
     StoredJob,
     StoredSchedule,
 )
+from jobsched_dashboard import _timeline as timelines
 from jobsched_dashboard import _views as views
 from jobsched_dashboard import create_app
 
@@ -525,7 +526,7 @@ def test_member_names_read_host_and_pid() -> None:
         "g:2:cccccccc": "g:2",
     }
     now = 100.0
-    lanes = views.timeline(
+    lanes = timelines.timeline(
         [
             Attempt(1, 1, "n", "async", "h:1:aaaaaaaa", 90.0, 95.0, JobStatus.COMPLETED),
             Attempt(2, 1, "n", "async", "g:2:cccccccc", 90.0, 95.0, JobStatus.COMPLETED),
@@ -892,8 +893,8 @@ def test_overview_links_every_failure_when_more_than_it_shows() -> None:
 
 def test_pack_puts_overlapping_spans_in_separate_lanes() -> None:
     """Interval partitioning: as many lanes as spans overlap at once, reused when free."""
-    assert views.pack([(0, 10), (5, 15), (10, 20), (12, 13)]) == [0, 1, 0, 2]
-    assert views.pack([]) == []
+    assert timelines.pack([(0, 10), (5, 15), (10, 20), (12, 13)]) == [0, 1, 0, 2]
+    assert timelines.pack([]) == []
 
 
 def test_timeline_lanes_per_member_and_slot() -> None:
@@ -904,14 +905,14 @@ def test_timeline_lanes_per_member_and_slot() -> None:
         Attempt(3, 1, "c", "async", "m2", 600, 650, JobStatus.FAILED),  # before the window
         Attempt(4, 1, "d", "async", None, 990, 991, JobStatus.CANCELLED),
     ]
-    t = views.timeline(attempts, now, window=300)
+    t = timelines.timeline(attempts, now, window=300)
     assert [(lane.owner, lane.slot) for lane in t.lanes] == [
         ("(no member)", 0),
         ("m1", 0),
         ("m1", 1),
     ]
     running = next(b for b in t.bars if b.job_id == 2)
-    assert running.x + running.width == pytest.approx(views.TIMELINE_WIDTH)
+    assert running.x + running.width == pytest.approx(timelines.TIMELINE_WIDTH)
     assert {b.job_id for b in t.bars} == {1, 2, 4}
     assert "running" in running.title
 
@@ -921,7 +922,7 @@ def test_timeline_wait_before_a_retry() -> None:
         Attempt(1, 1, "x", "async", "m1", 900, 910, JobStatus.RETRY_WAIT, "boom"),
         Attempt(1, 2, "x", "async", "m1", 930, 940, JobStatus.COMPLETED),
     ]
-    t = views.timeline(attempts, 1000.0, window=100)
+    t = timelines.timeline(attempts, 1000.0, window=100)
     (wait,) = t.waits
     first, second = t.bars
     assert first.status == "retried" and "failed, retried" in first.title and "boom" in first.title

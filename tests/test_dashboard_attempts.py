@@ -10,7 +10,7 @@ from test_dashboard import FakeStore, client, stored
 
 from jobsched import JobStatus
 from jobsched.store import HANDED_BACK_AT_STOP, Attempt
-from jobsched_dashboard import _views as views
+from jobsched_dashboard import _timeline as timelines
 
 S = JobStatus
 
@@ -49,7 +49,7 @@ def test_the_timeline_marks_a_hand_back_and_draws_no_wait_to_it() -> None:
         Attempt(1, 1, "deployed", "async", "m2", 910, 915, S.RETRY_WAIT, "boom"),
         Attempt(1, 2, "deployed", "async", "m2", 930, 940, S.COMPLETED),
     ]
-    t = views.timeline(attempts, 1000.0, window=100)
+    t = timelines.timeline(attempts, 1000.0, window=100)
     cut = next(b for b in t.bars if "handed back" in b.title)
     assert HANDED_BACK_AT_STOP in cut.title and "failed" not in cut.title
     (wait,) = t.waits

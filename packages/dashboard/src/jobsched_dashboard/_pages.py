@@ -24,7 +24,7 @@ from jobsched.store import StoredJob
 from jobsched.store._codec import Codec
 from jobsched.store._waiting import waiting
 
-from . import _limits, _params, _payload, _queues, _registered, _views
+from . import _limits, _params, _payload, _queues, _registered, _timeline, _views
 from ._render import Handlers
 
 
@@ -195,7 +195,7 @@ class Pages(Handlers):
             "queues": queues,
             "minutes": round(window / 60),
             "chart": _views.throughput(attempts, now, window, bucket=window / 30),
-            "timeline": _views.timeline(attempts, now, window),
+            "timeline": _timeline.timeline(attempts, now, window),
             "attempts_capped": len(attempts) >= _limits.ATTEMPTS_LIMIT,
             "attempts_limit": _limits.ATTEMPTS_LIMIT,
             "queue": _views.queue(waiting, upstreams, now),

@@ -23,7 +23,7 @@ from jobsched.store import StoredJob
 from jobsched.store._codec import own_id_in
 from jobsched.store._waiting import waiting
 
-from . import _limits, _views
+from . import _limits, _timeline, _views
 from ._session import Session
 
 SECURITY_HEADERS = {
@@ -108,7 +108,7 @@ class Handlers:
         )
 
 
-def timeline_bars(timeline: _views.Timeline) -> Markup:
+def timeline_bars(timeline: _timeline.Timeline) -> Markup:
     """The timeline's bars as SVG, each a link to its job.
 
     What the template's loop made, byte for byte, in a fraction of its time
