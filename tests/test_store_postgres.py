@@ -1014,7 +1014,7 @@ async def test_a_fair_share_claim_reads_the_tenant_index_at_100k_rows(
     sql(url, "INSERT INTO jobsched_tenants (tenant) SELECT 't' || i FROM generate_series(0, 49) i")
     sql(url, "ANALYZE jobsched_jobs")
     from jobsched.store._codec import key_id
-    from jobsched_postgres._claim import _CANDIDATES
+    from jobsched_postgres._candidates import _CANDIDATES
 
     query = _CANDIDATES.format(
         tenants="CROSS JOIN unnest(%(tenants)s::text[]) AS tn(name)", tenant="AND tenant = tn.name"
@@ -1543,7 +1543,7 @@ async def test_a_fair_share_claim_sees_tenants_added_while_it_reads(
     but not their tenant's row, and gave the turn to the tenant it knew (a
     test of three-to-one shares failed one run in three on a loaded machine).
     """
-    from jobsched_postgres import _claim
+    from jobsched_postgres import _candidates
 
     a = PostgresStore(url, secret=SECRET)
     b = PostgresStore(url, secret=SECRET)
@@ -1551,7 +1551,7 @@ async def test_a_fair_share_claim_sees_tenants_added_while_it_reads(
     await b.open()
     try:
         await a.add([new(1, (5.0,))], NOW)  # the None tenant's
-        real = _claim.candidates
+        real = _candidates.candidates
         calls = 0
 
         def candidates(*args: object, **kwargs: object) -> object:
@@ -1561,21 +1561,13 @@ async def test_a_fair_share_claim_sees_tenants_added_while_it_reads(
                 anyio.from_thread.run(b.add, [new(2, (1.0,), tenant="gold")], NOW)
             return real(*args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(_claim, "candidates", candidates)
+        monkeypatch.setattr(_candidates, "candidates", candidates)
         (got,) = await a.claim("m", 1, {"async": 9}, NOW, 30, tenants={"gold": 3})
         assert calls >= 2
         assert got.id == 2
     finally:
         await a.close()
         await b.close()
-
-
-def _plan_nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every node of an EXPLAIN (FORMAT JSON) plan, the CTEs' included."""
-    nodes = [plan]
-    for child in plan.get("Plans", ()):
-        nodes += _plan_nodes(child)
-    return nodes
 
 
 async def test_big_batches_plan_by_id_when_the_statistics_say_nothing_runs(
@@ -1603,7 +1595,7 @@ async def test_big_batches_plan_by_id_when_the_statistics_say_nothing_runs(
 
     def explained(conn: psycopg.Connection[Any], statement: str, args: Any) -> list[Any]:
         ((plan,),) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, args)
-        return _plan_nodes(plan[0]["Plan"])
+        return pg_store.planpg_store.plan_nodes(plan[0]["Plan"])
 
     with psycopg.connect(url) as conn:  # rolled back: nothing is written
         look = explained(conn, pg_outcomes._LOOK, (ids,))

@@ -22,6 +22,7 @@ from jobsched.store import (
 
 from . import (
     _cancels,
+    _candidates,
     _claim,
     _connect,
     _frontier,
@@ -136,7 +137,7 @@ class Leases(JobStore):
                 _claim.promote(conn, now)
                 return _limits.claim(
                     conn, owner, left, rooms, now, lease, rates or {}, tenants, keys,
-                    _claim.QueueFilter(served, full), bound, starting=first,
+                    _candidates.QueueFilter(served, full), bound, starting=first,
                 )  # fmt: skip
 
         def unseen(conn: _sql.Conn, left: int) -> tuple[list[Claimed], float | None] | None:
@@ -163,7 +164,7 @@ class Leases(JobStore):
                         conn, owner, left, rooms, now, lease, rates or {}, tenants, keys,
                         guarded=True, starting=first,
                     )  # fmt: skip
-            except _claim.SawColumn:
+            except _candidates.SawColumn:
                 return None  # rolled back: nothing taken
 
         # Each step is one statement that commits on its own (a claimed row

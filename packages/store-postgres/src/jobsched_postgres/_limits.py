@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from jobsched.store import Claimed, has_token, refill, take_turns, token_due
 
-from . import _claim, _gate, _sql
+from . import _candidates, _claim, _gate, _sql
 
 if TYPE_CHECKING:
     from jobsched import RateLimit
@@ -39,7 +39,7 @@ def claim(
     rates: Mapping[str, RateLimit],
     tenants: Mapping[str | None, int] | None,
     keys: _gate.Gate = _gate.NO_GATE,
-    queues: _claim.QueueFilter | None = None,
+    queues: _candidates.QueueFilter | None = None,
     queue_rooms: Mapping[str | None, int] | None = None,
     guarded: bool = False,
     starting: int = _claim.ALL,
@@ -47,11 +47,11 @@ def claim(
     """The claimed jobs in the order chosen; and when the next token is due
     in a bucket this claim left empty (None: none is).
 
-    :param queues: the stored queues to read (see ``_claim.candidates``).
+    :param queues: the stored queues to read (see ``_candidates.candidates``).
     :param queue_rooms: stored queue -> the most jobs of it to take.
-    :param guarded: as ``_claim.candidates``'.
+    :param guarded: as ``_candidates.candidates``'.
     :param starting: how many of the chosen jobs start now (see ``_claim._TAKE``).
-    :raises _claim.SawColumn: see ``guarded``.
+    :raises _candidates.SawColumn: see ``guarded``.
     """
     buckets = _Buckets(conn, rates, now)
     picker = _Picker(conn, dict(rooms), buckets, keys, queues, dict(queue_rooms or {}), guarded)
@@ -60,7 +60,7 @@ def claim(
         chosen = picker.take(None, limit)
     else:
         chosen = _round_robin(conn, picker, tenants, limit)
-    claims = _claim.take_ids(conn, owner, chosen, now, lease, starting) if chosen else []
+    claims = _candidates.take_ids(conn, owner, chosen, now, lease, starting) if chosen else []
     # Best first is the order chosen: by key, or by turn under fair share.
     place = {job_id: i for i, job_id in enumerate(chosen)}
     claims.sort(key=lambda c: place[c.id])
@@ -144,7 +144,7 @@ class _Buckets:
 class _Picker:
     """Picks ready rows within the executors' rooms and the rate buckets.
 
-    Candidates are read in batches (``_claim.candidates``: per executor, and
+    Candidates are read in batches (``_candidates.candidates``: per executor, and
     per tenant under fair share, its best rows up to its room) with full
     executors and empty buckets left out. A queue of candidates can run out
     while rows beyond it were held back by a bucket this claim emptied; only
@@ -158,7 +158,7 @@ class _Picker:
         rooms: dict[str, int],
         buckets: _Buckets,
         keys: _gate.Gate = _gate.NO_GATE,
-        queues: _claim.QueueFilter | None = None,
+        queues: _candidates.QueueFilter | None = None,
         queue_rooms: dict[str | None, int] | None = None,
         guarded: bool = False,
     ) -> None:
@@ -184,7 +184,7 @@ class _Picker:
         if not rooms:
             return
         self._by_tenant = tenants is not None
-        rows = _claim.candidates(
+        rows = _candidates.candidates(
             self._conn,
             want,
             rooms,
