@@ -1,22 +1,19 @@
 """BackgroundScheduler: a JobScheduler on a thread of its own, for synchronous code.
 
 This module is the public facade: the synchronous methods, their arguments
-and documentation, and what ``join()`` asks a durable store. The thread that
-runs the scheduler's event loop, and the way a call from another thread
-reaches that loop and comes back, are ``_loopthread.py``'s (a
-:class:`~jobsched._sync._loopthread.LoopThread`, which the facade owns); stopping a
-scheduler still running at interpreter exit is ``_exithook.py``'s.
+and documentation. What ``join()`` asks a durable store is ``_join.py``'s;
+the thread that runs the scheduler's event loop, and the way a call from
+another thread reaches that loop and comes back, are ``_loopthread.py``'s
+(a :class:`~jobsched._sync._loopthread.LoopThread`, which the facade owns);
+stopping a scheduler still running at interpreter exit is ``_exithook.py``'s.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Collection, Iterable, Mapping
 from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
-
-import anyio
 
 from .._engine._dispatch import inside_workers_of
 from .._engine._scheduler import JobScheduler
@@ -24,6 +21,7 @@ from .._engine._state import JobListener
 from .._exceptions import SchedulerError
 from .._jobs._job import Job
 from .._ordering._strategies import SchedulingStrategy
+from ._join import check_timeout, join_within
 from ._loopthread import LoopThread
 
 if TYPE_CHECKING:
@@ -293,29 +291,10 @@ class BackgroundScheduler:
                 "every job to end, this one's too, so it could never answer True. Wait for "
                 "the jobs you need by their ids (get(job_id).status), or use depends_on"
             )
-        if timeout is not None:
-            try:
-                if not timeout >= 0:  # NaN too
-                    raise ValueError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
-            except TypeError:
-                raise TypeError(
-                    f"timeout must be a number of seconds or None, got {timeout!r}"
-                ) from None
-        return self._loop.wait_for("join()", partial(self._join, timeout))
-
-    async def _join(self, seconds: float | None) -> bool:
-        store = self._store
-        if store is not None:
-            # The first look at the store is not cut short by the timeout: it
-            # takes a round trip, and join(timeout=0) must still be able to
-            # answer True.
-            await self._scheduler.flush()
-            if not await store.unfinished():
-                return True
-        with anyio.move_on_after(math.inf if seconds is None else seconds):
-            await self._scheduler.join()
-            return True
-        return False
+        check_timeout(timeout)
+        return self._loop.wait_for(
+            "join()", partial(join_within, self._scheduler, self._store, timeout)
+        )
 
     def add_listener(self, listener: JobListener) -> None:
         """Call ``listener(job, old_status, new_status)`` on every transition.
