@@ -13,12 +13,12 @@ are deterministic (index entries read, buffers), not timings.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
+import pg_store
 import psycopg
 import pytest
-from pg import SECRET, schema_url
 
 import jobsched as js
 from jobsched.store import NewJob, Outcome
@@ -34,23 +34,8 @@ NOW = 1_700_000_000.0
 BATCH = 64
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    # The store's logic does not depend on the backend (its own tests say why).
-    return "asyncio"
-
-
-@pytest.fixture
-def url(pg_session_database: str) -> str:
-    return schema_url(pg_session_database)
-
-
-@pytest.fixture
-async def store(url: str) -> AsyncIterator[PostgresStore]:
-    s = PostgresStore(url, secret=SECRET)
-    await s.open()
-    yield s
-    await s.close()
+# The schema and the open store every test here uses (tests/pg_store.py).
+anyio_backend, url, store = pg_store.anyio_backend, pg_store.url, pg_store.store
 
 
 @pytest.fixture
@@ -90,13 +75,6 @@ async def _churn(store: PostgresStore, jobs: int, add_from: int = 0) -> None:
         jobs -= len(claims)
 
 
-def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    nodes = [plan]
-    for child in plan.get("Plans", ()):
-        nodes += _nodes(child)
-    return nodes
-
-
 #: Index entries each index of the jobs table gave this session (dead ones
 #: too: a plan counts only the rows that come out of a scan), not yet sent
 #: to the statistics.
@@ -133,7 +111,7 @@ def _explain(
 
 
 def _picked(plan: dict[str, Any]) -> dict[str, Any]:
-    return next(n for n in _nodes(plan) if n.get("Subplan Name") == "CTE picked")
+    return next(n for n in pg_store.plan_nodes(plan) if n.get("Subplan Name") == "CTE picked")
 
 
 def _buffers(node: dict[str, Any]) -> int:
@@ -154,7 +132,7 @@ async def test_the_claim_reads_a_small_multiple_of_what_it_takes_at_100k_ready(
         conn.execute("ANALYZE jobsched_jobs")
     plan, _ = _explain(url, _params(store))
     picked = _picked(plan)
-    scans = [n for n in _nodes(picked) if n.get("Relation Name") == "jobsched_jobs"]
+    scans = [n for n in pg_store.plan_nodes(picked) if n.get("Relation Name") == "jobsched_jobs"]
     (ready,) = [n for n in scans if n.get("Index Name") == "jobsched_jobs_ready"]
     assert ready["Node Type"] == "Index Scan", ready
     # The rows it took, no more: every row read passes the claim's filter.
@@ -162,11 +140,13 @@ async def test_the_claim_reads_a_small_multiple_of_what_it_takes_at_100k_ready(
     assert ready.get("Rows Removed by Filter", 0) == 0, ready
     # The rows made ready since the last claim (none) read by their own
     # index, once for every executor (and taken by their primary key).
-    fresh = next(n for n in _nodes(plan) if n.get("Subplan Name") == "CTE fresh")
-    assert {n.get("Index Name") for n in _nodes(fresh) if "Index Name" in n} == {
+    fresh = next(n for n in pg_store.plan_nodes(plan) if n.get("Subplan Name") == "CTE fresh")
+    assert {n.get("Index Name") for n in pg_store.plan_nodes(fresh) if "Index Name" in n} == {
         "jobsched_jobs_entered"
     }, fresh
-    others = {n["Index Name"] for n in _nodes(picked) if "Index Name" in n and n is not ready}
+    others = {
+        n["Index Name"] for n in pg_store.plan_nodes(picked) if "Index Name" in n and n is not ready
+    }
     assert others <= {"jobsched_jobs_pkey"}, others
     # Index entries: the 64 taken, then from the same place the first one
     # left (the next bound), and 64 primary keys for the update; of the
@@ -180,7 +160,7 @@ async def test_the_claim_reads_a_small_multiple_of_what_it_takes_at_100k_ready(
     # Pages: the index's front and the 64 rows' heap pages, each row's page
     # counted once per visit; the backlog's 1,700 heap pages stay unread.
     assert _buffers(picked) <= 4 * BATCH, picked
-    assert not any(n["Node Type"] == "Seq Scan" for n in _nodes(plan)), plan
+    assert not any(n["Node Type"] == "Seq Scan" for n in pg_store.plan_nodes(plan)), plan
 
 
 async def test_with_an_xid_held_a_claim_reads_no_entry_claimed_before_its_last(
@@ -199,7 +179,7 @@ async def test_with_an_xid_held_a_claim_reads_no_entry_claimed_before_its_last(
     assert entries.get("jobsched_jobs_entered", 0) <= BATCH, entries
     picked = _picked(plan)
     assert _buffers(picked) <= 4 * BATCH, picked
-    claimed = next(n for n in _nodes(plan) if n.get("Subplan Name") == "CTE claimed")
+    claimed = next(n for n in pg_store.plan_nodes(plan) if n.get("Subplan Name") == "CTE claimed")
     assert claimed["Actual Rows"] == BATCH
 
 

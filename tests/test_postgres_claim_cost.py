@@ -13,12 +13,9 @@ dropped before the look-ups of their own executor's bound.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any
-
+import pg_store
 import psycopg
 import pytest
-from pg import SECRET, schema_url
 
 from jobsched.store import NewJob
 from jobsched_postgres import PostgresStore
@@ -32,35 +29,13 @@ NOW = 1_700_000_000.0
 BATCH = 64
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    # The store's logic does not depend on the backend.
-    return "asyncio"
-
-
-@pytest.fixture
-def url(pg_session_database: str) -> str:
-    return schema_url(pg_session_database)
-
-
-@pytest.fixture
-async def store(url: str) -> AsyncIterator[PostgresStore]:
-    s = PostgresStore(url, secret=SECRET)
-    await s.open()
-    yield s
-    await s.close()
+# The schema and the open store every test here uses (tests/pg_store.py).
+anyio_backend, url, store = pg_store.anyio_backend, pg_store.url, pg_store.store
 
 
 def _new(job_id: int) -> NewJob:
     return NewJob(job_id, f"j{job_id}", "async", (0.0, float(job_id), 0.0), run_at=NOW,
                   submitted_at=NOW, payload=b"P")  # fmt: skip
-
-
-def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    nodes = [plan]
-    for child in plan.get("Plans", ()):
-        nodes += _nodes(child)
-    return nodes
 
 
 async def test_rows_added_behind_every_bound_cost_no_look_up_of_their_bound(
@@ -84,15 +59,15 @@ async def test_rows_added_behind_every_bound_cost_no_look_up_of_their_bound(
         ((plan,),) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + CLAIM, params)
         conn.rollback()
     top = plan[0]["Plan"]
-    fresh = next(n for n in _nodes(top) if n.get("Subplan Name") == "CTE fresh")
-    (scan,) = [n for n in _nodes(fresh) if n.get("Relation Name") == "jobsched_jobs"]
+    fresh = next(n for n in pg_store.plan_nodes(top) if n.get("Subplan Name") == "CTE fresh")
+    (scan,) = [n for n in pg_store.plan_nodes(fresh) if n.get("Relation Name") == "jobsched_jobs"]
     # It read the 5,000 new rows (the control: the test sees them) and kept none.
     assert scan.get("Rows Removed by Filter", 0) == 5_000, scan
     assert fresh["Actual Rows"] == 0, fresh
-    correlated = [n for n in _nodes(scan) if n.get("Parent Relationship") == "SubPlan"]
+    correlated = [n for n in pg_store.plan_nodes(scan) if n.get("Parent Relationship") == "SubPlan"]
     assert len(correlated) == 2, scan
     assert sum(n["Actual Loops"] for n in correlated) == 0, correlated
-    claimed = next(n for n in _nodes(top) if n.get("Subplan Name") == "CTE claimed")
+    claimed = next(n for n in pg_store.plan_nodes(top) if n.get("Subplan Name") == "CTE claimed")
     assert claimed["Actual Rows"] == BATCH
 
 

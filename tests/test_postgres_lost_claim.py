@@ -7,12 +7,12 @@ out (``jobsched_postgres._orphans``), and never the rows its heartbeat names.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
+import pg_store
 import psycopg
 import pytest
-from pg import SECRET, age, schema_url
+from pg import age
 
 from jobsched.store import NewJob
 from jobsched_postgres import PostgresStore, _claim
@@ -23,22 +23,8 @@ NOW = 1_700_000_000.0
 ALL = {"async": 99}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def url(pg_session_database: str) -> str:
-    return schema_url(pg_session_database)
-
-
-@pytest.fixture
-async def store(url: str) -> AsyncIterator[PostgresStore]:
-    s = PostgresStore(url, secret=SECRET)
-    await s.open()
-    yield s
-    await s.close()
+# The schema and the open store every test here uses (tests/pg_store.py).
+anyio_backend, url, store = pg_store.anyio_backend, pg_store.url, pg_store.store
 
 
 def _new(job_id: int) -> NewJob:

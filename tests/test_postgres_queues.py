@@ -6,12 +6,12 @@ every way making them can fail (jobsched_postgres._queues).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
+import pg_store
 import psycopg
 import pytest
-from pg import SECRET, schema_url
+from pg import SECRET
 
 import jobsched as js
 from jobsched._exceptions import StoreUnavailableError
@@ -28,22 +28,8 @@ ALL = {"async": 99}
 DEFAULT = {DEFAULT_QUEUE}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def url(pg_session_database: str) -> str:
-    return schema_url(pg_session_database)
-
-
-@pytest.fixture
-async def store(url: str) -> AsyncIterator[PostgresStore]:
-    s = PostgresStore(url, secret=SECRET)
-    await s.open()
-    yield s
-    await s.close()
+# The schema and the open store every test here uses (tests/pg_store.py).
+anyio_backend, url, store = pg_store.anyio_backend, pg_store.url, pg_store.store
 
 
 def new(job_id: int, key: float, queue: str = DEFAULT_QUEUE, **kw: Any) -> NewJob:
