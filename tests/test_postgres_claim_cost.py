@@ -62,7 +62,10 @@ async def test_rows_added_behind_every_bound_cost_no_look_up_of_their_bound(
     fresh = next(n for n in pg_store.plan_nodes(top) if n.get("Subplan Name") == "CTE fresh")
     (scan,) = [n for n in pg_store.plan_nodes(fresh) if n.get("Relation Name") == "jobsched_jobs"]
     # It read the 5,000 new rows (the control: the test sees them) and kept none.
-    assert scan.get("Rows Removed by Filter", 0) == 5_000, scan
+    # More when another session on the server (another test) holds a
+    # transaction open: the index range starts at the snapshot's xmin, so
+    # the first add's rows are read too, and dropped by the visibility test.
+    assert 5_000 <= scan.get("Rows Removed by Filter", 0) <= 5_000 + 1_000 - BATCH, scan
     assert fresh["Actual Rows"] == 0, fresh
     correlated = [n for n in pg_store.plan_nodes(scan) if n.get("Parent Relationship") == "SubPlan"]
     assert len(correlated) == 2, scan
