@@ -19,6 +19,7 @@ import anyio
 import psycopg
 import pytest
 from pg import SECRET, age, require_server, schema_url, url_of
+from pg_store import plan_nodes
 from psycopg_pool import ConnectionPool
 
 import jobsched as js
@@ -1595,7 +1596,7 @@ async def test_big_batches_plan_by_id_when_the_statistics_say_nothing_runs(
 
     def explained(conn: psycopg.Connection[Any], statement: str, args: Any) -> list[Any]:
         ((plan,),) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, args)
-        return pg_store.planpg_store.plan_nodes(plan[0]["Plan"])
+        return plan_nodes(plan[0]["Plan"])
 
     with psycopg.connect(url) as conn:  # rolled back: nothing is written
         look = explained(conn, pg_outcomes._LOOK, (ids,))
