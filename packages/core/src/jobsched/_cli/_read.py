@@ -224,9 +224,10 @@ async def _filtered(
     """The newest ``limit`` jobs that match ``filters``: pages of the
     store's ``job_page`` until enough are found or none is left (an
     operator's look, so it may read as far back as the jobs go). With
-    ``since``, it stops at the first page whose jobs are all older: ids
-    follow the submits (each member numbers from its own block of ids, so a
-    few may be out of order at the boundary)."""
+    ``since`` too: ids do not follow the submits across members (each
+    numbers from its own block of ids, so a quiet member's job of a minute
+    ago can sit below a busy one's of last week), so no page of older jobs
+    says that none newer is left below it."""
     found: list[StoredJob] = []
     before: int | None = None
     # Only the filters given: a store written before one takes the others.
@@ -257,10 +258,7 @@ async def _filtered(
         if since is None:
             found += page.jobs
         else:
-            recent = [job for job in page.jobs if job.submitted_at >= since]
-            found += recent
-            if page.jobs and not recent:
-                break
+            found += [job for job in page.jobs if job.submitted_at >= since]
         if page.next_before is None:
             break
         before = page.next_before
