@@ -132,11 +132,72 @@ def test_ids_are_escaped_and_reach_their_schedule(url: str) -> None:
         (action,) = [
             html_unescape(a)
             for a in re.findall(r'formaction="([^"]+)"', html)
-            if a != "/schedules/nightly/pause"
+            if a.endswith("/pause") and a != "/schedules/nightly/pause"
         ]
+        assert html_unescape(action[: -len("pause")] + "trigger") in map(
+            html_unescape, re.findall(r'formaction="([^"]+)"', html)
+        )
         assert action.endswith("/pause") and "?" not in action and "#" not in action
         done = client.post(action, data={"token": TOKEN}, follow_redirects=False)
         assert done.status_code == 303
         assert EVIL not in client.get(done.headers["location"]).text
         assert EVIL not in client.get("/live").text
     assert _schedules(url)[odd].next_fire == float("inf")
+
+
+def test_run_now_submits_one_job_and_keeps_the_fires(url: str) -> None:
+    """Issue 38: "run now" makes one job from the schedule's factory, which a
+    worker runs; the schedule's next fire is what it was."""
+    _register(url, "hourly")
+    before = _schedules(url)["hourly"].next_fire
+    with TestClient(create_app(url, token=TOKEN)) as client:
+        html = client.get("/schedules").text
+        assert html.count('class="trigger"') == 2  # on paused ones too: a manual run
+        done = client.post(
+            _path("hourly", "trigger"), data={"token": TOKEN}, follow_redirects=False
+        )
+        assert done.status_code == 303
+        location = done.headers["location"]
+        assert location.startswith("/schedules?done=trigger&schedule=hourly&job=")
+        job_id = location.rsplit("=", 1)[1]
+        html = client.get(location).text
+        number = job_id.removeprefix("job-")
+        assert f'Ran hourly now: <a href="/jobs/{number}">{job_id}</a>' in html
+        # The job page it links to, and the "last job" column's link to the same.
+        assert client.get(f"/jobs/{number}").status_code == 200
+        assert f'<a href="/jobs/{number}">{job_id}</a></td>' in html
+
+    async def fetch() -> js.Job:
+        async with js.JobScheduler(num_workers=0, store=url) as s:
+            return await s.fetch(job_id)
+
+    assert anyio.run(fetch).status is js.JobStatus.PENDING
+    row = _schedules(url)["hourly"]
+    assert row.next_fire == before and f"job-{row.last_job}" == job_id
+
+
+def test_run_now_refusals(url: str) -> None:
+    """The token as for every action; an unknown schedule is a 404; a factory
+    that fails here is a 409 that says where it runs, and submits nothing."""
+
+    async def register_failing() -> None:
+        async with js.JobScheduler(num_workers=0, store=url) as s:
+            s.schedule_recurring(functools.partial(int, "nope"), 3600, start_in=3600, id="broken")
+
+    _register(url, "hourly")
+    anyio.run(register_failing)
+    with TestClient(create_app(url, token=TOKEN)) as client:
+        missing = client.post(_path("hourly", "trigger"), data={})
+        assert missing.status_code == 403 and "to run a schedule" in missing.text
+        wrong = client.post(_path("hourly", "trigger"), data={"token": "nope"})
+        assert wrong.status_code == 403 and "Wrong token" in wrong.text
+        assert client.get(_path("hourly", "trigger")).status_code == 405
+        unknown = client.post(_path("nope", "trigger"), data={"token": TOKEN})
+        assert unknown.status_code == 404 and "no schedule &#39;nope&#39;" in unknown.text
+        broken = client.post(_path("broken", "trigger"), data={"token": TOKEN})
+        assert broken.status_code == 409
+        assert "cannot be run from here" in broken.text and "PYTHONPATH" in broken.text
+    with TestClient(create_app(url)) as client:
+        disabled = client.post(_path("hourly", "trigger"), data={"token": TOKEN})
+        assert disabled.status_code == 403 and "cannot run schedules" in disabled.text
+    assert all(row.last_job is None for row in _schedules(url).values())  # nothing ran

@@ -119,3 +119,18 @@ def test_a_script_in_a_schedule_id_is_text_and_its_button_works(
     assert served.next_fires()[EVIL] == float("inf")
     page.goto(base)  # the overview lists it as paused, as text too
     assert page.dialogs == []
+
+
+def test_run_now_then_follow_its_job(served: Served, page: Any) -> None:  # noqa: F811
+    """Issue 38: "Run now" submits one job; the notice links to it."""
+    base = served.base
+    page.goto(f"{base}/schedules")
+    if page.locator("input[name=token]").count():  # not yet remembered this session
+        page.fill("input[name=token]", TOKEN)
+    before = served.next_fires()["hourly"]
+    _row(page, "hourly").locator("button.trigger").click()
+    notice = page.locator(".notice")
+    assert "Ran hourly now" in notice.inner_text()
+    notice.locator("a").click()
+    assert "pending" in page.locator("main").inner_text()
+    assert served.next_fires()["hourly"] == before

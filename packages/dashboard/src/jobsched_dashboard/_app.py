@@ -105,6 +105,11 @@ def create_app(
         Route(
             "/schedules/{schedule_id:path}/resume", act(actions.resume_schedule), methods=["POST"]
         ),
+        Route(
+            "/schedules/{schedule_id:path}/trigger",
+            act(actions.trigger_schedule),
+            methods=["POST"],
+        ),
         Route("/jobs/retry", act(actions.bulk_retry), methods=["POST"]),
         Route("/jobs/cancel", act(actions.bulk_cancel), methods=["POST"]),
         Route("/jobs/{job_id:job}", g(pages.job)),

@@ -146,8 +146,9 @@ class Pages(Handlers):
             remembered=self.remembered(request),
             now=time.time(),
             schedules=found,
-            done=done if done in ("pause", "resume") else None,
+            done=done if done in ("pause", "resume", "trigger") else None,
             done_id=request.query_params.get("schedule", ""),
+            done_job=request.query_params.get("job", ""),
         )
 
     async def schedule(self, request: Request) -> Response:

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from jobsched import JobStore
+from jobsched._jobs._ids import id_number
 from jobsched._time._scheduleinfo import PAUSED
 from jobsched.store import StoredJob
 from jobsched.store._codec import own_id_in
@@ -53,6 +54,8 @@ def environment() -> jinja2.Environment:
     env.filters["label"] = label
     env.filters["bars"] = timeline_bars
     env.filters["waiting"] = waiting
+    # Job pages are by number ("job-7" is 7; an id of the caller's own, negative).
+    env.filters["job_number"] = id_number
     env.tests["paused"] = paused
     return env
 
