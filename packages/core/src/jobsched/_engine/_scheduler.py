@@ -34,6 +34,7 @@ from ._dispatch import Dispatcher
 from ._executors import ExecutorSet
 from ._lifecycle import Lifecycle
 from ._memory import MemoryBacking
+from ._schedules import ScheduleCalls
 from ._seams import Seams
 from ._state import NEW, JobListener, JobTable, RunState, Settings, SubmitHook
 from ._stored import check_stored_options
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from ._backing import Backing
 
 
-class JobScheduler(Lifecycle, Seams):
+class JobScheduler(Lifecycle, ScheduleCalls, Seams):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ._attempts import Attempt, Deadlines
-from ._schedules import Schedules
+from ._submission import Submission
 
 if TYPE_CHECKING:
     from ._state import RunState
@@ -109,7 +109,7 @@ class Ticker:
             self.wake()
 
 
-class Timers(Schedules):
+class Timers(Submission):
     """What the ticker fires in memory: due delayed jobs and schedules."""
 
     async def _ticker(self) -> None:
