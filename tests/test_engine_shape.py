@@ -30,7 +30,7 @@ RATCHETS: dict[str, tuple[Callable[[engine_shape.Shape], int], int, int | None]]
     # at most 3, all decided once (plan, section 2.5).
     "link decisions": (lambda s: len(s.decisions), 4, 3),
     # The same, as the issue counted it: `self._link is (not) None` spelled out.
-    "the issue's grep": (lambda s: s.grep, 2, None),
+    "the issue's grep": (lambda s: s.grep, 1, None),
     # JobScheduler -> Lifecycle -> ... -> SchedulerState. Target: no engine class
     # inherits another beyond one level.
     "engine inheritance depth": (lambda s: s.depth, 7, 1),
