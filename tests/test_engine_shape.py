@@ -33,7 +33,7 @@ RATCHETS: dict[str, tuple[Callable[[engine_shape.Shape], int], int, int | None]]
     "the issue's grep": (lambda s: s.grep, 1, None),
     # JobScheduler -> Lifecycle -> ... -> SchedulerState. Target: no engine class
     # inherits another beyond one level.
-    "engine inheritance depth": (lambda s: s.depth, 7, 1),
+    "engine inheritance depth": (lambda s: s.depth, 5, 1),
     # StoreLink -> Leasing -> Committing -> Refusals -> Retrying -> LinkBase.
     "link inheritance depth": (lambda s: s.link_depth, 0, 1),
     # _scheduler.py. Target (plan, section 2.2): at most 25.

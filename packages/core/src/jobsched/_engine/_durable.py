@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ._attempts import Attempt
     from ._held import ClaimedQueue, Held
     from ._link import StoreLink
-    from ._results import Results
+    from ._scheduler import JobScheduler
     from ._storedschedules import StoredSchedules
 
 _RUNNING = JobStatus.RUNNING
@@ -62,7 +62,7 @@ class DurableBacking:
     due = ()
 
     def __init__(
-        self, scheduler: Results, link: StoreLink, held: Held, claims: ClaimedQueue
+        self, scheduler: JobScheduler, link: StoreLink, held: Held, claims: ClaimedQueue
     ) -> None:
         self.scheduler = scheduler
         self.link = link

@@ -16,8 +16,8 @@ import anyio
 from .._exceptions import SchedulerError, StoreUnavailableError
 from .._log import logger
 from ._dispatch import inside_workers_of
-from ._results import Results
 from ._state import NEW, STARTED, STOPPED
+from ._timers import Timers
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc and
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 _Self = TypeVar("_Self", bound="Lifecycle")
 
 
-class Lifecycle(Results):
+class Lifecycle(Timers):
     """``start``, ``stop`` and ``async with``: the scheduler's tasks, begun and ended."""
 
     async def start(self) -> None:

@@ -7,8 +7,8 @@ Its construction (arguments checked, parts built and wired) is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .._exceptions import SchedulerError
 from .._jobs._executor import Executor
@@ -17,6 +17,7 @@ from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import SchedulingStrategy
 from ._compose import compose
 from ._lifecycle import Lifecycle
+from ._results import result_of, wait_for
 from ._schedules import ScheduleCalls
 from ._seams import Seams
 from ._state import NEW, JobListener, SubmitHook
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
     # module (datetime) would triple the cost of `import jobsched`.
     import random
+    from datetime import datetime
 
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
@@ -186,3 +188,80 @@ class JobScheduler(Lifecycle, ScheduleCalls, Seams):
                 "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
             )
         await self._backing.join()
+
+    # ── E2: results and the store's view (their parts: _results, the backing) ──
+
+    # timeout= as the contract names it (asyncio.wait_for's and Celery's
+    # get(timeout=) too), rather than a cancel scope around the call.
+    async def wait(self, job_id: str, *, timeout: float | None = None) -> Job:
+        """Wait until the job is finished and return it as the store has it.
+
+        Finished means COMPLETED, FAILED, TIMED_OUT or CANCELLED, wherever
+        (whichever member) it ran.
+
+        :param timeout: the most seconds to wait; None waits as long as it takes.
+        :raises TimeoutError: ``timeout`` seconds passed first.
+        :raises UnknownJobError: the store does not hold the job.
+        :raises SchedulerStoppedError: the scheduler stopped before the job ended.
+
+        On a durable store it rides an outage (the job cannot end in the store
+        meanwhile): ``timeout`` bounds that wait too.
+        """
+        return await wait_for(self._backing, job_id, timeout)
+
+    async def result(self, job_id: str, *, timeout: float | None = None) -> Any:
+        """Wait for the job (see :meth:`wait`) and return its result.
+
+        :raises JobFailedError: it ended other than COMPLETED; its ``job``
+            attribute is the finished job.
+        :raises TimeoutError: ``timeout`` seconds passed first.
+        :raises UnknownJobError: the store does not hold the job.
+        :raises SchedulerError: it completed, but its stored job or result
+            does not load here (another key signed it, its module is missing,
+            or the row was altered).
+        """
+        return result_of(await self.wait(job_id, timeout=timeout))
+
+    async def flush(self) -> None:
+        """Return once everything submitted so far is committed to the store."""
+        await self._backing.flush()
+
+    async def enqueue(
+        self,
+        job: Job,
+        *,
+        delay: float = 0.0,
+        depends_on: Iterable[str] = (),
+        at: datetime | None = None,
+        job_id: str | None = None,
+        connection: object = None,
+    ) -> str:
+        """Submit ``job`` and return its id once it is committed (same checks as submit).
+
+        Unlike ``submit``, it checks that the store holds every dependency
+        this process doesn't know before accepting the job.
+
+        :param connection: a database connection with a transaction open
+            (an async driver's too): the job is written in that transaction
+            and exists if and only if it commits; the id is returned once
+            it is written there.
+        :raises UnknownJobError: a dependency is in neither this process nor the store.
+        """
+        if connection is not None:
+            from ._joined import enqueue_joined
+
+            return await enqueue_joined(self, job, connection, delay, depends_on, at, job_id)
+        depends_on = await self._backing.check_dependencies(job, depends_on)
+        job_id = self.submit(job, delay=delay, depends_on=depends_on, at=at, job_id=job_id)
+        await self._backing.flush()
+        return job_id
+
+    async def fetch(self, job_id: str) -> Job:
+        """The job as the store has it, whichever process ran it.
+
+        :raises UnknownJobError: the store does not hold it.
+        :raises StoreUnavailableError: the store is unavailable (a one-off
+            read: the caller decides whether to try again; what this process
+            submitted is waited for as ``flush()`` does).
+        """
+        return await self._backing.fetch(job_id)

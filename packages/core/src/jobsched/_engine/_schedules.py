@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from .._time._cron import CronTrigger
     from .._time._scheduleinfo import ScheduleInfo
-    from ._backing import ScheduleBook, Schedules
+    from ._backing import Backing, ScheduleBook
     from ._state import RunState, Settings
 
 
@@ -37,7 +37,7 @@ class ScheduleCalls:
 
     _run: RunState
     _settings: Settings
-    _backing: Schedules
+    _backing: Backing
 
     def schedule_recurring(
         self,
