@@ -158,10 +158,10 @@ def compose(
     s._submit_hooks = []
 
     s._idle_workers = deque()
-    # The ticker owns the attempts' deadlines; it fires what _due says
-    # is due and sleeps until _next_due (the memory queue's, schedules').
-    # (Attempts past their grace go to the dispatcher that runs them.)
-    s._timers = Ticker(s._run, clock, abandon, s._due, s._next_due, s._task_exited)
+    # The ticker owns the attempts' deadlines; it fires the due sources the
+    # memory backing hands it (its delayed jobs, schedules) and sleeps until
+    # the next. (Attempts past their grace go to the dispatcher that runs them.)
+    s._timers = Ticker(s._run, clock, abandon, s._task_exited)
     # The one choice of backing: every part after this asks it, not which it is.
     s._backing = (
         MemoryBacking(

@@ -58,8 +58,6 @@ class DurableBacking:
     cut_wording = "handed back to the store"
     #: Why an attempt the teardown cut short ends: back to the store.
     shutdown_reason = HANDED_BACK
-    #: Nothing for the ticker: the claimer fires stored schedules (see LinkHost).
-    due = ()
 
     def __init__(
         self, scheduler: JobScheduler, link: StoreLink, held: Held, claims: ClaimedQueue

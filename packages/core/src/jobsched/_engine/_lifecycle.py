@@ -17,7 +17,7 @@ from .._exceptions import SchedulerError, StoreUnavailableError
 from .._log import logger
 from ._dispatch import inside_workers_of
 from ._state import NEW, STARTED, STOPPED
-from ._timers import Timers
+from ._submission import Submission
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc and
@@ -29,8 +29,12 @@ if TYPE_CHECKING:
 _Self = TypeVar("_Self", bound="Lifecycle")
 
 
-class Lifecycle(Timers):
+class Lifecycle(Submission):
     """``start``, ``stop`` and ``async with``: the scheduler's tasks, begun and ended."""
+
+    async def _ticker(self) -> None:
+        """The ticker task (tests may replace it on the instance)."""
+        await self._timers.run()
 
     async def start(self) -> None:
         """Start the workers in a background task (asyncio only).
