@@ -112,10 +112,6 @@ class Ticker:
 class Timers(Schedules):
     """What the ticker fires in memory: due delayed jobs and schedules."""
 
-    async def _ticker(self) -> None:
-        """The ticker task (tests may replace it on the instance)."""
-        await self._timers.run()
-
     def _due(self, now: float) -> None:
         for source in self._backing.due:  # schedules fired here (memory)
             source.fire_due(now)
