@@ -29,6 +29,7 @@ from ._attempts import abandon
 from ._cancel import Canceller
 from ._dispatch import Dispatcher
 from ._executors import ExecutorSet
+from ._lifecycle import Lifecycle, LiveTasks
 from ._memory import MemoryBacking
 from ._state import JobTable, RunState, Settings
 from ._stored import check_stored_options
@@ -161,7 +162,8 @@ def compose(
     # The ticker owns the attempts' deadlines; it fires the due sources the
     # memory backing hands it (its delayed jobs, schedules) and sleeps until
     # the next. (Attempts past their grace go to the dispatcher that runs them.)
-    s._timers = Ticker(s._run, clock, abandon, s._task_exited)
+    tasks = LiveTasks()
+    s._timers = Ticker(s._run, clock, abandon, tasks.exited)
     # The one choice of backing: every part after this asks it, not which it is.
     s._backing = (
         MemoryBacking(
@@ -203,7 +205,6 @@ def compose(
     if s._admission is not None:
         # Limits live in the take-next step (the memory backing's).
         s._backing.take_next = s._admission.take
-    s._live_tasks = 0
     s._dispatcher = Dispatcher(
         s._backing,
         s._settle,
@@ -215,13 +216,22 @@ def compose(
         clock=clock,
         idle=s._idle_workers,
         completed_in=s._completed_in,
-        tasks=(s._task_started, s._task_exited),
+        tasks=(tasks.started, tasks.exited),
         host=s,
     )
     s._cancelling = Canceller(s._table, s._backing, s._dispatcher, s._finish, s._admission)
-    s._done = None
-    s._task_group = None
-    s._standalone = None
+    s._lifecycle = Lifecycle(
+        tasks,
+        s._run,
+        s._table,
+        num_workers,
+        s._idle_workers,
+        s._timers,
+        s._dispatcher,
+        s._cancelling,
+        s._executors,
+        s._backing,
+    )
 
 
 def _is_memory(store: object) -> bool:

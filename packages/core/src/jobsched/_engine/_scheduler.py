@@ -8,7 +8,8 @@ Its construction (arguments checked, parts built and wired) is
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._exceptions import SchedulerError
 from .._jobs._executor import Executor
@@ -16,11 +17,11 @@ from .._jobs._job import Job
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import SchedulingStrategy
 from ._compose import compose
-from ._lifecycle import Lifecycle
 from ._results import result_of, wait_for
 from ._schedules import ScheduleCalls
 from ._seams import Seams
 from ._state import NEW, JobListener, SubmitHook
+from ._submission import Submission
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -32,8 +33,10 @@ if TYPE_CHECKING:
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
 
+_Self = TypeVar("_Self", bound="JobScheduler")
 
-class JobScheduler(Lifecycle, ScheduleCalls, Seams):
+
+class JobScheduler(Submission, ScheduleCalls, Seams):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
@@ -188,6 +191,51 @@ class JobScheduler(Lifecycle, ScheduleCalls, Seams):
                 "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
             )
         await self._backing.join()
+
+    # Step 7, E1: the lifecycle, an object the scheduler holds (_lifecycle.py).
+    async def start(self) -> None:
+        """Start the workers in a background task (asyncio only).
+
+        Under trio, use ``async with JobScheduler() as s:`` instead.
+
+        :raises SchedulerError: already started.
+        """
+        await self._lifecycle.start()
+
+    async def stop(self, *, cancel_running: bool = False, grace: float | None = None) -> None:
+        """Stop: reject new work, let running attempts finish, stop workers.
+
+        Queued jobs stay PENDING. Every executor the scheduler used is shut
+        down. Calling it again waits for the first call to finish.
+
+        On a durable store stopping never cancels a job: running attempts
+        get ``grace`` seconds (30 by default) to finish, and every job still
+        running then goes back to the store, PENDING again with that attempt
+        not counted, to run on another member or after a restart.
+        ``cancel_running=True`` means a grace of 0. Only :meth:`cancel`
+        makes a durable job CANCELLED.
+
+        On the memory store running attempts are waited for (``grace=None``,
+        the default there) or, past an explicit ``grace`` or with
+        ``cancel_running``, cancelled: a job in memory can't outlive its
+        scheduler.
+
+        :raises SchedulerError: called from inside one of this scheduler's
+            running jobs, whose attempt would have to end before stop() can.
+        """
+        await self._lifecycle.stop(cancel_running=cancel_running, grace=grace)
+
+    async def __aenter__(self: _Self) -> _Self:
+        await self._lifecycle.enter()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        return await self._lifecycle.exit(exc_type, exc, tb)
 
     # ── E2: results and the store's view (their parts: _results, the backing) ──
 
