@@ -93,7 +93,7 @@ class JobSink(Protocol):
 
 
 class Due(Protocol):
-    """What the ticker fires (memory's schedules)."""
+    """What the ticker fires (memory's delayed jobs and schedules)."""
 
     def fire_due(self, now: float) -> None: ...
 
@@ -143,11 +143,6 @@ class Schedules(Protocol):
     def schedules(self) -> ScheduleBook:
         """The book (made on first use: `import jobsched` does not load it)."""
         ...
-
-    #: What the ticker fires besides the delayed queue (memory: its
-    #: schedules, once made; durable: nothing, the claimer fires them).
-    @property
-    def due(self) -> tuple[Due, ...]: ...
 
 
 class WorkSource(Protocol):

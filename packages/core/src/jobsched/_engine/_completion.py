@@ -244,13 +244,13 @@ class Completions:
         group = s._dispatcher.workers_group
         if s._link is None or group is None:
             return False
-        s._live_tasks += 1
+        s._lifecycle.tasks.started()
         try:
             group.start_soon(
                 self._settle, job, attempt, result, error, completed, name="jobsched-complete-in"
             )
         except RuntimeError:  # the group is closing
-            s._live_tasks -= 1
+            s._lifecycle.tasks.count -= 1  # never started: not an exit
             return False
         return True
 
@@ -280,7 +280,7 @@ class Completions:
         except Exception as exc:  # as in _settle: never leave the job RUNNING
             s._recording_failed(job, exc)
         finally:
-            s._task_exited()
+            s._lifecycle.tasks.exited()
 
     async def _committed(self, job: Job) -> bool:
         """Whether the store holds ``job`` COMPLETED by this attempt."""

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ._attempts import Attempt
     from ._held import ClaimedQueue, Held
     from ._link import StoreLink
-    from ._results import Results
+    from ._scheduler import JobScheduler
     from ._storedschedules import StoredSchedules
 
 _RUNNING = JobStatus.RUNNING
@@ -58,11 +58,9 @@ class DurableBacking:
     cut_wording = "handed back to the store"
     #: Why an attempt the teardown cut short ends: back to the store.
     shutdown_reason = HANDED_BACK
-    #: Nothing for the ticker: the claimer fires stored schedules (see LinkHost).
-    due = ()
 
     def __init__(
-        self, scheduler: Results, link: StoreLink, held: Held, claims: ClaimedQueue
+        self, scheduler: JobScheduler, link: StoreLink, held: Held, claims: ClaimedQueue
     ) -> None:
         self.scheduler = scheduler
         self.link = link

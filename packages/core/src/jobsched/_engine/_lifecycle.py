@@ -3,20 +3,23 @@
 Starting spawns the workers, the ticker and (on a durable store) the link's
 tasks; stopping rejects new work, gives running attempts their grace, hands
 back or cancels what is left, closes the store and shuts the executors down.
+``JobScheduler``'s ``start``, ``stop``, ``__aenter__`` and ``__aexit__`` call
+the :class:`Lifecycle` it holds.
 """
 
 from __future__ import annotations
 
 from _thread import get_ident  # threading's, without importing threading
+from collections import deque
+from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from .._exceptions import SchedulerError, StoreUnavailableError
 from .._log import logger
 from ._dispatch import inside_workers_of
-from ._results import Results
 from ._state import NEW, STARTED, STOPPED
 
 if TYPE_CHECKING:
@@ -26,19 +29,86 @@ if TYPE_CHECKING:
 
     from anyio.abc import TaskGroup
 
-_Self = TypeVar("_Self", bound="Lifecycle")
+    from ._backing import Backing
+    from ._cancel import Canceller
+    from ._dispatch import Dispatcher
+    from ._executors import ExecutorSet
+    from ._state import JobTable, RunState
+    from ._timers import Ticker
 
 
-class Lifecycle(Results):
-    """``start``, ``stop`` and ``async with``: the scheduler's tasks, begun and ended."""
+class LiveTasks:
+    """The scheduler's tasks still running (workers, the ticker, completions
+    being settled): ``done`` is set when the last one exits, which stop()
+    waits for.
+
+    Made before the parts that count on it (the ticker, the dispatcher),
+    which the :class:`Lifecycle` that holds it needs in turn.
+    """
+
+    __slots__ = ("count", "done")
+
+    def __init__(self) -> None:
+        self.count = 0
+        #: Made when the scheduler starts (an anyio.Event belongs to a loop).
+        self.done: anyio.Event | None = None
+
+    def started(self) -> None:
+        self.count += 1
+
+    def exited(self) -> None:
+        self.count -= 1
+        if self.count == 0:
+            assert self.done is not None
+            self.done.set()
+
+
+class Lifecycle:
+    """``start``, ``stop`` and ``async with``: the scheduler's tasks, begun and ended.
+
+    Not slotted: tests replace :meth:`wake_all` and :attr:`ticker` on the
+    instance (through the scheduler's ``_wake_all`` and ``_ticker`` seams).
+    """
+
+    def __init__(
+        self,
+        tasks: LiveTasks,
+        run: RunState,
+        table: JobTable,
+        num_workers: int,
+        idle: deque[anyio.Event],
+        ticker: Ticker,
+        dispatcher: Dispatcher,
+        cancelling: Canceller,
+        executors: ExecutorSet,
+        backing: Backing,
+    ) -> None:
+        # idle: the idle workers' events, which wake_all sets.
+        self.tasks = tasks
+        self._run = run
+        self._table = table
+        self._num_workers = num_workers
+        self._idle = idle
+        self._timers = ticker
+        self._dispatcher = dispatcher
+        self._cancelling = cancelling
+        self._executors = executors
+        self._backing = backing
+        #: The ticker's task, spawned with the workers.
+        self.ticker: Callable[[], Coroutine[Any, Any, None]] = ticker.run
+        #: The ``async with`` task group, while inside it.
+        self.task_group: TaskGroup | None = None
+        #: start()'s background task, until stop() awaits it.
+        self.standalone: asyncio.Task[None] | None = None
+
+    def wake_all(self) -> None:
+        """Wake every idle worker and the ticker: stopping has begun."""
+        while self._idle:
+            self._idle.popleft().set()
+        self._timers.wake()
 
     async def start(self) -> None:
-        """Start the workers in a background task (asyncio only).
-
-        Under trio, use ``async with JobScheduler() as s:`` instead.
-
-        :raises SchedulerError: already started.
-        """
+        """``JobScheduler.start``."""
         self._begin_start()
         import asyncio
 
@@ -56,31 +126,12 @@ class Lifecycle(Results):
             self._run.phase = NEW
             raise
         started = anyio.Event()
-        self._standalone = loop.create_task(self._serve_standalone(started))
-        self._standalone.add_done_callback(_log_crash)
+        self.standalone = loop.create_task(self._serve_standalone(started))
+        self.standalone.add_done_callback(_log_crash)
         await started.wait()
 
     async def stop(self, *, cancel_running: bool = False, grace: float | None = None) -> None:
-        """Stop: reject new work, let running attempts finish, stop workers.
-
-        Queued jobs stay PENDING. Every executor the scheduler used is shut
-        down. Calling it again waits for the first call to finish.
-
-        On a durable store stopping never cancels a job: running attempts
-        get ``grace`` seconds (30 by default) to finish, and every job still
-        running then goes back to the store, PENDING again with that attempt
-        not counted, to run on another member or after a restart.
-        ``cancel_running=True`` means a grace of 0. Only :meth:`cancel`
-        makes a durable job CANCELLED.
-
-        On the memory store running attempts are waited for (``grace=None``,
-        the default there) or, past an explicit ``grace`` or with
-        ``cancel_running``, cancelled: a job in memory can't outlive its
-        scheduler.
-
-        :raises SchedulerError: called from inside one of this scheduler's
-            running jobs, whose attempt would have to end before stop() can.
-        """
+        """``JobScheduler.stop``."""
         if self._dispatcher in inside_workers_of.get():
             raise SchedulerError(
                 "stop() was called from inside a job of this scheduler: stop() waits for "
@@ -110,14 +161,15 @@ class Lifecycle(Results):
                 await event.wait()
             return
         self._run.stopping = True
-        self._wake_all()
-        assert self._done is not None
+        self.wake_all()
+        done = self.tasks.done
+        assert done is not None
         cut = 0
         try:
             if grace is not None:
                 with anyio.move_on_after(grace):
-                    await self._done.wait()
-                if not self._done.is_set():
+                    await done.wait()
+                if not done.is_set():
                     # Durable: back to the store; in memory: CANCELLED.
                     cut = self._cancelling.cut_short_running()
                     if cut:
@@ -127,10 +179,10 @@ class Lifecycle(Results):
                             self._backing.cut_wording,
                             f"{grace:g}",
                         )
-            await self._done.wait()
+            await done.wait()
             await self._backing.close()
-            if self._standalone is not None:
-                task, self._standalone = self._standalone, None
+            if self.standalone is not None:
+                task, self.standalone = self.standalone, None
                 await task
         finally:
             try:
@@ -139,7 +191,8 @@ class Lifecycle(Results):
                 self._run.phase = STOPPED
                 self._table.wake_joiners()
 
-    async def __aenter__(self: _Self) -> _Self:
+    async def enter(self) -> None:
+        """``async with``'s entry: open the backing, start the tasks in a group."""
         self._begin_start()
         try:
             await self._backing.open()
@@ -148,17 +201,17 @@ class Lifecycle(Results):
             raise
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
-        self._task_group = task_group
+        self.task_group = task_group
         self._spawn(task_group)
-        return self
 
-    async def __aexit__(
+    async def exit(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool | None:
-        task_group, self._task_group = self._task_group, None
+        """``async with``'s exit: stop, then leave the group (see JobScheduler.__aexit__)."""
+        task_group, self.task_group = self.task_group, None
         assert task_group is not None
         try:
             # If the body failed or was cancelled, don't wait for running
@@ -206,7 +259,7 @@ class Lifecycle(Results):
         if self._run.phase != NEW:
             raise SchedulerError("the scheduler was already started; a scheduler starts once")
         self._run.phase = STARTED
-        self._done = anyio.Event()
+        self.tasks.done = anyio.Event()
         from anyio.lowlevel import current_token
 
         self._run.loop_token = current_token()
@@ -217,9 +270,9 @@ class Lifecycle(Results):
         # attempts that start before it first runs (trio starts tasks in no
         # fixed order); it reads the heap when it starts.
         self._timers.watching = True
-        self._live_tasks = self._settings.num_workers + 1
-        self._dispatcher.start_workers(task_group, self._settings.num_workers)
-        task_group.start_soon(self._ticker, name="jobsched-ticker")
+        self.tasks.count = self._num_workers + 1
+        self._dispatcher.start_workers(task_group, self._num_workers)
+        task_group.start_soon(self.ticker, name="jobsched-ticker")
         self._backing.spawn(task_group)
 
     async def _serve_standalone(self, started: anyio.Event) -> None:

@@ -40,7 +40,6 @@ class MemoryBacking:
         "_submit",
         "_table",
         "_timers",
-        "due",
         "executor_loaded",
         "push",
         "release",
@@ -91,7 +90,8 @@ class MemoryBacking:
         self.take_next: Callable[[], Job | None] = queue.pop_next
         self._submit = submit  # the public submit: a schedule's fire is one
         self._book: MemorySchedules | None = None
-        self.due: tuple[MemorySchedules, ...] = ()
+        # The ticker promotes due delayed jobs (and fires the schedules, once made).
+        timers.sources = (DelayedJobs(queue, idle),)
 
     @property
     def schedules(self) -> MemorySchedules:
@@ -103,7 +103,7 @@ class MemoryBacking:
             book = self._book = MemorySchedules(
                 self._clock, self._table, self._timers, self._submit
             )
-            self.due = (book,)
+            self._timers.sources = (book, *self._timers.sources)
         return book
 
     def put(self, job: Job, now: float) -> None:
@@ -253,3 +253,24 @@ class MemoryBacking:
                 self._table.outcome_waiters.setdefault(job._jobsched_id, []).append(event)
                 await event.wait()
             return job
+
+
+class DelayedJobs:
+    """The memory queue's delayed jobs as the ticker's due source: a job due
+    moves to the ready heap and wakes an idle worker."""
+
+    __slots__ = ("_idle", "_queue")
+
+    def __init__(self, queue: JobQueue, idle: deque[anyio.Event]) -> None:
+        self._queue = queue
+        self._idle = idle  # idle workers' events
+
+    def fire_due(self, now: float) -> None:
+        moved = self._queue.promote_due(now)
+        idle = self._idle
+        while moved and idle:
+            idle.popleft().set()
+            moved -= 1
+
+    def next_at(self) -> float | None:
+        return self._queue.next_due()

@@ -1,73 +1,57 @@
-"""One job's outcome: ``wait`` for it to end, ``result`` to get what it returned."""
+"""One job's outcome: ``wait`` for it to end, ``result`` to get what it returned.
+
+``JobScheduler.wait`` and ``result`` (where their docstrings are) call these:
+on the memory store the backing's wait is woken by the job's end here; on a
+durable one by this member's commits and the store's notifications of other
+members' outcomes, with polling as the fallback.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._enums import JobStatus
 from .._exceptions import (
     JobFailedError,
     SchedulerError,
 )
-from .._jobs._job import Job
 from ._state import _describe
-from ._stored import Stored, UnloadableJob
+from ._stored import UnloadableJob
+
+if TYPE_CHECKING:
+    from .._jobs._job import Job
+    from ._backing import Reader
 
 _COMPLETED = JobStatus.COMPLETED
 
 
-class Results(Stored):
-    """``wait`` and ``result``: on the memory store woken by the job's end
-    here; on a durable one by this member's commits and the store's
-    notifications of other members' outcomes, with polling as the fallback."""
+async def wait_for(backing: Reader, job_id: str, timeout: float | None) -> Job:
+    """The job once finished, as the backing has it (``JobScheduler.wait``)."""
+    _check_timeout(timeout)
+    try:
+        return await backing.wait(job_id, timeout)
+    except TimeoutError as exc:
+        # The cause, when the store was unavailable all the while.
+        raise TimeoutError(
+            f"job {job_id!r} did not finish within {timeout} s; it goes on running "
+            "(wait again, or cancel() it)"
+        ) from exc.__cause__
 
-    # timeout= as the contract names it (asyncio.wait_for's and Celery's
-    # get(timeout=) too), rather than a cancel scope around the call.
-    async def wait(self, job_id: str, *, timeout: float | None = None) -> Job:
-        """Wait until the job is finished and return it as the store has it.
 
-        Finished means COMPLETED, FAILED, TIMED_OUT or CANCELLED, wherever
-        (whichever member) it ran.
+def result_of(job: Job) -> Any:
+    """A finished job's result (``JobScheduler.result``).
 
-        :param timeout: the most seconds to wait; None waits as long as it takes.
-        :raises TimeoutError: ``timeout`` seconds passed first.
-        :raises UnknownJobError: the store does not hold the job.
-        :raises SchedulerStoppedError: the scheduler stopped before the job ended.
-
-        On a durable store it rides an outage (the job cannot end in the store
-        meanwhile): ``timeout`` bounds that wait too.
-        """
-        _check_timeout(timeout)
-        try:
-            return await self._backing.wait(job_id, timeout)
-        except TimeoutError as exc:
-            # The cause, when the store was unavailable all the while.
-            raise TimeoutError(
-                f"job {job_id!r} did not finish within {timeout} s; it goes on running "
-                "(wait again, or cancel() it)"
-            ) from exc.__cause__
-
-    async def result(self, job_id: str, *, timeout: float | None = None) -> Any:
-        """Wait for the job (see :meth:`wait`) and return its result.
-
-        :raises JobFailedError: it ended other than COMPLETED; its ``job``
-            attribute is the finished job.
-        :raises TimeoutError: ``timeout`` seconds passed first.
-        :raises UnknownJobError: the store does not hold the job.
-        :raises SchedulerError: it completed, but its stored job or result
-            does not load here (another key signed it, its module is missing,
-            or the row was altered).
-        """
-        job = await self.wait(job_id, timeout=timeout)
-        if job.status is _COMPLETED:
-            if isinstance(job, UnloadableJob):
-                # Its None is no result: the caller must not take it for one.
-                raise SchedulerError(
-                    f"{_describe(job)} completed, but its result cannot be read here: "
-                    + job.load_error
-                )
-            return job.result
-        raise JobFailedError(failed_message(job), job)
+    :raises JobFailedError: it ended other than COMPLETED.
+    :raises SchedulerError: it completed, but does not load here.
+    """
+    if job.status is _COMPLETED:
+        if isinstance(job, UnloadableJob):
+            # Its None is no result: the caller must not take it for one.
+            raise SchedulerError(
+                f"{_describe(job)} completed, but its result cannot be read here: " + job.load_error
+            )
+        return job.result
+    raise JobFailedError(failed_message(job), job)
 
 
 def failed_message(job: Job) -> str:

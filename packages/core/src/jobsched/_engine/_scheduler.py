@@ -1,59 +1,42 @@
-"""JobScheduler: its construction, and the public face of the parts below it.
+"""JobScheduler: the public face of the parts below it.
 
-The lifecycle (start, stop, ``async with``) is ``_lifecycle.py``; see
-``_state.py`` for how the parts stack.
+Its construction (arguments checked, parts built and wired) is
+``_compose.py``; the lifecycle (start, stop, ``async with``) is
+``_lifecycle.py``; see ``_state.py`` for how the parts stack.
 """
 
 from __future__ import annotations
 
-import math
-import time
-from collections import deque
-from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING
-
-import anyio
+from collections.abc import Callable, Collection, Iterable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._exceptions import SchedulerError
 from .._jobs._executor import Executor
 from .._jobs._job import Job
-from .._ordering._admission import (
-    Admission,
-    check_executor_limits,
-    check_queue_limits,
-    check_queues,
-    check_rate_limits,
-)
-from .._ordering._fairshare import FairShareStrategy
-from .._ordering._queue import queue_for
 from .._ordering._ratelimit import RateLimit
-from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
-from ._attempts import abandon
-from ._cancel import Canceller
-from ._dispatch import Dispatcher
-from ._executors import ExecutorSet
-from ._lifecycle import Lifecycle
-from ._memory import MemoryBacking
+from .._ordering._strategies import SchedulingStrategy
+from ._compose import compose
+from ._results import result_of, wait_for
+from ._schedules import ScheduleCalls
 from ._seams import Seams
-from ._state import NEW, JobListener, JobTable, RunState, Settings, SubmitHook
-from ._stored import check_stored_options
-from ._timers import Ticker
+from ._state import NEW, JobListener, SubmitHook
+from ._submission import Submission
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
     # module (datetime) would triple the cost of `import jobsched`.
-    import asyncio
     import random
-
-    from anyio.abc import TaskGroup
+    from datetime import datetime
 
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
-    from ._backing import Backing
+
+_Self = TypeVar("_Self", bound="JobScheduler")
 
 
-class JobScheduler(Lifecycle, Seams):
+class JobScheduler(Submission, ScheduleCalls, Seams):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
@@ -111,171 +94,21 @@ class JobScheduler(Lifecycle, Seams):
         queue_limits: Mapping[str, int] | None = None,
         load_grace: float = 600.0,
     ) -> None:
-        if not isinstance(num_workers, int) or num_workers < 0:
-            raise ValueError(
-                f"num_workers must be an integer >= 1 (or 0 for a producer on a durable "
-                f"store), got {num_workers!r}"
-            )
-        if num_workers == 0 and store == "memory":
-            raise ValueError(
-                "num_workers=0 makes a producer, which only submits to a durable store for "
-                "workers elsewhere to run; on the memory store nothing would ever run its "
-                "jobs: give it workers, or a store such as store='sqlite:///jobs.db'"
-            )
-        if not isinstance(history_limit, int) or history_limit < 0:
-            raise ValueError(f"history_limit must be an integer >= 0, got {history_limit!r}")
-        if (
-            isinstance(load_grace, bool)
-            or not isinstance(load_grace, (int, float))
-            or not load_grace >= 0
-            or load_grace == math.inf
-        ):
-            raise ValueError(
-                f"load_grace must be a finite number of seconds >= 0 (how long a job "
-                f"this member cannot load waits for one that can), got {load_grace!r}"
-            )
-        if strategy is not None and not isinstance(strategy, SchedulingStrategy):
-            raise TypeError(f"strategy must be a jobsched.SchedulingStrategy, got {strategy!r}")
-        for name, executor in (executors or {}).items():
-            if not isinstance(executor, Executor):
-                raise TypeError(
-                    f"executors[{name!r}] must be a jobsched.Executor instance, got {executor!r}"
-                )
-        in_memory = store == "memory" or _is_memory(store)
-        clock = clock if clock is not None else time.monotonic
-        # The records first: a durable backing's reads take them.
-        self._run = RunState()
-        self._table = JobTable(history_limit)
-        # The settings' clock, on self too: submit and the workers read it
-        # per job, and a record's field is one attribute load more.
-        self._clock = clock
-        self._link = None
-        self._held = {}
-        durable: Backing | None = None
-        if not in_memory:
-            # Loaded here, not at import: the link brings the codec (hashlib,
-            # hmac, pickle) and the members module (socket), which an
-            # in-memory scheduler never needs (`import jobsched` stays cheap).
-            from ._durable import DurableBacking
-            from ._held import ClaimedQueue, Held
-            from ._link import StoreLink
-            from ._linkhost import LinkHost
-
-            held = Held()
-            claims = ClaimedQueue(held)
-            link = StoreLink(_store_for(store), LinkHost(self, held, claims), history_limit)
-            self._link = claims.link = link
-            self._held = held.fences  # complete_in checks an attempt is still held
-            durable = DurableBacking(self, link, held, claims)
-            check_stored_options(strategy)
-            link.producer = num_workers == 0
-        self._registry = None
-        self._completed_in = {}
-        strategy = strategy if strategy is not None else PriorityStrategy()
-        self._executors = ExecutorSet(executors or {})
-        if rng is None:
-            import random  # here: `import jobsched` skips random (and hashlib's sha512)
-
-            rng = random.Random()
-
-        self._queue = queue_for(strategy)
-        # Limits live in the take-next step; without them workers pop the
-        # queue directly and pay nothing for the feature.
-        rates = check_rate_limits(rate_limits)
-        gates = self._executors.bounds(check_executor_limits(executor_limits, self._executors))
-        served = check_queues(queues)
-        queue_gates = check_queue_limits(queue_limits)
-        unserved = sorted(set(queue_gates) - served) if served is not None else []
-        if unserved:
-            raise ValueError(
-                f"queue_limits names {', '.join(map(repr, unserved))}, which queues= "
-                f"leaves out, so the limit could never apply: add it to queues=, or drop it"
-            )
-        self._settings = Settings(
+        compose(
+            self,
             strategy,
-            clock,
-            rng,
-            num_workers,
-            history_limit,
-            float(load_grace),
-            served,
-            queue_gates,
-            gates,
-        )
-        self._admission: Admission | None = None
-        self._blocked: dict[int, set[int]] = {}  # job -> unmet dependencies
-        self._dependents: dict[int, list[int]] = {}  # job -> jobs waiting on it
-        self._submit_hooks: list[SubmitHook] = []
-
-        self._idle_workers: deque[anyio.Event] = deque()
-        # The ticker owns the attempts' deadlines; it fires what _due says
-        # is due and sleeps until _next_due (the memory queue's, schedules').
-        # (Attempts past their grace go to the dispatcher that runs them.)
-        self._timers = Ticker(
-            self._run, clock, abandon, self._due, self._next_due, self._task_exited
-        )
-        # The one choice of backing: every part after this asks it, not which it is.
-        self._backing: Backing = (
-            MemoryBacking(
-                self._settings,
-                self._run,
-                self._table,
-                self._queue,
-                self._idle_workers,
-                self._timers,
-                self._block_on,
-                self._executor_loaded,
-                self.submit,
-            )
-            if durable is None
-            else durable
-        )
-        # Outcomes finishes jobs directly unless the backing writes first.
-        self._ending = self._backing.ending
-        self._finish_one = self._finish_here if self._ending is None else self._finish_recorded
-        if self._link is not None:
-            # The store applies the limits in its claims (see LinkHost.claim_capacity).
-            self._link.rates = rates or None
-            self._link.queues = served
-            if isinstance(strategy, FairShareStrategy):
-                self._link.tenants = dict(strategy.weights)
-        elif rates or gates or queue_gates:
-            self._admission = Admission(
-                self._queue,
-                strategy.key,
-                self._backing.release,
-                clock,
-                rates,
-                gates,
-                queue_gates,
-            )
-        # Bound once: submit calls them per job.
-        self._add = self._backing.add
-        self._served_here = self._backing.served(served)
-        if self._admission is not None:
-            # Limits live in the take-next step (the memory backing's).
-            self._backing.take_next = self._admission.take
-        self._live_tasks = 0
-        self._dispatcher = Dispatcher(
-            self._backing,
-            self._settle,
-            self._finish_one,
-            self._table,
-            self._timers,
-            self._executors,
-            self._run,
+            num_workers=num_workers,
+            executors=executors,
+            rng=rng,
+            history_limit=history_limit,
             clock=clock,
-            idle=self._idle_workers,
-            completed_in=self._completed_in,
-            tasks=(self._task_started, self._task_exited),
-            host=self,
+            rate_limits=rate_limits,
+            executor_limits=executor_limits,
+            store=store,
+            queues=queues,
+            queue_limits=queue_limits,
+            load_grace=load_grace,
         )
-        self._cancelling = Canceller(
-            self._table, self._backing, self._dispatcher, self._finish, self._admission
-        )
-        self._done: anyio.Event | None = None
-        self._task_group: TaskGroup | None = None
-        self._standalone: asyncio.Task[None] | None = None
 
     @property
     def peak_running(self) -> int:
@@ -359,20 +192,124 @@ class JobScheduler(Lifecycle, Seams):
             )
         await self._backing.join()
 
+    # Step 7, E1: the lifecycle, an object the scheduler holds (_lifecycle.py).
+    async def start(self) -> None:
+        """Start the workers in a background task (asyncio only).
 
-def _is_memory(store: object) -> bool:
-    """Whether ``store`` is ``open_store("memory")``'s: the scheduler keeps its jobs."""
-    from ..store._registry import MemoryStore
+        Under trio, use ``async with JobScheduler() as s:`` instead.
 
-    return isinstance(store, MemoryStore)
+        :raises SchedulerError: already started.
+        """
+        await self._lifecycle.start()
 
+    async def stop(self, *, cancel_running: bool = False, grace: float | None = None) -> None:
+        """Stop: reject new work, let running attempts finish, stop workers.
 
-def _store_for(store: object) -> JobStore:
-    from ..store._base import JobStore
-    from ..store._registry import open_store
+        Queued jobs stay PENDING. Every executor the scheduler used is shut
+        down. Calling it again waits for the first call to finish.
 
-    if isinstance(store, JobStore):
-        return store
-    if isinstance(store, str):
-        return open_store(store)
-    raise TypeError(f"store must be 'memory', a store URL or a jobsched.JobStore, got {store!r}")
+        On a durable store stopping never cancels a job: running attempts
+        get ``grace`` seconds (30 by default) to finish, and every job still
+        running then goes back to the store, PENDING again with that attempt
+        not counted, to run on another member or after a restart.
+        ``cancel_running=True`` means a grace of 0. Only :meth:`cancel`
+        makes a durable job CANCELLED.
+
+        On the memory store running attempts are waited for (``grace=None``,
+        the default there) or, past an explicit ``grace`` or with
+        ``cancel_running``, cancelled: a job in memory can't outlive its
+        scheduler.
+
+        :raises SchedulerError: called from inside one of this scheduler's
+            running jobs, whose attempt would have to end before stop() can.
+        """
+        await self._lifecycle.stop(cancel_running=cancel_running, grace=grace)
+
+    async def __aenter__(self: _Self) -> _Self:
+        await self._lifecycle.enter()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        return await self._lifecycle.exit(exc_type, exc, tb)
+
+    # ── E2: results and the store's view (their parts: _results, the backing) ──
+
+    # timeout= as the contract names it (asyncio.wait_for's and Celery's
+    # get(timeout=) too), rather than a cancel scope around the call.
+    async def wait(self, job_id: str, *, timeout: float | None = None) -> Job:
+        """Wait until the job is finished and return it as the store has it.
+
+        Finished means COMPLETED, FAILED, TIMED_OUT or CANCELLED, wherever
+        (whichever member) it ran.
+
+        :param timeout: the most seconds to wait; None waits as long as it takes.
+        :raises TimeoutError: ``timeout`` seconds passed first.
+        :raises UnknownJobError: the store does not hold the job.
+        :raises SchedulerStoppedError: the scheduler stopped before the job ended.
+
+        On a durable store it rides an outage (the job cannot end in the store
+        meanwhile): ``timeout`` bounds that wait too.
+        """
+        return await wait_for(self._backing, job_id, timeout)
+
+    async def result(self, job_id: str, *, timeout: float | None = None) -> Any:
+        """Wait for the job (see :meth:`wait`) and return its result.
+
+        :raises JobFailedError: it ended other than COMPLETED; its ``job``
+            attribute is the finished job.
+        :raises TimeoutError: ``timeout`` seconds passed first.
+        :raises UnknownJobError: the store does not hold the job.
+        :raises SchedulerError: it completed, but its stored job or result
+            does not load here (another key signed it, its module is missing,
+            or the row was altered).
+        """
+        return result_of(await self.wait(job_id, timeout=timeout))
+
+    async def flush(self) -> None:
+        """Return once everything submitted so far is committed to the store."""
+        await self._backing.flush()
+
+    async def enqueue(
+        self,
+        job: Job,
+        *,
+        delay: float = 0.0,
+        depends_on: Iterable[str] = (),
+        at: datetime | None = None,
+        job_id: str | None = None,
+        connection: object = None,
+    ) -> str:
+        """Submit ``job`` and return its id once it is committed (same checks as submit).
+
+        Unlike ``submit``, it checks that the store holds every dependency
+        this process doesn't know before accepting the job.
+
+        :param connection: a database connection with a transaction open
+            (an async driver's too): the job is written in that transaction
+            and exists if and only if it commits; the id is returned once
+            it is written there.
+        :raises UnknownJobError: a dependency is in neither this process nor the store.
+        """
+        if connection is not None:
+            from ._joined import enqueue_joined
+
+            return await enqueue_joined(self, job, connection, delay, depends_on, at, job_id)
+        depends_on = await self._backing.check_dependencies(job, depends_on)
+        job_id = self.submit(job, delay=delay, depends_on=depends_on, at=at, job_id=job_id)
+        await self._backing.flush()
+        return job_id
+
+    async def fetch(self, job_id: str) -> Job:
+        """The job as the store has it, whichever process ran it.
+
+        :raises UnknownJobError: the store does not hold it.
+        :raises StoreUnavailableError: the store is unavailable (a one-off
+            read: the caller decides whether to try again; what this process
+            submitted is waited for as ``flush()`` does).
+        """
+        return await self._backing.fetch(job_id)

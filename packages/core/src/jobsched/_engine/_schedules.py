@@ -1,7 +1,9 @@
 """Recurring and cron schedules: the public methods' checks, then the backing's book.
 
 The backing keeps them (``backing.schedules``): ``MemorySchedules`` in this
-process's ticker, ``StoredSchedules`` in a durable store.
+process's ticker, ``StoredSchedules`` in a durable store. ``ScheduleCalls``
+is the scheduler's base for the seven public methods: it holds no state and
+reads three names (the run state, the settings' clock, the backing's book).
 """
 
 from __future__ import annotations
@@ -14,17 +16,28 @@ from .._exceptions import SchedulerStoppedError, UnknownScheduleError
 from .._jobs._job import Job
 from .._jobs._text import check_text
 from .._time._recurring import RecurringSchedule
-from ._submission import Submission
 
 if TYPE_CHECKING:
     from datetime import tzinfo
 
     from .._time._cron import CronTrigger
     from .._time._scheduleinfo import ScheduleInfo
+    from ._backing import Backing, ScheduleBook
+    from ._state import RunState, Settings
 
 
-class Schedules(Submission):
-    """Registers schedules; the ticker (or, on a durable store, the claimer) fires them."""
+class ScheduleCalls:
+    """Registers schedules; the ticker (or, on a durable store, the claimer) fires them.
+
+    A base of ``JobScheduler`` for its public schedule methods, so that
+    ``_scheduler.py`` stays short; it keeps nothing of its own.
+    """
+
+    __slots__ = ()
+
+    _run: RunState
+    _settings: Settings
+    _backing: Backing
 
     def schedule_recurring(
         self,
@@ -58,7 +71,7 @@ class Schedules(Submission):
             raise ValueError(f"start_in must be a number of seconds >= 0, got {start_in!r}")
         # Made on any store: its checks (the interval, misfire, the factory).
         schedule = RecurringSchedule(
-            factory, interval, self._clock() + start_in, allow_overlap, misfire
+            factory, interval, self._settings.clock() + start_in, allow_overlap, misfire
         )
         return self._backing.schedules.add_recurring(id, schedule, start_in)
 
@@ -137,7 +150,7 @@ class Schedules(Submission):
         """
         _check_lookup(schedule_id)
         if not await self._backing.schedules.pause(schedule_id):
-            raise self._unknown_schedule(schedule_id)
+            raise _unknown(self._backing.schedules, schedule_id)
 
     async def resume_schedule(self, schedule_id: str) -> None:
         """Fire a paused schedule again, from its first fire after now: fires
@@ -150,7 +163,7 @@ class Schedules(Submission):
         """
         _check_lookup(schedule_id)
         if not await self._backing.schedules.resume(schedule_id):
-            raise self._unknown_schedule(schedule_id)
+            raise _unknown(self._backing.schedules, schedule_id)
 
     async def trigger_schedule(self, schedule_id: str) -> str:
         """Submit one job from the schedule's factory now (paused or not; the
@@ -163,14 +176,8 @@ class Schedules(Submission):
         _check_lookup(schedule_id)
         job_id = await self._backing.schedules.trigger(schedule_id)
         if job_id is None:
-            raise self._unknown_schedule(schedule_id)
+            raise _unknown(self._backing.schedules, schedule_id)
         return job_id
-
-    def _unknown_schedule(self, schedule_id: object) -> UnknownScheduleError:
-        return UnknownScheduleError(
-            f"no schedule {schedule_id!r} in {self._backing.schedules.where}: never "
-            "registered, or removed (schedules() lists them)"
-        )
 
 
 def check_schedule_id(schedule_id: object) -> str:
@@ -182,6 +189,13 @@ def check_schedule_id(schedule_id: object) -> str:
     if not isinstance(schedule_id, str) or not schedule_id:
         raise ValueError(f"a schedule id must be a non-empty string, got {schedule_id!r}")
     return check_text("schedule id", schedule_id)
+
+
+def _unknown(book: ScheduleBook, schedule_id: object) -> UnknownScheduleError:
+    return UnknownScheduleError(
+        f"no schedule {schedule_id!r} in {book.where}: never "
+        "registered, or removed (schedules() lists them)"
+    )
 
 
 def _check_lookup(schedule_id: object) -> None:

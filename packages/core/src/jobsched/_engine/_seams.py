@@ -9,8 +9,8 @@ call, and the parts hold the records themselves.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sized
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine, Sized
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .._enums import JobStatus
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ._backing import Backing
     from ._cancel import Canceller
     from ._durable import DurableBacking
+    from ._lifecycle import Lifecycle
     from ._memory import MemoryBacking
     from ._state import JobListener, JobTable, RunState, Settings
     from ._timers import Ticker
@@ -35,6 +36,7 @@ class Seams:
     _timers: Ticker
     _backing: Backing
     _cancelling: Canceller
+    _lifecycle: Lifecycle
 
     @property
     def _num_workers(self) -> int:
@@ -117,3 +119,25 @@ class Seams:
     @property
     def _transition(self) -> Callable[[Job, JobStatus], None]:
         return self._table.transition
+
+    # The lifecycle's (step 7, E1): tests wrap the stop's wake-up, replace the
+    # ticker task, and count a replacement ticker's exit.
+    @property
+    def _wake_all(self) -> Callable[[], None]:
+        return self._lifecycle.wake_all
+
+    @_wake_all.setter
+    def _wake_all(self, wake_all: Callable[[], None]) -> None:
+        self._lifecycle.wake_all = wake_all  # type: ignore[method-assign]
+
+    @property
+    def _ticker(self) -> Callable[[], Coroutine[Any, Any, None]]:
+        return self._lifecycle.ticker
+
+    @_ticker.setter
+    def _ticker(self, ticker: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        self._lifecycle.ticker = ticker
+
+    @property
+    def _task_exited(self) -> Callable[[], None]:
+        return self._lifecycle.tasks.exited

@@ -3,15 +3,14 @@
 ``JobScheduler`` is assembled from parts, one module each, stacked so that a
 part may call the parts below it::
 
-    _scheduler.JobScheduler             construction, listeners, join, get
-      _lifecycle.Lifecycle              start, stop, async with
-        _results.Results                one job's outcome: wait, result
-          _stored.Stored                on a durable store: claimed jobs, the store's view
-            _timers.Timers              the ticker: due delayed jobs, schedules, timeouts
-              _schedules.Schedules      recurring and cron schedules (in memory or stored)
-                _submission.Submission  submit and its checks, dependencies
-                  _outcomes.Outcomes    how an attempt ended: retry, finish, the cascade
-                    _state.SchedulerState   the state (declared here) and its primitives
+    _scheduler.JobScheduler             listeners, join, get; start, stop (delegates)
+      _results.Results                  one job's outcome: wait, result
+        _stored.Stored                  on a durable store: claimed jobs, the store's view
+          _timers.Timers                the ticker: due delayed jobs, schedules, timeouts
+            _schedules.Schedules        recurring and cron schedules (in memory or stored)
+              _submission.Submission    submit and its checks, dependencies
+                _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
+                  _state.SchedulerState the state (declared here)
 
 The parts read three records rather than loose attributes: ``Settings``
 (what the scheduler was built with: fixed), ``RunState`` (NEW, STARTED,
@@ -21,7 +20,10 @@ jobs, their waiters and listeners, the one checked transition).
 The workers are a part of their own, not a layer: ``_dispatch.Dispatcher``
 (``_dispatcher``) owns them and their attempts, takes work from the backing
 and hands outcomes to ``Outcomes``. So is cancelling: ``_cancel.Canceller``
-(``_cancelling``), which ``cancel()`` and ``stop()`` call.
+(``_cancelling``), which ``cancel()`` and ``stop()`` call; and the lifecycle:
+``_lifecycle.Lifecycle`` (``_lifecycle``), which ``start``, ``stop`` and
+``async with`` call, with its count of the tasks still running. ``_compose``
+builds and wires them all.
 
 On a durable store the scheduler also has a link (``_link``, its tasks) and
 the link a ``_linkhost.LinkHost``: what the link calls back, on this state,
@@ -57,16 +59,15 @@ if TYPE_CHECKING:
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
     # module (datetime) would triple the cost of `import jobsched`; random
     # only for the rng's type (JobScheduler makes one when it is built).
-    import asyncio
     import random
 
-    from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
 
     from ._backing import Backing, EndHook
     from ._cancel import Canceller
     from ._dispatch import Dispatcher
     from ._executors import ExecutorSet
+    from ._lifecycle import Lifecycle
     from ._link import StoreLink
     from ._timers import Ticker
 
@@ -270,10 +271,8 @@ class SchedulerState:
     #: The queues submit refuses others of (memory: ``queues``; durable: None,
     #: a job of another queue waits in the store for a member that serves it).
     _served_here: frozenset[str] | None
-    _live_tasks: int
-    _done: anyio.Event | None
-    _task_group: TaskGroup | None
-    _standalone: asyncio.Task[None] | None
+    #: start, stop and ``async with``, and the count of live tasks (see _lifecycle).
+    _lifecycle: Lifecycle
     # A durable store (see _stored.py): None for the in-memory one.
     _link: StoreLink | None
     #: The registered functions by name (``js.App``), for registered jobs
@@ -286,20 +285,6 @@ class SchedulerState:
     #: (``complete_in``), by number: (attempt, result). Empty but for them,
     #: so the workers' hot path tests it for free.
     _completed_in: dict[int, tuple[int, Any]]
-
-    def _wake_all(self) -> None:
-        while self._idle_workers:
-            self._idle_workers.popleft().set()
-        self._timers.wake()
-
-    def _task_started(self) -> None:
-        self._live_tasks += 1
-
-    def _task_exited(self) -> None:
-        self._live_tasks -= 1
-        if self._live_tasks == 0:
-            assert self._done is not None
-            self._done.set()
 
 
 def _describe(job: object) -> str:

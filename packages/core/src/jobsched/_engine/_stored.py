@@ -1,28 +1,24 @@
-"""The scheduler on a durable store: what submit, the workers and outcomes do there.
+"""Stored jobs as this process reads them: a payload loaded (or why not),
+the placeholder for one that does not load, and the strategies a durable
+store can order by.
 
-With the in-memory store none of this runs: the parts below work on their
-heaps. With a durable store (SQLite, PostgreSQL) the store is the queue: a job
-is written at submit (group commit), claimed from the store when a worker is
-free, and its outcome written back, fenced on this member and the attempt.
-The dependency cascade happens in the store's transaction; this process's
-view of its jobs (``get``, listeners) follows what the store reports back.
-Times in the store are wall-clock; the view keeps monotonic ones.
+With a durable store (SQLite, PostgreSQL) the store is the queue: a job is
+written at submit (group commit), claimed from the store when a worker is
+free, and its outcome written back, fenced on this member and the attempt
+(``_durable.DurableBacking``; what the link calls back is
+``_linkhost.LinkHost``). The public ``flush``, ``enqueue`` and ``fetch`` are
+``JobScheduler``'s, over the backing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._exceptions import (
     SchedulerError,
 )
 from .._jobs._job import AsyncJob, Job
 from .._ordering._fairshare import FairShareStrategy
-from ._timers import Timers
-
-if TYPE_CHECKING:
-    from datetime import datetime
 
 
 class UnloadableJob(AsyncJob):
@@ -75,58 +71,6 @@ def load_job(codec: Any, payload: bytes) -> tuple[Any, str]:
             "something else since it was submitted?)"
         )
     return job, ""
-
-
-class Stored(Timers):
-    """The durable-store side of the scheduler: the store's view, opening and
-    closing the store. The workers' take-next is ``_held.ClaimedQueue.take``;
-    what the link calls back is ``_linkhost.LinkHost``."""
-
-    # ── the store's view ─────────────────────────────────────────────────
-
-    async def flush(self) -> None:
-        """Return once everything submitted so far is committed to the store."""
-        await self._backing.flush()
-
-    async def enqueue(
-        self,
-        job: Job,
-        *,
-        delay: float = 0.0,
-        depends_on: Iterable[str] = (),
-        at: datetime | None = None,
-        job_id: str | None = None,
-        connection: object = None,
-    ) -> str:
-        """Submit ``job`` and return its id once it is committed (same checks as submit).
-
-        Unlike ``submit``, it checks that the store holds every dependency
-        this process doesn't know before accepting the job.
-
-        :param connection: a database connection with a transaction open
-            (an async driver's too): the job is written in that transaction
-            and exists if and only if it commits; the id is returned once
-            it is written there.
-        :raises UnknownJobError: a dependency is in neither this process nor the store.
-        """
-        if connection is not None:
-            from ._joined import enqueue_joined
-
-            return await enqueue_joined(self, job, connection, delay, depends_on, at, job_id)  # type: ignore[arg-type]
-        depends_on = await self._backing.check_dependencies(job, depends_on)
-        job_id = self.submit(job, delay=delay, depends_on=depends_on, at=at, job_id=job_id)
-        await self.flush()
-        return job_id
-
-    async def fetch(self, job_id: str) -> Job:
-        """The job as the store has it, whichever process ran it.
-
-        :raises UnknownJobError: the store does not hold it.
-        :raises StoreUnavailableError: the store is unavailable (a one-off
-            read: the caller decides whether to try again; what this process
-            submitted is waited for as ``flush()`` does).
-        """
-        return await self._backing.fetch(job_id)
 
 
 def check_stored_options(strategy: object) -> None:

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ._attempts import Attempt, Deadlines
-from ._schedules import Schedules
 
 if TYPE_CHECKING:
+    from ._backing import Due
     from ._state import RunState
 
 
@@ -21,16 +21,18 @@ class Ticker:
 
     It owns the deadlines it watches, its wakeup, and when it sleeps until;
     the workers hand it attempts through :meth:`watch` and :meth:`grace`.
+    What it fires is its ``sources``, which the backing hands it (memory: its
+    delayed jobs and, once made, its schedules; durable: none, the claimer
+    fires stored schedules).
     """
 
     __slots__ = (
         "_clock",
         "_exited",
-        "_fire",
-        "_next_due",
         "_run",
         "deadlines",
         "sleeps_until",
+        "sources",
         "wakeup",
         "watching",
     )
@@ -40,15 +42,13 @@ class Ticker:
         run: RunState,
         clock: Callable[[], float],
         abandon: Callable[[Attempt], None],
-        fire: Callable[[float], None],
-        next_due: Callable[[], float | None],
         exited: Callable[[], None],
     ) -> None:
         self._run = run
         self._clock = clock
-        self._fire = fire  # fires what is due at this time
-        self._next_due = next_due  # when something is due next (None: nothing)
         self._exited = exited  # the lifecycle's count of live tasks
+        #: What is fired when due, in this order (see the class docstring).
+        self.sources: tuple[Due, ...] = ()
         #: Attempt timeouts, while the ticker runs to watch them (see Deadlines).
         self.deadlines = Deadlines(abandon)
         self.wakeup: anyio.Event | None = None
@@ -67,7 +67,8 @@ class Ticker:
             while not run.stopping:
                 now = clock()
                 deadlines.expire(now)
-                self._fire(now)
+                for source in self.sources:
+                    source.fire_due(now)
                 next_at = self._next_due()
                 timeout_at = deadlines.next_at()
                 if timeout_at is not None and (next_at is None or timeout_at < next_at):
@@ -86,6 +87,14 @@ class Ticker:
             self.watching = False
             deadlines.hand_back(clock)
             self._exited()
+
+    def _next_due(self) -> float | None:
+        next_at = None
+        for source in self.sources:
+            at = source.next_at()
+            if at is not None and (next_at is None or at < next_at):
+                next_at = at
+        return next_at
 
     def wake(self) -> None:
         """Something new may be due sooner: look again now."""
@@ -107,31 +116,3 @@ class Ticker:
         # Not watching: stop() is under way, and waits for it anyway.
         if self.watching and self.deadlines.grace(attempt, self._clock()) < self.sleeps_until:
             self.wake()
-
-
-class Timers(Schedules):
-    """What the ticker fires in memory: due delayed jobs and schedules."""
-
-    async def _ticker(self) -> None:
-        """The ticker task (tests may replace it on the instance)."""
-        await self._timers.run()
-
-    def _due(self, now: float) -> None:
-        for source in self._backing.due:  # schedules fired here (memory)
-            source.fire_due(now)
-        self._promote_due(now)
-
-    def _next_due(self) -> float | None:
-        next_at = self._queue.next_due()
-        for source in self._backing.due:
-            at = source.next_at()
-            if at is not None and (next_at is None or at < next_at):
-                next_at = at
-        return next_at
-
-    def _promote_due(self, now: float) -> None:
-        moved = self._queue.promote_due(now)
-        idle = self._idle_workers
-        while moved and idle:
-            idle.popleft().set()
-            moved -= 1

@@ -1,0 +1,252 @@
+"""Building a JobScheduler: its arguments checked, its records and parts made and wired.
+
+``JobScheduler.__init__`` keeps the public signature and calls :func:`compose`,
+which sets the parts on the scheduler (see ``_state.SchedulerState`` for what
+each is). Kept apart so that the public class stays the public face.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING
+
+from .._jobs._executor import Executor
+from .._ordering._admission import (
+    Admission,
+    check_executor_limits,
+    check_queue_limits,
+    check_queues,
+    check_rate_limits,
+)
+from .._ordering._fairshare import FairShareStrategy
+from .._ordering._queue import queue_for
+from .._ordering._ratelimit import RateLimit
+from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
+from ._attempts import abandon
+from ._cancel import Canceller
+from ._dispatch import Dispatcher
+from ._executors import ExecutorSet
+from ._lifecycle import Lifecycle, LiveTasks
+from ._memory import MemoryBacking
+from ._state import JobTable, RunState, Settings
+from ._stored import check_stored_options
+from ._timers import Ticker
+
+if TYPE_CHECKING:
+    import random
+
+    # Only a store given by URL or object loads the store seam (_store_for).
+    from ..store._base import JobStore
+    from ._backing import Backing
+    from ._scheduler import JobScheduler
+
+
+def compose(
+    s: JobScheduler,
+    strategy: SchedulingStrategy | None,
+    *,
+    num_workers: int,
+    executors: Mapping[str, Executor] | None,
+    rng: random.Random | None,
+    history_limit: int,
+    clock: Callable[[], float] | None,
+    rate_limits: Mapping[str, RateLimit] | None,
+    executor_limits: Mapping[str, int] | None,
+    store: str | JobStore,
+    queues: Collection[str] | None,
+    queue_limits: Mapping[str, int] | None,
+    load_grace: float,
+) -> None:
+    """Check ``JobScheduler``'s arguments (its errors are raised here) and
+    build its records and parts onto ``s``."""
+    if not isinstance(num_workers, int) or num_workers < 0:
+        raise ValueError(
+            f"num_workers must be an integer >= 1 (or 0 for a producer on a durable "
+            f"store), got {num_workers!r}"
+        )
+    if num_workers == 0 and store == "memory":
+        raise ValueError(
+            "num_workers=0 makes a producer, which only submits to a durable store for "
+            "workers elsewhere to run; on the memory store nothing would ever run its "
+            "jobs: give it workers, or a store such as store='sqlite:///jobs.db'"
+        )
+    if not isinstance(history_limit, int) or history_limit < 0:
+        raise ValueError(f"history_limit must be an integer >= 0, got {history_limit!r}")
+    if (
+        isinstance(load_grace, bool)
+        or not isinstance(load_grace, (int, float))
+        or not load_grace >= 0
+        or load_grace == math.inf
+    ):
+        raise ValueError(
+            f"load_grace must be a finite number of seconds >= 0 (how long a job "
+            f"this member cannot load waits for one that can), got {load_grace!r}"
+        )
+    if strategy is not None and not isinstance(strategy, SchedulingStrategy):
+        raise TypeError(f"strategy must be a jobsched.SchedulingStrategy, got {strategy!r}")
+    for name, executor in (executors or {}).items():
+        if not isinstance(executor, Executor):
+            raise TypeError(
+                f"executors[{name!r}] must be a jobsched.Executor instance, got {executor!r}"
+            )
+    in_memory = store == "memory" or _is_memory(store)
+    clock = clock if clock is not None else time.monotonic
+    # The records first: a durable backing's reads take them.
+    s._run = RunState()
+    s._table = JobTable(history_limit)
+    # The settings' clock, on the scheduler too: submit and the workers read it
+    # per job, and a record's field is one attribute load more.
+    s._clock = clock
+    s._link = None
+    s._held = {}
+    durable: Backing | None = None
+    if not in_memory:
+        # Loaded here, not at import: the link brings the codec (hashlib,
+        # hmac, pickle) and the members module (socket), which an
+        # in-memory scheduler never needs (`import jobsched` stays cheap).
+        from ._durable import DurableBacking
+        from ._held import ClaimedQueue, Held
+        from ._link import StoreLink
+        from ._linkhost import LinkHost
+
+        held = Held()
+        claims = ClaimedQueue(held)
+        link = StoreLink(_store_for(store), LinkHost(s, held, claims), history_limit)
+        s._link = claims.link = link
+        s._held = held.fences  # complete_in checks an attempt is still held
+        durable = DurableBacking(s, link, held, claims)
+        check_stored_options(strategy)
+        link.producer = num_workers == 0
+    s._registry = None
+    s._completed_in = {}
+    strategy = strategy if strategy is not None else PriorityStrategy()
+    s._executors = ExecutorSet(executors or {})
+    if rng is None:
+        import random  # here: `import jobsched` skips random (and hashlib's sha512)
+
+        rng = random.Random()
+
+    s._queue = queue_for(strategy)
+    # Limits live in the take-next step; without them workers pop the
+    # queue directly and pay nothing for the feature.
+    rates = check_rate_limits(rate_limits)
+    gates = s._executors.bounds(check_executor_limits(executor_limits, s._executors))
+    served = check_queues(queues)
+    queue_gates = check_queue_limits(queue_limits)
+    unserved = sorted(set(queue_gates) - served) if served is not None else []
+    if unserved:
+        raise ValueError(
+            f"queue_limits names {', '.join(map(repr, unserved))}, which queues= "
+            f"leaves out, so the limit could never apply: add it to queues=, or drop it"
+        )
+    s._settings = Settings(
+        strategy,
+        clock,
+        rng,
+        num_workers,
+        history_limit,
+        float(load_grace),
+        served,
+        queue_gates,
+        gates,
+    )
+    s._admission = None
+    s._blocked = {}  # job -> unmet dependencies
+    s._dependents = {}  # job -> jobs waiting on it
+    s._submit_hooks = []
+
+    s._idle_workers = deque()
+    # The ticker owns the attempts' deadlines; it fires the due sources the
+    # memory backing hands it (its delayed jobs, schedules) and sleeps until
+    # the next. (Attempts past their grace go to the dispatcher that runs them.)
+    tasks = LiveTasks()
+    s._timers = Ticker(s._run, clock, abandon, tasks.exited)
+    # The one choice of backing: every part after this asks it, not which it is.
+    s._backing = (
+        MemoryBacking(
+            s._settings,
+            s._run,
+            s._table,
+            s._queue,
+            s._idle_workers,
+            s._timers,
+            s._block_on,
+            s._executor_loaded,
+            s.submit,
+        )
+        if durable is None
+        else durable
+    )
+    # Outcomes finishes jobs directly unless the backing writes first.
+    s._ending = s._backing.ending
+    s._finish_one = s._finish_here if s._ending is None else s._finish_recorded
+    if s._link is not None:
+        # The store applies the limits in its claims (see LinkHost.claim_capacity).
+        s._link.rates = rates or None
+        s._link.queues = served
+        if isinstance(strategy, FairShareStrategy):
+            s._link.tenants = dict(strategy.weights)
+    elif rates or gates or queue_gates:
+        s._admission = Admission(
+            s._queue,
+            strategy.key,
+            s._backing.release,
+            clock,
+            rates,
+            gates,
+            queue_gates,
+        )
+    # Bound once: submit calls them per job.
+    s._add = s._backing.add
+    s._served_here = s._backing.served(served)
+    if s._admission is not None:
+        # Limits live in the take-next step (the memory backing's).
+        s._backing.take_next = s._admission.take
+    s._dispatcher = Dispatcher(
+        s._backing,
+        s._settle,
+        s._finish_one,
+        s._table,
+        s._timers,
+        s._executors,
+        s._run,
+        clock=clock,
+        idle=s._idle_workers,
+        completed_in=s._completed_in,
+        tasks=(tasks.started, tasks.exited),
+        host=s,
+    )
+    s._cancelling = Canceller(s._table, s._backing, s._dispatcher, s._finish, s._admission)
+    s._lifecycle = Lifecycle(
+        tasks,
+        s._run,
+        s._table,
+        num_workers,
+        s._idle_workers,
+        s._timers,
+        s._dispatcher,
+        s._cancelling,
+        s._executors,
+        s._backing,
+    )
+
+
+def _is_memory(store: object) -> bool:
+    """Whether ``store`` is ``open_store("memory")``'s: the scheduler keeps its jobs."""
+    from ..store._registry import MemoryStore
+
+    return isinstance(store, MemoryStore)
+
+
+def _store_for(store: object) -> JobStore:
+    from ..store._base import JobStore
+    from ..store._registry import open_store
+
+    if isinstance(store, JobStore):
+        return store
+    if isinstance(store, str):
+        return open_store(store)
+    raise TypeError(f"store must be 'memory', a store URL or a jobsched.JobStore, got {store!r}")
