@@ -28,6 +28,7 @@ from .._ordering._fairshare import FairShareStrategy
 from .._ordering._queue import queue_for
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
+from .._retention import Retention, check_retention
 from ._attempts import abandon
 from ._cancel import Canceller
 from ._dispatch import Dispatcher
@@ -66,6 +67,8 @@ class JobScheduler(Lifecycle, Seams):
         when it stops.
     :param rng: randomness for retry jitter (seed it for repeatable runs).
     :param history_limit: how many finished jobs :meth:`get` still knows.
+    :param retention: a :class:`Retention`: how long finished jobs are kept
+        per outcome, and at most how many (in place of ``history_limit``).
     :param clock: seconds as a float; ``time.monotonic`` by default. Tests on
         virtual time pass ``anyio.current_time`` under a mock clock.
     :param rate_limits: rate key -> :class:`RateLimit`: limits the starts of
@@ -103,6 +106,7 @@ class JobScheduler(Lifecycle, Seams):
         executors: Mapping[str, Executor] | None = None,
         rng: random.Random | None = None,
         history_limit: int = 10_000,
+        retention: Retention | None = None,
         clock: Callable[[], float] | None = None,
         rate_limits: Mapping[str, RateLimit] | None = None,
         executor_limits: Mapping[str, int] | None = None,
@@ -124,6 +128,7 @@ class JobScheduler(Lifecycle, Seams):
             )
         if not isinstance(history_limit, int) or history_limit < 0:
             raise ValueError(f"history_limit must be an integer >= 0, got {history_limit!r}")
+        keeping = check_retention(retention, history_limit)
         if (
             isinstance(load_grace, bool)
             or not isinstance(load_grace, (int, float))
@@ -145,7 +150,7 @@ class JobScheduler(Lifecycle, Seams):
         clock = clock if clock is not None else time.monotonic
         # The records first: a durable backing's reads take them.
         self._run = RunState()
-        self._table = JobTable(history_limit)
+        self._table = JobTable(keeping)
         # The settings' clock, on self too: submit and the workers read it
         # per job, and a record's field is one attribute load more.
         self._clock = clock
@@ -163,7 +168,7 @@ class JobScheduler(Lifecycle, Seams):
 
             held = Held()
             claims = ClaimedQueue(held)
-            link = StoreLink(_store_for(store), LinkHost(self, held, claims), history_limit)
+            link = StoreLink(_store_for(store), LinkHost(self, held, claims), keeping)
             self._link = claims.link = link
             self._held = held.fences  # complete_in checks an attempt is still held
             durable = DurableBacking(self, link, held, claims)
