@@ -175,3 +175,45 @@ async def test_history_limit_prunes_as_before_and_keeping_everything_never_prune
     async with js.JobScheduler(store=forever, retention=js.Retention()) as s:
         await run(s, int, 2)
     assert forever.calls == []
+
+
+def test_the_app_carries_its_retention_to_its_schedulers(tmp_path: Path) -> None:
+    """js.App(retention=...) reaches app.scheduler() and app.background()."""
+    retention = js.Retention(failed=timedelta(days=30), max_finished=1000)
+    app = js.App(f"sqlite:///{tmp_path / 'jobs.db'}", retention=retention)
+    assert app.settings()["retention"] is retention
+    s = app.scheduler()
+    bg = app.background(num_workers=1)
+    for made in (s, bg.scheduler):
+        assert made._table.keeping is retention
+        assert made._link is not None
+        assert made._link._committer._pruning.keeping is retention
+        anyio.run(made.stop)
+
+
+def test_background_scheduler_takes_a_retention() -> None:
+    retention = js.Retention(completed=60)
+    bg = js.BackgroundScheduler(retention=retention)
+    assert bg.scheduler._table.keeping is retention
+
+
+def test_the_worker_options_make_a_retention_over_the_apps(tmp_path: Path) -> None:
+    """``jobsched worker --keep OUTCOME=AGE --max-finished N``: a Retention
+    for a worker without an app, or the app's with those fields replaced;
+    the start line names it."""
+    from jobsched._cli._keepopts import KeepType
+    from jobsched._cli._workeropts import Options, described, plain_scheduler
+
+    keep = dict(KeepType().convert(v, None, None) for v in ("failed=7d", "completed=90m"))
+    assert keep == {"failed": 7 * DAY, "completed": 5400.0}
+    options = Options(store_url=None, workers=1, keep=keep, max_finished=500)
+    plain = plain_scheduler(options, SQLiteStore(f"sqlite:///{tmp_path / 'jobs.db'}"))
+    assert plain._table.keeping == js.Retention(completed=5400.0, failed=7 * DAY, max_finished=500)
+    assert "keeping completed 5400s, failed 604800s, timed_out 604800s, at most 500" in described(
+        plain
+    )
+    base = js.Retention(cancelled=60, failed=DAY)
+    over = options.overrides({"retention": base})["retention"]
+    assert over == js.Retention(completed=5400.0, failed=7 * DAY, cancelled=60, max_finished=500)
+    assert Options(store_url=None, workers=1).overrides({"retention": base})["retention"] is base
+    assert "retention" not in Options(store_url=None, workers=1).overrides({})
