@@ -93,7 +93,8 @@ async def test_max_finished_bounds_the_kept_jobs_oldest_first() -> None:
     """Beyond ``max_finished`` the oldest finished jobs go, of any outcome,
     with an age or without."""
     for retention in (js.Retention(max_finished=3), js.Retention(failed=DAY, max_finished=3)):
-        async with js.JobScheduler(retention=retention, clock=Clock()) as s:
+        # One worker: the jobs finish in the order they were submitted.
+        async with js.JobScheduler(retention=retention, clock=Clock(), num_workers=1) as s:
             ids = await run(s, boom) + await run(s, int, 4)
             assert known(s, ids) == ids[2:], retention
 

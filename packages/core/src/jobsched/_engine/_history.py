@@ -21,7 +21,7 @@ class RetainedHistory:
     """Finished jobs by status, oldest first; :meth:`add` files one and
     evicts (from ``jobs``) what the rule no longer keeps."""
 
-    __slots__ = ("_ages", "_bound", "_by_status", "_jobs", "_size")
+    __slots__ = ("_ages", "_bound", "_by_status", "_jobs", "_seq", "_size")
 
     def __init__(
         self, jobs: dict[int, Job], ages: dict[JobStatus, float], bound: int | None
@@ -29,8 +29,11 @@ class RetainedHistory:
         self._jobs = jobs
         self._ages = [(status, age) for status, age in ages.items()]
         self._bound = bound
-        #: status -> (finished_at, job number), in finish order.
-        self._by_status: dict[JobStatus, deque[tuple[float, int]]] = {}
+        #: status -> (finished_at, filing order, job number), in finish order:
+        #: the filing order breaks ties of finished_at (a coarse clock, or a
+        #: test's fixed one) so the count bound drops the first filed.
+        self._by_status: dict[JobStatus, deque[tuple[float, int, int]]] = {}
+        self._seq = 0
         self._size = 0
 
     def __len__(self) -> int:
@@ -45,7 +48,8 @@ class RetainedHistory:
         queue = by_status.get(job.status)
         if queue is None:
             queue = by_status[job.status] = deque()
-        queue.append((now, number))
+        self._seq += 1
+        queue.append((now, self._seq, number))
         self._size += 1
         jobs = self._jobs
         for status, age in self._ages:
@@ -53,11 +57,11 @@ class RetainedHistory:
             if aged:
                 cutoff = now - age
                 while aged and aged[0][0] < cutoff:
-                    jobs.pop(aged.popleft()[1], None)
+                    jobs.pop(aged.popleft()[2], None)
                     self._size -= 1
         bound = self._bound
         if bound is not None:
             while self._size > bound:
                 oldest = min((q for q in by_status.values() if q), key=lambda q: q[0])
-                jobs.pop(oldest.popleft()[1], None)
+                jobs.pop(oldest.popleft()[2], None)
                 self._size -= 1
