@@ -89,6 +89,15 @@ def _take_edges(conn: sqlite3.Connection, upstream: int) -> list[int]:
     return [d for (d,) in rows]
 
 
+#: One status's rows that finished before a cutoff, oldest first (jobs_ended).
+AGED = (
+    "SELECT id FROM jobs WHERE status = ? AND finished_at IS NOT NULL "
+    "AND finished_at < ? ORDER BY finished_at LIMIT ?"
+)
+#: The oldest finished rows (jobs_finished), from the oldest end: no OFFSET walk.
+OLDEST = "SELECT id FROM jobs WHERE finished_at IS NOT NULL ORDER BY finished_at LIMIT ?"
+
+
 def prune(
     conn: sqlite3.Connection, keep: int | None, before: Mapping[JobStatus, float], batch: int
 ) -> int:
@@ -104,12 +113,7 @@ def prune(
     for status, cutoff in before.items():
         if gone >= batch:
             return gone
-        gone += _delete(
-            conn,
-            "SELECT id FROM jobs WHERE status = ? AND finished_at IS NOT NULL "
-            "AND finished_at < ? ORDER BY finished_at LIMIT ?",
-            (status.value, cutoff, batch - gone),
-        )
+        gone += _delete(conn, AGED, (status.value, cutoff, batch - gone))
     if keep is not None and gone < batch:
         # The finished jobs, from the counts the outcomes keep (no row read).
         (finished,) = conn.execute(
@@ -118,11 +122,7 @@ def prune(
         ).fetchone()
         over = min(finished - keep, batch - gone)
         if over > 0:
-            gone += _delete(
-                conn,
-                "SELECT id FROM jobs WHERE finished_at IS NOT NULL ORDER BY finished_at LIMIT ?",
-                (over,),
-            )
+            gone += _delete(conn, OLDEST, (over,))
     return gone
 
 
