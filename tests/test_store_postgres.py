@@ -488,6 +488,21 @@ async def test_prune_reads_the_finished_index_and_primary_keys_at_100k_rows(
     assert sql(url, "SELECT min(job_id), count(*) FROM jobsched_attempts") == [(90_001, 10_000)]
 
 
+async def test_a_store_made_before_the_index_by_status_gets_it_on_open(
+    store: PostgresStore, url: str
+) -> None:
+    """jobsched_jobs_ended (retention's prune) is no schema version: a store
+    without it gets it when a member opens it, and one with it is left alone."""
+    assert sql(url, "SELECT to_regclass('jobsched_jobs_ended') IS NOT NULL") == [(True,)]
+    sql(url, "DROP INDEX jobsched_jobs_ended")
+    assert sql(url, "SELECT to_regclass('jobsched_jobs_ended') IS NOT NULL") == [(False,)]
+    for _ in range(2):
+        again = PostgresStore(url, secret=SECRET)
+        await again.open()
+        await again.close()
+        assert sql(url, "SELECT to_regclass('jobsched_jobs_ended') IS NOT NULL") == [(True,)]
+
+
 async def test_the_recent_attempts_come_from_indexes_at_100k_rows(
     store: PostgresStore, url: str
 ) -> None:
