@@ -21,7 +21,7 @@ class RetainedHistory:
     """Finished jobs by status, oldest first; :meth:`add` files one and
     evicts (from ``jobs``) what the rule no longer keeps."""
 
-    __slots__ = ("_ages", "_bound", "_by_status", "_jobs", "_seq", "_size")
+    __slots__ = ("_ages", "_bound", "_by_status", "_filed", "_jobs", "_size")
 
     def __init__(
         self, jobs: dict[int, Job], ages: dict[JobStatus, float], bound: int | None
@@ -33,7 +33,7 @@ class RetainedHistory:
         #: the filing order breaks ties of finished_at (a coarse clock, or a
         #: test's fixed one) so the count bound drops the first filed.
         self._by_status: dict[JobStatus, deque[tuple[float, int, int]]] = {}
-        self._seq = 0
+        self._filed = 0
         self._size = 0
 
     def __len__(self) -> int:
@@ -48,8 +48,8 @@ class RetainedHistory:
         queue = by_status.get(job.status)
         if queue is None:
             queue = by_status[job.status] = deque()
-        self._seq += 1
-        queue.append((now, self._seq, number))
+        self._filed += 1
+        queue.append((now, self._filed, number))
         self._size += 1
         jobs = self._jobs
         for status, age in self._ages:
