@@ -118,7 +118,7 @@ def store(folder: Path, jobs: int) -> tuple[Counter[str], Counter[str]]:
         outcomes = [Outcome(c.id, c.attempt, JobStatus.COMPLETED, time.time()) for c in claimed]
 
     def prune() -> None:
-        _transaction(conn, lambda: _sql.prune(conn, 1000, 1000))
+        _transaction(conn, lambda: _sql.prune(conn, 1000, {}, 1000))
 
     return _measure(conn, Path(f"{path}-wal"), round_, prune)
 

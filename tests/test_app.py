@@ -375,8 +375,8 @@ def test_app_validates_at_construction() -> None:
         js.App(queues=["a"], queue_limits={"x": 1})
     with pytest.raises(TypeError, match="strategy"):
         js.App(strategy="fifo")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="issue 38"):
-        js.App(retention=object())
+    with pytest.raises(TypeError, match="retention must be a jobsched.Retention"):
+        js.App(retention=object())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="secret= apply to a store given by URL"):
         js.App(secret="s")
     with pytest.raises(ValueError, match="lease must be a positive"):

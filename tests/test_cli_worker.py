@@ -268,6 +268,13 @@ OPTION_ERRORS = {
     "lease-zero": ([*_OPTS, "--lease", "0"], "'--lease': 0.0 is not in the range x>0"),
     "history-negative": ([*_OPTS, "--history-limit", "-1"], "'--history-limit'"),
     "lease-inf": ([*_OPTS, "--lease", "inf"], "'inf' is not a finite number of seconds"),
+    "keep-outcome": ([*_OPTS, "--keep", "done=1d"], "'done=1d' is not OUTCOME=AGE"),
+    "keep-age": ([*_OPTS, "--keep", "failed=-1d"], "(e.g. failed=7d)"),
+    "keep-and-history": (
+        [*_OPTS, "--keep", "failed=7d", "--history-limit", "50"],
+        "give the count as Retention(max_finished=50)",
+    ),
+    "max-finished-negative": ([*_OPTS, "--max-finished", "-1"], "'--max-finished'"),
     "load-grace-negative": ([*_OPTS, "--load-grace", "-1"], "'--load-grace'"),
     "load-grace-inf": ([*_OPTS, "--load-grace", "inf"], "'inf' is not a finite number of seconds"),
     "no-code": (

@@ -28,6 +28,7 @@ from jobsched.store import NewJob, Outcome
 from jobsched_postgres import PostgresStore
 from jobsched_postgres import _connect as pg_connect
 from jobsched_postgres import _pool as pg_pool
+from jobsched_postgres import _prune as pg_prune
 from jobsched_postgres import _schema as pg_schema
 from jobsched_postgres import _sql as pg_sql
 from jobsched_postgres import _store as pg_store
@@ -452,12 +453,15 @@ async def test_members_racing_never_claim_one_job_twice(url: str) -> None:
 async def test_prune_reads_the_finished_index_and_primary_keys_at_100k_rows(
     store: PostgresStore, url: str
 ) -> None:
-    """The plan at scale: the oldest finished rows from their index, each
-    DELETE by primary key; never a scan or a sort of a table."""
+    """The plan at scale: the oldest finished rows from their index (by
+    status and finish time for an age, by finish time for the count), each
+    DELETE by primary key; never a scan or a sort of a table, and no OFFSET
+    walk over the rows kept."""
     sql(
         url,
         "INSERT INTO jobsched_jobs (id, name, executor, status, k0, k1, k2, run_at, "
-        "submitted_at, finished_at, payload) SELECT i, 'j', 'async', 'completed', 0, 0, 0, "
+        "submitted_at, finished_at, payload) SELECT i, 'j', 'async', "
+        "CASE WHEN i % 50 = 0 THEN 'failed' ELSE 'completed' END, 0, 0, 0, "
         "0, 0, i, '\\x00' FROM generate_series(1, 100000) i",
     )
     sql(
@@ -466,17 +470,37 @@ async def test_prune_reads_the_finished_index_and_primary_keys_at_100k_rows(
         "status) SELECT i, 1, 'm', i, i, 'completed' FROM generate_series(1, 100000) i",
     )
     sql(url, "ANALYZE")
-    params = {"batch": 1000, "keep": 10_000}
+    # Failures (2%) by age: the index by status skips the completions among them.
+    aged = {"status": "failed", "cutoff": 50_000.0, "batch": 1000}
     with psycopg.connect(url) as conn:  # a transaction, rolled back: the plan only
-        plan = "\n".join(
-            r[0] for r in conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + pg_sql.PRUNE, params)
-        )
+        plans = [
+            "\n".join(r[0] for r in conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + q, p))
+            for q, p in ((pg_prune.AGED, aged), (pg_prune.OLDEST, {"batch": 1000}))
+        ]
         conn.rollback()
-    assert "jobsched_jobs_finished" in plan, plan
-    assert "Seq Scan" not in plan and "Sort" not in plan, plan
-    assert await store.prune(10_000) == 90_000
+    for plan, index in zip(plans, ("jobsched_jobs_ended", "jobsched_jobs_finished"), strict=True):
+        assert index in plan, plan
+        assert "Seq Scan" not in plan and "Sort" not in plan, plan
+    # The failures before 50,000 by age, then the oldest beyond 10,000.
+    assert await store.prune(None, {js.JobStatus.FAILED: 50_000.0}) == 999
+    assert await store.prune(10_000) == 89_001
     assert sql(url, "SELECT min(id), count(*) FROM jobsched_jobs") == [(90_001, 10_000)]
     assert sql(url, "SELECT min(job_id), count(*) FROM jobsched_attempts") == [(90_001, 10_000)]
+
+
+async def test_a_store_made_before_the_index_by_status_gets_it_on_open(
+    store: PostgresStore, url: str
+) -> None:
+    """jobsched_jobs_ended (retention's prune) is no schema version: a store
+    without it gets it when a member opens it, and one with it is left alone."""
+    assert sql(url, "SELECT to_regclass('jobsched_jobs_ended') IS NOT NULL") == [(True,)]
+    sql(url, "DROP INDEX jobsched_jobs_ended")
+    assert sql(url, "SELECT to_regclass('jobsched_jobs_ended') IS NOT NULL") == [(False,)]
+    for _ in range(2):
+        again = PostgresStore(url, secret=SECRET)
+        await again.open()
+        await again.close()
+        assert sql(url, "SELECT to_regclass('jobsched_jobs_ended') IS NOT NULL") == [(True,)]
 
 
 async def test_the_recent_attempts_come_from_indexes_at_100k_rows(

@@ -634,6 +634,37 @@ async def test_prune_keeps_the_newest_finished_jobs(
     assert kept == [6, 7, 8, 9, 10]  # the 3 newest finished, and the 2 still running
 
 
+async def test_prune_reads_its_indexes_from_the_oldest_end(store: SQLiteStore) -> None:
+    """By age, one status's aged rows from jobs_ended; by count, the oldest
+    from jobs_finished: no table scan, no sort, no OFFSET over the kept rows.
+    A store made before the index gets it when it is opened."""
+    from jobsched_sqlite import _sql
+
+    conn = sqlite3.connect(store.path)
+    try:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert "jobs_ended" in names
+        for sql, args, index in [
+            (_sql.AGED, ("failed", NOW, 1000), "jobs_ended"),
+            (_sql.OLDEST, (1000,), "jobs_finished"),
+        ]:
+            plan = " ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
+            assert f"INDEX {index}" in plan and "TEMP B-TREE" not in plan, plan
+        conn.execute("DROP INDEX jobs_ended")  # as a store made by an older jobsched
+        conn.commit()
+    finally:
+        conn.close()
+    again = SQLiteStore(store.url)
+    await again.open()
+    await again.close()
+    conn = sqlite3.connect(store.path)
+    try:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert "jobs_ended" in names
+    finally:
+        conn.close()
+
+
 async def test_the_store_is_usable_from_many_threads(tmp_path: Path) -> None:
     """reserve_ids is synchronous; it must not collide with the store's own thread."""
     store = SQLiteStore(url_for(tmp_path / "j.db"))

@@ -15,10 +15,10 @@ store", walks through it), and passes the conformance suite:
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from jobsched import JobStatus
-from jobsched.store import Change, NewJob, StoredJob
+from jobsched.store import Change, NewJob, StoredJob, check_prune_args
 
 from . import _deps
 from ._leases import Leases
@@ -106,16 +106,24 @@ class DictStore(Leases, Schedules, Reads):
     async def unfinished(self) -> int:
         return sum(not r.status.is_terminal for r in self._state.jobs.values())
 
-    async def prune(self, keep: int) -> int:
+    async def prune(self, keep: int | None, before: Mapping[JobStatus, float] | None = None) -> int:
+        cutoffs = check_prune_args(keep, before)
         state = self._state
         ended = sorted(
             (r for r in state.jobs.values() if r.finished_at is not None),
             key=lambda r: r.finished_at or 0.0,
             reverse=True,
         )
-        for row in ended[keep:]:
-            del state.jobs[row.id]
-            state.dependents.pop(row.id, None)
+        # A dict has no index: sorting every finished row is fine at its scale.
+        aged = [
+            r for r in ended if r.status in cutoffs and (r.finished_at or 0.0) < cutoffs[r.status]
+        ]
+        gone = {r.id for r in aged}
+        if keep is not None:
+            gone.update(r.id for r in [r for r in ended if r.id not in gone][keep:])
+        for job_id in gone:
+            row = state.jobs.pop(job_id)
+            state.dependents.pop(job_id, None)
             for attempt in range(1, row.attempts + 1):
-                state.attempts.pop((row.id, attempt), None)
-        return max(len(ended) - keep, 0)
+                state.attempts.pop((job_id, attempt), None)
+        return len(gone)

@@ -44,6 +44,7 @@ from ._ordering._strategies import EarliestDeadlineFirstStrategy as EarliestDead
 from ._ordering._strategies import FIFOStrategy as FIFOStrategy
 from ._ordering._strategies import PriorityStrategy as PriorityStrategy
 from ._ordering._strategies import SchedulingStrategy as SchedulingStrategy
+from ._retention import Retention as Retention
 
 if TYPE_CHECKING:
     from ._app._app import App as App
@@ -85,6 +86,7 @@ __all__ = [
     "NonRetryableError",
     "PriorityStrategy",
     "RateLimit",
+    "Retention",
     "RetryPolicy",
     "ScheduleInfo",
     "SchedulerError",

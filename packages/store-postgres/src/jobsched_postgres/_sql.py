@@ -1,4 +1,4 @@
-"""The PostgreSQL store's adds, prunes and counts, and what its other
+"""The PostgreSQL store's adds and counts, and what its other
 modules share (the connection type, the server's clock, NOTIFY). Claims are
 in ``_claim``, outcomes in ``_outcomes``, the cascade and cancels in
 ``_cancels``: each a function of a connection, run on one of the store's
@@ -237,22 +237,6 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
     if len(changes) < len(jobs):
         notify(conn)
     return changes
-
-
-# ── history ──────────────────────────────────────────────────────────────
-
-# The oldest finished jobs beyond the newest `keep`, a batch of them, and
-# their attempts. By id arrays, so each DELETE probes a primary key (joined,
-# the planner hashed both tables whole: 20 ms a batch at 20k rows).
-PRUNE = """
-WITH old AS (
-    SELECT id FROM jobsched_jobs WHERE finished_at IS NOT NULL
-    ORDER BY finished_at DESC, id DESC LIMIT %(batch)s OFFSET %(keep)s
-),
-jobs AS (DELETE FROM jobsched_jobs WHERE id = ANY(ARRAY(SELECT id FROM old)) RETURNING id),
-attempts AS (DELETE FROM jobsched_attempts WHERE job_id = ANY(ARRAY(SELECT id FROM jobs)))
-SELECT COUNT(*) FROM jobs
-"""
 
 
 # ── counts ───────────────────────────────────────────────────────────────

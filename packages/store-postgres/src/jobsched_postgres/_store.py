@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
 import anyio
@@ -25,7 +25,7 @@ import anyio.lowlevel
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from jobsched import StoreUnavailableError
+from jobsched import JobStatus, StoreUnavailableError
 from jobsched.store import Change, DueSchedule, Joined, NewJob, Registered, StoredJob, TakeoverLooks
 
 from . import (
@@ -35,6 +35,7 @@ from . import (
     _frontier,
     _orphans,
     _poollog,
+    _prune,
     _queues,
     _running,
     _schedules,
@@ -319,10 +320,11 @@ class PostgresStore(Pooled, Leases, ScheduleReads):
 
         return await self._run(count, transaction=False, again=True)
 
-    async def prune(self, keep: int) -> int:
+    async def prune(self, keep: int | None, before: Mapping[JobStatus, float] | None = None) -> int:
+        cutoffs = _prune.check_prune_args(keep, before)
+
         def prune(conn: _sql.Conn) -> int:
-            gone = conn.execute(_sql.PRUNE, {"batch": PRUNE_BATCH, "keep": keep}).fetchone()
-            return int(gone[0]) if gone is not None else 0
+            return _prune.prune(conn, keep, cutoffs, PRUNE_BATCH)
 
         total = 0
         while True:

@@ -133,6 +133,14 @@ INSERT INTO jobsched_meta (key, value) VALUES ('schema', 4), ('next_id', 1);
 #: one creates this index (in its transaction): every job written pays for an
 #: index (about a tenth of W7's throughput), so a file never claimed by a fair
 #: share doesn't have it.
+# Finished rows by status, oldest first: a prune by age (js.Retention) reads
+# the aged rows of one status from the head, never the rows a longer age
+# keeps. Added on open to a store of any version (IF NOT EXISTS): an index
+# is no format change, and an older jobsched ignores it.
+ENDED_INDEX = (
+    "CREATE INDEX IF NOT EXISTS jobs_ended ON jobs (status, finished_at) "
+    "WHERE finished_at IS NOT NULL"
+)
 TENANT_INDEX = (
     "CREATE INDEX IF NOT EXISTS jobs_ready_tenants ON jobs (tenant, k0, k1, k2) WHERE queue = 0"
 )
@@ -261,6 +269,12 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
         _locked(conn, path, count_ended, "count the ended jobs of")
     else:
         _check_writable(conn, path)
+    if "jobs_ended" not in tables:
+        _locked(conn, path, _index_ended, "index the finished jobs of")
+
+
+def _index_ended(conn: sqlite3.Connection) -> None:
+    conn.execute(ENDED_INDEX)
 
 
 def _check_writable(conn: sqlite3.Connection, path: Path) -> None:
@@ -315,6 +329,7 @@ def _create(conn: sqlite3.Connection) -> None:
     for statement in _DDL.split(";"):
         if statement.strip():
             conn.execute(statement)
+    conn.execute(ENDED_INDEX)
 
 
 def _locked(

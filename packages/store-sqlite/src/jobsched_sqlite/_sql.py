@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from jobsched import JobStatus
@@ -89,13 +89,50 @@ def _take_edges(conn: sqlite3.Connection, upstream: int) -> list[int]:
     return [d for (d,) in rows]
 
 
-def prune(conn: sqlite3.Connection, keep: int, batch: int) -> int:
-    """Delete up to ``batch`` of the oldest finished jobs beyond the newest
-    ``keep``, with their attempts; how many went."""
+#: One status's rows that finished before a cutoff, oldest first (jobs_ended).
+AGED = (
+    "SELECT id FROM jobs WHERE status = ? AND finished_at IS NOT NULL "
+    "AND finished_at < ? ORDER BY finished_at LIMIT ?"
+)
+#: The oldest finished rows (jobs_finished), from the oldest end: no OFFSET walk.
+OLDEST = "SELECT id FROM jobs WHERE finished_at IS NOT NULL ORDER BY finished_at LIMIT ?"
+
+
+def prune(
+    conn: sqlite3.Connection, keep: int | None, before: Mapping[JobStatus, float], batch: int
+) -> int:
+    """Delete up to ``batch`` finished jobs, with their attempts: first those
+    of each status in ``before`` that finished before its cutoff, then the
+    oldest beyond the newest ``keep``; how many went.
+
+    Both read an index from its oldest end (jobs_ended by status, then
+    jobs_finished), so a prune costs the rows it deletes, never a walk over
+    the rows kept (the count bound's OFFSET walked ``keep`` rows).
+    """
+    gone = 0
+    for status, cutoff in before.items():
+        if gone >= batch:
+            return gone
+        gone += _delete(conn, AGED, (status.value, cutoff, batch - gone))
+    if keep is not None and gone < batch:
+        # The finished jobs, from the counts the outcomes keep (no row read).
+        (finished,) = conn.execute(
+            "SELECT (SELECT COALESCE(SUM(n), 0) FROM completed_counts) "
+            "+ (SELECT COALESCE(SUM(n), 0) FROM ended_counts)"
+        ).fetchone()
+        over = min(finished - keep, batch - gone)
+        if over > 0:
+            gone += _delete(conn, OLDEST, (over,))
+    return gone
+
+
+def _delete(conn: sqlite3.Connection, chosen: str, params: tuple[Any, ...]) -> int:
+    """Delete the finished jobs ``chosen`` selects, their attempts and own
+    ids, and take them off the counts; how many went."""
     gone = conn.execute(
-        "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE finished_at IS NOT NULL "
-        "ORDER BY finished_at DESC LIMIT ? OFFSET ?) RETURNING id, executor, status",
-        (batch, keep),
+        f"DELETE FROM jobs WHERE id IN ({chosen}) AND finished_at IS NOT NULL "
+        "RETURNING id, executor, status",
+        params,
     ).fetchall()
     if not gone:
         return 0

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import anyio
 
-from jobsched import RateLimit, StoreUnavailableError
+from jobsched import JobStatus, RateLimit, StoreUnavailableError
 from jobsched.store import (
     Change,
     Claimed,
@@ -29,6 +29,7 @@ from jobsched.store import (
     Recorded,
     StoredJob,
     TakeoverLooks,
+    check_prune_args,
 )
 
 from . import _handback, _operator, _own, _schedules, _schema, _sql, _txadd
@@ -309,10 +310,11 @@ class SQLiteStore(Reads):
         except AlreadyFired:
             return False
 
-    async def prune(self, keep: int) -> int:
+    async def prune(self, keep: int | None, before: Mapping[JobStatus, float] | None = None) -> int:
+        cutoffs = check_prune_args(keep, before)
         total = 0
         while True:
-            deleted = await self._write_async(lambda conn: prune(conn, keep, PRUNE_BATCH))
+            deleted = await self._write_async(lambda conn: prune(conn, keep, cutoffs, PRUNE_BATCH))
             total += deleted
             if deleted < PRUNE_BATCH:
                 return total

@@ -18,6 +18,7 @@ from .._jobs._job import _DEFAULT_RETRY, Job, _is_coroutine_function
 from .._jobs._options import DEFAULT_QUEUE
 from .._jobs._retry import RetryPolicy
 from .._jobs._text import check_text
+from .._retention import Retention
 from ._function import JobFunction, Spec
 from ._periodic import Periodic, periodic_decorator
 from ._target import enqueue_async, enqueue_sync
@@ -60,7 +61,8 @@ class App:
         ``JOBSCHED_SECRET``); with a store URL only.
     :param lease: seconds a claimed attempt stays owned without a
         heartbeat; with a store URL only.
-    :param retention: not yet supported (issue 38): None only.
+    :param retention: a :class:`~jobsched.Retention`: how long each
+        scheduler of the app keeps finished jobs (and ``jobsched worker``).
     :param load_grace: seconds a pickled job that does not load is tried on
         other members before it fails.
 
@@ -80,7 +82,7 @@ class App:
         queue_limits: Mapping[str, int] | None = None,
         strategy: SchedulingStrategy | None = None,
         lease: float | None = None,
-        retention: object = None,
+        retention: Retention | None = None,
         executors: Mapping[str, Executor] | None = None,
         load_grace: float | None = None,
     ) -> None:
@@ -349,11 +351,11 @@ def _scheduler_kwargs(settings: dict[str, Any], validate: bool = False) -> dict[
     options = {k: kwargs.pop(k) for k in _STORE_OPTIONS if kwargs.get(k) is not None}
     for key in _STORE_OPTIONS:
         kwargs.pop(key, None)
-    retention = kwargs.pop("retention", None)
-    if retention is not None:
-        raise ValueError(
-            f"retention={retention!r}: retention is not supported yet; it comes with "
-            "js.Retention (issue 38): leave retention=None (history_limit bounds what is kept)"
+    retention = kwargs.get("retention")
+    if retention is not None and not isinstance(retention, Retention):
+        raise TypeError(
+            f"retention must be a jobsched.Retention, got {retention!r} "
+            "(e.g. retention=js.Retention(completed=86400, failed=timedelta(days=7)))"
         )
     grace = kwargs.get("load_grace")
     if grace is not None:

@@ -35,6 +35,7 @@ from .._enums import JobStatus
 from .._jobs._job import Job
 from .._ordering._ratelimit import RateLimit
 from ._format import printable
+from ._keepopts import keep_options
 from ._main import Count, Seconds, UserError, store_option
 from ._workermetrics import need_prometheus, serve_metrics
 from ._workeropts import (
@@ -140,6 +141,7 @@ log = logging.getLogger("jobsched.worker")
     metavar="N",
     help="How many finished jobs the store keeps. Default 10000.",
 )
+@keep_options
 @click.option(
     "--load-grace",
     type=Seconds(),
@@ -184,6 +186,8 @@ def worker(
     weights: tuple[tuple[str, int], ...],
     lease: float | None,
     history_limit: int | None,
+    keep: tuple[tuple[str, float], ...],
+    max_finished: int | None,
     load_grace: float | None,
     grace: float,
     metrics_port: int | None,
@@ -211,6 +215,8 @@ def worker(
         lease=lease,
         history_limit=history_limit,
         load_grace=load_grace,
+        keep=dict(keep),
+        max_finished=max_finished,
     )
     # Made before the imports: a bad store or option costs no import.
     store = None if app_spec is not None else plain_store(options)

@@ -22,6 +22,7 @@ import click
 
 from .._engine._scheduler import JobScheduler
 from .._ordering._ratelimit import RateLimit
+from ._keepopts import retention_over
 from ._main import PairParam, Seconds, UserError, make_store, need_store
 
 if TYPE_CHECKING:
@@ -118,6 +119,8 @@ class Options:
     lease: float | None = None
     history_limit: int | None = None
     load_grace: float | None = None
+    keep: dict[str, float] = field(default_factory=dict)
+    max_finished: int | None = None
 
     def overrides(self, app_settings: Mapping[str, Any]) -> dict[str, Any]:
         """The scheduler's keyword arguments the command line sets, over
@@ -141,6 +144,9 @@ class Options:
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
+        retention = retention_over(app_settings.get("retention"), self.keep, self.max_finished)
+        if retention is not None:
+            out["retention"] = retention
         return out
 
     def strategy_object(self) -> Any:
@@ -275,4 +281,8 @@ def described(scheduler: JobScheduler) -> str:
     if link is not None:
         parts.append(f"lease {link.store.lease:g}s")
     parts.append(f"load_grace {scheduler._settings.load_grace:g}s")
+    keeping = scheduler._table.keeping
+    if keeping.ages():
+        ages = ", ".join(f"{s.value} {age:g}s" for s, age in keeping.ages().items())
+        parts.append(f"keeping {ages}, at most {keeping.max_finished or 'all'}")
     return "; " + ", ".join(parts)

@@ -25,6 +25,7 @@ from .._ordering._fairshare import FairShareStrategy
 from .._ordering._queue import queue_for
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import PriorityStrategy, SchedulingStrategy
+from .._retention import Retention, check_retention
 from ._attempts import abandon
 from ._cancel import Canceller
 from ._dispatch import Dispatcher
@@ -52,6 +53,7 @@ def compose(
     executors: Mapping[str, Executor] | None,
     rng: random.Random | None,
     history_limit: int,
+    retention: Retention | None,
     clock: Callable[[], float] | None,
     rate_limits: Mapping[str, RateLimit] | None,
     executor_limits: Mapping[str, int] | None,
@@ -75,6 +77,7 @@ def compose(
         )
     if not isinstance(history_limit, int) or history_limit < 0:
         raise ValueError(f"history_limit must be an integer >= 0, got {history_limit!r}")
+    keeping = check_retention(retention, history_limit)
     if (
         isinstance(load_grace, bool)
         or not isinstance(load_grace, (int, float))
@@ -96,7 +99,7 @@ def compose(
     clock = clock if clock is not None else time.monotonic
     # The records first: a durable backing's reads take them.
     s._run = RunState()
-    s._table = JobTable(history_limit)
+    s._table = JobTable(keeping)
     # The settings' clock, on the scheduler too: submit and the workers read it
     # per job, and a record's field is one attribute load more.
     s._clock = clock
@@ -114,7 +117,7 @@ def compose(
 
         held = Held()
         claims = ClaimedQueue(held)
-        link = StoreLink(_store_for(store), LinkHost(s, held, claims), history_limit)
+        link = StoreLink(_store_for(store), LinkHost(s, held, claims), keeping)
         s._link = claims.link = link
         s._held = held.fences  # complete_in checks an attempt is still held
         durable = DurableBacking(s, link, held, claims)

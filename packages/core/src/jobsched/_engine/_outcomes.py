@@ -183,7 +183,7 @@ class Outcomes(SchedulerState):
             for event in self._table.outcome_waiters.pop(number, ()):
                 event.set()
         self._blocked.pop(number, None)
-        self._table.finished.append(number)
+        self._table.remember(number)
         if len(self._table.finished) > self._table.history_limit:
             self._table.jobs.pop(self._table.finished.popleft(), None)
         if self._table.listeners:
@@ -271,7 +271,7 @@ class Outcomes(SchedulerState):
                             cascade = []
                         cascade.append((dependent, f"upstream job-{number} {status.value}"))
         finished = table.finished
-        finished.append(number)
+        table.remember(number)
         if len(finished) > table.history_limit:
             table.jobs.pop(finished.popleft(), None)
         return cascade

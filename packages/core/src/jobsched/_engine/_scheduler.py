@@ -16,6 +16,7 @@ from .._jobs._executor import Executor
 from .._jobs._job import Job
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import SchedulingStrategy
+from .._retention import Retention
 from ._compose import compose
 from ._results import result_of, wait_for
 from ._schedules import ScheduleCalls
@@ -49,6 +50,8 @@ class JobScheduler(Submission, ScheduleCalls, Seams):
         when it stops.
     :param rng: randomness for retry jitter (seed it for repeatable runs).
     :param history_limit: how many finished jobs :meth:`get` still knows.
+    :param retention: a :class:`Retention`: how long finished jobs are kept
+        per outcome, and at most how many (in place of ``history_limit``).
     :param clock: seconds as a float; ``time.monotonic`` by default. Tests on
         virtual time pass ``anyio.current_time`` under a mock clock.
     :param rate_limits: rate key -> :class:`RateLimit`: limits the starts of
@@ -86,6 +89,7 @@ class JobScheduler(Submission, ScheduleCalls, Seams):
         executors: Mapping[str, Executor] | None = None,
         rng: random.Random | None = None,
         history_limit: int = 10_000,
+        retention: Retention | None = None,
         clock: Callable[[], float] | None = None,
         rate_limits: Mapping[str, RateLimit] | None = None,
         executor_limits: Mapping[str, int] | None = None,
@@ -101,6 +105,7 @@ class JobScheduler(Submission, ScheduleCalls, Seams):
             executors=executors,
             rng=rng,
             history_limit=history_limit,
+            retention=retention,
             clock=clock,
             rate_limits=rate_limits,
             executor_limits=executor_limits,

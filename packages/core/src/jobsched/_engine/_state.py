@@ -38,6 +38,7 @@ threads reach the scheduler through ``submit_threadsafe``.
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
@@ -53,6 +54,8 @@ from .._log import logger
 from .._ordering._admission import Admission
 from .._ordering._queue import JobQueue
 from .._ordering._strategies import SchedulingStrategy
+from .._retention import Retention
+from ._history import RetainedHistory
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -175,21 +178,35 @@ class JobTable:
         "history_limit",
         "jobs",
         "join_waiters",
+        "keeping",
         "listeners",
         "outcome_waiters",
+        "remember",
         "unfinished",
     )
 
-    def __init__(self, history_limit: int) -> None:
+    def __init__(self, history: int | Retention) -> None:
         # Jobs are known by the number in their id ("job-<n>" outside): the
         # int is the job's own (see _jobs._numbers), a str would be one more
         # object per job. Public methods convert with id_number().
         self.jobs: dict[int, Job] = {}
         #: Submitted here and not yet terminal.
         self.unfinished = 0
-        #: Terminal jobs, oldest first: the history ``get`` still knows.
+        #: Terminal jobs, oldest first: the history ``get`` still knows,
+        #: trimmed at ``history_limit`` by the finish paths.
         self.finished: deque[int] = deque()
-        self.history_limit = history_limit
+        keeping = history if isinstance(history, Retention) else Retention(max_finished=history)
+        self.keeping = keeping
+        ages = keeping.ages()
+        bound = keeping.max_finished
+        self.history_limit = bound if bound is not None and not ages else sys.maxsize
+        #: Files a job that just ended (the finish paths call it), chosen
+        #: once: ``finished.append`` where only a count bounds the history
+        #: (a C method: no Python frame per job), else a retention by age,
+        #: which trims itself (``finished`` then stays empty).
+        self.remember: Callable[[int], None] = (
+            self.finished.append if not ages else RetainedHistory(self.jobs, ages, bound).add
+        )
         self.join_waiters: list[anyio.Event] = []
         #: wait(): events per job number, set when that job ends here (and,
         #: all of them, when the scheduler stops).
@@ -206,8 +223,15 @@ class JobTable:
         except KeyError:
             raise UnknownJobError(
                 f"no job {job_id!r}: it was never submitted here, or it finished long "
-                f"enough ago to be evicted (history_limit={self.history_limit})"
+                f"enough ago to be evicted ({self.kept_by()})"
             ) from None
+
+    def kept_by(self) -> str:
+        """The rule finished jobs are kept by, for messages."""
+        keeping = self.keeping
+        if keeping.ages():
+            return f"retention={keeping!r}"
+        return f"history_limit={keeping.max_finished}"
 
     def wake_joiners(self) -> None:
         """Every job ended, or the scheduler stopped: join() and wait() look again."""

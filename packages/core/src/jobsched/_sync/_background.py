@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from .._jobs._executor import Executor
     from .._ordering._ratelimit import RateLimit
+    from .._retention import Retention
     from .._time._cron import CronTrigger
     from .._time._scheduleinfo import ScheduleInfo
     from ..store._base import JobStore
@@ -68,6 +69,7 @@ class BackgroundScheduler:
         executors: Mapping[str, Executor] | None = None,
         rng: random.Random | None = None,
         history_limit: int = 10_000,
+        retention: Retention | None = None,
         clock: Callable[[], float] | None = None,
         rate_limits: Mapping[str, RateLimit] | None = None,
         executor_limits: Mapping[str, int] | None = None,
@@ -95,6 +97,7 @@ class BackgroundScheduler:
             executors=executors,
             rng=rng,
             history_limit=history_limit,
+            retention=retention,
             clock=clock,
             rate_limits=rate_limits,
             executor_limits=executor_limits,

@@ -22,6 +22,7 @@ from ._args import check_attempts_args as check_attempts_args
 from ._args import check_jobs_args as check_jobs_args
 from ._args import check_limit as check_limit
 from ._args import check_page_args as check_page_args
+from ._args import check_prune_args as check_prune_args
 from ._args import check_retry_ids as check_retry_ids
 from ._base import Completer as Completer
 from ._base import JobStore as JobStore
@@ -104,6 +105,7 @@ __all__ = [
     "check_jobs_args",
     "check_limit",
     "check_page_args",
+    "check_prune_args",
     "check_queue",
     "check_retry_ids",
     "dead_local",

@@ -232,3 +232,33 @@ def _check_statuses(statuses: Collection[JobStatus]) -> tuple[JobStatus, ...]:
                 f"use e.g. JobStatus.FAILED (one of {', '.join(s.name for s in JobStatus)})"
             )
     return checked
+
+
+def check_prune_args(
+    keep: int | None, before: Mapping[JobStatus, float] | None
+) -> dict[JobStatus, float]:
+    """The arguments of :meth:`JobStore.prune <jobsched.JobStore.prune>`,
+    checked; ``before`` as a dict (empty: no age rule).
+
+    :raises TypeError: ``keep`` is neither an int nor None; a key of
+        ``before`` is not a :class:`JobStatus`, or its cutoff not a number.
+    :raises ValueError: ``keep`` is below 0; a status in ``before`` is not
+        terminal (a prune never deletes an unfinished job).
+    """
+    if keep is not None and not _is_int(keep):
+        raise TypeError(f"keep must be an int or None (no count bound), got {keep!r}")
+    if keep is not None and keep < 0:
+        raise ValueError(f"keep must be >= 0 (the finished jobs kept), got {keep!r}")
+    cutoffs: dict[JobStatus, float] = {}
+    for status, cutoff in (before or {}).items():
+        if not isinstance(status, JobStatus):
+            raise TypeError(f"before's keys must be JobStatus members, got {status!r}")
+        if not status.is_terminal:
+            raise ValueError(
+                f"before names {status.value}, which is not terminal: a prune deletes "
+                "only finished jobs (completed, failed, timed_out, cancelled)"
+            )
+        if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)):
+            raise TypeError(f"before[{status.value}] must be a time (a float), got {cutoff!r}")
+        cutoffs[status] = float(cutoff)
+    return cutoffs

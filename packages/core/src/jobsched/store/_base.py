@@ -37,6 +37,7 @@ from ._urls import mask_password
 from ._waitreads import WaitingReads
 
 if TYPE_CHECKING:
+    from .._enums import JobStatus
     from .._ordering._ratelimit import RateLimit
 
 
@@ -351,8 +352,18 @@ class JobStore(WaitingReads, ABC):
         """How many jobs are not terminal."""
 
     @abstractmethod
-    async def prune(self, keep: int) -> int:
-        """Delete the oldest finished jobs beyond ``keep``; how many went."""
+    async def prune(self, keep: int | None, before: Mapping[JobStatus, float] | None = None) -> int:
+        """Delete finished jobs with their attempts, never an unfinished one;
+        how many went.
+
+        First, of each status in ``before``, those that finished before its
+        time (a cutoff on the clock of the outcomes' ``finished_at``); then
+        the oldest finished jobs beyond the newest ``keep`` (None: no count
+        bound). Each from an index, oldest first, never walking the kept rows.
+
+        The scheduler passes ``before`` only under a ``js.Retention`` with
+        an age: a store that takes ``keep`` alone serves ``history_limit``.
+        """
 
     async def watch(
         self, wake: Callable[[], None], finished: Callable[[], None] | None = None

@@ -5,8 +5,7 @@ last transaction ran (one round trip for many jobs, with no fixed delay), in
 order, fenced as ever. A batch that an outage interrupted stays until it is
 written. A step of a batch the store refuses for one job's data
 (:class:`JobDataError`) is written again in halves (``_refusals``). The
-committer also prunes the store's history every
-``_timing.prune_every(history_limit)`` outcomes.
+committer also prunes the store's history (see ``_pruning``).
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import anyio
 
 from ..._exceptions import StoreUnavailableError
 from ..._log import logger
+from ..._retention import Retention
 from ...store._base import JobStore
 from ...store._errors import JobDataError
 from ...store._rows import Change, NewJob, Outcome
@@ -29,6 +29,7 @@ from ._batch import Batch, Split
 from ._closing import Closing
 from ._host import Host
 from ._outage import Outage
+from ._pruning import Pruning
 from ._refusals import Refusals
 from ._retry import LinkClosed, StoreCalls
 from ._settled import Settled
@@ -46,12 +47,11 @@ class Committer:
         "_committed",
         "_committing",
         "_error",
-        "_finished_since_prune",
         "_flushed",
-        "_history_limit",
         "_host",
         "_outage",
         "_owner",
+        "_pruning",
         "_refusals",
         "_refused_adds",
         "_settled",
@@ -66,7 +66,7 @@ class Committer:
         self,
         store: JobStore,
         owner: str,
-        history_limit: int,
+        keeping: Retention,
         *,
         wall: Callable[[], float],
         host: Host,
@@ -80,7 +80,7 @@ class Committer:
     ) -> None:
         self._store = store
         self._owner = owner
-        self._history_limit = history_limit
+        self._pruning = Pruning(store, keeping, wall)
         self._wall = wall
         self._host = host
         self._writes = writes
@@ -98,7 +98,6 @@ class Committer:
         #: batch's end, what was refused). The last few: an older flush has
         #: returned by now.
         self._refused_adds: collections.deque[tuple[int, int, str]] = collections.deque(maxlen=100)
-        self._finished_since_prune = 0
         self._committing = False
         #: Set while a batch is being written (see _commit_batch).
         self._writing: anyio.Event | None = None
@@ -219,10 +218,9 @@ class Committer:
     async def _prune_at_stop(self) -> None:
         # A worker that stops before the cadence comes round leaves the
         # history within the limit too.
-        if self._finished_since_prune and self._error is None:
-            self._finished_since_prune = 0
+        if self._error is None and self._pruning.left():
             with contextlib.suppress(LinkClosed):  # the store is away: the next scheduler prunes
-                await self._calls.call("pruning", lambda: self._store.prune(self._history_limit))
+                await self._calls.call("pruning", self._pruning.prune)
 
     async def _commit_batch(self, patient: bool = True) -> None:
         """Write everything appended so far in one round of transactions.
@@ -343,9 +341,7 @@ class Committer:
         if batch.adds or batch.outcomes or batch.schedules:
             # New work, dependents released or a schedule due: claim now.
             self._wake_claimer()
-        self._finished_since_prune += len(batch.outcomes)
-        if self._finished_since_prune >= _timing.prune_every(self._history_limit):
-            self._finished_since_prune = 0
+        if self._pruning.due(len(batch.outcomes)):
             # Tried once: retried in place, a prune the store keeps refusing
             # (PostgreSQL's DELETE meeting an operator's lock on an old row,
             # for as long as that is held) held up every write behind it.
@@ -353,7 +349,7 @@ class Committer:
             try:
                 await self._calls.call(
                     "pruning",
-                    lambda: store.prune(self._history_limit),
+                    self._pruning.prune,
                     give_up=lambda _: True,
                 )
             except StoreUnavailableError:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 import anyio
 
 from ..._ordering._ratelimit import RateLimit
+from ..._retention import Retention
 from ...store._base import JobStore
 from ...store._codec import Codec
 from ...store._members import new_owner
@@ -48,7 +49,7 @@ class StoreLink:
         self,
         store: JobStore,
         host: Host,
-        history_limit: int,
+        history: int | Retention,
         wall: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
@@ -70,7 +71,7 @@ class StoreLink:
         self._committer = committer = Committer(
             store,
             owner,
-            history_limit,
+            history if isinstance(history, Retention) else Retention(max_finished=history),
             wall=wall,
             host=host,
             writes=writes,
