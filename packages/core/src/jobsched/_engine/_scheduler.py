@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
     from anyio.abc import TaskGroup
 
+    from .._queueinfo import QueueInfo
+
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
     from ._backing import Backing
@@ -358,6 +360,36 @@ class JobScheduler(Lifecycle, Seams):
                 "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
             )
         await self._backing.join()
+
+    # ── queues ───────────────────────────────────────────────────────────
+
+    async def queues(self) -> list[QueueInfo]:
+        """Every queue with unfinished jobs, paused, or served by a live
+        member, by name: each one's unfinished counts and who serves it (on
+        a durable store, the whole fleet's; a queue no live member serves
+        has an empty ``served_by``, and its jobs wait).
+
+        :raises SchedulerError: a durable store's scheduler is not running.
+        """
+        return await self._backing.queues()
+
+    async def pause_queue(self, name: str) -> None:
+        """Stop every member claiming ``name``'s jobs until :meth:`resume_queue`
+        (running attempts finish; its jobs wait, never claimed and handed
+        back). Pausing a paused queue, or one no job used yet, is allowed.
+
+        :raises ValueError: ``name`` is not a queue's name.
+        :raises SchedulerError: a durable store's scheduler is not running.
+        """
+        await self._backing.pause_queue(name)
+
+    async def resume_queue(self, name: str) -> None:
+        """Let members claim ``name``'s jobs again; a queue not paused is left alone.
+
+        :raises ValueError: ``name`` is not a queue's name.
+        :raises SchedulerError: a durable store's scheduler is not running.
+        """
+        await self._backing.resume_queue(name)
 
 
 def _is_memory(store: object) -> bool:
