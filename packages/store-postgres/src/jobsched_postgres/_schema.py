@@ -9,7 +9,7 @@ import psycopg
 from jobsched import StoreUnavailableError
 from jobsched.store import mask_password
 
-from . import _sqlapi
+from . import _pauses, _sqlapi
 from ._connect import masked_error, require_version
 
 #: The schema this code writes. A database with a newer one was written by a
@@ -376,6 +376,7 @@ def prepare(conn: psycopg.Connection[Any], url: str) -> None:
             if version == VERSION:
                 # The SQL functions, under this lock too (see _sqlapi).
                 _sqlapi.install(conn)
+                _pauses.ensure(conn)
     except psycopg.Error as exc:
         raise StoreUnavailableError(
             f"cannot create or read the jobsched schema in {masked!r}: {masked_error(exc, url)}; "
