@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 #: The statuses a queue's counts hold: its unfinished jobs.
-LIVE = (JobStatus.PENDING, JobStatus.RETRY_WAIT, JobStatus.RUNNING)
+LIVE = frozenset((JobStatus.PENDING, JobStatus.RETRY_WAIT, JobStatus.RUNNING))
 #: What a memory scheduler's queues list as the member serving them.
 HERE = "this scheduler"
 
@@ -70,7 +70,7 @@ def memory_infos(
     jobs: Iterable[Job], paused: set[str], served: frozenset[str] | None
 ) -> list[QueueInfo]:
     """Every queue with unfinished jobs, paused, or served here, by name."""
-    from .._queueinfo import QueueInfo
+    from .._queueinfo import QueueInfo, ordered
 
     counts: dict[str, Counter[JobStatus]] = {}
     for job in jobs:
@@ -81,7 +81,7 @@ def memory_infos(
         QueueInfo(
             name,
             name in paused,
-            _ordered(counts.get(name, {})),
+            ordered(counts.get(name, {})),
             (HERE,) if served is None or name in served else (),
         )
         for name in sorted(names)
@@ -90,9 +90,8 @@ def memory_infos(
 
 async def stored_infos(link: StoreLink, run: RunState) -> list[QueueInfo]:
     """The store's queues: unfinished counts, pauses, and the live members
-    that serve each (a member is live within three missed reports)."""
-    from .._queueinfo import QueueInfo
-    from ..store._rows import MEMBER_EVERY
+    that serve each (see ``_queueinfo.queue_infos``)."""
+    from .._queueinfo import queue_infos
 
     _need_open_store(link, run)
     store = link.store
@@ -102,23 +101,7 @@ async def stored_infos(link: StoreLink, run: RunState) -> list[QueueInfo]:
     )
     paused = await link.read("listing paused queues", store.paused_queues, patience=None)
     members: list[Member] = await _optional(link, "listing members", store.members, [])
-    now = time.time()
-    live = [m for m in members if now - m.seen_at <= 3 * MEMBER_EVERY and m.workers > 0]
-    names = {queue for queue, _ in counts} | set(paused)
-    for member in live:
-        names.update(member.queues if member.queues is not None else (DEFAULT_QUEUE,))
-    by_queue: dict[str, dict[JobStatus, int]] = {}
-    for (queue, status), n in counts.items():
-        by_queue.setdefault(queue, {})[status] = n
-    return [
-        QueueInfo(
-            name,
-            name in paused,
-            _ordered(by_queue.get(name, {})),
-            tuple(sorted(m.owner for m in live if m.serves(name))),
-        )
-        for name in sorted(names)
-    ]
+    return queue_infos(counts, paused, members, time.time())
 
 
 async def stored_pause(link: StoreLink, run: RunState, name: str, pause: bool) -> None:
@@ -131,10 +114,6 @@ async def stored_pause(link: StoreLink, run: RunState, name: str, pause: bool) -
     else:
         await link.read("resuming a queue", lambda: store.resume_queue(name), patience=None)
         link.wake_claimer()  # its jobs may be claimed now
-
-
-def _ordered(counts: dict[JobStatus, int]) -> dict[JobStatus, int]:
-    return {status: counts[status] for status in LIVE if counts.get(status)}
 
 
 async def _optional(link: StoreLink, what: str, call: Callable[[], Awaitable[T]], empty: T) -> T:

@@ -361,34 +361,23 @@ class JobScheduler(Lifecycle, Seams):
             )
         await self._backing.join()
 
-    # ── queues ───────────────────────────────────────────────────────────
+    # ── queues (see _queueviews) ──────────────────────────────────────────
 
     async def queues(self) -> list[QueueInfo]:
-        """Every queue with unfinished jobs, paused, or served by a live
-        member, by name: each one's unfinished counts and who serves it (on
-        a durable store, the whole fleet's; a queue no live member serves
-        has an empty ``served_by``, and its jobs wait).
-
-        :raises SchedulerError: a durable store's scheduler is not running.
-        """
+        """Every queue with unfinished jobs, paused, or served by a live member
+        (the fleet's, on a durable store): counts, pause, who serves it."""
         return await self._backing.queues()
 
     async def pause_queue(self, name: str) -> None:
-        """Stop every member claiming ``name``'s jobs until :meth:`resume_queue`
-        (running attempts finish; its jobs wait, never claimed and handed
-        back). Pausing a paused queue, or one no job used yet, is allowed.
+        """No member claims ``name``'s jobs until :meth:`resume_queue`
+        (running ones finish); idempotent, and a queue no job used may be paused.
 
         :raises ValueError: ``name`` is not a queue's name.
-        :raises SchedulerError: a durable store's scheduler is not running.
         """
         await self._backing.pause_queue(name)
 
     async def resume_queue(self, name: str) -> None:
-        """Let members claim ``name``'s jobs again; a queue not paused is left alone.
-
-        :raises ValueError: ``name`` is not a queue's name.
-        :raises SchedulerError: a durable store's scheduler is not running.
-        """
+        """Let members claim ``name``'s jobs again (a queue not paused: no change)."""
         await self._backing.resume_queue(name)
 
 
