@@ -4,12 +4,14 @@ on every store (the store's side: jobsched.store.testing.test_queue_pauses)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 import pytest
 from sample_jobs import Ok
 
 import jobsched as js
+from jobsched._jobs import _plugins
 
 pytestmark = pytest.mark.anyio
 
@@ -87,3 +89,64 @@ async def test_a_stopped_durable_scheduler_refuses_with_the_reason(
         return
     with pytest.raises(js.SchedulerError, match="running scheduler"):
         await s.pause_queue("video")
+
+
+class Capped(js.Executor):
+    """An async executor with a capacity: loaded on first use, it puts
+    admission in front of the memory take-next (as the thread pool does)."""
+
+    name = "capped"
+    capacity = 2
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    async def run(self, job: js.Job) -> Any:
+        self.ran.append(job.queue)
+        await anyio.sleep(0.01)
+        return job.name
+
+
+@pytest.mark.memory_only("the take-next's filter and admission are the memory store's")
+@pytest.mark.parametrize("queue_limits", [None, {"video": 1}])
+async def test_a_pause_holds_behind_admission_put_in_front_while_paused(
+    make_scheduler: Make, monkeypatch: pytest.MonkeyPatch, queue_limits: Any
+) -> None:
+    """Admission from the start (queue_limits) or put in front of the
+    take-next while the queue is paused (an executor with a capacity loaded
+    then): the pause's filter stays in front, and the resume runs each job once."""
+    executor = Capped()
+    monkeypatch.setattr(_plugins, "create", lambda name: executor)
+    async with make_scheduler(num_workers=2, queue_limits=queue_limits) as s:
+        await s.pause_queue("video")
+        video = [s.submit(js.FunctionJob(int, executor="capped", queue="video"))
+                 for _ in range(3)]  # fmt: skip
+        other = s.submit(js.FunctionJob(int, executor="capped"))
+        await s.wait(other, timeout=10)
+        await anyio.sleep(0.3)  # a take-next that lost the filter would have run one
+        assert {s.get(j).status for j in video} == {S.PENDING}
+        assert executor.ran == ["default"]
+        s.cancel(video[0])  # set aside while paused: the resume skips it
+        await s.resume_queue("video")
+        for j in video[1:]:
+            assert (await s.wait(j, timeout=10)).status is S.COMPLETED
+        assert s.get(video[0]).status is S.CANCELLED
+        assert executor.ran == ["default", "video", "video"]
+
+
+async def test_a_store_that_cannot_pause_says_so(
+    make_scheduler: Make, durable: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store with the seam's defaults: nothing paused to list, and a pause
+    raises NotImplementedError naming the store's class."""
+    if not durable:
+        return  # the memory store pauses in the scheduler
+    from jobsched.store import JobStore
+
+    async with make_scheduler(num_workers=1) as s:
+        store = s._link.store  # type: ignore[union-attr]
+        monkeypatch.setattr(type(store), "pause_queue", JobStore.pause_queue)
+        monkeypatch.setattr(type(store), "paused_queues", JobStore.paused_queues)
+        with pytest.raises(NotImplementedError, match="cannot pause queues"):
+            await s.pause_queue("video")
+        assert not any(q.paused for q in await s.queues())
