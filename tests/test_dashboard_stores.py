@@ -266,6 +266,9 @@ def test_a_member_that_stops_during_a_lease_renewal_still_leaves_the_list(
         def deferred(self) -> list[tuple[int, float, str]]:
             return []  # no job it could not load
 
+        def executor_names(self) -> tuple[str, ...]:
+            return ("async",)  # what its report names
+
     async def main() -> None:
         await store.open()
         try:

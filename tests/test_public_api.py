@@ -24,7 +24,7 @@ CONTRACT_NAMES = {
     "cancel_requested", "CronTrigger", "RateLimit", "FairShareStrategy",
     "JobStore", "open_store", "StoreNotFoundError", "StoreUnavailableError",
     "BackgroundScheduler", "JobFailedError", "ScheduleInfo", "UnknownScheduleError",
-    "current_job", "LeaseLostError", "Retention",
+    "current_job", "LeaseLostError", "Retention", "QueueInfo",
 }  # fmt: skip
 
 # Names the contract has grown for work still open, with the issue that builds
@@ -33,7 +33,6 @@ CONTRACT_NAMES = {
 PENDING_NAMES: dict[str, int] = {
     "Workflow": 37, "WorkflowInfo": 37, "After": 37, "UpstreamFailedError": 37,
     "result_of": 37, "results_of": 37,
-    "QueueInfo": 38,
 }  # fmt: skip
 
 
@@ -126,6 +125,7 @@ SCHEDULER_PUBLIC = {
     "stop", "peak_running", "flush", "enqueue", "fetch", "wait", "result",
     "schedules", "pause_schedule", "resume_schedule", "trigger_schedule",
     "add_submit_hook", "remove_submit_hook", "remove_listener",
+    "queues", "pause_queue", "resume_queue",
 }  # fmt: skip
 
 

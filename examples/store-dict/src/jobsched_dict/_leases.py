@@ -75,6 +75,7 @@ class Leases(JobStore):
                 and r.key_held(self.key_ids)
                 and r.known(names)
                 and (queues is None or r.queue in queues)
+                and r.queue not in state.paused
             ),
             key=lambda r: (r.key, r.id),
         )

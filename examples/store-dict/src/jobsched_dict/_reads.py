@@ -146,8 +146,9 @@ class Reads(JobStore):
         was = members.get(member.owner)
         started = was.started_at if was is not None else member.started_at
         members[member.owner] = Member(
-            member.owner, member.workers, member.busy, started, member.seen_at, member.names
-        )
+            member.owner, member.workers, member.busy, started, member.seen_at, member.names,
+            member.queues, member.executors,
+        )  # fmt: skip
         for owner in [o for o, m in members.items() if m.seen_at < member.seen_at - MEMBERS_KEEP]:
             del members[owner]
 
@@ -157,3 +158,20 @@ class Reads(JobStore):
     async def members(self, *, limit: int = 200) -> list[Member]:
         limit = check_limit(limit)
         return sorted(self._state.members.values(), key=lambda m: (-m.seen_at, m.owner))[:limit]
+
+    async def paused_queues(self) -> set[str]:
+        return set(self._state.paused)
+
+    async def pause_queue(self, queue: str) -> bool:
+        paused = self._state.paused
+        if queue in paused:
+            return False
+        paused.add(queue)
+        return True
+
+    async def resume_queue(self, queue: str) -> bool:
+        paused = self._state.paused
+        if queue not in paused:
+            return False
+        paused.discard(queue)
+        return True

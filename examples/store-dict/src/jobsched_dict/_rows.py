@@ -156,6 +156,8 @@ class State:
     #: tenant -> (served, credit): the fair-share rotation, shared too.
     turns: dict[str | None, tuple[int, int]] = field(default_factory=dict)
     members: dict[str, Member] = field(default_factory=dict)
+    #: The paused queues: no claim takes their jobs.
+    paused: set[str] = field(default_factory=set)
 
 
 #: The stores of this process, by name.

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from ._app._function import JobFunction as JobFunction
     from ._ordering._queue import ReadyQueue as ReadyQueue  # deprecated: jobsched.strategies
     from ._ordering._strategies import SortKey as SortKey  # deprecated: jobsched.strategies
+    from ._queueinfo import QueueInfo as QueueInfo
     from ._sync._background import BackgroundScheduler as BackgroundScheduler
     from ._time._cron import CronTrigger as CronTrigger
     from ._time._scheduleinfo import ScheduleInfo as ScheduleInfo
@@ -85,6 +86,7 @@ __all__ = [
     "LeaseLostError",
     "NonRetryableError",
     "PriorityStrategy",
+    "QueueInfo",
     "RateLimit",
     "Retention",
     "RetryPolicy",
@@ -118,6 +120,12 @@ def __getattr__(name: str) -> object:
         globals()["App"] = _app.App
         globals()["JobFunction"] = _function.JobFunction
         return globals()[name]
+    if name == "QueueInfo":
+        # A frozen slots dataclass: only for an operator that lists queues.
+        from ._queueinfo import QueueInfo
+
+        globals()["QueueInfo"] = QueueInfo
+        return QueueInfo
     if name == "ScheduleInfo":
         # A frozen slots dataclass: only for an app that lists its schedules.
         from ._time._scheduleinfo import ScheduleInfo

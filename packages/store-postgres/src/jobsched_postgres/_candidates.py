@@ -148,7 +148,8 @@ class QueueFilter:
         if self.served is None:
             params["full"] = sorted(q for q in self.full if q is not None)
             if None in self.full:
-                return [("", "AND queue_name <> ALL(%(full)s::text[])")]
+                # NULL <> ALL('{}') holds: the default queue's rows are left out by name.
+                return [("", "AND queue_name IS NOT NULL AND queue_name <> ALL(%(full)s::text[])")]
             if not params["full"]:
                 return [("", "")]
             return [("", "AND (queue_name IS NULL OR queue_name <> ALL(%(full)s::text[]))")]

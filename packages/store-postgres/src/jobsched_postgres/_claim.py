@@ -12,7 +12,7 @@ from typing import Any
 from psycopg.pq import TransactionStatus
 
 from jobsched import JobStatus
-from jobsched.store import Claimed
+from jobsched.store import DEFAULT_QUEUE, Claimed
 
 from . import _frontier, _queues
 from ._gate import KEY_FILTER, NO_GATE, Gate
@@ -76,9 +76,30 @@ _KEYS = KEY_FILTER.replace("{", "{{").replace("}", "}}")  # for str.format
 _NULLS = ", NULL" * 8
 
 
+#: The last row of a claim that found a queue paused (see _pauses): it
+#: took nothing, and the member claims again knowing the paused queues.
+_SAW_PAUSES = -3
+#: Every claim statement's pick reads rows only while no queue is paused,
+#: in the statement's snapshot: an InitPlan over a table of a few rows
+#: (empty, mostly), evaluated once, that gates the reads (a pause is then
+#: honoured by a member that has not heard of it, without a round trip).
+_HELD = "held AS (SELECT EXISTS (SELECT 1 FROM jobsched_queue_pauses) AS yes), "
+_NOT_HELD = "NOT (SELECT yes FROM held) AND "
+
+
+class SawPauses(Exception):
+    """A claim statement found a queue paused: it took nothing more than
+    ``claimed`` (what its earlier rounds took, committed)."""
+
+    def __init__(self, claimed: list[Claimed]) -> None:
+        super().__init__("a queue is paused")
+        self.claimed = claimed
+
+
 def _claim_sql(pick: str, tail: str = "", first: str = "") -> str:
     return (
         "\nWITH "
+        + _HELD
         + first
         + "promoted AS ("
         + _PROMOTE
@@ -91,6 +112,7 @@ def _claim_sql(pick: str, tail: str = "", first: str = "") -> str:
         + _NULLS
         + " FROM promoted"
         + tail
+        + f"\nUNION ALL SELECT NULL, {_SAW_PAUSES}{_NULLS} FROM held WHERE yes"
     )
 
 
@@ -99,7 +121,7 @@ def _bounded_sql(guard: str, tail: str = "", first: str = "") -> str:
                       first + _frontier.bounds(guard) + ", ")  # fmt: skip
 
 
-CLAIM = _bounded_sql("")
+CLAIM = _bounded_sql(_NOT_HELD)
 
 #: The last row of a guarded claim that found the named queues' column.
 _SAW_COLUMN = -1
@@ -108,7 +130,7 @@ _SAW_COLUMN = -1
 # snapshot; then it takes nothing and its last row says so (see _queues).
 # The catalog is read once (`seen`), for the pick and the last row.
 GUARDED_CLAIM = _bounded_sql(
-    "NOT (SELECT yes FROM seen) AND ",
+    _NOT_HELD + "NOT (SELECT yes FROM seen) AND ",
     f"\nUNION ALL SELECT NULL, {_SAW_COLUMN}{_NULLS} FROM seen WHERE yes",
     f"seen AS (SELECT {_queues.HAS_COLUMN} AS yes), ",
 )
@@ -132,9 +154,10 @@ _ARM = (
         ) AS j"""
 )
 NAMED_ARM = _ARM.format(
-    join="CROSS JOIN unnest(%(queues)s::text[]) AS q(name)", cond="queue_name = q.name"
+    join="CROSS JOIN unnest(%(queues)s::text[]) AS q(name)",
+    cond=_NOT_HELD + "queue_name = q.name",
 )
-DEFAULT_ARM = _ARM.format(join="", cond="queue_name IS NULL")
+DEFAULT_ARM = _ARM.format(join="", cond=_NOT_HELD + "queue_name IS NULL")
 _QUEUES_PICK = """
     SELECT id, row_number() OVER (ORDER BY k0, k1, k2, id) AS n FROM (
         SELECT c.id, c.k0, c.k1, c.k2, c.room,
@@ -166,9 +189,14 @@ ALL = 2**31 - 1
 PREPARE_CLAIM = True
 
 
-def promote(conn: Conn, now: float) -> None:
-    """Due waiting jobs join the ready queue, so a claim orders them by key."""
-    conn.execute(_PROMOTE, {"now": now})
+def promote(conn: Conn, now: float) -> set[str | None]:
+    """Due waiting jobs join the ready queue, so a claim orders them by key;
+    the paused queues as stored (None: the default), read by the same
+    statement (a claim under limits pays no round trip for them)."""
+    rows = conn.execute(
+        f"WITH promoted AS ({_PROMOTE}) SELECT queue FROM jobsched_queue_pauses", {"now": now}
+    ).fetchall()
+    return {None if q == DEFAULT_QUEUE else q for (q,) in rows}
 
 
 def claim_by_key(
@@ -204,9 +232,9 @@ def claim_by_key(
         names = [q for q in queues if q is not None]
         sql = QUEUES_CLAIM[bool(names), None in queues]
     claimed: list[tuple[Any, ...]] = []
-    saw = False
+    saw = paused = False
     bounded = queues is None
-    while not saw:
+    while not (saw or paused):
         generation = frontier.generation() if frontier is not None else 0
         # Prepared at its first run on each connection (PREPARE_CLAIM), not
         # psycopg's fifth.
@@ -233,6 +261,8 @@ def claim_by_key(
                 claimed.append(row)
             elif row[1] == _SAW_COLUMN:
                 saw = True  # what earlier rounds claimed stands
+            elif row[1] == _SAW_PAUSES:
+                paused = True  # as the column: its bounds say nothing
             elif row[1] == _frontier.BOUND_ROW:
                 bounds.append(row)
             else:
@@ -243,14 +273,17 @@ def claim_by_key(
         # ready by a transaction its snapshot saw (starved). The store
         # claims in autocommit; the state before stays valid.
         idle = conn.info.transaction_status == TransactionStatus.IDLE
-        if frontier is not None and bounded and not saw and idle:
+        if frontier is not None and bounded and not (saw or paused) and idle:
             frontier.update(gate, bounds, generation)
         # Jobs it promoted are ready now: claim again if there is room.
         if not promoted or len(claimed) >= limit:
             break
     # RETURNING gives no order: the key's is restored here.
     claimed.sort(key=lambda r: (r[3], r[4], r[5], r[0]))
-    return [
+    claims = [
         Claimed(job_id, attempt, payload, started=started, args=args, name=name)
         for job_id, attempt, payload, _, _, _, started, args, name, _ in claimed
-    ], saw
+    ]
+    if paused:
+        raise SawPauses(claims)
+    return claims, saw

@@ -78,6 +78,8 @@ class Leases(JobStore):
     # Whether this member has seen the named queues' column (see _queues):
     # until it has, its claims of the default queue carry the guard.
     _queue_column: bool
+    # Whether a queue was paused at this member's last claim (see _pauses).
+    _pauses: bool
     # Where this member's claims of every queue start reading (see _frontier).
     _frontier: _frontier.Frontier
     # The running rows this member's last look for lost attempts saw (see _running).
@@ -123,6 +125,30 @@ class Leases(JobStore):
         if served is not None:
             served -= {q for q, room in bound.items() if room == 0}
         limited = bool(rates) or tenants is not None
+        full = {q for q, room in bound.items() if room == 0}
+        named = served is not None or bool(bound)
+
+        def under_limits(
+            conn: _sql.Conn, left: int, queues: bool, guarded: bool = False
+        ) -> tuple[list[Claimed], float | None]:
+            """Through the locked candidates, in one transaction whose first
+            statement promotes due jobs and reads the paused queues (see
+            _pauses): those are left out."""
+            with conn.transaction():
+                paused = _claim.promote(conn, now)
+                if paused:
+                    # A pause made the column: the filter may name it.
+                    self._queue_column = queues = True
+                    guarded = False
+                elif self._pauses:
+                    self._frontier.forget()  # its bounds passed rows it left paused
+                self._pauses = bool(paused)
+                rest = None if served is None else served - paused
+                return _limits.claim(
+                    conn, owner, left, rooms, now, lease, rates or {}, tenants, keys,
+                    _candidates.QueueFilter(rest, full | paused) if queues else None,
+                    bound if queues else None, guarded=guarded, starting=first,
+                )  # fmt: skip
 
         def by_queue(conn: _sql.Conn, left: int) -> tuple[list[Claimed], float | None]:
             """The claim of a store whose named queues' column this member
@@ -132,13 +158,7 @@ class Leases(JobStore):
                 return _claim.claim_by_key(
                     conn, owner, left, rooms, now, lease, keys, queues=picked, starting=first
                 )[0], None
-            full = {q for q, room in bound.items() if room == 0}
-            with conn.transaction():
-                _claim.promote(conn, now)
-                return _limits.claim(
-                    conn, owner, left, rooms, now, lease, rates or {}, tenants, keys,
-                    _candidates.QueueFilter(served, full), bound, starting=first,
-                )  # fmt: skip
+            return under_limits(conn, left, True)
 
         def unseen(conn: _sql.Conn, left: int) -> tuple[list[Claimed], float | None] | None:
             """The claim of a member that has not seen the column: every job
@@ -158,12 +178,7 @@ class Leases(JobStore):
                 # What rounds before the column's commit took stands.
                 return (got, None) if got or not saw else None
             try:
-                with conn.transaction():
-                    _claim.promote(conn, now)
-                    return _limits.claim(
-                        conn, owner, left, rooms, now, lease, rates or {}, tenants, keys,
-                        guarded=True, starting=first,
-                    )  # fmt: skip
+                return under_limits(conn, left, False, guarded=True)
             except _candidates.SawColumn:
                 return None  # rolled back: nothing taken
 
@@ -180,31 +195,37 @@ class Leases(JobStore):
                 self._held.claimed_again()
             claimed = self._look(conn, owner, limit, now, lease, names, keys)
             left = limit - len(claimed)
-            due = None
-            if left > 0 and rooms and (served is None or served):
-                if served is None and not bound:
-                    # Every queue, unbounded: the claim of a store without named queues.
-                    if limited:
-                        # Reads, then updates under the locks it read: one transaction.
-                        with conn.transaction():
-                            _claim.promote(conn, now)
-                            more, due = _limits.claim(
-                                conn, owner, left, rooms, now, lease, rates or {}, tenants,
-                                keys, starting=first,
-                            )  # fmt: skip
-                    else:
-                        more, _ = _claim.claim_by_key(
-                            conn, owner, left, rooms, now, lease, keys, starting=first,
-                            frontier=self._frontier,
-                        )  # fmt: skip
-                    return claimed + more, due
-                got = None if self._queue_column else unseen(conn, left)
-                if got is None:
-                    self._queue_column = True
-                    got = by_queue(conn, left)
-                more, due = got
-                claimed += more
-            return claimed, due
+            if left <= 0 or not rooms or not (served is None or served):
+                return claimed, None
+            if self._pauses:
+                # A queue was paused at this member's last claim: no claim
+                # statement of the plain kind takes anything while one is.
+                more, due = under_limits(conn, left, True)
+                return claimed + more, due
+            try:
+                more, due = unpaused(conn, left)
+            except _claim.SawPauses as seen:
+                self._pauses = True
+                claimed += seen.claimed
+                more, due = under_limits(conn, left - len(seen.claimed), True)
+            return claimed + more, due
+
+        def unpaused(conn: _sql.Conn, left: int) -> tuple[list[Claimed], float | None]:
+            if not named:
+                # Every queue, unbounded: the claim of a store without named queues.
+                if limited:
+                    # Reads, then updates under the locks it read: one transaction.
+                    return under_limits(conn, left, False)
+                more, _ = _claim.claim_by_key(
+                    conn, owner, left, rooms, now, lease, keys, starting=first,
+                    frontier=self._frontier,
+                )  # fmt: skip
+                return more, None
+            got = None if self._queue_column else unseen(conn, left)
+            if got is None:
+                self._queue_column = True
+                got = by_queue(conn, left)
+            return got
 
         claimed, self._token_due = await self._run(claim, transaction=False)
         return claimed

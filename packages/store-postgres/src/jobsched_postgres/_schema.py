@@ -9,7 +9,7 @@ import psycopg
 from jobsched import StoreUnavailableError
 from jobsched.store import mask_password
 
-from . import _prune, _sqlapi
+from . import _pauses, _prune, _sqlapi
 from ._connect import masked_error, require_version
 
 #: The schema this code writes. A database with a newer one was written by a
@@ -377,6 +377,7 @@ def prepare(conn: psycopg.Connection[Any], url: str) -> None:
                 # The SQL functions, under this lock too (see _sqlapi).
                 _sqlapi.install(conn)
                 _prune.index_ended(conn)
+                _pauses.ensure(conn)
     except psycopg.Error as exc:
         raise StoreUnavailableError(
             f"cannot create or read the jobsched schema in {masked!r}: {masked_error(exc, url)}; "

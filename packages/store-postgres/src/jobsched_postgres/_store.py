@@ -8,7 +8,8 @@ that commit on their own where each stands alone (a claim's steps, a batch
 of outcomes, a read of one statement); a dedicated connection LISTENs for
 other members' commits (:meth:`watch`). A member's claims, leases and
 outcomes are the :class:`Leases` half, the operators' reads the
-:class:`Reads` half (its reads of schedules in :class:`ScheduleReads`).
+:class:`Reads` half (its reads of schedules in :class:`ScheduleReads`,
+its queue pauses in :class:`QueuePauses`).
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ from . import (
 )
 from ._complete_in import Completer
 from ._leases import DEAD_OWNER_EVERY, Leases
+from ._pausing import QueuePauses
 from ._pool import POOL_SIZE, RECONNECT_TIMEOUT, Pooled
-from ._schedulereads import ScheduleReads
 from ._txadd import State, joined
 
 T = TypeVar("T")
@@ -59,7 +60,7 @@ PRUNE_BATCH = 1000
 LISTEN_TICK = 0.25
 
 
-class PostgresStore(Pooled, Leases, ScheduleReads):
+class PostgresStore(Pooled, Leases, QueuePauses):
     """Jobs in PostgreSQL (``postgresql://user:password@host:5432/db``).
 
     :param url: a libpq URL; ``postgres://`` and ``postgresql+psycopg://`` work too.
@@ -97,6 +98,7 @@ class PostgresStore(Pooled, Leases, ScheduleReads):
         )
         self._token_due = None  # see Leases
         self._queue_column = False  # see Leases
+        self._pauses = False  # see Leases
         self._frontier = _frontier.Frontier()
         self._running = _running.Running()
         self._held = _orphans.Held()

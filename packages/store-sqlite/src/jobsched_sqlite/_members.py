@@ -13,24 +13,38 @@ from jobsched.store import MEMBERS_KEEP, Member
 # one, or one only read) has no such table, and reads as no members. Reports
 # delete rows silent for MEMBERS_KEEP, so the table is as small as the fleet.
 # names: the registered job names the member runs, a JSON list (schema 4).
+# queues (NULL: every queue) and executors, JSON lists: what it serves, added
+# by the first report of a member that reports them (ALTER TABLE ADD COLUMN,
+# no rewrite), so no schema version: a row of an older member reads NULL.
 MEMBERS_TABLE = (
     "CREATE TABLE IF NOT EXISTS members (owner TEXT PRIMARY KEY, workers INTEGER NOT NULL, "
-    "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL, names TEXT) "
-    "WITHOUT ROWID"
+    "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL, names TEXT, "
+    "queues TEXT, executors TEXT) WITHOUT ROWID"
 )
+_SERVES = ("queues", "executors")
 
 
 def report_member(conn: sqlite3.Connection, member: Member) -> None:
     import json
 
     conn.execute(MEMBERS_TABLE)
+    there = {row[1] for row in conn.execute("PRAGMA table_info(members)")}
+    for column in _SERVES:
+        if column not in there:  # a table an older member made
+            conn.execute(f"ALTER TABLE members ADD COLUMN {column} TEXT")
     names = json.dumps(list(member.names)) if member.names else None
+    queues = None if member.queues is None else json.dumps(list(member.queues))
+    executors = json.dumps(list(member.executors)) if member.executors else None
     conn.execute(
-        "INSERT INTO members (owner, workers, busy, started_at, seen_at, names) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET workers = excluded.workers, "
-        "busy = excluded.busy, seen_at = excluded.seen_at, names = excluded.names",
-        (member.owner, member.workers, member.busy, member.started_at, member.seen_at, names),
-    )
+        "INSERT INTO members (owner, workers, busy, started_at, seen_at, names, queues, "
+        "executors) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET "
+        "workers = excluded.workers, busy = excluded.busy, seen_at = excluded.seen_at, "
+        "names = excluded.names, queues = excluded.queues, executors = excluded.executors",
+        (
+            member.owner, member.workers, member.busy, member.started_at, member.seen_at,
+            names, queues, executors,
+        ),
+    )  # fmt: skip
     conn.execute("DELETE FROM members WHERE seen_at < ?", (member.seen_at - MEMBERS_KEEP,))
 
 
@@ -44,15 +58,22 @@ def members(conn: sqlite3.Connection, limit: int) -> list[Member]:
 
     if not _has_members(conn):
         return []
+    there = {row[1] for row in conn.execute("PRAGMA table_info(members)")}
+    serves = ", queues, executors" if all(c in there for c in _SERVES) else ", NULL, NULL"
     rows = conn.execute(
-        "SELECT owner, workers, busy, started_at, seen_at, names FROM members "
+        f"SELECT owner, workers, busy, started_at, seen_at, names{serves} FROM members "
         "ORDER BY seen_at DESC, owner LIMIT ?",
         (limit,),
     ).fetchall()
     return [
-        Member(row[0], row[1], row[2], row[3], row[4], names=tuple(json.loads(row[5] or "[]")))
+        Member(
+            row[0], row[1], row[2], row[3], row[4],
+            names=tuple(json.loads(row[5] or "[]")),
+            queues=None if row[6] is None else tuple(json.loads(row[6])),
+            executors=tuple(json.loads(row[7] or "[]")),
+        )
         for row in rows
-    ]
+    ]  # fmt: skip
 
 
 def _has_members(conn: sqlite3.Connection) -> bool:

@@ -30,6 +30,8 @@ from collections.abc import Collection, Mapping
 from jobsched import JobStatus
 from jobsched.store import DEFAULT_QUEUE
 
+from . import _pauses
+
 COLUMN = "ALTER TABLE jobs ADD COLUMN queue_name TEXT"
 INDEX = (
     "CREATE INDEX IF NOT EXISTS jobs_ready_queues ON jobs (queue_name, k0, k1, k2) WHERE queue = 0"
@@ -93,15 +95,18 @@ def served(
     of the code before, on jobs_ready): nothing bounds them, or the file
     has no named queue, where every job is on the default one. Called after
     promotion and unparking, so the ready queues are those a claim sees.
+    Paused queues (see _pauses) are left out, read in the claim's transaction.
     """
     room = room or {}
-    if queues is None and all(n >= want for n in room.values()):
+    paused = _pauses.paused(conn)
+    if queues is None and not paused and all(n >= want for n in room.values()):
         return None, want
     if not present(conn):
         default = DEFAULT_QUEUE in queues if queues is not None else True
+        default = default and DEFAULT_QUEUE not in paused
         left = min(want, room.get(DEFAULT_QUEUE, want)) if default else 0
         return None, max(left, 0)
-    names = set(queues) if queues is not None else _ready_queues(conn)
+    names = (set(queues) if queues is not None else _ready_queues(conn)) - paused
     rooms = {name: min(room.get(name, want), want) for name in sorted(names)}
     return {name: n for name, n in rooms.items() if n > 0}, want
 

@@ -28,7 +28,16 @@ from jobsched.store import (
     check_retry_ids,
 )
 
-from . import _argpage, _attempts, _members, _operator, _queues, _schedulereads, _schedules
+from . import (
+    _argpage,
+    _attempts,
+    _members,
+    _operator,
+    _pauses,
+    _queues,
+    _schedulereads,
+    _schedules,
+)
 
 T = TypeVar("T")
 
@@ -128,3 +137,13 @@ class Reads(JobStore):
     async def members(self, *, limit: int = 200) -> list[Member]:
         limit = check_limit(limit)
         return await self._read_async(lambda conn: _members.members(conn, limit))
+
+    async def paused_queues(self) -> set[str]:
+        return set(await self._read_async(_pauses.paused))
+
+    async def pause_queue(self, queue: str) -> bool:
+        now = time.time()
+        return await self._write_async(lambda conn: _pauses.pause(conn, queue, now))
+
+    async def resume_queue(self, queue: str) -> bool:
+        return await self._write_async(lambda conn: _pauses.resume(conn, queue))

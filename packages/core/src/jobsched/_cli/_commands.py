@@ -38,6 +38,8 @@ BUILT_IN = {
     "retry": "_act",
     "schedules": "_schedules",
     "schedule": "_schedules",
+    "queues": "_queues",
+    "queue": "_queues",
 }
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .._enums import JobStatus
     from .._jobs._executor import Executor
     from .._jobs._job import Job
+    from .._queueinfo import QueueInfo
     from .._time._cron import CronTrigger
     from .._time._recurring import RecurringSchedule
     from .._time._scheduleinfo import ScheduleInfo
@@ -213,7 +214,25 @@ class CancelPolicy(Protocol):
         ...
 
 
+class QueueControl(Protocol):
+    """The operator's queues: listed, paused for every member, resumed."""
+
+    async def queues(self) -> list[QueueInfo]: ...
+
+    async def pause_queue(self, name: str) -> None: ...
+
+    async def resume_queue(self, name: str) -> None: ...
+
+
 class Backing(
-    Lifetime, Reader, JobSink, WorkSource, OutcomePolicy, CancelPolicy, Schedules, Protocol
+    Lifetime,
+    Reader,
+    JobSink,
+    WorkSource,
+    OutcomePolicy,
+    CancelPolicy,
+    Schedules,
+    QueueControl,
+    Protocol,
 ):
     """Every role a backing plays (more join as the engine's parts move here)."""

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from .._jobs._executor import Executor
     from .._jobs._job import Job
+    from .._queueinfo import QueueInfo
     from ._attempts import Attempt
     from ._held import ClaimedQueue, Held
     from ._link import StoreLink
@@ -116,6 +117,22 @@ class DurableBacking:
 
     def withdraw(self, job: Job) -> None:
         pass  # the store holds it: its cancel is the CANCELLED outcome
+
+    async def queues(self) -> list[QueueInfo]:
+        """The store's queues, for every member (see _queueviews)."""
+        from ._queueviews import stored_infos
+
+        return await stored_infos(self.link, self.scheduler._run)
+
+    async def pause_queue(self, name: str) -> None:
+        from ._queueviews import stored_pause
+
+        await stored_pause(self.link, self.scheduler._run, name, pause=True)
+
+    async def resume_queue(self, name: str) -> None:
+        from ._queueviews import stored_pause
+
+        await stored_pause(self.link, self.scheduler._run, name, pause=False)
 
     def attempts_to_cut(self, attempts: Collection[Attempt]) -> list[Attempt]:
         """Those not cut short already: one that was ends as that says (a

@@ -54,6 +54,10 @@ class LinkHost:
         """The scheduler's ``num_workers``, for the members list."""
         return self._scheduler._settings.num_workers
 
+    def executor_names(self) -> tuple[str, ...]:
+        """The executors this member claims jobs on, sorted, for the members list."""
+        return tuple(sorted(set(self._scheduler._executors) | set(_plugins.registered())))
+
     def claim_capacity(self) -> tuple[int, dict[str, int]]:
         """Claim for the idle workers; on each executor this member has, at
         most its room under ``executor_limits`` or its capacity."""

@@ -18,9 +18,11 @@ if TYPE_CHECKING:
     from .._jobs._executor import Executor
     from .._jobs._job import Job
     from .._ordering._queue import JobQueue
+    from .._queueinfo import QueueInfo
     from ._attempts import Attempt
     from ._link import StoreLink
     from ._memschedules import MemorySchedules
+    from ._queueviews import MemoryPauses
     from ._state import JobTable, RunState, Settings
     from ._timers import Ticker
 
@@ -34,8 +36,10 @@ class MemoryBacking:
         "_book",
         "_clock",
         "_idle",
+        "_pauses",
         "_queue",
         "_run",
+        "_served",
         "_strategy",
         "_submit",
         "_table",
@@ -70,6 +74,8 @@ class MemoryBacking:
         executor_loaded: Callable[[str, Executor], None],
         submit: Callable[[Job], str],
     ) -> None:
+        self._pauses: MemoryPauses | None = None  # made by the first pause_queue()
+        self._served: frozenset[str] | None = None
         self._clock = settings.clock
         self._strategy = settings.strategy
         self._run = run
@@ -153,7 +159,51 @@ class MemoryBacking:
 
     def served(self, queues: frozenset[str] | None) -> frozenset[str] | None:
         """What submit refuses other queues' jobs for: nothing else would run them."""
+        self._served = queues
         return queues
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # Admission put in front of the take-next while a queue is paused
+        # goes behind the pause's filter, which stays in front.
+        if name == "take_next":
+            pauses = getattr(self, "_pauses", None)
+            if pauses is not None and pauses.paused:
+                pauses.inner = value
+                return
+        object.__setattr__(self, name, value)
+
+    async def queues(self) -> list[QueueInfo]:
+        """The queues of the jobs here, paused or served here."""
+        from ._queueviews import memory_infos
+
+        pauses = self._pauses
+        paused = pauses.paused if pauses is not None else set()
+        return memory_infos(self._table.jobs.values(), paused, self._served)
+
+    async def pause_queue(self, name: str) -> None:
+        """The take-next sets the queue's jobs aside until it is resumed."""
+        from .._jobs._options import check_queue
+        from ._queueviews import MemoryPauses
+
+        check_queue(name)
+        pauses = self._pauses
+        if pauses is None:
+            clock = self._clock
+            pauses = self._pauses = MemoryPauses(self.take_next, lambda j: self.push(j, clock()))
+        if not pauses.paused:
+            # The filter goes in front only while a queue is paused: none costs nothing.
+            pauses.inner = self.take_next
+            object.__setattr__(self, "take_next", pauses.take)
+        pauses.paused.add(name)
+
+    async def resume_queue(self, name: str) -> None:
+        """Its jobs set aside are queued again."""
+        from .._jobs._options import check_queue
+
+        check_queue(name)
+        pauses = self._pauses
+        if pauses is not None and pauses.resume(name) and not pauses.paused:
+            object.__setattr__(self, "take_next", pauses.inner)
 
     def add(self, job: Job, delay: float, deps: list[int], job_id: str | None) -> str:
         """submit()'s last step: number and stamp a checked job, then wait it on

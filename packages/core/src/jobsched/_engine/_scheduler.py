@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     import random
     from datetime import datetime
 
+    from .._queueinfo import QueueInfo
+
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
 
@@ -318,3 +320,22 @@ class JobScheduler(Submission, ScheduleCalls, Seams):
             submitted is waited for as ``flush()`` does).
         """
         return await self._backing.fetch(job_id)
+
+    # ── queues (issue 38: their views in _queueviews) ──
+
+    async def queues(self) -> list[QueueInfo]:
+        """Every queue with unfinished jobs, paused, or served by a live member
+        (the fleet's, on a durable store): counts, pause, who serves it."""
+        return await self._backing.queues()
+
+    async def pause_queue(self, name: str) -> None:
+        """No member claims ``name``'s jobs until :meth:`resume_queue`
+        (running ones finish); idempotent, and a queue no job used may be paused.
+
+        :raises ValueError: ``name`` is not a queue's name.
+        """
+        await self._backing.pause_queue(name)
+
+    async def resume_queue(self, name: str) -> None:
+        """Let members claim ``name``'s jobs again (a queue not paused: no change)."""
+        await self._backing.resume_queue(name)

@@ -203,3 +203,25 @@ class OperatorSide:
         :raises TypeError: ``ids`` is one id or not a collection; an id is not an int.
         """
         raise NotImplementedError(f"{type(self).__name__} cannot retry jobs")
+
+    async def paused_queues(self) -> set[str]:
+        """The queues paused (:meth:`pause_queue`): no member claims their jobs.
+
+        The default: none (a store without pauses)."""
+        return set()
+
+    async def pause_queue(self, queue: str) -> bool:
+        """Pause ``queue`` for every member: from this call's commit on, no
+        claim takes its jobs (a running attempt runs on; a lost one's
+        takeover still records its loss). The jobs stay where they are,
+        never claimed and released.
+        False if it was paused already (nothing changed).
+
+        The caller checks the name (``check_queue``); a queue no job used
+        yet may be paused, ahead of its jobs.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot pause queues")
+
+    async def resume_queue(self, queue: str) -> bool:
+        """Let members claim ``queue``'s jobs again; False if it was not paused."""
+        raise NotImplementedError(f"{type(self).__name__} cannot resume queues")

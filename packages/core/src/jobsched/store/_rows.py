@@ -203,6 +203,16 @@ class Member:
     #: The registered job names it runs (its app's), sorted: what
     #: ``jobsched stats`` reads to tell which waiting jobs no member knows.
     names: tuple[str, ...] = ()
+    #: The queues it serves, sorted (its ``queues=``); None: every queue
+    #: (also what a member of a version that did not report them reads as).
+    queues: tuple[str, ...] | None = None
+    #: The executors it runs jobs on, sorted (its ``--executor``\s, or those
+    #: its app's jobs named); empty when it did not report them.
+    executors: tuple[str, ...] = ()
+
+    def serves(self, queue: str) -> bool:
+        """Whether it claims jobs of ``queue`` (a producer, 0 workers, claims none)."""
+        return self.workers > 0 and (self.queues is None or queue in self.queues)
 
     @property
     def host(self) -> str:

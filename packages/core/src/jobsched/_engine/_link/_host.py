@@ -59,6 +59,9 @@ class Host(Protocol):
         """Make the fires of stored schedules this member claimed; True if
         one is due again (missed fires caught up one by one)."""
 
+    def executor_names(self) -> tuple[str, ...]:
+        """The executors this member claims jobs on, sorted, for the members list."""
+
     @property
     def num_workers(self) -> int:
         """The scheduler's ``num_workers``, for the members list."""

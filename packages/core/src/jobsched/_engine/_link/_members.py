@@ -48,6 +48,8 @@ class Members:
             started_at=self._started,
             seen_at=now,
             names=self._terms.member_names(),
+            queues=self._terms.member_queues(),
+            executors=() if self._terms.producer else self._host.executor_names(),
         )
         try:
             await self._store.report_member(member)

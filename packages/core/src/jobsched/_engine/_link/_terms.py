@@ -37,3 +37,10 @@ class Terms:
         """The names this member reports in the members list: a member that
         claims nothing (a producer) knows no name for the fleet."""
         return () if self.producer else tuple(sorted(self.names))
+
+    def member_queues(self) -> tuple[str, ...] | None:
+        """The queues this member reports serving (None: every queue; a
+        producer claims none)."""
+        if self.producer:
+            return ()
+        return None if self.queues is None else tuple(sorted(self.queues))
