@@ -31,8 +31,9 @@ class QueueInfo:
     #: without jobs is left out): what the store counts cheaply at any
     #: history, finished jobs being the history.
     counts: dict[JobStatus, int] = field(default_factory=dict)
-    #: The live members that claim its jobs (owner ids, sorted); empty: no
-    #: member serves it, its jobs wait for one.
+    #: The live members that claim its jobs (owner ids, sorted; on the
+    #: memory store ``"this scheduler"``); empty: no member serves it, its
+    #: jobs wait for one.
     served_by: tuple[str, ...] = ()
 
 

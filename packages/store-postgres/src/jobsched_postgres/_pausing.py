@@ -25,4 +25,10 @@ class QueuePauses(ScheduleReads):
         return await self._run(lambda conn: _pauses.pause(conn, queue))
 
     async def resume_queue(self, queue: str) -> bool:
-        return await self._run(lambda conn: _pauses.resume(conn, queue))
+        def resume(conn: _sql.Conn) -> bool:
+            resumed = _pauses.resume(conn, queue)
+            if resumed:
+                _sql.notify(conn)  # its jobs are claimable: the members claim at once
+            return resumed
+
+        return await self._run(resume)
