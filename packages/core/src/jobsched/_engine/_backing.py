@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from .._time._scheduleinfo import ScheduleInfo
     from ._attempts import Attempt
     from ._link import StoreLink
+    from ._outcomes import Outcomes
+    from ._submission import Submission
 
     #: ``ending``: (job, status, error, the clock if the job ran) -> the status to record.
     EndHook = Callable[[Job, JobStatus, str | None, float | None], JobStatus]
@@ -78,6 +80,12 @@ class Reader(Protocol):
 
 class JobSink(Protocol):
     """Submit's view: where a checked job goes."""
+
+    @property
+    def dependencies_elsewhere(self) -> bool:
+        """Whether a dependency unknown here may be in the store (then the
+        store's add decides); False: submit refuses it."""
+        ...
 
     def served(self, queues: frozenset[str] | None) -> frozenset[str] | None:
         """The queues submit refuses others of (None: refuse none)."""
@@ -222,3 +230,8 @@ class Backing(
     Lifetime, Reader, JobSink, WorkSource, OutcomePolicy, CancelPolicy, Schedules, Protocol
 ):
     """Every role a backing plays (more join as the engine's parts move here)."""
+
+    def bind(self, outcomes: Outcomes, submission: Submission) -> None:
+        """The parts made after the backing (they take it): bound once, when
+        the scheduler is built."""
+        ...

@@ -30,8 +30,11 @@ if TYPE_CHECKING:
     from ._attempts import Attempt
     from ._held import ClaimedQueue, Held
     from ._link import StoreLink
+    from ._linkhost import LinkHost
+    from ._outcomes import Outcomes
     from ._results import Results
     from ._storedschedules import StoredSchedules
+    from ._submission import Submission
 
 _RUNNING = JobStatus.RUNNING
 _RETRY_WAIT = JobStatus.RETRY_WAIT
@@ -48,9 +51,12 @@ class DurableBacking:
         "_stored_book",
         "claims",
         "held",
+        "host",
         "link",
+        "outcomes",
         "reads",
         "scheduler",
+        "submission",
         "take_next",
         "waiting",
     )
@@ -60,11 +66,16 @@ class DurableBacking:
     shutdown_reason = HANDED_BACK
     #: Nothing for the ticker: the claimer fires stored schedules (see LinkHost).
     due = ()
+    #: A dependency unknown here may be in the store: the store's add decides.
+    dependencies_elsewhere = True
+    outcomes: Outcomes  # the parts made after the backing (see bind)
+    submission: Submission
 
     def __init__(
-        self, scheduler: Results, link: StoreLink, held: Held, claims: ClaimedQueue
+        self, scheduler: Results, link: StoreLink, held: Held, claims: ClaimedQueue, host: LinkHost
     ) -> None:
         self.scheduler = scheduler
+        self.host = host  # the link's: bound with the parts too
         self.link = link
         self.held = held
         self.claims = claims
@@ -75,6 +86,11 @@ class DurableBacking:
         self._stored_book: StoredSchedules | None = None
         self.reads = StoredReads(link, scheduler._run, scheduler._table, scheduler._clock)
 
+    def bind(self, outcomes: Outcomes, submission: Submission) -> None:
+        """A cancel finishes a job here through Outcomes; a job's row is Submission's."""
+        self.outcomes, self.submission = outcomes, submission
+        self.host.bind(outcomes, submission)
+
     @property
     def schedules(self) -> StoredSchedules:
         """The stored schedules' book, made on first use."""
@@ -82,9 +98,9 @@ class DurableBacking:
         if book is None:
             from ._storedschedules import StoredSchedules
 
-            s = self.scheduler
+            s, submission = self.scheduler, self.submission
             book = self._stored_book = StoredSchedules(
-                self.link, s._run, s._table, s._check_submit, s._stored_row
+                self.link, s._run, s._table, submission.check, submission.stored_row
             )
         return book
 
@@ -107,7 +123,7 @@ class DurableBacking:
             return False
         if number not in self.held.fences:
             if job.status is not _RUNNING:
-                self.scheduler._finish(job, _CANCELLED, "cancelled")
+                self.outcomes.finish(job, _CANCELLED, "cancelled")
             link.cancel(number)
             return True
         if job.status is _RUNNING:
@@ -254,7 +270,7 @@ class DurableBacking:
 
     def add(self, job: Job, delay: float, deps: list[int], job_id: str | None) -> str:
         """submit()'s last step: the job's row, written in the next group commit."""
-        row = self.scheduler._stored_row(job, delay, deps, job_id)
+        row = self.submission.stored_row(job, delay, deps, job_id)
         self.link.add(row)
         return f"job-{row.id}" if job_id is None else job_id
 

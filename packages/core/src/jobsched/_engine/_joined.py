@@ -140,8 +140,9 @@ def _prepare(
     _check_job(job, delay)
     deps = _dependencies(job, depends_on)
     joined = link.store.joined(connection)
-    if scheduler._submit_hooks:
-        scheduler._run_submit_hooks(job)
+    submission = scheduler._submission
+    if submission.hooks:
+        submission.run_hooks(job)
     return joined, _row(scheduler, job, delay, deps, job_id)
 
 
@@ -182,7 +183,7 @@ def _dependencies(job: Job, depends_on: Iterable[str]) -> tuple[int, ...]:
 def _row(
     scheduler: JobScheduler, job: Job, delay: float, deps: tuple[int, ...], job_id: str | None
 ) -> NewJob:
-    """The store's row for a checked job (as ``Submission._stored_row``,
+    """The store's row for a checked job (as ``Submission.stored_row``,
     without this scheduler's view or id blocks: the store numbers it)."""
     from .._jobs._form import stored_form
     from ..store._rows import NewJob

@@ -29,7 +29,9 @@ from ._stored import CANNOT_LOAD, load_job
 
 if TYPE_CHECKING:
     from ._held import ClaimedQueue, Held
+    from ._outcomes import Outcomes
     from ._scheduler import JobScheduler
+    from ._submission import Submission
 
 _PENDING = JobStatus.PENDING
 _RUNNING = JobStatus.RUNNING
@@ -42,12 +44,22 @@ WORKER_LOST = "worker lost"
 class LinkHost:
     """The link's :class:`~jobsched._engine._link.Host`: the scheduler it serves."""
 
-    __slots__ = ("_claims", "_held", "_scheduler")
+    __slots__ = ("_claims", "_held", "_scheduler", "outcomes", "submission")
+
+    #: The parts made after the link (see bind): how a claimed job ends
+    #: here, and a stored schedule's fire checked and made a row.
+    outcomes: Outcomes
+    submission: Submission
 
     def __init__(self, scheduler: JobScheduler, held: Held, claims: ClaimedQueue) -> None:
         self._scheduler = scheduler
         self._held = held
         self._claims = claims
+
+    def bind(self, outcomes: Outcomes, submission: Submission) -> None:
+        """The parts made after the link: its host is made with it."""
+        self.outcomes = outcomes
+        self.submission = submission
 
     @property
     def num_workers(self) -> int:
@@ -212,14 +224,14 @@ class LinkHost:
                 if not job.status.is_terminal:
                     job.attempts = claim.attempt
                     job.status = _RUNNING
-                    s._finish(job, _CANCELLED, "cancelled")
+                    self.outcomes.finish(job, _CANCELLED, "cancelled")
                 continue
             if claim.lost:
                 # Its attempt ran in a member that died: that attempt failed.
                 held.lost_ended[number] = _lost_end(claim)
                 job.attempts = claim.attempt
                 job.status = _RUNNING
-                s._after_failure(job, WORKER_LOST, True, False)
+                self.outcomes.after_failure(job, WORKER_LOST, True, False)
                 continue
             job.attempts = claim.attempt - 1  # the worker counts the attempt
             queue.add(job, claimed_now, claim.started)
@@ -265,15 +277,16 @@ class LinkHost:
         if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
             job.last_error = reason
             job.status = _RUNNING
-            s._finish(job, _FAILED, None)
+            self.outcomes.finish(job, _FAILED, None)
 
     def changed(self, changes: Sequence[Change]) -> None:
         """Statuses the store set itself (a cascade): this process's view follows."""
-        s = self._scheduler
+        jobs = self._scheduler._table.jobs
+        finish_one = self.outcomes.finish_one
         for change in changes:
-            job = s._table.jobs.get(change.id)
+            job = jobs.get(change.id)
             if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
-                s._finish_one(job, change.status, change.error)
+                finish_one(job, change.status, change.error)
 
     def existed(self, ids: Sequence[int]) -> None:
         """Jobs submitted here with an id of their own that the store already
@@ -329,8 +342,8 @@ class LinkHost:
             ):
                 try:
                     job = stored.factory()
-                    s._check_submit(job, 0.0, ())
-                    row = s._stored_row(job, 0.0, [])
+                    self.submission.check(job, 0.0, ())
+                    row = self.submission.stored_row(job, 0.0, [])
                 except Exception:  # a broken factory must not stop the claimer
                     logger.exception("stored schedule %r failed to fire", schedule.id)
                 else:

@@ -7,27 +7,31 @@ Its construction (arguments checked, parts built and wired) is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from .._exceptions import SchedulerError
+from .._exceptions import SchedulerError, SchedulerStoppedError
 from .._jobs._executor import Executor
+from .._jobs._ids import check_own_id, own_number
 from .._jobs._job import Job
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import SchedulingStrategy
 from ._compose import compose
 from ._lifecycle import Lifecycle
 from ._seams import Seams
-from ._state import NEW, JobListener, SubmitHook
+from ._state import NEW, JobListener, SubmitHook, _describe
+from ._submission import Submission, delay_until
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
     # module (datetime) would triple the cost of `import jobsched`.
     import random
+    from datetime import datetime
 
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
+    from ._outcomes import Outcomes
 
 
 class JobScheduler(Lifecycle, Seams):
@@ -144,12 +148,12 @@ class JobScheduler(Lifecycle, Seams):
         """
         if not callable(hook):
             raise TypeError(f"submit hook must be callable, got {hook!r}")
-        self._submit_hooks.append(hook)
+        self._hooks.append(hook)
 
     def remove_submit_hook(self, hook: SubmitHook) -> None:
         """Stop calling ``hook``; nothing happens if it was never added."""
-        if hook in self._submit_hooks:
-            self._submit_hooks.remove(hook)
+        if hook in self._hooks:
+            self._hooks.remove(hook)
 
     def cancel(self, job_id: str) -> bool:
         """Cancel a job; False if it is unknown or already finished.
@@ -185,3 +189,90 @@ class JobScheduler(Lifecycle, Seams):
                 "started: use `async with JobScheduler(...) as s:` or `await s.start()` first"
             )
         await self._backing.join()
+
+    # Step 7e (E3): submit's orchestration stays here (a delegate would cost
+    # the hot path a frame); its checks are Submission's, its last step the
+    # backing's, each bound once (_check, _add, _hooks: see _compose).
+
+    _outcomes: Outcomes
+    _submission: Submission
+    _check: Callable[[Job, float, Iterable[str]], list[int]]
+    _add: Callable[[Job, float, list[int], str | None], str]
+    _hooks: list[SubmitHook]
+
+    def submit(
+        self,
+        job: Job,
+        *,
+        delay: float = 0.0,
+        depends_on: Iterable[str] = (),
+        at: datetime | None = None,
+        job_id: str | None = None,
+        connection: object = None,
+    ) -> str:
+        """Queue ``job`` and return its id. Works before and after :meth:`start`.
+
+        :param delay: seconds before the job may start.
+        :param at: an aware datetime before which the job may not start,
+            instead of ``delay`` (a time in the past runs now).
+        :param job_id: an id of your own instead of a numbered ``job-<n>``:
+            a non-empty str of at most 200 characters not starting with
+            ``job-``. Idempotent: if the store already holds a job with this
+            id (unfinished, or finished and kept under ``history_limit``),
+            nothing is added and that job stands; the id is returned either
+            way. On a durable store the store decides, so exactly one job
+            has the id whichever members submit it at once.
+        :param depends_on: ids of jobs that must complete first. They must
+            already be submitted, which makes cycles impossible.
+        :param connection: a synchronous database connection with a
+            transaction open (on a durable store): the job is written in
+            that transaction, and exists if and only if it commits
+            (docs/stores.md, "Enqueue in your own transaction").
+        :raises SchedulerStoppedError: :meth:`stop` has begun.
+        :raises SchedulerError: the job was already submitted.
+        :raises UnknownJobError: a dependency is unknown.
+        :raises ExecutorNotFoundError: the job's executor is not installed.
+        :raises ValueError: ``at`` is naive, or given with a non-zero ``delay``.
+        """
+        if connection is not None:
+            from ._joined import submit_joined
+
+            return submit_joined(self, job, connection, delay, depends_on, at, job_id)
+        if at is not None:
+            delay = delay_until(at, delay)
+        if job_id is not None:
+            check_own_id(job_id)
+        if self._run.stopping:
+            raise SchedulerStoppedError(
+                f"cannot submit {_describe(job)}: the scheduler is stopping or stopped; "
+                "submit before stop(), or create a new JobScheduler"
+            )
+        deps = self._check(job, delay, depends_on)
+        if job_id is not None and own_number(job_id) in self._table.jobs:
+            return job_id  # held here already: that job stands
+        if self._hooks:
+            self._submission.run_hooks(job)
+        return self._add(job, delay, deps, job_id)
+
+    def submit_threadsafe(
+        self,
+        job: Job,
+        *,
+        delay: float = 0.0,
+        depends_on: Iterable[str] = (),
+        at: datetime | None = None,
+        job_id: str | None = None,
+    ) -> str:
+        """Submit from another thread once the scheduler has started; returns the job id.
+
+        It runs :meth:`submit` on the event-loop thread and waits for it, so
+        when it returns :meth:`get` knows the id, and it raises in the calling
+        thread whatever :meth:`submit` raises.
+
+        :raises SchedulerError: not started yet, or called on the event-loop
+            thread itself (where it would wait for itself: call :meth:`submit`).
+        """
+        return self._submission.threadsafe(
+            job,
+            lambda: self.submit(job, delay=delay, depends_on=depends_on, at=at, job_id=job_id),
+        )

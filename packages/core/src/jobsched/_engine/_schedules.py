@@ -14,7 +14,7 @@ from .._exceptions import SchedulerStoppedError, UnknownScheduleError
 from .._jobs._job import Job
 from .._jobs._text import check_text
 from .._time._recurring import RecurringSchedule
-from ._submission import Submission
+from ._state import SchedulerState
 
 if TYPE_CHECKING:
     from datetime import tzinfo
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .._time._scheduleinfo import ScheduleInfo
 
 
-class Schedules(Submission):
+class Schedules(SchedulerState):
     """Registers schedules; the ticker (or, on a durable store, the claimer) fires them."""
 
     def schedule_recurring(

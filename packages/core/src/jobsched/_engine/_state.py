@@ -9,9 +9,7 @@ part may call the parts below it::
           _stored.Stored                on a durable store: claimed jobs, the store's view
             _timers.Timers              the ticker: due delayed jobs, schedules, timeouts
               _schedules.Schedules      recurring and cron schedules (in memory or stored)
-                _submission.Submission  submit and its checks, dependencies
-                  _outcomes.Outcomes    how an attempt ended: retry, finish, the cascade
-                    _state.SchedulerState   the state (declared here) and its primitives
+                _state.SchedulerState   the state (declared here) and its primitives
 
 The parts read three records rather than loose attributes: ``Settings``
 (what the scheduler was built with: fixed), ``RunState`` (NEW, STARTED,
@@ -20,8 +18,10 @@ jobs, their waiters and listeners, the one checked transition).
 
 The workers are a part of their own, not a layer: ``_dispatch.Dispatcher``
 (``_dispatcher``) owns them and their attempts, takes work from the backing
-and hands outcomes to ``Outcomes``. So is cancelling: ``_cancel.Canceller``
-(``_cancelling``), which ``cancel()`` and ``stop()`` call.
+and hands outcomes to ``_outcomes.Outcomes`` (``_outcomes``: how an attempt
+ended, the dependency graph and its cascade). So are submit's checks and
+hooks (``_submission.Submission``, ``_submission``) and cancelling
+(``_cancel.Canceller``, ``_cancelling``), which ``cancel()`` and ``stop()`` call.
 
 On a durable store the scheduler also has a link (``_link``, its tasks) and
 the link a ``_linkhost.LinkHost``: what the link calls back, on this state,
@@ -37,7 +37,7 @@ threads reach the scheduler through ``submit_threadsafe``.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -48,7 +48,6 @@ from .._jobs._ids import id_number
 from .._jobs._job import Job
 from .._jobs._text import storable
 from .._log import logger
-from .._ordering._admission import Admission
 from .._ordering._queue import JobQueue
 from .._ordering._strategies import SchedulingStrategy
 
@@ -59,11 +58,12 @@ if TYPE_CHECKING:
     # only for the rng's type (JobScheduler makes one when it is built).
     import asyncio
     import random
+    from datetime import datetime
 
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
 
-    from ._backing import Backing, EndHook
+    from ._backing import Backing
     from ._cancel import Canceller
     from ._dispatch import Dispatcher
     from ._executors import ExecutorSet
@@ -239,24 +239,15 @@ class JobTable:
 
 
 class SchedulerState:
-    """The state the parts of the stack share on ``self`` (set by
-    ``JobScheduler.__init__``), the three records above, and the small
-    operations every part uses on them."""
+    """The state the layers still on the scheduler share on ``self`` (set by
+    ``_compose.compose``), until each becomes a part the scheduler holds."""
 
     _settings: Settings
     _run: RunState
     _table: JobTable
-    _clock: Callable[[], float]  # _settings.clock (see JobScheduler.__init__)
-    #: Finish one job (see Outcomes): ``_finish_here`` if the backing has no
-    #: ``ending`` (memory), else ``_finish_recorded`` (durable).
-    _finish_one: FinishOne
-    _ending: EndHook | None  # the backing's, read once
+    _clock: Callable[[], float]  # _settings.clock (see _compose)
     _executors: ExecutorSet
     _queue: JobQueue
-    _admission: Admission | None
-    _blocked: dict[int, set[int]]  # job -> unmet dependencies
-    _dependents: dict[int, list[int]]  # job -> jobs waiting on it
-    _submit_hooks: list[SubmitHook]
     #: The workers and their attempts (see _dispatch).
     _dispatcher: Dispatcher
     #: ``cancel()`` and a stop's cut past its grace (see _cancel).
@@ -265,11 +256,6 @@ class SchedulerState:
     _timers: Ticker
     #: Where jobs are kept (see _backing): memory or a durable store.
     _backing: Backing
-    #: ``_backing.add``, bound once: submit's last step.
-    _add: Callable[[Job, float, list[int], str | None], str]
-    #: The queues submit refuses others of (memory: ``queues``; durable: None,
-    #: a job of another queue waits in the store for a member that serves it).
-    _served_here: frozenset[str] | None
     _live_tasks: int
     _done: anyio.Event | None
     _task_group: TaskGroup | None
@@ -279,13 +265,19 @@ class SchedulerState:
     #: The registered functions by name (``js.App``), for registered jobs
     #: claimed or fetched from the store; None without an app.
     _registry: Mapping[str, Any] | None
-    #: On a durable store, ``Held.fences`` (see _held): the attempt each held
-    #: job's writes are fenced by, which complete_in checks. Empty in memory.
-    _held: dict[int, int]
-    #: Running jobs that completed in a transaction of their own
-    #: (``complete_in``), by number: (attempt, result). Empty but for them,
-    #: so the workers' hot path tests it for free.
-    _completed_in: dict[int, tuple[int, Any]]
+
+    if TYPE_CHECKING:
+        # JobScheduler.submit, which the layers' public methods call (enqueue).
+        def submit(
+            self,
+            job: Job,
+            *,
+            delay: float = ...,
+            depends_on: Iterable[str] = ...,
+            at: datetime | None = ...,
+            job_id: str | None = ...,
+            connection: object = ...,
+        ) -> str: ...
 
     def _wake_all(self) -> None:
         while self._idle_workers:
