@@ -76,7 +76,7 @@ SubmitHook = Callable[[Job], None]
 
 
 class FinishOne(Protocol):
-    """``Outcomes._finish_one``: one of two methods, chosen when the
+    """``Outcomes.finish_one``: one of two methods, chosen when the
     scheduler is built (on a durable store the outcome is written first)."""
 
     def __call__(
