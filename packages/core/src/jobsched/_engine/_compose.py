@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
-    from ._backing import Backing
+    from ._held import ClaimedQueue, Held
+    from ._link import StoreLink
+    from ._linkhost import LinkHost
     from ._scheduler import JobScheduler
 
 
@@ -104,7 +106,7 @@ def compose(
     # The attempt each held job's writes are fenced by (Held.fences), which
     # complete_in checks: empty in memory.
     fences: dict[int, int] = {}
-    durable: Backing | None = None
+    durable_parts: tuple[StoreLink, Held, ClaimedQueue, LinkHost] | None = None
     if not in_memory:
         # Loaded here, not at import: the link brings the codec (hashlib,
         # hmac, pickle) and the members module (socket), which an
@@ -120,7 +122,7 @@ def compose(
         link = StoreLink(_store_for(store), host, history_limit)
         s._link = claims.link = link
         fences = held.fences
-        durable = DurableBacking(s, link, held, claims, host)
+        durable_parts = (link, held, claims, host)
         check_stored_options(strategy)
         link.producer = num_workers == 0
     s._registry = None
@@ -172,8 +174,8 @@ def compose(
             s.submit,
             rates,
         )
-        if durable is None
-        else durable
+        if durable_parts is None
+        else DurableBacking(*durable_parts, s._run, s._table, s._settings)
     )
     if s._link is not None:
         # The store applies the limits in its claims (see LinkHost.claim_capacity).

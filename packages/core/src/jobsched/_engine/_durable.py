@@ -1,9 +1,8 @@
 """DurableBacking: the jobs kept in a durable store, through the link.
 
 Loaded with the first durable store (as the link is), never by ``import
-jobsched``. It owns what this member holds in the store and its claimed
-jobs (``_held``) and its reads (``_storedreads``); it still reaches the
-scheduler for the rest, as ``LinkHost`` does.
+jobsched``. It owns what this member holds in the store and its claimed jobs
+(``_held``) and its reads (``_storedreads``); it holds no scheduler.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from .._log import logger
 from .._ordering._admission import executor_capacity
 from ._cancel import CANCELS_KEPT
 from ._outcomes import HANDED_BACK
-from ._state import _describe, _extra
+from ._state import JobTable, RunState, Settings, _describe, _extra
 from ._storedreads import StoredReads
 
 if TYPE_CHECKING:
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
     from ._link import StoreLink
     from ._linkhost import LinkHost
     from ._outcomes import Outcomes
-    from ._results import Results
     from ._storedschedules import StoredSchedules
     from ._submission import Submission
 
@@ -55,7 +53,7 @@ class DurableBacking:
         "link",
         "outcomes",
         "reads",
-        "scheduler",
+        "settings",
         "submission",
         "take_next",
         "waiting",
@@ -72,19 +70,25 @@ class DurableBacking:
     submission: Submission
 
     def __init__(
-        self, scheduler: Results, link: StoreLink, held: Held, claims: ClaimedQueue, host: LinkHost
+        self,
+        link: StoreLink,
+        held: Held,
+        claims: ClaimedQueue,
+        host: LinkHost,
+        run: RunState,
+        table: JobTable,
+        settings: Settings,
     ) -> None:
-        self.scheduler = scheduler
+        self.settings = settings
         self.host = host  # the link's: bound with the parts too
         self.link = link
         self.held = held
         self.claims = claims
-        #: The workers take claimed jobs; the store applies the limits in its
-        #: claims (see LinkHost.claim_capacity).
+        #: The workers take claimed jobs (limited by the store's claims: LinkHost).
         self.take_next = claims.take
         self.waiting = claims.jobs
         self._stored_book: StoredSchedules | None = None
-        self.reads = StoredReads(link, scheduler._run, scheduler._table, scheduler._clock)
+        self.reads = StoredReads(link, run, table, settings.clock)
 
     def bind(self, outcomes: Outcomes, submission: Submission) -> None:
         """A cancel finishes a job here through Outcomes; a job's row is Submission's."""
@@ -98,9 +102,9 @@ class DurableBacking:
         if book is None:
             from ._storedschedules import StoredSchedules
 
-            s, submission = self.scheduler, self.submission
+            reads, submission = self.reads, self.submission
             book = self._stored_book = StoredSchedules(
-                self.link, s._run, s._table, submission.check, submission.stored_row
+                self.link, reads.run, reads.table, submission.check, submission.stored_row
             )
         return book
 
@@ -244,8 +248,7 @@ class DurableBacking:
         pass  # the store runs it again (record_retry), in whichever member claims it
 
     def release(self, job: Job, now: float) -> None:
-        """Never called: the store keeps dependencies in its rows, so no job
-        here waits on another (add never blocks one)."""
+        """Never called: the store keeps dependencies in its rows (add blocks no job)."""
 
     def hand_back(self, job: Job) -> bool:
         """A held job whose attempt was cut short by a stopping worker: it goes
@@ -324,7 +327,7 @@ class DurableBacking:
 
         store = self.link.store
         await store.open()
-        registry = self.scheduler._registry
+        registry = self.reads.registry  # the app's (see use_registry)
         if registry:
             await self._put_functions(store, registry)
         if not store.secrets:
@@ -346,7 +349,7 @@ class DurableBacking:
         from ._functions import registered
 
         try:
-            await store.put_functions(registered(registry, self.scheduler._settings.strategy))
+            await store.put_functions(registered(registry, self.settings.strategy))
         except Exception as exc:
             logger.warning(
                 "could not store the app's registered functions in %s for jobsched_enqueue() "
