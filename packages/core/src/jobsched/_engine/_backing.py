@@ -26,8 +26,7 @@ if TYPE_CHECKING:
     from .._time._scheduleinfo import ScheduleInfo
     from ._attempts import Attempt
     from ._link import StoreLink
-    from ._outcomes import Outcomes
-    from ._submission import Submission
+    from ._state import Parts
 
     #: ``ending``: (job, status, error, the clock if the job ran) -> the status to record.
     EndHook = Callable[[Job, JobStatus, str | None, float | None], JobStatus]
@@ -231,7 +230,7 @@ class Backing(
 ):
     """Every role a backing plays (more join as the engine's parts move here)."""
 
-    def bind(self, outcomes: Outcomes, submission: Submission) -> None:
+    def bind(self, parts: Parts) -> None:
         """The parts made after the backing (they take it): bound once, when
         the scheduler is built."""
         ...

@@ -30,7 +30,7 @@ from ._dispatch import Dispatcher
 from ._executors import ExecutorSet
 from ._memory import MemoryBacking
 from ._outcomes import Outcomes
-from ._state import JobTable, RunState, Settings
+from ._state import JobTable, Parts, RunState, Settings
 from ._stored import check_stored_options
 from ._submission import Submission
 from ._timers import Ticker
@@ -106,6 +106,8 @@ def compose(
     # The attempt each held job's writes are fenced by (Held.fences), which
     # complete_in checks: empty in memory.
     fences: dict[int, int] = {}
+    s._executors = ExecutorSet(executors or {})
+    s._idle_workers = deque()
     durable_parts: tuple[StoreLink, Held, ClaimedQueue, LinkHost] | None = None
     if not in_memory:
         # Loaded here, not at import: the link brings the codec (hashlib,
@@ -118,7 +120,7 @@ def compose(
 
         held = Held()
         claims = ClaimedQueue(held)
-        host = LinkHost(s, held, claims)
+        host = LinkHost(held, claims, s._run, s._table, s._executors, s._idle_workers)
         link = StoreLink(_store_for(store), host, history_limit)
         s._link = claims.link = link
         fences = held.fences
@@ -127,7 +129,6 @@ def compose(
         link.producer = num_workers == 0
     s._registry = None
     strategy = strategy if strategy is not None else PriorityStrategy()
-    s._executors = ExecutorSet(executors or {})
     if rng is None:
         import random  # here: `import jobsched` skips random (and hashlib's sha512)
 
@@ -157,7 +158,6 @@ def compose(
         queue_gates,
         gates,
     )
-    s._idle_workers = deque()
     # The ticker owns the attempts' deadlines; it fires what _due says
     # is due and sleeps until _next_due (the memory queue's, schedules').
     # (Attempts past their grace go to the dispatcher that runs them.)
@@ -204,7 +204,6 @@ def compose(
     submission = s._submission = Submission(
         s._table, s._run, s._settings, s._executors, s._backing, s._link
     )
-    s._backing.bind(outcomes, submission)
     # Bound once: submit calls them per job.
     s._check = submission.check
     s._add = s._backing.add
@@ -225,6 +224,7 @@ def compose(
     )
     outcomes.bind(s._dispatcher)
     s._cancelling = Canceller(s._table, s._backing, s._dispatcher, outcomes.finish)
+    s._backing.bind(Parts(outcomes, submission, s._dispatcher, s._cancelling))
     s._done = None
     s._task_group = None
     s._standalone = None

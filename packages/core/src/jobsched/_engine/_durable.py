@@ -18,7 +18,7 @@ from .._log import logger
 from .._ordering._admission import executor_capacity
 from ._cancel import CANCELS_KEPT
 from ._outcomes import HANDED_BACK
-from ._state import JobTable, RunState, Settings, _describe, _extra
+from ._state import JobTable, Parts, RunState, Settings, _describe, _extra
 from ._storedreads import StoredReads
 
 if TYPE_CHECKING:
@@ -90,10 +90,10 @@ class DurableBacking:
         self._stored_book: StoredSchedules | None = None
         self.reads = StoredReads(link, run, table, settings.clock)
 
-    def bind(self, outcomes: Outcomes, submission: Submission) -> None:
+    def bind(self, parts: Parts) -> None:
         """A cancel finishes a job here through Outcomes; a job's row is Submission's."""
-        self.outcomes, self.submission = outcomes, submission
-        self.host.bind(outcomes, submission)
+        self.outcomes, self.submission = parts.outcomes, parts.submission
+        self.host.bind(self, parts)
 
     @property
     def schedules(self) -> StoredSchedules:

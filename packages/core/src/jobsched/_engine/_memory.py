@@ -23,9 +23,7 @@ if TYPE_CHECKING:
     from ._attempts import Attempt
     from ._link import StoreLink
     from ._memschedules import MemorySchedules
-    from ._outcomes import Outcomes
-    from ._state import JobTable, RunState, Settings
-    from ._submission import Submission
+    from ._state import JobTable, Parts, RunState, Settings
     from ._timers import Ticker
 
 
@@ -107,10 +105,10 @@ class MemoryBacking:
         self._book: MemorySchedules | None = None
         self.due: tuple[MemorySchedules, ...] = ()
 
-    def bind(self, outcomes: Outcomes, submission: Submission) -> None:
+    def bind(self, parts: Parts) -> None:
         """The parts made after the backing: a job with upstreams waits in
         Outcomes' graph."""
-        self._block = outcomes.block
+        self._block = parts.outcomes.block
 
     def limit(self, admission: Admission) -> None:
         """Limits from now on: workers read take_next before each job, so

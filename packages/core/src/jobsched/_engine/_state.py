@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import anyio
 
@@ -68,6 +68,8 @@ if TYPE_CHECKING:
     from ._dispatch import Dispatcher
     from ._executors import ExecutorSet
     from ._link import StoreLink
+    from ._outcomes import Outcomes
+    from ._submission import Submission
     from ._timers import Ticker
 
 
@@ -91,6 +93,16 @@ POLL_INTERVAL = 0.5
 
 # Lifecycle of the scheduler itself.
 NEW, STARTED, STOPPED = range(3)
+
+
+class Parts(NamedTuple):
+    """The parts made after the backing, bound to it once built (``bind``):
+    each takes the backing, and the backing (or its link's host) calls them."""
+
+    outcomes: Outcomes
+    submission: Submission
+    dispatcher: Dispatcher
+    cancelling: Canceller
 
 
 class Settings:
