@@ -171,7 +171,7 @@ class DurableBacking:
         link = self.link
         number = job._jobsched_id
         # Held until the outcome is made: if making it raises (a bug), the
-        # held attempt lets _recording_failed still end the row FAILED.
+        # held attempt lets Outcomes.recording_failed still end the row FAILED.
         attempt = held.fences.get(number)
         if attempt is None:
             return status  # not ours in the store: a cascade, or cancelled while queued

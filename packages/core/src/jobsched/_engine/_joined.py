@@ -147,7 +147,7 @@ def _prepare(
 
 
 def _check_job(job: Job, delay: float) -> None:
-    """What ``_check_submit`` checks of the job itself (none of the
+    """What ``Submission.check`` checks of the job itself (none of the
     scheduler's state: the caller's thread may not be the loop's)."""
     if Job not in type(job).__mro__ and not isinstance(job, Job):
         raise TypeError(f"enqueue() takes a jobsched.Job, got {job!r}")
@@ -203,7 +203,7 @@ def _row(
         raise
     wall = time.time()
     job.seq = _next_seq()
-    job.submitted_at = wall  # the stored key compares across processes (see _stored_row)
+    job.submitted_at = wall  # the stored key compares across processes (see Submission.stored_row)
     strategy = scheduler._settings.strategy
     try:
         key = tuple(map(float, strategy.key(job)))

@@ -240,8 +240,8 @@ class Outcomes:
         logger.error("%s: %s", _describe(job), reason, exc_info=exc, extra=_extra(job))
         old = job.status
         if old._terminal:  # type: ignore[attr-defined]
-            return  # recorded before the error; _finish_one counts a job once terminal
-        # Set by hand, not through _transition: RETRY_WAIT -> FAILED is no
+            return  # recorded before the error; finish_one counts a job once terminal
+        # Set by hand, not through the table's transition: RETRY_WAIT -> FAILED is no
         # legal edge, and the regular path is what just failed.
         job.status = _FAILED
         job.last_error = reason
@@ -308,7 +308,7 @@ class Outcomes:
     def _finish_here(
         self, job: Job, status: JobStatus, error: str | None, now: float | None = None
     ) -> list[tuple[Job, str]] | None:
-        """Finish ``job`` alone (``_finish_one`` in memory; after the store's
+        """Finish ``job`` alone (``finish_one`` in memory; after the store's
         write on a durable store); the dependents its failure cancels, if any.
 
         :param now: the scheduler's clock, if the caller has just read it.
@@ -378,7 +378,7 @@ class Outcomes:
     def _finish_recorded(
         self, job: Job, status: JobStatus, error: str | None, now: float | None = None
     ) -> list[tuple[Job, str]] | None:
-        """``_finish_one`` on a durable store: the backing's ``ending`` first
+        """``finish_one`` on a durable store: the backing's ``ending`` first
         (the fenced write, which may turn COMPLETED into FAILED), then
         ``_finish_here``."""
         if job.status._terminal:  # type: ignore[attr-defined]
