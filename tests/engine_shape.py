@@ -12,7 +12,7 @@ plan (docs/design/engine-parts-plan.md, section 1, by its ``inventory.py``):
   and the durable stores are two engines woven into one function;
 - *the issue's grep*: ``self._link is None`` / ``is not None`` spelled out;
 - *inheritance depth*: the longest chain of engine classes each inheriting the
-  next (``JobScheduler`` -> ... -> ``SchedulerState`` is 10), for the engine
+  next (``JobScheduler`` -> ... -> ``SchedulerState`` was 10), for the engine
   and for the store link (``_engine/_link/``) apart;
 - *private names per module*: the distinct private attributes a module
   touches through ``self`` or ``s`` (the scheduler, as ``LinkHost`` names it):

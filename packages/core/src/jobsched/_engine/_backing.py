@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .._time._scheduleinfo import ScheduleInfo
     from ._attempts import Attempt
     from ._link import StoreLink
+    from ._state import Parts
 
     #: ``ending``: (job, status, error, the clock if the job ran) -> the status to record.
     EndHook = Callable[[Job, JobStatus, str | None, float | None], JobStatus]
@@ -79,6 +80,12 @@ class Reader(Protocol):
 
 class JobSink(Protocol):
     """Submit's view: where a checked job goes."""
+
+    @property
+    def dependencies_elsewhere(self) -> bool:
+        """Whether a dependency unknown here may be in the store (then the
+        store's add decides); False: submit refuses it."""
+        ...
 
     def served(self, queues: frozenset[str] | None) -> frozenset[str] | None:
         """The queues submit refuses others of (None: refuse none)."""
@@ -236,3 +243,8 @@ class Backing(
     Protocol,
 ):
     """Every role a backing plays (more join as the engine's parts move here)."""
+
+    def bind(self, parts: Parts) -> None:
+        """The parts made after the backing (they take it): bound once, when
+        the scheduler is built."""
+        ...

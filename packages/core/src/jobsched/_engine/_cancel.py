@@ -12,7 +12,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from .._jobs._job import Job
-    from .._ordering._admission import Admission
     from ._backing import Backing
     from ._dispatch import Dispatcher
     from ._state import JobTable
@@ -28,7 +27,7 @@ CANCELS_KEPT = 10_000
 class Canceller:
     """What ``cancel()`` reaches: the queues, running attempts, the store."""
 
-    __slots__ = ("admission", "backing", "dispatcher", "finish", "table")
+    __slots__ = ("backing", "dispatcher", "finish", "table")
 
     def __init__(
         self,
@@ -36,16 +35,12 @@ class Canceller:
         backing: Backing,
         dispatcher: Dispatcher,
         finish: Callable[[Job, JobStatus, str | None], None],
-        admission: Admission | None,
     ) -> None:
         self.table = table
         self.backing = backing
         self.dispatcher = dispatcher
         #: Outcomes' finish: the job and the cascade to its dependents.
         self.finish = finish
-        #: The memory store's limits, if any; set again when an executor's
-        #: capacity creates them later (Submission._executor_loaded).
-        self.admission = admission
 
     def cancel(self, job_id: str) -> bool:
         """See :meth:`JobScheduler.cancel`."""
@@ -61,9 +56,7 @@ class Canceller:
             self.dispatcher.cancel_running(number)
         else:
             self.finish(job, _CANCELLED, "cancelled")
-            self.backing.withdraw(job)
-            if self.admission is not None:
-                self.admission.cancelled(job)
+            self.backing.withdraw(job)  # from the queue and the limits' holds
         return True
 
     def cut_short_running(self) -> int:

@@ -34,8 +34,12 @@ from .._log import logger
 from ._state import _describe
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .._jobs._job import Job
     from ._attempts import Attempt
+    from ._dispatch import Dispatcher
+    from ._link import StoreLink
     from ._outcomes import Outcomes
 
 _RUNNING = JobStatus.RUNNING
@@ -153,17 +157,33 @@ class Ticket:
 class Completions:
     """The scheduler's side of ``complete_in``."""
 
-    __slots__ = ("_s",)
+    __slots__ = ("_clock", "_completed_in", "_dispatcher", "_held", "_link", "_outcomes", "_tasks")
 
-    def __init__(self, scheduler: Outcomes) -> None:
-        self._s = scheduler
+    def __init__(
+        self,
+        outcomes: Outcomes,
+        dispatcher: Dispatcher,
+        link: StoreLink | None,
+        held: dict[int, int],
+        completed_in: dict[int, tuple[int, Any]],
+        tasks: tuple[Callable[[], None], Callable[[], None]],
+    ) -> None:
+        # held: the attempt each held job's writes are fenced by (Held.fences;
+        # empty in memory). tasks: the lifecycle's count of live tasks, which
+        # a settle waiting for the store's word joins.
+        self._outcomes = outcomes
+        self._clock = outcomes._clock
+        self._dispatcher = dispatcher
+        self._link = link
+        self._held = held
+        self._completed_in = completed_in
+        self._tasks = tasks
 
     def portable(self, handle: CurrentJob) -> Ticket:
         """The ticket for ``handle``'s attempt: for a write here, or shipped."""
-        s = self._s
         job = handle._job
         assert job is not None
-        link = s._link
+        link = self._link
         if link is None:
             return Ticket(
                 job,
@@ -189,7 +209,7 @@ class Completions:
             ),
             owner=link.owner,
             secrets=store.secrets,
-            started_at=None if started is None else time.time() - (s._clock() - started),
+            started_at=None if started is None else time.time() - (self._clock() - started),
         )
 
     def complete_in(self, handle: CurrentJob, conn: Any, result: Any) -> Awaitable[None]:
@@ -202,14 +222,13 @@ class Completions:
     def _check_held(self, handle: CurrentJob) -> None:
         # Read from a thread job's thread too: a dict lookup and two reads,
         # each atomic; the fence in the store decides anyway.
-        s = self._s
         job = handle._job
         assert job is not None
         number = job._jobsched_id
         if (
             job.status is _RUNNING
             and job.attempts == handle.attempt
-            and s._held.get(number) == handle.attempt
+            and self._held.get(number) == handle.attempt
         ):
             return
         raise LeaseLostError(
@@ -221,13 +240,12 @@ class Completions:
     def completed(self, job: Job, attempt: int, result: Any) -> None:
         """A completion of ``job``'s ``attempt`` was written (in this process,
         or reported by an executor from another)."""
-        s = self._s
         number = job._jobsched_id
-        s._completed_in[number] = (attempt, result)
+        self._completed_in[number] = (attempt, result)
         if job.status is not _RUNNING or job.attempts != attempt:
             # The attempt ended here meanwhile (a thread job past its
             # timeout): its outcome is made, so the note would only linger.
-            s._completed_in.pop(number, None)
+            self._completed_in.pop(number, None)
 
     def settle_later(
         self,
@@ -240,17 +258,18 @@ class Completions:
         """Settle an attempt that wrote a completion once the store says
         whether it committed; False if that cannot be (no durable store, no
         task group): the caller settles it at once."""
-        s = self._s
-        group = s._dispatcher.workers_group
-        if s._link is None or group is None:
+        group = self._dispatcher.workers_group
+        link = self._link
+        if link is None or group is None:
             return False
-        s._lifecycle.tasks.started()
+        started, exited = self._tasks
+        started()
         try:
             group.start_soon(
                 self._settle, job, attempt, result, error, completed, name="jobsched-complete-in"
             )
         except RuntimeError:  # the group is closing
-            s._lifecycle.tasks.count -= 1  # never started: not an exit
+            exited()
             return False
         return True
 
@@ -262,7 +281,7 @@ class Completions:
         error: BaseException | None,
         completed: Any,
     ) -> None:
-        s = self._s
+        outcomes = self._outcomes
         try:
             # Shielded: the attempt's outcome waits on this read, also at stop.
             with anyio.CancelScope(shield=True):
@@ -270,21 +289,21 @@ class Completions:
             if committed:
                 number = job._jobsched_id
                 # The row is COMPLETED already: nothing of ours to write.
-                s._held.pop(number, None)
-                s._dispatcher.early_cancels.discard(number)
+                self._held.pop(number, None)
+                self._dispatcher.early_cancels.discard(number)
                 job.result = completed
                 job.last_error = job.last_traceback = None
-                s._finish(job, _COMPLETED, None)
+                outcomes.finish(job, _COMPLETED, None)
             else:
-                s._settle(job, attempt, result, error)
-        except Exception as exc:  # as in _settle: never leave the job RUNNING
-            s._recording_failed(job, exc)
+                outcomes.settle(job, attempt, result, error)
+        except Exception as exc:  # as in settle: never leave the job RUNNING
+            outcomes.recording_failed(job, exc)
         finally:
-            s._lifecycle.tasks.exited()
+            self._tasks[1]()
 
     async def _committed(self, job: Job) -> bool:
         """Whether the store holds ``job`` COMPLETED by this attempt."""
-        link = self._s._link
+        link = self._link
         assert link is not None
         number = job._jobsched_id
         try:

@@ -1,7 +1,7 @@
 """Building a JobScheduler: its arguments checked, its records and parts made and wired.
 
 ``JobScheduler.__init__`` keeps the public signature and calls :func:`compose`,
-which sets the parts on the scheduler (see ``_state.SchedulerState`` for what
+which sets the parts on the scheduler (``_seams.Seams`` declares what
 each is). Kept apart so that the public class stays the public face.
 """
 
@@ -11,11 +11,10 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._jobs._executor import Executor
 from .._ordering._admission import (
-    Admission,
     check_executor_limits,
     check_queue_limits,
     check_queues,
@@ -32,8 +31,10 @@ from ._dispatch import Dispatcher
 from ._executors import ExecutorSet
 from ._lifecycle import Lifecycle, LiveTasks
 from ._memory import MemoryBacking
-from ._state import JobTable, RunState, Settings
+from ._outcomes import Outcomes
+from ._state import JobTable, Parts, RunState, Settings
 from ._stored import check_stored_options
+from ._submission import Submission
 from ._timers import Ticker
 
 if TYPE_CHECKING:
@@ -41,7 +42,9 @@ if TYPE_CHECKING:
 
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
-    from ._backing import Backing
+    from ._held import ClaimedQueue, Held
+    from ._link import StoreLink
+    from ._linkhost import LinkHost
     from ._scheduler import JobScheduler
 
 
@@ -104,8 +107,12 @@ def compose(
     # per job, and a record's field is one attribute load more.
     s._clock = clock
     s._link = None
-    s._held = {}
-    durable: Backing | None = None
+    # The attempt each held job's writes are fenced by (Held.fences), which
+    # complete_in checks: empty in memory.
+    fences: dict[int, int] = {}
+    s._executors = ExecutorSet(executors or {})
+    s._idle_workers = deque()
+    durable_parts: tuple[StoreLink, Held, ClaimedQueue, LinkHost] | None = None
     if not in_memory:
         # Loaded here, not at import: the link brings the codec (hashlib,
         # hmac, pickle) and the members module (socket), which an
@@ -117,16 +124,15 @@ def compose(
 
         held = Held()
         claims = ClaimedQueue(held)
-        link = StoreLink(_store_for(store), LinkHost(s, held, claims), keeping)
+        host = LinkHost(held, claims, s._run, s._table, s._executors, s._idle_workers)
+        link = StoreLink(_store_for(store), host, keeping)
         s._link = claims.link = link
-        s._held = held.fences  # complete_in checks an attempt is still held
-        durable = DurableBacking(s, link, held, claims)
+        fences = held.fences
+        durable_parts = (link, held, claims, host)
         check_stored_options(strategy)
         link.producer = num_workers == 0
     s._registry = None
-    s._completed_in = {}
     strategy = strategy if strategy is not None else PriorityStrategy()
-    s._executors = ExecutorSet(executors or {})
     if rng is None:
         import random  # here: `import jobsched` skips random (and hashlib's sha512)
 
@@ -156,12 +162,6 @@ def compose(
         queue_gates,
         gates,
     )
-    s._admission = None
-    s._blocked = {}  # job -> unmet dependencies
-    s._dependents = {}  # job -> jobs waiting on it
-    s._submit_hooks = []
-
-    s._idle_workers = deque()
     # The ticker owns the attempts' deadlines; it fires the due sources the
     # memory backing hands it (its delayed jobs, schedules) and sleeps until
     # the next. (Attempts past their grace go to the dispatcher that runs them.)
@@ -176,53 +176,59 @@ def compose(
             s._queue,
             s._idle_workers,
             s._timers,
-            s._block_on,
-            s._executor_loaded,
             s.submit,
+            rates,
         )
-        if durable is None
-        else durable
+        if durable_parts is None
+        else DurableBacking(*durable_parts, s._run, s._table, s._settings)
     )
-    # Outcomes finishes jobs directly unless the backing writes first.
-    s._ending = s._backing.ending
-    s._finish_one = s._finish_here if s._ending is None else s._finish_recorded
     if s._link is not None:
         # The store applies the limits in its claims (see LinkHost.claim_capacity).
         s._link.rates = rates or None
         s._link.queues = served
         if isinstance(strategy, FairShareStrategy):
             s._link.tenants = dict(strategy.weights)
-    elif rates or gates or queue_gates:
-        s._admission = Admission(
-            s._queue,
-            strategy.key,
-            s._backing.release,
-            clock,
-            rates,
-            gates,
-            queue_gates,
-        )
+    # Running jobs that completed in a transaction of their own (complete_in),
+    # by number: (attempt, result). Empty but for them, so the workers' hot
+    # path tests it for free.
+    completed_in: dict[int, tuple[int, Any]] = {}
+    counted = (tasks.started, tasks.exited)
+    # How attempts end and the dependency graph (it chooses finish_one from
+    # the backing's ending); the checks before any change.
+    outcomes = s._outcomes = Outcomes(
+        s._table,
+        s._run,
+        s._settings,
+        s._backing,
+        completed_in=completed_in,
+        link=s._link,
+        held=fences,
+        tasks=counted,
+    )
+    submission = s._submission = Submission(
+        s._table, s._run, s._settings, s._executors, s._backing, s._link
+    )
     # Bound once: submit calls them per job.
+    s._check = submission.check
     s._add = s._backing.add
-    s._served_here = s._backing.served(served)
-    if s._admission is not None:
-        # Limits live in the take-next step (the memory backing's).
-        s._backing.take_next = s._admission.take
+    s._hooks = submission.hooks
     s._dispatcher = Dispatcher(
         s._backing,
-        s._settle,
-        s._finish_one,
+        outcomes.settle,
+        outcomes.finish_one,
         s._table,
         s._timers,
         s._executors,
         s._run,
         clock=clock,
         idle=s._idle_workers,
-        completed_in=s._completed_in,
-        tasks=(tasks.started, tasks.exited),
-        host=s,
+        completed_in=completed_in,
+        tasks=counted,
+        host=outcomes,
     )
-    s._cancelling = Canceller(s._table, s._backing, s._dispatcher, s._finish, s._admission)
+    outcomes.bind(s._dispatcher)
+    s._cancelling = Canceller(s._table, s._backing, s._dispatcher, outcomes.finish)
+    s._backing.bind(Parts(outcomes, submission, s._dispatcher, s._cancelling))
     s._lifecycle = Lifecycle(
         tasks,
         s._run,

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ._state import FinishOne, JobTable, RunState
     from ._timers import Ticker
 
-    #: Outcomes' ``_settle``: how an attempt ended (its stand-in, result, error).
+    #: ``Outcomes.settle``: how an attempt ended (its stand-in, result, error).
     Settle = Callable[[Job, Attempt | None, Any, BaseException | None], None]
 
 _RUNNING = JobStatus.RUNNING
@@ -101,7 +101,8 @@ class Dispatcher:
     ) -> None:
         # settle, finish_one: Outcomes'. completed_in (read): jobs that completed
         # in a transaction of their own. tasks: the lifecycle's count of live
-        # tasks. host: the scheduler a worker's js.current_job() cell names.
+        # tasks. host: what a worker's js.current_job() cell names (Outcomes,
+        # which answers complete_in).
         self._source = source
         self._settle = settle
         self._finish_one = finish_one

@@ -1,25 +1,25 @@
 """DurableBacking: the jobs kept in a durable store, through the link.
 
 Loaded with the first durable store (as the link is), never by ``import
-jobsched``. It owns what this member holds in the store and its claimed
-jobs (``_held``) and its reads (``_storedreads``); it still reaches the
-scheduler for the rest, as ``LinkHost`` does.
+jobsched``. It owns what this member holds in the store and its claimed jobs
+(``_held``) and its reads (``_storedreads``); it holds no scheduler.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Collection, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._enums import JobStatus
 from .._exceptions import StoreUnavailableError
 from .._jobs._text import storable
 from .._log import logger
 from .._ordering._admission import executor_capacity
+from . import _queueviews
 from ._cancel import CANCELS_KEPT
 from ._outcomes import HANDED_BACK
-from ._state import _describe, _extra
+from ._state import JobTable, Parts, RunState, Settings, _describe, _extra
 from ._storedreads import StoredReads
 
 if TYPE_CHECKING:
@@ -31,8 +31,10 @@ if TYPE_CHECKING:
     from ._attempts import Attempt
     from ._held import ClaimedQueue, Held
     from ._link import StoreLink
-    from ._scheduler import JobScheduler
+    from ._linkhost import LinkHost
+    from ._outcomes import Outcomes
     from ._storedschedules import StoredSchedules
+    from ._submission import Submission
 
 _RUNNING = JobStatus.RUNNING
 _RETRY_WAIT = JobStatus.RETRY_WAIT
@@ -49,9 +51,12 @@ class DurableBacking:
         "_stored_book",
         "claims",
         "held",
+        "host",
         "link",
+        "outcomes",
         "reads",
-        "scheduler",
+        "settings",
+        "submission",
         "take_next",
         "waiting",
     )
@@ -59,20 +64,36 @@ class DurableBacking:
     cut_wording = "handed back to the store"
     #: Why an attempt the teardown cut short ends: back to the store.
     shutdown_reason = HANDED_BACK
+    #: A dependency unknown here may be in the store: the store's add decides.
+    dependencies_elsewhere = True
+    outcomes: Outcomes  # the parts made after the backing (see bind)
+    submission: Submission
 
     def __init__(
-        self, scheduler: JobScheduler, link: StoreLink, held: Held, claims: ClaimedQueue
+        self,
+        link: StoreLink,
+        held: Held,
+        claims: ClaimedQueue,
+        host: LinkHost,
+        run: RunState,
+        table: JobTable,
+        settings: Settings,
     ) -> None:
-        self.scheduler = scheduler
+        self.settings = settings
+        self.host = host  # the link's: bound with the parts too
         self.link = link
         self.held = held
         self.claims = claims
-        #: The workers take claimed jobs; the store applies the limits in its
-        #: claims (see LinkHost.claim_capacity).
+        #: The workers take claimed jobs (limited by the store's claims: LinkHost).
         self.take_next = claims.take
         self.waiting = claims.jobs
         self._stored_book: StoredSchedules | None = None
-        self.reads = StoredReads(link, scheduler._run, scheduler._table, scheduler._clock)
+        self.reads = StoredReads(link, run, table, settings.clock)
+
+    def bind(self, parts: Parts) -> None:
+        """A cancel finishes a job here through Outcomes; a job's row is Submission's."""
+        self.outcomes, self.submission = parts.outcomes, parts.submission
+        self.host.bind(self, parts)
 
     @property
     def schedules(self) -> StoredSchedules:
@@ -81,9 +102,9 @@ class DurableBacking:
         if book is None:
             from ._storedschedules import StoredSchedules
 
-            s = self.scheduler
+            reads, submission = self.reads, self.submission
             book = self._stored_book = StoredSchedules(
-                self.link, s._run, s._table, s._check_submit, s._stored_row
+                self.link, reads.run, reads.table, submission.check, submission.stored_row
             )
         return book
 
@@ -106,7 +127,7 @@ class DurableBacking:
             return False
         if number not in self.held.fences:
             if job.status is not _RUNNING:
-                self.scheduler._finish(job, _CANCELLED, "cancelled")
+                self.outcomes.finish(job, _CANCELLED, "cancelled")
             link.cancel(number)
             return True
         if job.status is _RUNNING:
@@ -120,19 +141,13 @@ class DurableBacking:
 
     async def queues(self) -> list[QueueInfo]:
         """The store's queues, for every member (see _queueviews)."""
-        from ._queueviews import stored_infos
-
-        return await stored_infos(self.link, self.scheduler._run)
+        return await _queueviews.stored_infos(self.link, self.reads.run)
 
     async def pause_queue(self, name: str) -> None:
-        from ._queueviews import stored_pause
-
-        await stored_pause(self.link, self.scheduler._run, name, pause=True)
+        await _queueviews.stored_pause(self.link, self.reads.run, name, pause=True)
 
     async def resume_queue(self, name: str) -> None:
-        from ._queueviews import stored_pause
-
-        await stored_pause(self.link, self.scheduler._run, name, pause=False)
+        await _queueviews.stored_pause(self.link, self.reads.run, name, pause=False)
 
     def attempts_to_cut(self, attempts: Collection[Attempt]) -> list[Attempt]:
         """Those not cut short already: one that was ends as that says (a
@@ -166,7 +181,7 @@ class DurableBacking:
         link = self.link
         number = job._jobsched_id
         # Held until the outcome is made: if making it raises (a bug), the
-        # held attempt lets _recording_failed still end the row FAILED.
+        # held attempt lets Outcomes.recording_failed still end the row FAILED.
         attempt = held.fences.get(number)
         if attempt is None:
             return status  # not ours in the store: a cascade, or cancelled while queued
@@ -243,8 +258,7 @@ class DurableBacking:
         pass  # the store runs it again (record_retry), in whichever member claims it
 
     def release(self, job: Job, now: float) -> None:
-        """Never called: the store keeps dependencies in its rows, so no job
-        here waits on another (add never blocks one)."""
+        """Never called: the store keeps dependencies in its rows (add blocks no job)."""
 
     def hand_back(self, job: Job) -> bool:
         """A held job whose attempt was cut short by a stopping worker: it goes
@@ -269,7 +283,7 @@ class DurableBacking:
 
     def add(self, job: Job, delay: float, deps: list[int], job_id: str | None) -> str:
         """submit()'s last step: the job's row, written in the next group commit."""
-        row = self.scheduler._stored_row(job, delay, deps, job_id)
+        row = self.submission.stored_row(job, delay, deps, job_id)
         self.link.add(row)
         return f"job-{row.id}" if job_id is None else job_id
 
@@ -323,9 +337,11 @@ class DurableBacking:
 
         store = self.link.store
         await store.open()
-        registry = self.scheduler._registry
+        registry = self.reads.registry  # the app's (see use_registry)
         if registry:
-            await self._put_functions(store, registry)
+            from ._functions import put_functions
+
+            await put_functions(store, registry, self.settings.strategy)
         if not store.secrets:
             # A store that allows no secret (SQLite) would otherwise run
             # unsigned pickles without a word: say so once per start.
@@ -336,23 +352,6 @@ class DurableBacking:
                 "JOBSCHED_SECRET environment variable (the same on every member) or "
                 "pass secret=... to sign them",
                 mask_password(store.url),
-            )
-
-    async def _put_functions(self, store: Any, registry: Any) -> None:
-        """The app's registered functions, for enqueues made in SQL
-        (``jobsched_enqueue``). Not worth failing the start for: that
-        enqueue then says the name is not registered."""
-        from ._functions import registered
-
-        try:
-            await store.put_functions(registered(registry, self.scheduler._settings.strategy))
-        except Exception as exc:
-            logger.warning(
-                "could not store the app's registered functions in %s for jobsched_enqueue() "
-                "(%s: %s); SQL enqueues of them fail until a scheduler of the app stores them",
-                store.url,
-                type(exc).__name__,
-                exc,
             )
 
     async def close(self) -> None:

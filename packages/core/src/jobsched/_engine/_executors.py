@@ -10,7 +10,7 @@ from .._log import logger
 from .._ordering._admission import with_capacities
 
 #: Told of an executor loaded on first use (name, executor): submit holds
-#: jobs to its capacity from then on (see Submission._executor_loaded).
+#: jobs to its capacity from then on (see MemoryBacking.executor_loaded).
 OnLoaded = Callable[[str, Executor], None]
 
 

@@ -77,3 +77,21 @@ def _recipe(
 def _slope(base: tuple[float, ...], moved: tuple[float, ...]) -> tuple[float, ...]:
     # A field that did not move has no slope (inf - inf would be NaN).
     return tuple(0.0 if b == m else m - b for b, m in zip(base, moved, strict=True))
+
+
+async def put_functions(
+    store: Any, registry: Mapping[str, Any], strategy: SchedulingStrategy
+) -> None:
+    """Store the app's registered functions, for enqueues made in SQL
+    (``jobsched_enqueue``). Not worth failing the start for: that enqueue
+    then says the name is not registered."""
+    try:
+        await store.put_functions(registered(registry, strategy))
+    except Exception as exc:
+        logger.warning(
+            "could not store the app's registered functions in %s for jobsched_enqueue() "
+            "(%s: %s); SQL enqueues of them fail until a scheduler of the app stores them",
+            store.url,
+            type(exc).__name__,
+            exc,
+        )

@@ -140,13 +140,14 @@ def _prepare(
     _check_job(job, delay)
     deps = _dependencies(job, depends_on)
     joined = link.store.joined(connection)
-    if scheduler._submit_hooks:
-        scheduler._run_submit_hooks(job)
+    submission = scheduler._submission
+    if submission.hooks:
+        submission.run_hooks(job)
     return joined, _row(scheduler, job, delay, deps, job_id)
 
 
 def _check_job(job: Job, delay: float) -> None:
-    """What ``_check_submit`` checks of the job itself (none of the
+    """What ``Submission.check`` checks of the job itself (none of the
     scheduler's state: the caller's thread may not be the loop's)."""
     if Job not in type(job).__mro__ and not isinstance(job, Job):
         raise TypeError(f"enqueue() takes a jobsched.Job, got {job!r}")
@@ -182,7 +183,7 @@ def _dependencies(job: Job, depends_on: Iterable[str]) -> tuple[int, ...]:
 def _row(
     scheduler: JobScheduler, job: Job, delay: float, deps: tuple[int, ...], job_id: str | None
 ) -> NewJob:
-    """The store's row for a checked job (as ``Submission._stored_row``,
+    """The store's row for a checked job (as ``Submission.stored_row``,
     without this scheduler's view or id blocks: the store numbers it)."""
     from .._jobs._form import stored_form
     from ..store._rows import NewJob
@@ -202,7 +203,7 @@ def _row(
         raise
     wall = time.time()
     job.seq = _next_seq()
-    job.submitted_at = wall  # the stored key compares across processes (see _stored_row)
+    job.submitted_at = wall  # the stored key compares across processes (see Submission.stored_row)
     strategy = scheduler._settings.strategy
     try:
         key = tuple(map(float, strategy.key(job)))

@@ -2,9 +2,10 @@
 
 The link (:mod:`jobsched._engine._link`) asks how many jobs to claim, hands
 over the claims, reports statuses the store set itself, and asks which jobs
-this member holds; :class:`LinkHost` answers on the scheduler's state. It is a
-separate object, not methods of the scheduler, so that none of this is on the
-public :class:`~jobsched.JobScheduler`.
+this member holds; :class:`LinkHost` answers on the parts it is passed (the
+records, the executors, the idle workers, Outcomes, Submission, the
+Dispatcher, cancel), not the scheduler, so none of this is on the public
+:class:`~jobsched.JobScheduler`.
 
 Loaded with the first durable store, with the link.
 """
@@ -20,16 +21,23 @@ from typing import TYPE_CHECKING, Any
 from .._enums import JobStatus
 from .._jobs import _plugins
 from .._jobs._text import storable
-from .._log import logger
-from .._time._misfire import warn_dropped
-from ..store._rows import Change, Claimed, DueSchedule, NewJob, Outcome
+from ..store._rows import Change, Claimed, DueSchedule, Outcome
 from ._link import _timing
 from ._loadgrace import hand_back_or_fail
 from ._stored import CANNOT_LOAD, load_job
 
 if TYPE_CHECKING:
+    from collections import deque
+    from collections.abc import Callable
+
+    import anyio
+
+    from ._dispatch import Dispatcher
+    from ._durable import DurableBacking
+    from ._executors import ExecutorSet
     from ._held import ClaimedQueue, Held
-    from ._scheduler import JobScheduler
+    from ._outcomes import Outcomes
+    from ._state import JobTable, Parts, RunState, Settings
 
 _PENDING = JobStatus.PENDING
 _RUNNING = JobStatus.RUNNING
@@ -40,40 +48,79 @@ WORKER_LOST = "worker lost"
 
 
 class LinkHost:
-    """The link's :class:`~jobsched._engine._link.Host`: the scheduler it serves."""
+    """The link's :class:`~jobsched._engine._link.Host`: the member it serves, as parts."""
 
-    __slots__ = ("_claims", "_held", "_scheduler")
+    __slots__ = (
+        "_backing",
+        "_cancel",
+        "_claims",
+        "_dispatcher",
+        "_executors",
+        "_held",
+        "_idle",
+        "_run",
+        "_settings",
+        "_table",
+        "outcomes",
+    )
 
-    def __init__(self, scheduler: JobScheduler, held: Held, claims: ClaimedQueue) -> None:
-        self._scheduler = scheduler
+    #: The parts made after the link (see bind): how a claimed job ends here.
+    outcomes: Outcomes
+    _backing: DurableBacking
+    _settings: Settings
+    _dispatcher: Dispatcher
+    _cancel: Callable[[str], bool]
+
+    def __init__(
+        self,
+        held: Held,
+        claims: ClaimedQueue,
+        run: RunState,
+        table: JobTable,
+        executors: ExecutorSet,
+        idle: deque[anyio.Event],
+    ) -> None:
+        # idle: the idle workers' events (one is woken for claimed jobs).
         self._held = held
         self._claims = claims
+        self._run = run
+        self._table = table
+        self._executors = executors
+        self._idle = idle
+
+    def bind(self, durable: DurableBacking, parts: Parts) -> None:
+        """The parts made after the link (its host is made with it): the
+        backing (its settings, the app's registry, the stored schedules) too."""
+        self._backing = durable
+        self._settings = durable.settings
+        self.outcomes = parts.outcomes
+        self._dispatcher = parts.dispatcher
+        self._cancel = parts.cancelling.cancel
 
     @property
     def num_workers(self) -> int:
         """The scheduler's ``num_workers``, for the members list."""
-        return self._scheduler._settings.num_workers
+        return self._settings.num_workers
 
     def executor_names(self) -> tuple[str, ...]:
         """The executors this member claims jobs on, sorted, for the members list."""
-        return tuple(sorted(set(self._scheduler._executors) | set(_plugins.registered())))
+        return tuple(sorted(set(self._executors) | set(_plugins.registered())))
 
     def claim_capacity(self) -> tuple[int, dict[str, int]]:
         """Claim for the idle workers; on each executor this member has, at
         most its room under ``executor_limits`` or its capacity."""
-        s = self._scheduler
-        if s._run.stopping:
+        if self._run.stopping:
             return 0, {}
-        wanted = len(s._idle_workers) + self.ahead() - len(self._claims.jobs)
+        wanted = len(self._idle) + self.ahead() - len(self._claims.jobs)
         if wanted <= 0:
             return 0, {}
-        rooms = dict.fromkeys(set(s._executors) | set(_plugins.registered()), wanted)
+        rooms = dict.fromkeys(set(self._executors) | set(_plugins.registered()), wanted)
         # A bounded executor gets no more claims than it has room for, so a
         # claimed job starts at once (its timeout counts its run) and the
         # limit holds: the store honours each executor's room.
-        bounds = s._executors.bounds(s._settings.executor_limits)
+        bounds = self._executors.bounds(self._settings.executor_limits)
         if bounds:
-            jobs = s._table.jobs
+            jobs = self._table.jobs
             holding = Counter(jobs[n].executor for n in self._held.fences if n in jobs)
             for name, bound in bounds.items():
                 rooms[name] = max(0, min(wanted, bound - holding[name]))
@@ -89,33 +136,31 @@ class LinkHost:
         Otherwise as many as the workers run in ``PREFETCH_AHEAD`` seconds
         at the recent mean attempt time.
         """
-        s = self._scheduler
         link = self._claims.link
-        if link.rates or link.tenants is not None or not s._settings.num_workers:
+        if link.rates or link.tenants is not None or not self._settings.num_workers:
             return 0
         mean = self._held.attempt_time
         if mean == math.inf or self._stuck():
             return 0
         return min(
             _timing.PREFETCH_MAX,
-            int(s._settings.num_workers * _timing.PREFETCH_AHEAD / max(mean, 1e-6)),
+            int(self._settings.num_workers * _timing.PREFETCH_AHEAD / max(mean, 1e-6)),
         )
 
     def _stuck(self) -> bool:
         """Every worker runs an attempt older than ``PREFETCH_AHEAD``: jobs
         claimed now would wait behind long ones, so none are claimed ahead."""
-        s = self._scheduler
-        dispatcher = s._dispatcher
-        if s._idle_workers or len(dispatcher.running()) < s._settings.num_workers:
+        dispatcher = self._dispatcher
+        if self._idle or len(dispatcher.running()) < self._settings.num_workers:
             return False
         ahead = _timing.PREFETCH_AHEAD
-        old = sum(age > ahead for age in dispatcher.attempt_ages(s._clock()))
-        return old >= s._settings.num_workers
+        old = sum(age > ahead for age in dispatcher.attempt_ages(self._settings.clock()))
+        return old >= self._settings.num_workers
 
     def stale_claims(self) -> list[int]:
         """The claimed-ahead jobs, if the oldest waited past ``PREFETCH_STALE``
         (the workers are stuck on long attempts): see ``ClaimedQueue.stale``."""
-        return self._claims.stale(self._held, self._scheduler._table, _timing.PREFETCH_STALE)
+        return self._claims.stale(self._held, self._table, _timing.PREFETCH_STALE)
 
     def handed_back(self, numbers: Collection[int]) -> None:
         """The store took ``numbers`` back (see :meth:`stale_claims`)."""
@@ -126,21 +171,20 @@ class LinkHost:
     def queue_room(self, wanted: int) -> dict[str, int] | None:
         """Each queue under ``queue_limits``: how many more of its jobs this
         member may claim now (None: no queue is limited)."""
-        s = self._scheduler
-        if not s._settings.queue_limits:
+        if not self._settings.queue_limits:
             return None
-        jobs = s._table.jobs
+        jobs = self._table.jobs
         holding = Counter(jobs[n].queue for n in self._held.fences if n in jobs)
         return {
             name: max(0, min(wanted, bound - holding[name]))
-            for name, bound in s._settings.queue_limits.items()
+            for name, bound in self._settings.queue_limits.items()
         }
 
     def claimed(self, claims: Sequence[Claimed]) -> None:
         """Jobs the store handed to this member: queue them, or settle lost ones."""
-        s, held, queue = self._scheduler, self._held, self._claims
+        held, queue = self._held, self._claims
         link, fences = queue.link, held.fences
-        jobs = s._table.jobs
+        jobs = self._table.jobs
         claimed_now = time.monotonic()
         for claim in claims:
             number = claim.id
@@ -169,12 +213,12 @@ class LinkHost:
                     # (which the store reports as existed when it answers).
                     local = False
                     del jobs[number]
-                    s._table.unfinished -= 1
+                    self._table.unfinished -= 1
             if not local:
                 stored, reason = self._load(claim)
                 if stored is None:
                     if reason.startswith(CANNOT_LOAD):
-                        grace = s._settings.load_grace
+                        grace = self._settings.load_grace
                         hand_back_or_fail(
                             held, grace, link, number, claim.attempt, reason, self._refuse
                         )
@@ -183,11 +227,11 @@ class LinkHost:
                     continue
                 stored._jobsched_id = number  # a stored form carries no id: the row has it
             name = job.executor if local else stored.executor  # type: ignore[union-attr]
-            if name not in s._executors:
+            if name not in self._executors:
                 # Submitted by another process: this one loads its executor now.
                 try:
                     # No hook: the claims bound it to its capacity.
-                    s._executors.ensure(name)
+                    self._executors.ensure(name)
                 except Exception as exc:
                     self._refuse(number, claim.attempt, f"{type(exc).__name__}: {exc}")
                     continue
@@ -206,7 +250,7 @@ class LinkHost:
                 job = stored
                 job.status = _PENDING
                 jobs[number] = job
-                s._table.unfinished += 1
+                self._table.unfinished += 1
             assert job is not None
             if claim.lost and claim.cancelled:
                 # Cancelled while it ran in a member that died: the cancel wins.
@@ -216,14 +260,14 @@ class LinkHost:
                 if not job.status.is_terminal:
                     job.attempts = claim.attempt
                     job.status = _RUNNING
-                    s._finish(job, _CANCELLED, "cancelled")
+                    self.outcomes.finish(job, _CANCELLED, "cancelled")
                 continue
             if claim.lost:
                 # Its attempt ran in a member that died: that attempt failed.
                 held.lost_ended[number] = _lost_end(claim)
                 job.attempts = claim.attempt
                 job.status = _RUNNING
-                s._after_failure(job, WORKER_LOST, True, False)
+                self.outcomes.after_failure(job, WORKER_LOST, True, False)
                 continue
             job.attempts = claim.attempt - 1  # the worker counts the attempt
             queue.add(job, claimed_now, claim.started)
@@ -234,18 +278,17 @@ class LinkHost:
         # With claims ahead of the workers, the next claim goes out when
         # half of them are taken, while the rest run.
         queue.refill_at = min(len(queue.jobs), self.ahead()) // 2
-        if queue.jobs and s._idle_workers:
-            s._idle_workers.popleft().set()
+        if queue.jobs and self._idle:
+            self._idle.popleft().set()
 
     def _load(self, claim: Claimed) -> tuple[Any, str]:
         """A claimed row as a Job, or (None, why not): a registered job by
         its name in this member's app, a pickled one from its payload."""
-        s = self._scheduler
         if claim.args is None:
             return load_job(self._claims.link.codec, claim.payload)
         from .._jobs._registered import load_claimed
 
-        return load_claimed(s._registry, claim.name, claim.args)
+        return load_claimed(self._backing.reads.registry, claim.name, claim.args)
 
     def deferred(self) -> list[tuple[int, float, str]]:
         """The jobs to hand back for members that can load them (taken)."""
@@ -262,35 +305,34 @@ class LinkHost:
         """A claimed row that must not run: FAILED in the store, unread."""
         # The reason may quote the row's own text (a module name from its pickle).
         reason = storable(reason)
-        s = self._scheduler
         self._held.fences.pop(number, None)
         self._claims.link.record(Outcome(number, attempt, _FAILED, time.time(), error=reason))
-        job = s._table.jobs.get(number)
+        job = self._table.jobs.get(number)
         if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
             job.last_error = reason
             job.status = _RUNNING
-            s._finish(job, _FAILED, None)
+            self.outcomes.finish(job, _FAILED, None)
 
     def changed(self, changes: Sequence[Change]) -> None:
         """Statuses the store set itself (a cascade): this process's view follows."""
-        s = self._scheduler
+        jobs = self._table.jobs
+        finish_one = self.outcomes.finish_one
         for change in changes:
-            job = s._table.jobs.get(change.id)
+            job = jobs.get(change.id)
             if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
-                s._finish_one(job, change.status, change.error)
+                finish_one(job, change.status, change.error)
 
     def existed(self, ids: Sequence[int]) -> None:
         """Jobs submitted here with an id of their own that the store already
         held: the store's job stands, and this process forgets its copy."""
-        s = self._scheduler
-        jobs = s._table.jobs
+        jobs = self._table.jobs
         for number in ids:
             job = jobs.get(number)
             if job is not None and not job.status._terminal and number not in self._held.fences:  # type: ignore[attr-defined]
                 del jobs[number]
-                s._table.unfinished -= 1
-        if not s._table.unfinished and s._table.join_waiters:
-            s._table.wake_joiners()
+                self._table.unfinished -= 1
+        if not self._table.unfinished and self._table.join_waiters:
+            self._table.wake_joiners()
 
     def held(self) -> Collection[int]:
         """The jobs this member holds in the store, for their leases."""
@@ -300,76 +342,26 @@ class LinkHost:
         return [*held.fences, *held.released, *(number for number, _, _ in held.deferred)]
 
     async def fire_schedules(self, due: Sequence[DueSchedule]) -> bool:
-        """Make the fires of the stored schedules this member claimed; True
-        if one of them is due again (misfire="all" catching up)."""
-        s = self._scheduler
-        link = self._claims.link
-        again = False
-        for schedule in due:
-            try:
-                stored = link.codec.loads(schedule.payload)
-            except Exception as exc:
-                from ..store._codec import UnknownKey
-
-                if isinstance(exc, UnknownKey):
-                    # Another key's schedule (a rotation under way, or this
-                    # member misconfigured): not ours to remove. Its lease
-                    # runs out and a member that holds the key fires it.
-                    if schedule.id not in link.unkeyed_schedules:
-                        link.unkeyed_schedules.add(schedule.id)
-                        logger.error("stored schedule %r is left alone: %s", schedule.id, exc)
-                    continue
-                logger.exception(
-                    "stored schedule %r cannot be loaded here; it is removed", schedule.id
-                )
-                link.remove_schedule(schedule.id)
-                continue
-            now = time.time()
-            step = stored.step(schedule.fire_time, now)
-            row: NewJob | None = None
-            last = schedule.last_status
-            if step.make and (
-                step.catch_up or stored.allow_overlap or last is None or last.is_terminal
-            ):
-                try:
-                    job = stored.factory()
-                    s._check_submit(job, 0.0, ())
-                    row = s._stored_row(job, 0.0, [])
-                except Exception:  # a broken factory must not stop the claimer
-                    logger.exception("stored schedule %r failed to fire", schedule.id)
-                else:
-                    row.schedule = schedule.id
-                    row.fire_time = schedule.fire_time
-            if not await link.fire(schedule.id, schedule.fire_time, step.next, row):
-                if row is not None:  # another member made this fire: forget ours
-                    del s._table.jobs[row.id]
-                    s._table.unfinished -= 1
-                continue
-            if step.dropped:  # once: the member whose step moved the schedule on
-                warn_dropped(schedule.id, step)
-            if row is not None:
-                link.wake_claimer()
-            again = again or step.next <= now
-        return again
+        """Make the fires of the stored schedules this member claimed (see
+        ``StoredSchedules.fire``); True if one of them is due again."""
+        return await self._backing.schedules.fire(due)
 
     def committed(self) -> None:
         """Workers that found too many outcomes waiting (``ClaimedQueue.take``)
         take claimed jobs again: one is woken, and it wakes the next as a
         job suspends, as for a claim."""
-        s = self._scheduler
-        if self._claims.jobs and s._idle_workers:
-            s._idle_workers.popleft().set()
+        if self._claims.jobs and self._idle:
+            self._idle.popleft().set()
 
     def cancel_held(self, ids: Collection[int]) -> None:
         """Cancels asked for in the store, of jobs this member holds."""
-        s = self._scheduler
-        jobs = s._table.jobs
+        jobs = self._table.jobs
         for number in ids:
             job = jobs.get(number)
             if job is not None and job.status is _RUNNING:
-                s._dispatcher.cancel_running(number)  # the store has the cancel already
+                self._dispatcher.cancel_running(number)  # the store has the cancel already
             else:
-                s.cancel(f"job-{number}")
+                self._cancel(f"job-{number}")
 
 
 def _lost_end(claim: Claimed) -> float:

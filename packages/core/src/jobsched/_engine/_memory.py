@@ -10,6 +10,7 @@ import anyio
 
 from .._exceptions import SchedulerError, SchedulerStoppedError
 from .._jobs._ids import next_number
+from .._ordering._admission import Admission, executor_capacity
 from ._state import NEW, STOPPED, _describe
 
 if TYPE_CHECKING:
@@ -18,12 +19,13 @@ if TYPE_CHECKING:
     from .._jobs._executor import Executor
     from .._jobs._job import Job
     from .._ordering._queue import JobQueue
+    from .._ordering._ratelimit import RateLimit
     from .._queueinfo import QueueInfo
     from ._attempts import Attempt
     from ._link import StoreLink
     from ._memschedules import MemorySchedules
     from ._queueviews import MemoryPauses
-    from ._state import JobTable, RunState, Settings
+    from ._state import JobTable, Parts, RunState, Settings
     from ._timers import Ticker
 
 
@@ -44,7 +46,7 @@ class MemoryBacking:
         "_submit",
         "_table",
         "_timers",
-        "executor_loaded",
+        "admission",
         "push",
         "release",
         "take_next",
@@ -59,6 +61,8 @@ class MemoryBacking:
     ending = None
     #: No claimed jobs wait here: the workers take from the queue.
     waiting: tuple[()] = ()
+    #: A dependency submit does not know is unknown: nothing else holds jobs.
+    dependencies_elsewhere = False
     push: Callable[[Job, float], None]
     release: Callable[[Job, float], None]
 
@@ -70,9 +74,8 @@ class MemoryBacking:
         queue: JobQueue,
         idle: deque[anyio.Event],
         timers: Ticker,
-        block: Callable[[Job, list[int]], None],
-        executor_loaded: Callable[[str, Executor], None],
         submit: Callable[[Job], str],
+        rates: dict[str, RateLimit],
     ) -> None:
         self._pauses: MemoryPauses | None = None  # made by the first pause_queue()
         self._served: frozenset[str] | None = None
@@ -83,21 +86,55 @@ class MemoryBacking:
         self._queue = queue
         self._idle = idle  # idle workers' events
         self._timers = timers
-        self._block = block  # the dependency graph's: wait for unmet upstreams
-        #: An executor plugin was loaded on first use: admission holds jobs
-        #: to its capacity from then on.
-        self.executor_loaded = executor_loaded
+        #: The dependency graph's (Outcomes.block): wait for unmet upstreams.
+        self._block: Callable[[Job, list[int]], None] = _unbound
         #: Queue a runnable job (``push``); a dependent whose upstreams all
         #: completed (``release``). Attributes, not methods: one frame per
         #: release, and a test may replace both (the ``_push`` seam).
         self.push = self.release = self.put
-        #: The workers' take-next: the queue's (JobScheduler puts admission's
-        #: in front of it under limits).
+        #: The workers' take-next: the queue's, or admission's in front of
+        #: it under limits (see limit).
         self.take_next: Callable[[], Job | None] = queue.pop_next
+        #: The limits (rate, executor, queue), if any (see limit).
+        self.admission: Admission | None = None
+        gates, queue_gates = settings.executor_limits, settings.queue_limits
+        if rates or gates or queue_gates:
+            # Limits live in the take-next step; without them workers pop
+            # the queue directly and pay nothing for the feature.
+            self.limit(
+                Admission(
+                    queue, self._strategy.key, self.release, self._clock, rates, gates, queue_gates
+                )
+            )
         self._submit = submit  # the public submit: a schedule's fire is one
         self._book: MemorySchedules | None = None
         # The ticker promotes due delayed jobs (and fires the schedules, once made).
         timers.sources = (DelayedJobs(queue, idle),)
+
+    def bind(self, parts: Parts) -> None:
+        """The parts made after the backing: a job with upstreams waits in
+        Outcomes' graph."""
+        self._block = parts.outcomes.block
+
+    def limit(self, admission: Admission) -> None:
+        """Limits from now on: workers read take_next before each job, so
+        they use admission's at once."""
+        self.admission = admission
+        self.take_next = admission.take
+
+    def executor_loaded(self, name: str, executor: Executor) -> None:
+        """An executor plugin was loaded on first use: admission holds jobs to
+        its capacity from then on."""
+        capacity = executor_capacity(name, executor)
+        if capacity is None:
+            return
+        admission = self.admission
+        if admission is None:
+            admission = Admission(
+                self._queue, self._strategy.key, self.release, self._clock, {}, {}
+            )
+            self.limit(admission)
+        admission.limit(name, capacity)
 
     @property
     def schedules(self) -> MemorySchedules:
@@ -129,8 +166,10 @@ class MemoryBacking:
         return None
 
     def withdraw(self, job: Job) -> None:
-        """A cancelled queued job leaves the queue."""
+        """A cancelled queued job leaves the queue (and admission's holds)."""
         self._queue.discard(job)
+        if self.admission is not None:
+            self.admission.cancelled(job)
 
     def attempts_to_cut(self, attempts: Collection[Attempt]) -> list[Attempt]:
         """Every running attempt, one its timeout already cut short too: in
@@ -324,3 +363,7 @@ class DelayedJobs:
 
     def next_at(self) -> float | None:
         return self._queue.next_due()
+
+
+def _unbound(job: Job, deps: list[int]) -> None:
+    raise AssertionError("MemoryBacking.bind() was not called: no dependency graph")

@@ -11,11 +11,17 @@ from .._exceptions import NonRetryableError
 from .._jobs._job import Job
 from .._jobs._text import storable
 from .._log import INFO, logger
-from ._attempts import Attempt
-from ._state import SchedulerState, _describe, _extra, _format
+from ._state import _describe, _extra, _format
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ._attempts import Attempt
+    from ._backing import Backing
     from ._completion import Completions
+    from ._dispatch import Dispatcher
+    from ._link import StoreLink
+    from ._state import FinishOne, JobTable, RunState, Settings
 
 _RUNNING = JobStatus.RUNNING
 _RETRY_WAIT = JobStatus.RETRY_WAIT
@@ -29,22 +35,91 @@ _CANCELLED = JobStatus.CANCELLED
 HANDED_BACK = "handed back to the store"
 
 
-class Outcomes(SchedulerState):
-    """Records outcomes: cancellation beats timeout beats error beats result."""
+class Outcomes:
+    """Records outcomes: cancellation beats timeout beats error beats result.
 
-    #: What ``complete_in`` asks of this scheduler, made on first use.
-    _completions: Completions | None = None
+    It owns the dependency graph of the jobs submitted here (``blocked``,
+    ``dependents``): a job waits in it for its upstreams, and its end
+    releases or cancels its dependents. The backing is told what to write
+    (a retry, an end) and releases a runnable dependent.
+    """
+
+    __slots__ = (
+        "_backing",
+        "_clock",
+        "_completed_in",
+        "_completions",
+        "_ending",
+        "_held",
+        "_link",
+        "_run",
+        "_settings",
+        "_table",
+        "_tasks",
+        "blocked",
+        "dependents",
+        "dispatcher",
+        "early_cancels",
+        "finish_one",
+    )
+
+    def __init__(
+        self,
+        table: JobTable,
+        run: RunState,
+        settings: Settings,
+        backing: Backing,
+        *,
+        completed_in: dict[int, tuple[int, Any]],
+        link: StoreLink | None,
+        held: dict[int, int],
+        tasks: tuple[Callable[[], None], Callable[[], None]],
+    ) -> None:
+        # completed_in, link, held, tasks: for complete_in's Completions
+        # (see _completing), which settles an attempt that wrote one.
+        self._table = table
+        self._run = run
+        self._settings = settings
+        self._clock = settings.clock
+        self._backing = backing
+        self._completed_in = completed_in
+        self._link = link
+        self._held = held
+        self._tasks = tasks
+        self._completions: Completions | None = None
+        #: job -> its unmet upstreams; job -> the jobs waiting on it.
+        self.blocked: dict[int, set[int]] = {}
+        self.dependents: dict[int, list[int]] = {}
+        #: The workers' part and its early cancels, bound once it is built
+        #: (see bind: it takes settle and finish_one).
+        self.dispatcher: Dispatcher | None = None
+        self.early_cancels: set[int] = set()
+        # The one choice: jobs are finished directly unless the backing
+        # writes first (a durable store's fenced outcome).
+        self._ending = ending = backing.ending
+        #: Finish one job: ``_finish_here`` (memory) or ``_finish_recorded``.
+        self.finish_one: FinishOne = self._finish_here if ending is None else self._finish_recorded
+
+    def bind(self, dispatcher: Dispatcher) -> None:
+        """The workers' part, made after this one (it takes settle and finish_one)."""
+        self.dispatcher = dispatcher
+        # Read per settled attempt: the set itself, not through the dispatcher.
+        self.early_cancels = dispatcher.early_cancels
 
     def _completing(self) -> Completions:
-        """The scheduler's side of ``complete_in`` (see ``_completion``)."""
+        """The scheduler's side of ``complete_in`` (see ``_completion``); a
+        worker's ``js.current_job()`` cell reaches it here."""
         completions = self._completions
         if completions is None:
             from ._completion import Completions
 
-            completions = self._completions = Completions(self)
+            assert self.dispatcher is not None
+            completions = self._completions = Completions(
+                self, self.dispatcher, self._link, self._held, self._completed_in, self._tasks
+            )
         return completions
 
-    def _settle(
+    def settle(
         self, job: Job, attempt: Attempt | None, result: Any, error: BaseException | None
     ) -> None:
         """Record how an attempt ended. Cancellation beats timeout beats error.
@@ -64,19 +139,19 @@ class Outcomes(SchedulerState):
             ):
                 return
         try:
-            early = self._dispatcher.early_cancels
+            early = self.early_cancels
             if attempt is None and early and job._jobsched_id in early:
                 early.discard(job._jobsched_id)
-                self._finish(job, _CANCELLED, "cancelled")
+                self.finish(job, _CANCELLED, "cancelled")
             elif attempt is not None and attempt.scope.cancel_called:
                 if attempt.reason == HANDED_BACK and self._backing.hand_back(job):
                     return  # back to the store, to run again
                 if attempt.reason is not None:
-                    self._finish(job, _CANCELLED, attempt.reason)
+                    self.finish(job, _CANCELLED, attempt.reason)
                 else:
-                    self._after_failure(job, f"timed out after {job.timeout}s", True, True)
+                    self.after_failure(job, f"timed out after {job.timeout}s", True, True)
             elif error is not None:
-                self._after_failure(
+                self.after_failure(
                     job,
                     f"{type(error).__name__}: {error}",
                     isinstance(error, Exception) and not isinstance(error, NonRetryableError),
@@ -88,11 +163,11 @@ class Outcomes(SchedulerState):
                 # An earlier attempt's error ("worker lost", a retried
                 # failure) would read as this job's: the attempts keep it.
                 job.last_error = job.last_traceback = None
-                self._finish(job, _COMPLETED, None)
+                self.finish(job, _COMPLETED, None)
         except Exception as exc:  # a bug in our own bookkeeping must not kill a worker
-            self._recording_failed(job, exc)
+            self.recording_failed(job, exc)
 
-    def _after_failure(
+    def after_failure(
         self,
         job: Job,
         error: str,
@@ -151,9 +226,9 @@ class Outcomes(SchedulerState):
                 exc_info=exc,
                 extra=_extra(job),
             )
-            self._finish(job, _TIMED_OUT if timed_out else _FAILED, None)
+            self.finish(job, _TIMED_OUT if timed_out else _FAILED, None)
 
-    def _recording_failed(self, job: Job, exc: Exception) -> None:
+    def recording_failed(self, job: Job, exc: Exception) -> None:
         """Our own bookkeeping raised while recording ``job``'s outcome: end it FAILED anyway.
 
         A job left RUNNING or RETRY_WAIT would never finish and join() would
@@ -165,8 +240,8 @@ class Outcomes(SchedulerState):
         logger.error("%s: %s", _describe(job), reason, exc_info=exc, extra=_extra(job))
         old = job.status
         if old._terminal:  # type: ignore[attr-defined]
-            return  # recorded before the error; _finish_one counts a job once terminal
-        # Set by hand, not through _transition: RETRY_WAIT -> FAILED is no
+            return  # recorded before the error; finish_one counts a job once terminal
+        # Set by hand, not through the table's transition: RETRY_WAIT -> FAILED is no
         # legal edge, and the regular path is what just failed.
         job.status = _FAILED
         job.last_error = reason
@@ -182,34 +257,58 @@ class Outcomes(SchedulerState):
             # wait() on the memory store sleeps until the job ends here.
             for event in self._table.outcome_waiters.pop(number, ()):
                 event.set()
-        self._blocked.pop(number, None)
+        self.blocked.pop(number, None)
         self._table.remember(number)
         if len(self._table.finished) > self._table.history_limit:
             self._table.jobs.pop(self._table.finished.popleft(), None)
         if self._table.listeners:
             self._table.notify(job, old, _FAILED)
-        for dep in self._dependents.pop(number, None) or ():
+        for dep in self.dependents.pop(number, None) or ():
             dependent = self._table.jobs.get(dep)
             if dependent is not None:
-                self._finish(dependent, _CANCELLED, f"upstream job-{number} failed")
+                self.finish(dependent, _CANCELLED, f"upstream job-{number} failed")
         if not self._table.unfinished and self._table.join_waiters:
             self._table.wake_joiners()
 
-    def _finish(self, job: Job, status: JobStatus, error: str | None) -> None:
+    def finish(self, job: Job, status: JobStatus, error: str | None) -> None:
         """Make ``job`` terminal, release or cancel its dependents, trim history."""
-        todo = self._finish_one(job, status, error)
+        todo = self.finish_one(job, status, error)
         # A worklist, not recursion: a failure can cascade down a long chain.
         # Only a failure with dependents builds one; a plain finish allocates nothing.
         while todo:
             dependent, reason = todo.pop()
-            more = self._finish_one(dependent, _CANCELLED, reason)
+            more = self.finish_one(dependent, _CANCELLED, reason)
             if more:
                 todo.extend(more)
+
+    def block(self, job: Job, deps: list[int]) -> None:
+        """A submitted job with upstreams (``deps``): it waits in the graph for
+        those not COMPLETED yet, is released at once if none, or is cancelled
+        if one ended otherwise."""
+        jobs = self._table.jobs
+        # One loop, not a set comprehension after a check (3.10 and 3.11 give
+        # a comprehension a frame of its own): the first upstream that ended
+        # other than COMPLETED cancels the job, before anything is changed.
+        unmet = set()
+        for dep in deps:
+            status = jobs[dep].status
+            if status is not _COMPLETED:
+                if status._terminal:  # type: ignore[attr-defined]
+                    self.finish(job, _CANCELLED, f"upstream job-{dep} {status.value}")
+                    return
+                unmet.add(dep)
+        if not unmet:
+            self._backing.release(job, self._clock())
+            return
+        number = job._jobsched_id
+        self.blocked[number] = unmet
+        for dep in unmet:
+            self.dependents.setdefault(dep, []).append(number)
 
     def _finish_here(
         self, job: Job, status: JobStatus, error: str | None, now: float | None = None
     ) -> list[tuple[Job, str]] | None:
-        """Finish ``job`` alone (``_finish_one`` in memory; after the store's
+        """Finish ``job`` alone (``finish_one`` in memory; after the store's
         write on a durable store); the dependents its failure cancels, if any.
 
         :param now: the scheduler's clock, if the caller has just read it.
@@ -234,7 +333,7 @@ class Outcomes(SchedulerState):
             job.finished_at = now
             table.transition(job, status)
         except Exception as exc:
-            self._recording_failed(job, exc)
+            self.recording_failed(job, exc)
             return None
         # Counted as soon as it is terminal, so nothing below can leave join()
         # waiting for it.
@@ -245,11 +344,11 @@ class Outcomes(SchedulerState):
         if table.outcome_waiters:
             for event in table.outcome_waiters.pop(number, ()):
                 event.set()
-        if self._blocked:
-            self._blocked.pop(number, None)
+        if self.blocked:
+            self.blocked.pop(number, None)
         cascade: list[tuple[Job, str]] | None = None
-        if self._dependents:
-            dependents = self._dependents.pop(number, None)
+        if self.dependents:
+            dependents = self.dependents.pop(number, None)
             if dependents:
                 jobs = table.jobs
                 for dep in dependents:
@@ -257,15 +356,15 @@ class Outcomes(SchedulerState):
                     if dependent is None or dependent.status._terminal:  # type: ignore[attr-defined]
                         continue
                     if status is _COMPLETED:
-                        unmet = self._blocked.get(dep)
+                        unmet = self.blocked.get(dep)
                         if unmet is not None:
                             unmet.discard(number)
                             if not unmet:
-                                del self._blocked[dep]
+                                del self.blocked[dep]
                                 try:
                                     self._backing.release(dependent, now)
                                 except Exception as exc:
-                                    self._recording_failed(dependent, exc)
+                                    self.recording_failed(dependent, exc)
                     else:
                         if cascade is None:
                             cascade = []
@@ -279,7 +378,7 @@ class Outcomes(SchedulerState):
     def _finish_recorded(
         self, job: Job, status: JobStatus, error: str | None, now: float | None = None
     ) -> list[tuple[Job, str]] | None:
-        """``_finish_one`` on a durable store: the backing's ``ending`` first
+        """``finish_one`` on a durable store: the backing's ``ending`` first
         (the fenced write, which may turn COMPLETED into FAILED), then
         ``_finish_here``."""
         if job.status._terminal:  # type: ignore[attr-defined]
@@ -292,6 +391,6 @@ class Outcomes(SchedulerState):
                 now = self._clock()
             status = ending(job, status, error, now)
         except Exception as exc:
-            self._recording_failed(job, exc)
+            self.recording_failed(job, exc)
             return None
         return self._finish_here(job, status, error, now)

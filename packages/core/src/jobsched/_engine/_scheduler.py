@@ -9,20 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from .._exceptions import SchedulerError
+from .._exceptions import SchedulerError, SchedulerStoppedError
 from .._jobs._executor import Executor
+from .._jobs._ids import check_own_id, own_number
 from .._jobs._job import Job
 from .._ordering._ratelimit import RateLimit
 from .._ordering._strategies import SchedulingStrategy
 from .._retention import Retention
 from ._compose import compose
-from ._results import result_of, wait_for
+from ._results import ResultCalls
 from ._schedules import ScheduleCalls
 from ._seams import Seams
-from ._state import NEW, JobListener, SubmitHook
-from ._submission import Submission
+from ._state import NEW, JobListener, SubmitHook, _describe
+from ._submission import Submission, delay_until
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -35,11 +36,12 @@ if TYPE_CHECKING:
 
     # Only a store given by URL or object loads the store seam (_store_for).
     from ..store._base import JobStore
+    from ._outcomes import Outcomes
 
 _Self = TypeVar("_Self", bound="JobScheduler")
 
 
-class JobScheduler(Submission, ScheduleCalls, Seams):
+class JobScheduler(ScheduleCalls, ResultCalls, Seams):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
@@ -157,12 +159,12 @@ class JobScheduler(Submission, ScheduleCalls, Seams):
         """
         if not callable(hook):
             raise TypeError(f"submit hook must be callable, got {hook!r}")
-        self._submit_hooks.append(hook)
+        self._hooks.append(hook)
 
     def remove_submit_hook(self, hook: SubmitHook) -> None:
         """Stop calling ``hook``; nothing happens if it was never added."""
-        if hook in self._submit_hooks:
-            self._submit_hooks.remove(hook)
+        if hook in self._hooks:
+            self._hooks.remove(hook)
 
     def cancel(self, job_id: str) -> bool:
         """Cancel a job; False if it is unknown or already finished.
@@ -244,38 +246,7 @@ class JobScheduler(Submission, ScheduleCalls, Seams):
     ) -> bool | None:
         return await self._lifecycle.exit(exc_type, exc, tb)
 
-    # ── E2: results and the store's view (their parts: _results, the backing) ──
-
-    # timeout= as the contract names it (asyncio.wait_for's and Celery's
-    # get(timeout=) too), rather than a cancel scope around the call.
-    async def wait(self, job_id: str, *, timeout: float | None = None) -> Job:
-        """Wait until the job is finished and return it as the store has it.
-
-        Finished means COMPLETED, FAILED, TIMED_OUT or CANCELLED, wherever
-        (whichever member) it ran.
-
-        :param timeout: the most seconds to wait; None waits as long as it takes.
-        :raises TimeoutError: ``timeout`` seconds passed first.
-        :raises UnknownJobError: the store does not hold the job.
-        :raises SchedulerStoppedError: the scheduler stopped before the job ended.
-
-        On a durable store it rides an outage (the job cannot end in the store
-        meanwhile): ``timeout`` bounds that wait too.
-        """
-        return await wait_for(self._backing, job_id, timeout)
-
-    async def result(self, job_id: str, *, timeout: float | None = None) -> Any:
-        """Wait for the job (see :meth:`wait`) and return its result.
-
-        :raises JobFailedError: it ended other than COMPLETED; its ``job``
-            attribute is the finished job.
-        :raises TimeoutError: ``timeout`` seconds passed first.
-        :raises UnknownJobError: the store does not hold the job.
-        :raises SchedulerError: it completed, but its stored job or result
-            does not load here (another key signed it, its module is missing,
-            or the row was altered).
-        """
-        return result_of(await self.wait(job_id, timeout=timeout))
+    # ── E2: the store's view (the backing's) ──
 
     async def flush(self) -> None:
         """Return once everything submitted so far is committed to the store."""
@@ -311,16 +282,6 @@ class JobScheduler(Submission, ScheduleCalls, Seams):
         await self._backing.flush()
         return job_id
 
-    async def fetch(self, job_id: str) -> Job:
-        """The job as the store has it, whichever process ran it.
-
-        :raises UnknownJobError: the store does not hold it.
-        :raises StoreUnavailableError: the store is unavailable (a one-off
-            read: the caller decides whether to try again; what this process
-            submitted is waited for as ``flush()`` does).
-        """
-        return await self._backing.fetch(job_id)
-
     # ── queues (issue 38: their views in _queueviews) ──
 
     async def queues(self) -> list[QueueInfo]:
@@ -339,3 +300,90 @@ class JobScheduler(Submission, ScheduleCalls, Seams):
     async def resume_queue(self, name: str) -> None:
         """Let members claim ``name``'s jobs again (a queue not paused: no change)."""
         await self._backing.resume_queue(name)
+
+    # Step 7e (E3): submit's orchestration stays here (a delegate would cost
+    # the hot path a frame); its checks are Submission's, its last step the
+    # backing's, each bound once (_check, _add, _hooks: see _compose).
+
+    _outcomes: Outcomes
+    _submission: Submission
+    _check: Callable[[Job, float, Iterable[str]], list[int]]
+    _add: Callable[[Job, float, list[int], str | None], str]
+    _hooks: list[SubmitHook]
+
+    def submit(
+        self,
+        job: Job,
+        *,
+        delay: float = 0.0,
+        depends_on: Iterable[str] = (),
+        at: datetime | None = None,
+        job_id: str | None = None,
+        connection: object = None,
+    ) -> str:
+        """Queue ``job`` and return its id. Works before and after :meth:`start`.
+
+        :param delay: seconds before the job may start.
+        :param at: an aware datetime before which the job may not start,
+            instead of ``delay`` (a time in the past runs now).
+        :param job_id: an id of your own instead of a numbered ``job-<n>``:
+            a non-empty str of at most 200 characters not starting with
+            ``job-``. Idempotent: if the store already holds a job with this
+            id (unfinished, or finished and kept under ``history_limit``),
+            nothing is added and that job stands; the id is returned either
+            way. On a durable store the store decides, so exactly one job
+            has the id whichever members submit it at once.
+        :param depends_on: ids of jobs that must complete first. They must
+            already be submitted, which makes cycles impossible.
+        :param connection: a synchronous database connection with a
+            transaction open (on a durable store): the job is written in
+            that transaction, and exists if and only if it commits
+            (docs/stores.md, "Enqueue in your own transaction").
+        :raises SchedulerStoppedError: :meth:`stop` has begun.
+        :raises SchedulerError: the job was already submitted.
+        :raises UnknownJobError: a dependency is unknown.
+        :raises ExecutorNotFoundError: the job's executor is not installed.
+        :raises ValueError: ``at`` is naive, or given with a non-zero ``delay``.
+        """
+        if connection is not None:
+            from ._joined import submit_joined
+
+            return submit_joined(self, job, connection, delay, depends_on, at, job_id)
+        if at is not None:
+            delay = delay_until(at, delay)
+        if job_id is not None:
+            check_own_id(job_id)
+        if self._run.stopping:
+            raise SchedulerStoppedError(
+                f"cannot submit {_describe(job)}: the scheduler is stopping or stopped; "
+                "submit before stop(), or create a new JobScheduler"
+            )
+        deps = self._check(job, delay, depends_on)
+        if job_id is not None and own_number(job_id) in self._table.jobs:
+            return job_id  # held here already: that job stands
+        if self._hooks:
+            self._submission.run_hooks(job)
+        return self._add(job, delay, deps, job_id)
+
+    def submit_threadsafe(
+        self,
+        job: Job,
+        *,
+        delay: float = 0.0,
+        depends_on: Iterable[str] = (),
+        at: datetime | None = None,
+        job_id: str | None = None,
+    ) -> str:
+        """Submit from another thread once the scheduler has started; returns the job id.
+
+        It runs :meth:`submit` on the event-loop thread and waits for it, so
+        when it returns :meth:`get` knows the id, and it raises in the calling
+        thread whatever :meth:`submit` raises.
+
+        :raises SchedulerError: not started yet, or called on the event-loop
+            thread itself (where it would wait for itself: call :meth:`submit`).
+        """
+        return self._submission.threadsafe(
+            job,
+            lambda: self.submit(job, delay=delay, depends_on=depends_on, at=at, job_id=job_id),
+        )

@@ -9,34 +9,55 @@ call, and the parts hold the records themselves.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sized
+from collections.abc import Callable, Coroutine, Mapping, Sized
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections import deque
+
+    import anyio
+
     from .._enums import JobStatus
     from .._jobs._job import Job
+    from .._ordering._queue import JobQueue
     from .._time._recurring import Schedule
     from ._backing import Backing
     from ._cancel import Canceller
+    from ._dispatch import Dispatcher
     from ._durable import DurableBacking
+    from ._executors import ExecutorSet
     from ._lifecycle import Lifecycle
+    from ._link import StoreLink
     from ._memory import MemoryBacking
     from ._state import JobListener, JobTable, RunState, Settings
     from ._timers import Ticker
 
 
 class Seams:
-    """Read-only views of moved state, for tests only."""
+    """Read-only views of moved state, for tests only; and the records and
+    parts ``_compose`` sets on the scheduler, declared."""
 
     __slots__ = ()
 
     _settings: Settings
     _run: RunState
     _table: JobTable
+    _clock: Callable[[], float]  # _settings.clock: submit reads it per job
     _timers: Ticker
+    #: Where jobs are kept (see _backing): memory or a durable store.
     _backing: Backing
     _cancelling: Canceller
     _lifecycle: Lifecycle
+    #: The workers and their attempts (see _dispatch).
+    _dispatcher: Dispatcher
+    _executors: ExecutorSet
+    _queue: JobQueue  # the memory backing's heaps (empty on a durable store)
+    _idle_workers: deque[anyio.Event]
+    #: A durable store's link (see _link): None for the in-memory one.
+    _link: StoreLink | None
+    #: The registered functions by name (``js.App``), for registered jobs
+    #: claimed or fetched from the store; None without an app.
+    _registry: Mapping[str, Any] | None
 
     @property
     def _num_workers(self) -> int:

@@ -1,16 +1,8 @@
-"""The state every part of the scheduler shares, and the primitives on it.
+"""The records every part of the scheduler is handed, and the primitives on them.
 
-``JobScheduler`` is assembled from parts, one module each, stacked so that a
-part may call the parts below it::
-
-    _scheduler.JobScheduler             listeners, join, get; start, stop (delegates)
-      _results.Results                  one job's outcome: wait, result
-        _stored.Stored                  on a durable store: claimed jobs, the store's view
-          _timers.Timers                the ticker: due delayed jobs, schedules, timeouts
-            _schedules.Schedules        recurring and cron schedules (in memory or stored)
-              _submission.Submission    submit and its checks, dependencies
-                _outcomes.Outcomes      how an attempt ended: retry, finish, the cascade
-                  _state.SchedulerState the state (declared here)
+``JobScheduler`` (``_scheduler``) is the public face: it holds the parts
+``_compose`` builds, and inherits only stateless bases (``ScheduleCalls``,
+``ResultCalls``, ``Seams``).
 
 The parts read three records rather than loose attributes: ``Settings``
 (what the scheduler was built with: fixed), ``RunState`` (NEW, STARTED,
@@ -19,11 +11,13 @@ jobs, their waiters and listeners, the one checked transition).
 
 The workers are a part of their own, not a layer: ``_dispatch.Dispatcher``
 (``_dispatcher``) owns them and their attempts, takes work from the backing
-and hands outcomes to ``Outcomes``. So is cancelling: ``_cancel.Canceller``
-(``_cancelling``), which ``cancel()`` and ``stop()`` call; and the lifecycle:
-``_lifecycle.Lifecycle`` (``_lifecycle``), which ``start``, ``stop`` and
-``async with`` call, with its count of the tasks still running. ``_compose``
-builds and wires them all.
+and hands outcomes to ``_outcomes.Outcomes`` (``_outcomes``: how an attempt
+ended, the dependency graph and its cascade). So are submit's checks and
+hooks (``_submission.Submission``, ``_submission``), cancelling
+(``_cancel.Canceller``, ``_cancelling``), which ``cancel()`` and ``stop()``
+call, and the lifecycle (``_lifecycle.Lifecycle``, ``_lifecycle``), which
+``start``, ``stop`` and ``async with`` call, with its count of the tasks
+still running. ``_compose`` builds and wires them all.
 
 On a durable store the scheduler also has a link (``_link``, its tasks) and
 the link a ``_linkhost.LinkHost``: what the link calls back, on this state,
@@ -40,8 +34,8 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import anyio
 
@@ -51,8 +45,6 @@ from .._jobs._ids import id_number
 from .._jobs._job import Job
 from .._jobs._text import storable
 from .._log import logger
-from .._ordering._admission import Admission
-from .._ordering._queue import JobQueue
 from .._ordering._strategies import SchedulingStrategy
 from .._retention import Retention
 from ._history import RetainedHistory
@@ -66,13 +58,10 @@ if TYPE_CHECKING:
 
     from anyio.lowlevel import EventLoopToken
 
-    from ._backing import Backing, EndHook
     from ._cancel import Canceller
     from ._dispatch import Dispatcher
-    from ._executors import ExecutorSet
-    from ._lifecycle import Lifecycle
-    from ._link import StoreLink
-    from ._timers import Ticker
+    from ._outcomes import Outcomes
+    from ._submission import Submission
 
 
 JobListener = Callable[[Job, JobStatus, JobStatus], None]
@@ -80,7 +69,7 @@ SubmitHook = Callable[[Job], None]
 
 
 class FinishOne(Protocol):
-    """``Outcomes._finish_one``: one of two methods, chosen when the
+    """``Outcomes.finish_one``: one of two methods, chosen when the
     scheduler is built (on a durable store the outcome is written first)."""
 
     def __call__(
@@ -95,6 +84,16 @@ POLL_INTERVAL = 0.5
 
 # Lifecycle of the scheduler itself.
 NEW, STARTED, STOPPED = range(3)
+
+
+class Parts(NamedTuple):
+    """The parts made after the backing, bound to it once built (``bind``):
+    each takes the backing, and the backing (or its link's host) calls them."""
+
+    outcomes: Outcomes
+    submission: Submission
+    dispatcher: Dispatcher
+    cancelling: Canceller
 
 
 class Settings:
@@ -261,54 +260,6 @@ class JobTable:
                 listener(job, old, new)
             except Exception:  # a bad listener must not break the scheduler
                 logger.exception("listener %r failed on %s", listener, _describe(job))
-
-
-class SchedulerState:
-    """The state the parts of the stack share on ``self`` (set by
-    ``JobScheduler.__init__``), the three records above, and the small
-    operations every part uses on them."""
-
-    _settings: Settings
-    _run: RunState
-    _table: JobTable
-    _clock: Callable[[], float]  # _settings.clock (see JobScheduler.__init__)
-    #: Finish one job (see Outcomes): ``_finish_here`` if the backing has no
-    #: ``ending`` (memory), else ``_finish_recorded`` (durable).
-    _finish_one: FinishOne
-    _ending: EndHook | None  # the backing's, read once
-    _executors: ExecutorSet
-    _queue: JobQueue
-    _admission: Admission | None
-    _blocked: dict[int, set[int]]  # job -> unmet dependencies
-    _dependents: dict[int, list[int]]  # job -> jobs waiting on it
-    _submit_hooks: list[SubmitHook]
-    #: The workers and their attempts (see _dispatch).
-    _dispatcher: Dispatcher
-    #: ``cancel()`` and a stop's cut past its grace (see _cancel).
-    _cancelling: Canceller
-    _idle_workers: deque[anyio.Event]
-    _timers: Ticker
-    #: Where jobs are kept (see _backing): memory or a durable store.
-    _backing: Backing
-    #: ``_backing.add``, bound once: submit's last step.
-    _add: Callable[[Job, float, list[int], str | None], str]
-    #: The queues submit refuses others of (memory: ``queues``; durable: None,
-    #: a job of another queue waits in the store for a member that serves it).
-    _served_here: frozenset[str] | None
-    #: start, stop and ``async with``, and the count of live tasks (see _lifecycle).
-    _lifecycle: Lifecycle
-    # A durable store (see _stored.py): None for the in-memory one.
-    _link: StoreLink | None
-    #: The registered functions by name (``js.App``), for registered jobs
-    #: claimed or fetched from the store; None without an app.
-    _registry: Mapping[str, Any] | None
-    #: On a durable store, ``Held.fences`` (see _held): the attempt each held
-    #: job's writes are fenced by, which complete_in checks. Empty in memory.
-    _held: dict[int, int]
-    #: Running jobs that completed in a transaction of their own
-    #: (``complete_in``), by number: (attempt, result). Empty but for them,
-    #: so the workers' hot path tests it for free.
-    _completed_in: dict[int, tuple[int, Any]]
 
 
 def _describe(job: object) -> str:

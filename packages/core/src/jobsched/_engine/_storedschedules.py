@@ -1,17 +1,19 @@
 """StoredSchedules: the schedules a durable store keeps, for every member to fire.
 
 The store holds them (this process keeps nothing); whichever member's
-claimer claims a due one fires it (``LinkHost.fire_schedules``). Made on
+claimer claims a due one fires it (``fire``, through ``LinkHost``). Made on
 the first schedule call of a durable scheduler (``DurableBacking.schedules``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import SchedulerError
+from .._log import logger
+from .._time._misfire import warn_dropped
 from .._time._recurring import StoredSchedule
 from ._schedules import check_schedule_id
 from ._state import STARTED
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
     from .._time._cron import CronTrigger
     from .._time._recurring import RecurringSchedule
     from .._time._scheduleinfo import ScheduleInfo
-    from ..store._rows import NewJob
+    from ..store._rows import DueSchedule, NewJob
     from ._link import StoreLink
     from ._state import JobTable, RunState
 
@@ -178,6 +180,58 @@ class StoredSchedules:
                 "running scheduler: call this inside 'async with JobScheduler(...)' (or "
                 "after start(), before stop())"
             )
+
+    async def fire(self, due: Sequence[DueSchedule]) -> bool:
+        """Make the fires of the due schedules this member's claimer claimed;
+        True if one of them is due again (misfire="all" catching up)."""
+        link = self._link
+        again = False
+        for schedule in due:
+            try:
+                stored = link.codec.loads(schedule.payload)
+            except Exception as exc:
+                from ..store._codec import UnknownKey
+
+                if isinstance(exc, UnknownKey):
+                    # Another key's schedule (a rotation under way, or this
+                    # member misconfigured): not ours to remove. Its lease
+                    # runs out and a member that holds the key fires it.
+                    if schedule.id not in link.unkeyed_schedules:
+                        link.unkeyed_schedules.add(schedule.id)
+                        logger.error("stored schedule %r is left alone: %s", schedule.id, exc)
+                    continue
+                logger.exception(
+                    "stored schedule %r cannot be loaded here; it is removed", schedule.id
+                )
+                link.remove_schedule(schedule.id)
+                continue
+            now = time.time()
+            step = stored.step(schedule.fire_time, now)
+            row: NewJob | None = None
+            last = schedule.last_status
+            if step.make and (
+                step.catch_up or stored.allow_overlap or last is None or last.is_terminal
+            ):
+                try:
+                    job = stored.factory()
+                    self._check(job, 0.0, ())
+                    row = self._row(job, 0.0, [])
+                except Exception:  # a broken factory must not stop the claimer
+                    logger.exception("stored schedule %r failed to fire", schedule.id)
+                else:
+                    row.schedule = schedule.id
+                    row.fire_time = schedule.fire_time
+            if not await link.fire(schedule.id, schedule.fire_time, step.next, row):
+                if row is not None:  # another member made this fire: forget ours
+                    del self._table.jobs[row.id]
+                    self._table.unfinished -= 1
+                continue
+            if step.dropped:  # once: the member whose step moved the schedule on
+                warn_dropped(schedule.id, step)
+            if row is not None:
+                link.wake_claimer()
+            again = again or step.next <= now
+        return again
 
 
 def _unloadable(schedule_id: str, exc: Exception) -> SchedulerError:

@@ -1,11 +1,11 @@
-"""Submitting: every check before any change, dependencies, schedules."""
+"""Submitting: every check before any change, the submit hooks, the stored row."""
 
 from __future__ import annotations
 
 import math
 import time
 from _thread import get_ident  # threading's, without importing threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .._enums import JobStatus
@@ -14,13 +14,10 @@ from .._exceptions import (
     SchedulerStoppedError,
     UnknownJobError,
 )
-from .._jobs._executor import Executor
-from .._jobs._ids import check_own_id, id_number, own_number
+from .._jobs._ids import id_number
 from .._jobs._job import Job
 from .._jobs._text import check_text
 from .._log import logger
-from .._ordering._admission import Admission, executor_capacity
-from ._outcomes import Outcomes
 from ._state import _describe
 
 if TYPE_CHECKING:
@@ -28,80 +25,124 @@ if TYPE_CHECKING:
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
     # module (datetime) would triple the cost of `import jobsched`; and the
     # store seam (its dataclasses), which only a durable store needs.
-    from datetime import datetime
-
     from ..store._rows import NewJob
+    from ._backing import Backing
+    from ._executors import ExecutorSet
+    from ._link import StoreLink
+    from ._state import JobTable, RunState, Settings, SubmitHook
 
 _PENDING = JobStatus.PENDING
-_COMPLETED = JobStatus.COMPLETED
-_CANCELLED = JobStatus.CANCELLED
 
 
-class Submission(Outcomes):
-    """Accepts jobs and schedules; refuses bad ones before changing anything."""
+class Submission:
+    """Accepts jobs: every check before any change; the submit hooks.
 
-    def submit(
+    ``JobScheduler.submit`` keeps the orchestration (a delegate would cost
+    the hot path a frame) and calls :meth:`check` and the backing's ``add``,
+    each bound once.
+    """
+
+    __slots__ = (
+        "_backing",
+        "_clock",
+        "_elsewhere",
+        "_executors",
+        "_link",
+        "_run",
+        "_served_here",
+        "_settings",
+        "_table",
+        "hooks",
+    )
+
+    def __init__(
         self,
-        job: Job,
-        *,
-        delay: float = 0.0,
-        depends_on: Iterable[str] = (),
-        at: datetime | None = None,
-        job_id: str | None = None,
-        connection: object = None,
-    ) -> str:
-        """Queue ``job`` and return its id. Works before and after :meth:`start`.
+        table: JobTable,
+        run: RunState,
+        settings: Settings,
+        executors: ExecutorSet,
+        backing: Backing,
+        link: StoreLink | None,
+    ) -> None:
+        # link: a durable store's, for stored_row (None in memory).
+        self._table = table
+        self._run = run
+        self._settings = settings
+        self._clock = settings.clock
+        self._executors = executors
+        self._backing = backing
+        self._link = link
+        #: Whether a dependency unknown here may be in the store (the
+        #: backing's flag, read once: submit tests it per dependency).
+        self._elsewhere = backing.dependencies_elsewhere
+        #: The queues check refuses others of (memory: ``queues``; durable:
+        #: None, a job of another queue waits in the store for a member that
+        #: serves it).
+        self._served_here = backing.served(settings.queues)
+        #: ``add_submit_hook``'s hooks, run by submit after its checks.
+        self.hooks: list[SubmitHook] = []
 
-        :param delay: seconds before the job may start.
-        :param at: an aware datetime before which the job may not start,
-            instead of ``delay`` (a time in the past runs now).
-        :param job_id: an id of your own instead of a numbered ``job-<n>``:
-            a non-empty str of at most 200 characters not starting with
-            ``job-``. Idempotent: if the store already holds a job with this
-            id (unfinished, or finished and kept under ``history_limit``),
-            nothing is added and that job stands; the id is returned either
-            way. On a durable store the store decides, so exactly one job
-            has the id whichever members submit it at once.
-        :param depends_on: ids of jobs that must complete first. They must
-            already be submitted, which makes cycles impossible.
-        :param connection: a synchronous database connection with a
-            transaction open (on a durable store): the job is written in
-            that transaction, and exists if and only if it commits
-            (docs/stores.md, "Enqueue in your own transaction").
-        :raises SchedulerStoppedError: :meth:`stop` has begun.
-        :raises SchedulerError: the job was already submitted.
-        :raises UnknownJobError: a dependency is unknown.
-        :raises ExecutorNotFoundError: the job's executor is not installed.
-        :raises ValueError: ``at`` is naive, or given with a non-zero ``delay``.
-        """
-        if connection is not None:
-            from ._joined import submit_joined
-
-            return submit_joined(self, job, connection, delay, depends_on, at, job_id)  # type: ignore[arg-type]
-        if at is not None:
-            delay = delay_until(at, delay)
-        if job_id is not None:
-            check_own_id(job_id)
-        if self._run.stopping:
-            raise SchedulerStoppedError(
-                f"cannot submit {_describe(job)}: the scheduler is stopping or stopped; "
-                "submit before stop(), or create a new JobScheduler"
-            )
-        deps = self._check_submit(job, delay, depends_on)
-        if job_id is not None and own_number(job_id) in self._table.jobs:
-            return job_id  # held here already: that job stands
-        if self._submit_hooks:
-            self._run_submit_hooks(job)
-        return self._add(job, delay, deps, job_id)
-
-    def _run_submit_hooks(self, job: Job) -> None:
-        for hook in self._submit_hooks:
+    def run_hooks(self, job: Job) -> None:
+        for hook in self.hooks:
             try:
                 hook(job)
             except Exception:  # a bad hook must not refuse the job
                 logger.exception("submit hook %r failed on %s", hook, _describe(job))
 
-    def _stored_row(
+    def check(self, job: Job, delay: float, depends_on: Iterable[str]) -> list[int]:
+        """Every check submit() makes, before it changes any state."""
+        # Job is an ABC, whose isinstance() runs Python code; a look along the
+        # MRO answers for every real subclass at a fraction of the cost.
+        if Job not in type(job).__mro__ and not isinstance(job, Job):
+            raise TypeError(f"submit() takes a jobsched.Job, got {job!r}")
+        try:
+            if job.seq or job.status is not _PENDING:
+                raise SchedulerError(_resubmit_message(job))
+        except AttributeError:
+            raise TypeError(
+                f"{type(job).__qualname__} was never initialised as a job: its __init__ must "
+                "call super().__init__(name, ...), which gives the job its id and status"
+            ) from None
+        _check_text_fields(job)
+        try:
+            if not delay >= 0 or delay == math.inf:
+                raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
+        except TypeError:
+            raise TypeError(f"delay must be a number of seconds >= 0, got {delay!r}") from None
+        if isinstance(depends_on, str):
+            depends_on = (depends_on,)
+        deps: list[int] = []
+        if depends_on:
+            jobs = self._table.jobs
+            unknown = []
+            # On a durable store a dependency this process doesn't know may
+            # be in the store (another process, or before a restart): the
+            # store's add decides, and cancels the job if it holds no such job.
+            shared = self._elsewhere
+            for dep_id in dict.fromkeys(depends_on):
+                number = id_number(dep_id)
+                if number in jobs or (shared and number):
+                    deps.append(number)
+                else:
+                    unknown.append(dep_id)
+            if unknown:
+                raise UnknownJobError(
+                    f"{_describe(job)} depends on unknown job(s) {unknown}: submit "
+                    "dependencies first (finished jobs are forgotten after history_limit)"
+                )
+        if self._served_here is not None and job.queue not in self._served_here:
+            raise ValueError(
+                f"{_describe(job)} is on queue {job.queue!r}, which this scheduler does not "
+                f"serve (queues={sorted(self._served_here)}), and on the memory store nothing "
+                f"else would run it: add {job.queue!r} to queues=, or submit it elsewhere"
+            )
+        name = job.executor
+        # A producer runs nothing, so it needs no executor: the workers load theirs.
+        if name not in self._executors and self._settings.num_workers:
+            self._executors.ensure(name, self._backing.executor_loaded)
+        return deps
+
+    def stored_row(
         self, job: Job, delay: float, deps: list[int], job_id: str | None = None
     ) -> NewJob:
         """The store's row for a checked job, which this process now knows."""
@@ -164,24 +205,9 @@ class Submission(Outcomes):
             args=args,
         )
 
-    def submit_threadsafe(
-        self,
-        job: Job,
-        *,
-        delay: float = 0.0,
-        depends_on: Iterable[str] = (),
-        at: datetime | None = None,
-        job_id: str | None = None,
-    ) -> str:
-        """Submit from another thread once the scheduler has started; returns the job id.
-
-        It runs :meth:`submit` on the event-loop thread and waits for it, so
-        when it returns :meth:`get` knows the id, and it raises in the calling
-        thread whatever :meth:`submit` raises.
-
-        :raises SchedulerError: not started yet, or called on the event-loop
-            thread itself (where it would wait for itself: call :meth:`submit`).
-        """
+    def threadsafe(self, job: Job, submit: Callable[[], str]) -> str:
+        """``submit_threadsafe``: ``submit()`` (submit's call with its
+        arguments) run on the event-loop thread, waited for here."""
         token = self._run.loop_token
         if token is None:
             raise SchedulerError(
@@ -200,103 +226,11 @@ class Submission(Outcomes):
         import anyio.from_thread
 
         try:
-            return anyio.from_thread.run_sync(
-                lambda: self.submit(job, delay=delay, depends_on=depends_on, at=at, job_id=job_id),
-                token=token,
-            )
+            return anyio.from_thread.run_sync(submit, token=token)
         except anyio.RunFinishedError:
             raise SchedulerStoppedError(
                 f"cannot submit {_describe(job)}: the scheduler's event loop has ended"
             ) from None
-
-    def _check_submit(self, job: Job, delay: float, depends_on: Iterable[str]) -> list[int]:
-        """Every check submit() makes, before it changes any state."""
-        # Job is an ABC, whose isinstance() runs Python code; a look along the
-        # MRO answers for every real subclass at a fraction of the cost.
-        if Job not in type(job).__mro__ and not isinstance(job, Job):
-            raise TypeError(f"submit() takes a jobsched.Job, got {job!r}")
-        try:
-            if job.seq or job.status is not _PENDING:
-                raise SchedulerError(_resubmit_message(job))
-        except AttributeError:
-            raise TypeError(
-                f"{type(job).__qualname__} was never initialised as a job: its __init__ must "
-                "call super().__init__(name, ...), which gives the job its id and status"
-            ) from None
-        _check_text_fields(job)
-        try:
-            if not delay >= 0 or delay == math.inf:
-                raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
-        except TypeError:
-            raise TypeError(f"delay must be a number of seconds >= 0, got {delay!r}") from None
-        if isinstance(depends_on, str):
-            depends_on = (depends_on,)
-        deps: list[int] = []
-        if depends_on:
-            jobs = self._table.jobs
-            unknown = []
-            # On a durable store a dependency this process doesn't know may
-            # be in the store (another process, or before a restart): the
-            # store's add decides, and cancels the job if it holds no such job.
-            shared = self._link is not None
-            for dep_id in dict.fromkeys(depends_on):
-                number = id_number(dep_id)
-                if number in jobs or (shared and number):
-                    deps.append(number)
-                else:
-                    unknown.append(dep_id)
-            if unknown:
-                raise UnknownJobError(
-                    f"{_describe(job)} depends on unknown job(s) {unknown}: submit "
-                    "dependencies first (finished jobs are forgotten after history_limit)"
-                )
-        if self._served_here is not None and job.queue not in self._served_here:
-            raise ValueError(
-                f"{_describe(job)} is on queue {job.queue!r}, which this scheduler does not "
-                f"serve (queues={sorted(self._served_here)}), and on the memory store nothing "
-                f"else would run it: add {job.queue!r} to queues=, or submit it elsewhere"
-            )
-        name = job.executor
-        # A producer runs nothing, so it needs no executor: the workers load theirs.
-        if name not in self._executors and self._settings.num_workers:
-            self._executors.ensure(name, self._backing.executor_loaded)
-        return deps
-
-    def _executor_loaded(self, name: str, executor: Executor) -> None:
-        """In memory, an executor plugin was loaded on first use: hold jobs to
-        its capacity (see MemoryBacking.executor_loaded)."""
-        capacity = executor_capacity(name, executor)
-        if capacity is None:
-            return
-        if self._admission is None:
-            # Workers read take_next before each job, so they use it at once.
-            self._admission = Admission(
-                self._queue, self._settings.strategy.key, self._backing.release, self._clock, {}, {}
-            )
-            self._backing.take_next = self._admission.take
-            self._cancelling.admission = self._admission
-        self._admission.limit(name, capacity)
-
-    def _block_on(self, job: Job, deps: list[int]) -> None:
-        jobs = self._table.jobs
-        # One loop, not a set comprehension after a check (3.10 and 3.11 give
-        # a comprehension a frame of its own): the first upstream that ended
-        # other than COMPLETED cancels the job, before anything is changed.
-        unmet = set()
-        for dep in deps:
-            status = jobs[dep].status
-            if status is not _COMPLETED:
-                if status._terminal:  # type: ignore[attr-defined]
-                    self._finish(job, _CANCELLED, f"upstream job-{dep} {status.value}")
-                    return
-                unmet.add(dep)
-        if not unmet:
-            self._backing.release(job, self._clock())
-            return
-        number = job._jobsched_id
-        self._blocked[number] = unmet
-        for dep in unmet:
-            self._dependents.setdefault(dep, []).append(number)
 
 
 def _check_text_fields(job: Job) -> None:

@@ -39,7 +39,8 @@ class Running:
     __slots__ = ("attempt", "host", "job")
 
     def __init__(self, host: Any) -> None:
-        #: The scheduler whose worker this is (it answers ``_completing()``).
+        #: What the worker's scheduler answers complete_in with (its Outcomes:
+        #: ``_completing()``).
         self.host = host
         #: The job of the attempt under way, or the last one (then no longer RUNNING).
         self.job: Job | None = None
