@@ -26,6 +26,7 @@ from ._exceptions import StoreNotFoundError as StoreNotFoundError
 from ._exceptions import StoreUnavailableError as StoreUnavailableError
 from ._exceptions import UnknownJobError as UnknownJobError
 from ._exceptions import UnknownScheduleError as UnknownScheduleError
+from ._exceptions import UpstreamFailedError as UpstreamFailedError
 from ._jobs._current import CurrentJob as CurrentJob
 from ._jobs._current import current_job as current_job
 from ._jobs._executor import CancelToken as CancelToken
@@ -44,6 +45,9 @@ from ._ordering._strategies import EarliestDeadlineFirstStrategy as EarliestDead
 from ._ordering._strategies import FIFOStrategy as FIFOStrategy
 from ._ordering._strategies import PriorityStrategy as PriorityStrategy
 from ._ordering._strategies import SchedulingStrategy as SchedulingStrategy
+from ._workflows._edges import After as After
+from ._workflows._markers import result_of as result_of
+from ._workflows._markers import results_of as results_of
 
 if TYPE_CHECKING:
     from ._app._app import App as App
@@ -53,10 +57,13 @@ if TYPE_CHECKING:
     from ._sync._background import BackgroundScheduler as BackgroundScheduler
     from ._time._cron import CronTrigger as CronTrigger
     from ._time._scheduleinfo import ScheduleInfo as ScheduleInfo
+    from ._workflows._workflow import Workflow as Workflow
+    from ._workflows._workflow import WorkflowInfo as WorkflowInfo
     from .store._base import JobStore as JobStore
     from .store._registry import open_store as open_store
 
 __all__ = [
+    "After",
     "AgingPriorityStrategy",
     "App",
     "AsyncJob",
@@ -95,9 +102,14 @@ __all__ = [
     "SubmitHook",
     "UnknownJobError",
     "UnknownScheduleError",
+    "UpstreamFailedError",
+    "Workflow",
+    "WorkflowInfo",
     "cancel_requested",
     "current_job",
     "open_store",
+    "result_of",
+    "results_of",
     "setting_up",
 ]
 
@@ -122,6 +134,14 @@ def __getattr__(name: str) -> object:
 
         globals()["ScheduleInfo"] = ScheduleInfo
         return ScheduleInfo
+    if name in ("Workflow", "WorkflowInfo"):
+        # A slots dataclass and the workflow's checks: only for an app that
+        # builds workflows (the markers and After are loaded with jobsched).
+        from ._workflows import _workflow
+
+        globals()["Workflow"] = _workflow.Workflow
+        globals()["WorkflowInfo"] = _workflow.WorkflowInfo
+        return globals()[name]
     if name in ("JobStore", "open_store"):
         from .store import _base, _registry
 

@@ -8,5 +8,8 @@ function's call with JSON arguments (``_registered``, the tagged JSON in
 entry-point lookup that finds executor and store plugins (``_plugins``).
 
 May import only the top-level leaf modules (``_enums``, ``_exceptions``,
-``_log``): everything else in jobsched builds on this package.
+``_log``): everything else in jobsched builds on this package. The one
+exception: ``_json`` decodes a result marker's tag to the marker
+(``_workflows._markers``, which builds on this package), imported there
+at the first tagged value.
 """
