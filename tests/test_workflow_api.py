@@ -5,6 +5,7 @@ scheduler runs here: these are the pieces the engine builds on."""
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import json
 import pickle
@@ -23,7 +24,8 @@ from jobsched._jobs._ids import id_number
 from jobsched._workflows import _markers
 from jobsched._workflows._bind import RaiseUpstream, Upstream, bind
 from jobsched._workflows._edges import edges, with_inputs
-from jobsched._workflows._markers import ResultOf, ResultsOf, find_inputs
+from jobsched._workflows._inputs import find_inputs
+from jobsched._workflows._markers import ResultOf, ResultsOf
 
 app = js.App()
 
@@ -163,10 +165,11 @@ def test_markers_made_counts_every_marker() -> None:
 
 def test_importing_jobsched_loads_no_workflow_classes() -> None:
     """`import jobsched` loads the markers and After only: the Workflow
-    classes and the binding load on first use."""
+    classes, finding markers and the binding load on first use."""
     code = (
         "import sys, jobsched\n"
-        "mods = ['jobsched._workflows._workflow', 'jobsched._workflows._bind']\n"
+        "mods = ['jobsched._workflows._workflow', 'jobsched._workflows._bind',\n"
+        "        'jobsched._workflows._inputs']\n"
         "print([m for m in mods if m in sys.modules])\n"
         "jobsched.Workflow\n"
         "print([m for m in mods if m in sys.modules])\n"
@@ -174,7 +177,7 @@ def test_importing_jobsched_loads_no_workflow_classes() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     ).stdout.split("\n")
-    assert out[:2] == ["[]", "['jobsched._workflows._workflow']"]
+    assert out[:2] == ["[]", "['jobsched._workflows._workflow', 'jobsched._workflows._inputs']"]
 
 
 # After and depends_on
@@ -284,10 +287,12 @@ def test_a_deeper_marker_is_not_found_and_cannot_be_pickled() -> None:
     deep = js.result_of("job-1")
     dependent = job([[deep]])
     assert find_inputs(dependent) is None
-    with pytest.raises(TypeError, match="too deep in the job's arguments"):
+    with pytest.raises(TypeError, match="cannot be pickled where it is.*too deep"):
         pickle.dumps(dependent)
     with pytest.raises(TypeError, match="too deep"):
         pickle.dumps(js.results_of(["job-1"]))
+    copied = copy.deepcopy(dependent)
+    assert copied.args[0][0][0] is deep and copy.copy(deep) is deep
 
 
 def test_a_found_marker_pickles_as_its_ids_only() -> None:
@@ -677,6 +682,32 @@ def test_stored_form_leaves_the_flow_out() -> None:
     flow_of(plain).progress = 0.5
     assert pickle.dumps(StoredForm(plain)) == before
     assert pickle.loads(before)._flow is None
+
+
+def test_a_pickled_flow_leaves_inputs_and_an_unenqueued_workflow_behind() -> None:
+    """A job shipped whole (a process worker) carries its bound values and
+    its failure, not its arguments as submitted nor the Workflow holding it."""
+    wf = js.Workflow("w")
+    upstream = wf.add(job())
+    dependent = wf.add(Report(js.result_of(upstream)))
+    inputs = find_inputs(dependent)
+    assert inputs is not None
+    from jobsched._jobs._flow import flow_of
+
+    flow = flow_of(dependent)
+    flow.inputs = inputs
+    bind(
+        dependent,
+        inputs,
+        ends_for(**{upstream.job_id.replace("-", "_"): ended(js.JobStatus.FAILED)}),
+    )
+    shipped = cloudpickle.loads(cloudpickle.dumps(dependent))
+    assert shipped._flow.inputs is None and shipped._flow.workflow is None
+    assert isinstance(shipped._flow.failed, js.UpstreamFailedError)
+    with pytest.raises(js.UpstreamFailedError):
+        shipped.run_sync()
+    flow.workflow = 12
+    assert pickle.loads(pickle.dumps(flow)).workflow == 12
 
 
 def test_a_job_without_the_slot_reads_as_none() -> None:

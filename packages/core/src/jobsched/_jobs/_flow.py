@@ -36,6 +36,33 @@ class Flow:
         self.progress: float | None = None
         self.message: str | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # What a process worker needs of it (a registered job's bound
+        # arguments, the error a failing job raises, the progress) and no
+        # more: the inputs hold the job's arguments as submitted, a second
+        # copy of them, and a Workflow not yet enqueued holds every job in it.
+        workflow = self.workflow if type(self.workflow) is int else None
+        state = (workflow, self.lenient, self.bound, self.failed, self.progress, self.message)
+        return (_restore, state)
+
+
+def _restore(
+    workflow: int | None,
+    lenient: frozenset[str],
+    bound: dict[str, Any] | None,
+    failed: BaseException | None,
+    progress: float | None,
+    message: str | None,
+) -> Flow:
+    flow = Flow()
+    flow.workflow = workflow
+    flow.lenient = lenient
+    flow.bound = bound
+    flow.failed = failed
+    flow.progress = progress
+    flow.message = message
+    return flow
+
 
 def flow_of(job: Any) -> Flow:
     """``job``'s Flow, made on first need."""

@@ -11,7 +11,7 @@ from .._jobs._ids import id_number
 from .._jobs._job import Job
 
 if TYPE_CHECKING:
-    from ._markers import Inputs
+    from ._inputs import Inputs
 
 #: The failure policies an edge can have.
 POLICIES = ("cancel", "run")

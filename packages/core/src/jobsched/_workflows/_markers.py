@@ -1,7 +1,7 @@
 """Result markers: what ``js.result_of`` and ``js.results_of`` put in a job's arguments.
 
 A marker stands for an upstream's result until the job runs; the engine
-finds the markers at submit (:func:`find_inputs`), makes each target an
+finds the markers at submit (``_inputs.find_inputs``), makes each target an
 upstream, and binds the results in their place before the attempt starts
 (``_bind``).
 """
@@ -50,6 +50,12 @@ class ResultOf:
         # would otherwise carry a copy of every upstream.
         return (ResultOf, (self.job_id,))
 
+    def __copy__(self) -> ResultOf:
+        return self  # a marker never changes: copies of a job share it
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ResultOf:
+        return self  # and it names its upstream, which a copy must not duplicate
+
     def __eq__(self, other: object) -> bool:
         return type(other) is ResultOf and other.job_id == self.job_id
 
@@ -97,6 +103,12 @@ class ResultsOf:
             raise TypeError(_deep_message(self))
         return (ResultsOf, (self.job_ids,))
 
+    def __copy__(self) -> ResultsOf:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ResultsOf:
+        return self
+
     def __eq__(self, other: object) -> bool:
         return type(other) is ResultsOf and other.job_ids == self.job_ids
 
@@ -121,6 +133,10 @@ def result_of(job: str | Job) -> Any:
     arguments, a subclass job's attributes) and one level into a list,
     tuple or dict there; deeper ones are not found (a durable store
     refuses them at submit).
+
+    A registered job's arguments are encoded when the job is made, so a
+    Job named there is named by its id at that moment: give it an id of
+    its own (``wf.add(job, job_id=...)``) before naming it.
 
     If ``job`` ended other than COMPLETED (on a ``"run"`` edge), the job
     raises :class:`~jobsched.UpstreamFailedError` before its body runs:
@@ -165,122 +181,11 @@ def _check_target(target: object, what: str) -> str | Job:
 
 
 def _deep_message(marker: ResultOf | ResultsOf) -> str:
+    # Pickled before a submit found it: it is too deep to be found, or the
+    # job holding it is pickled before it was submitted.
     return (
-        f"{marker!r} is too deep in the job's arguments to be found: markers are found "
-        "at their top level and one level into a list, tuple or dict; move it up "
-        "(e.g. a separate argument)"
+        f"{marker!r} cannot be pickled where it is: markers are found (and then may be "
+        "pickled with their job) at the top level of a submitted job's arguments and one "
+        "level into a list, tuple or dict there; a deeper one is too deep to be found: "
+        "move it up (e.g. a separate argument)"
     )
-
-
-class Inputs:
-    """Where a job's markers are, and its arguments as submitted (to bind from).
-
-    :ivar kind: ``"call"`` (a FunctionJob's args and kwargs), ``"json"`` (a
-        registered job's arguments) or ``"attrs"`` (a subclass job's attributes).
-    :ivar original: for ``"call"`` ``(func, args, kwargs)``, for ``"json"``
-        the decoded arguments, for ``"attrs"`` the attributes holding markers.
-    :ivar places: ``(where, key, inner, marker)`` for each marker: ``where``
-        is ``"args"``, ``"kwargs"``, ``"json"`` or ``"attrs"``; ``key`` the
-        argument's index or name; ``inner`` None at the top level, else the
-        index or key inside the list, tuple or dict there.
-    :ivar upstreams: every target's id, once each, in the order first found.
-    :ivar targets: the same upstreams as the markers name them (a Job or an id).
-    """
-
-    __slots__ = ("kind", "original", "places", "targets", "upstreams")
-
-    def __init__(self, kind: str, original: Any, places: list[tuple[str, Any, Any, Any]]) -> None:
-        self.kind = kind
-        self.original = original
-        self.places = places
-        found: dict[str, str | Job] = {}
-        for *_, marker in places:
-            targets = (marker.target,) if type(marker) is ResultOf else marker.targets
-            for target in targets:
-                found.setdefault(target.job_id if isinstance(target, Job) else target, target)
-        self.upstreams = tuple(found)
-        #: The targets as the markers give them (a Job or an id), aligned with upstreams.
-        self.targets = tuple(found.values())
-
-    def __repr__(self) -> str:
-        return f"Inputs({self.kind}, upstreams={list(self.upstreams)})"
-
-
-_MARKERS = (ResultOf, ResultsOf)
-
-
-def find_inputs(job: Job) -> Inputs | None:
-    """Where ``job``'s markers are, or None when it holds none.
-
-    Looks at the top level of a FunctionJob's ``args`` and ``kwargs``, a
-    registered job's arguments or a subclass job's attributes (its
-    ``__dict__`` and the slots its class adds), and one level into a list,
-    tuple or dict there. Every marker found is marked seen, so that it may
-    be pickled (with the job, into a store or a worker).
-
-    :raises TypeError: a registered job holds a marker deeper than that
-        (a JSON job's arguments are decoded here anyway, so it is said now).
-    """
-    places: list[tuple[str, Any, Any, Any]] = []
-    if getattr(type(job), "_jobsched_json", False):
-        text = job.args_json  # type: ignore[attr-defined]
-        if '"$result' not in text:
-            return None
-        from .._jobs import _json
-
-        arguments = _json.loads(text)
-        _scan(arguments.items(), "json", places, deep_refused=True)
-        return Inputs("json", arguments, places) if places else None
-    from .._jobs._function import FunctionJob
-
-    if isinstance(job, FunctionJob):
-        _scan(enumerate(job.args), "args", places)
-        _scan(job.kwargs.items(), "kwargs", places)
-        original: Any = (job.func, job.args, job.kwargs)
-        return Inputs("call", original, places) if places else None
-    attrs = dict(getattr(job, "__dict__", None) or ())
-    from .._jobs._form import _OWN_SLOTS, _slot_names
-
-    for name in _slot_names(type(job)):
-        if name not in _OWN_SLOTS and name not in attrs and hasattr(job, name):
-            attrs[name] = getattr(job, name)
-    _scan(attrs.items(), "attrs", places)
-    if not places:
-        return None
-    return Inputs("attrs", {key: attrs[key] for _, key, _, _ in places}, places)
-
-
-def _scan(
-    items: Iterable[tuple[Any, Any]],
-    where: str,
-    places: list[tuple[str, Any, Any, Any]],
-    deep_refused: bool = False,
-) -> None:
-    for key, value in items:
-        kind = type(value)
-        if kind in _MARKERS:
-            value._seen = True
-            places.append((where, key, None, value))
-        elif kind is list or kind is tuple or kind is dict:
-            inner = value.items() if kind is dict else enumerate(value)
-            for sub, item in inner:
-                if type(item) in _MARKERS:
-                    item._seen = True
-                    places.append((where, key, sub, item))
-                elif deep_refused and _holds_marker(item):
-                    raise TypeError(
-                        f"the argument {key!r}[{sub!r}] holds a result marker more than one "
-                        "level deep, where it would not be found: markers are found at an "
-                        "argument's top level and one level into a list, tuple or dict"
-                    )
-
-
-def _holds_marker(value: Any) -> bool:
-    kind = type(value)
-    if kind in _MARKERS:
-        return True
-    if kind is list or kind is tuple or kind is set or kind is frozenset:
-        return any(_holds_marker(v) for v in value)
-    if kind is dict:
-        return any(_holds_marker(v) for v in value.values())
-    return False

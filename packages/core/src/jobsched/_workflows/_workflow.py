@@ -15,7 +15,7 @@ from .._jobs._ids import check_own_id
 from .._jobs._job import Job
 from .._jobs._text import check_text
 from ._edges import After, edges, with_inputs
-from ._markers import find_inputs
+from ._inputs import find_inputs
 
 if TYPE_CHECKING:
     from datetime import datetime
