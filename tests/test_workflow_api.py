@@ -18,14 +18,13 @@ import cloudpickle
 import pytest
 
 import jobsched as js
-from jobsched._jobs import _json
+from jobsched._jobs import _json, _markers
 from jobsched._jobs._form import StoredForm
 from jobsched._jobs._ids import id_number
-from jobsched._workflows import _markers
+from jobsched._jobs._markers import ResultOf, ResultsOf
 from jobsched._workflows._bind import RaiseUpstream, Upstream, bind
 from jobsched._workflows._edges import edges, with_inputs
 from jobsched._workflows._inputs import find_inputs
-from jobsched._workflows._markers import ResultOf, ResultsOf
 
 app = js.App()
 

@@ -37,6 +37,8 @@ from ._jobs._job import AsyncJob as AsyncJob
 from ._jobs._job import BlockingJob as BlockingJob
 from ._jobs._job import CpuBoundJob as CpuBoundJob
 from ._jobs._job import Job as Job
+from ._jobs._markers import result_of as result_of
+from ._jobs._markers import results_of as results_of
 from ._jobs._retry import RetryPolicy as RetryPolicy
 from ._ordering._fairshare import FairShareStrategy as FairShareStrategy
 from ._ordering._ratelimit import RateLimit as RateLimit
@@ -46,8 +48,6 @@ from ._ordering._strategies import FIFOStrategy as FIFOStrategy
 from ._ordering._strategies import PriorityStrategy as PriorityStrategy
 from ._ordering._strategies import SchedulingStrategy as SchedulingStrategy
 from ._workflows._edges import After as After
-from ._workflows._markers import result_of as result_of
-from ._workflows._markers import results_of as results_of
 
 if TYPE_CHECKING:
     from ._app._app import App as App

@@ -185,8 +185,8 @@ _TAG_NAMES: dict[str, Any] = {
     "decimal.Decimal": lambda v: {"$dec": str(v)},
     # Result markers (js.result_of / js.results_of) stand for an upstream's
     # result: kept as tags a reader of the row (SQL, the dashboard) can see.
-    "jobsched._workflows._markers.ResultOf": lambda v: {"$result_of": v.job_id},
-    "jobsched._workflows._markers.ResultsOf": lambda v: {"$results_of": list(v.job_ids)},
+    "jobsched._jobs._markers.ResultOf": lambda v: {"$result_of": v.job_id},
+    "jobsched._jobs._markers.ResultsOf": lambda v: {"$results_of": list(v.job_ids)},
 }
 _TAGS: dict[type, Any] = {}
 
@@ -224,9 +224,7 @@ def _decoders() -> dict[str, Any]:
         import uuid
         from base64 import b64decode
 
-        # The one import of this package's from above it (see its __init__):
-        # a marker's tag decodes to the marker, which is _workflows'.
-        from .._workflows import _markers
+        from . import _markers
 
         decoders: dict[str, Any] = {
             "$dt": datetime.datetime.fromisoformat,

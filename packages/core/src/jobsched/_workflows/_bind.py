@@ -20,8 +20,8 @@ from .._exceptions import UpstreamFailedError
 from .._jobs._flow import flow_of
 from .._jobs._ids import id_number
 from .._jobs._job import Job
+from .._jobs._markers import ResultOf
 from ._inputs import Inputs
-from ._markers import ResultOf
 
 _COMPLETED = JobStatus.COMPLETED
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._jobs._job import Job
-from ._markers import ResultOf, ResultsOf
+from .._jobs._markers import ResultOf, ResultsOf
 
 
 class Inputs:

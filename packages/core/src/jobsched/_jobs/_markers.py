@@ -1,9 +1,9 @@
 """Result markers: what ``js.result_of`` and ``js.results_of`` put in a job's arguments.
 
 A marker stands for an upstream's result until the job runs; the engine
-finds the markers at submit (``_inputs.find_inputs``), makes each target an
-upstream, and binds the results in their place before the attempt starts
-(``_bind``).
+finds the markers at submit (``_workflows._inputs.find_inputs``), makes
+each target an upstream, and binds the results in their place before the
+attempt starts (``_workflows._bind``).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._jobs._ids import id_number
-from .._jobs._job import Job
+from ._ids import id_number
+from ._job import Job
 
 #: How many markers this process has made (by ``result_of``/``results_of``,
 #: by unpickling or by decoding one). While it is 0 no job can hold a marker,
