@@ -335,8 +335,10 @@ def test_find_inputs_in_a_registered_job() -> None:
     assert inputs is not None and inputs.kind == "json"
     assert inputs.upstreams == ("job-1", "job-2", "job-3")
     assert find_inputs(total.job([1, 2])) is None
-    with pytest.raises(TypeError, match="more than one level deep"):
+    with pytest.raises(TypeError, match=r"argument 'first'\[0\] holds a result marker where"):
         find_inputs(pair.job([[js.result_of("job-1")]]))
+    with pytest.raises(TypeError, match="argument 'second' holds a result marker where"):
+        find_inputs(pair.job(1, {js.result_of("job-1")}))
 
 
 # Binding

@@ -110,11 +110,17 @@ def _scan(
                     item._seen = True
                     places.append((where, key, sub, item))
                 elif deep_refused and _holds_marker(item):
-                    raise TypeError(
-                        f"the argument {key!r}[{sub!r}] holds a result marker more than one "
-                        "level deep, where it would not be found: markers are found at an "
-                        "argument's top level and one level into a list, tuple or dict"
-                    )
+                    _refuse_deep(f"{key!r}[{sub!r}]")
+        elif deep_refused and _holds_marker(value):
+            _refuse_deep(repr(key))  # in a set: not looked into
+
+
+def _refuse_deep(where: str) -> None:
+    raise TypeError(
+        f"the argument {where} holds a result marker where it would not be found: "
+        "markers are found at an argument's top level and one level into a list, "
+        "tuple or dict"
+    )
 
 
 def _holds_marker(value: Any) -> bool:
