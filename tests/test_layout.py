@@ -15,7 +15,8 @@ CORE = ROOT / "packages" / "core" / "src" / "jobsched"
 
 #: Bottom to top: a part may import its own layer and those before it.
 LAYERS = [
-    "leaf", "_jobs", "_ordering", "store", "_time", "_engine", "_sync", "_app", "_metrics", "_cli",
+    "leaf", "_jobs", "_workflows", "_ordering", "store", "_time", "_engine", "_sync", "_app",
+    "_metrics", "_cli",
 ]  # fmt: skip
 LEAVES = {"_enums", "_exceptions", "_log"}
 

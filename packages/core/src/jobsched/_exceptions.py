@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._enums import JobStatus
+
 
 class SchedulerError(Exception):
     """Base class of the scheduler's own errors."""
@@ -66,3 +71,34 @@ class LeaseLostError(SchedulerError):
     written: roll the caller's transaction back, so that its work and the
     job's completion stay one or none.
     """
+
+
+class UpstreamFailedError(NonRetryableError):
+    """A job's ``js.result_of(upstream)`` stands for an upstream that did not
+    complete (possible only on an ``After(upstream, on_failure="run")`` edge).
+
+    Raised inside the job before its body runs, so the attempt ends FAILED
+    and is not retried (another attempt would find the same upstream). In a
+    ``js.results_of([...])`` list the failed upstream's slot holds this error
+    instead of a result, so a job can use whatever succeeded::
+
+        ok = [r for r in results if not isinstance(r, js.UpstreamFailedError)]
+
+    :attr:`job_id`, :attr:`status` and :attr:`last_error` describe the
+    upstream as it ended. It pickles (a process job receives it too).
+    """
+
+    def __init__(self, job_id: str, status: JobStatus, last_error: str | None = None) -> None:
+        ended = getattr(status, "value", status)
+        why = f": {last_error}" if last_error else ""
+        super().__init__(f"upstream {job_id} ended {ended}, not completed{why}")
+        #: The upstream's id.
+        self.job_id = job_id
+        #: How the upstream ended: a :class:`JobStatus` other than COMPLETED.
+        self.status = status
+        #: The upstream's ``last_error``, or None.
+        self.last_error = last_error
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # BaseException pickles its args (the message) only; rebuild from the fields.
+        return (type(self), (self.job_id, self.status, self.last_error))

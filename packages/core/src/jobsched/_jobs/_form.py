@@ -129,6 +129,7 @@ def restore(
     job.seq = 0
     job.started_at = None
     job.finished_at = None
+    job._flow = None
     if slots:
         for key, value in slots.items():
             setattr(job, key, value)  # as pickle's BUILD sets slot state

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, SupportsIndex
 
 from .._enums import JobPriority, JobStatus
+from ._flow import Flow
 from ._ids import next_number, own_number
 from ._options import DEFAULT_QUEUE, check_label, pack_options, queue_name
 from ._retry import RetryPolicy
@@ -42,6 +43,7 @@ class Job(ABC):
     # job) and attribute access fast. Subclasses without __slots__ still get a
     # __dict__ for their own fields.
     __slots__ = (
+        "_flow",
         "_jobsched_id",
         "_options",
         "attempts",
@@ -125,6 +127,8 @@ class Job(ABC):
         self.seq: int = 0
         self.started_at: float | None = None
         self.finished_at: float | None = None
+        # Workflow membership, result markers and progress: see _flow.
+        self._flow: Flow | None = None
 
     # The rarely set options share one slot: see _options.
 
@@ -222,6 +226,30 @@ class Job(ABC):
             self.deadline, self.tenant, self.rate_key, self.headers, job_id, self._queue_name
         )
         self._jobsched_id = own_number(job_id)
+
+    # The workflow fields share one slot too: see _flow. getattr, because a job
+    # of a class that pickles itself its own way, stored before the slot
+    # existed, comes back without it.
+
+    @property
+    def workflow_id(self) -> str | None:
+        """The id (``"wf-<n>"``) of the workflow the job was enqueued in, or None."""
+        flow = getattr(self, "_flow", None)
+        number = None if flow is None else flow.workflow
+        return f"wf-{number}" if type(number) is int else None
+
+    @property
+    def progress(self) -> float | None:
+        """The fraction done (0 to 1) the job last reported through
+        ``js.current_job().progress(...)``, or None."""
+        flow = getattr(self, "_flow", None)
+        return None if flow is None else flow.progress
+
+    @property
+    def progress_message(self) -> str | None:
+        """The message the job last reported with its progress, or None."""
+        flow = getattr(self, "_flow", None)
+        return None if flow is None else flow.message
 
     @property
     def job_id(self) -> str:

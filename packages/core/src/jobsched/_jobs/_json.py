@@ -3,8 +3,10 @@
 Plain JSON types go as they are. ``datetime``, ``date``, ``time``,
 ``timedelta``, ``UUID``, ``Decimal``, ``bytes``, ``tuple`` and ``set`` (and
 ``frozenset``) become one-key objects (``{"$dt": "2026-01-02T03:04:05+00:00"}``)
-so that they come back as such; a dict of the caller's that itself has
-exactly one key starting with ``$`` is escaped as ``{"$obj": {...}}``.
+so that they come back as such, and so do result markers
+(``{"$result_of": "job-12"}``, ``{"$results_of": ["job-12", "job-13"]}``);
+a dict of the caller's that itself has exactly one key starting with
+``$`` is escaped as ``{"$obj": {...}}``.
 Anything else is a ``TypeError`` naming what held it.
 
 Text no store can keep is a ``ValueError`` naming where it is: a lone
@@ -181,6 +183,10 @@ _TAG_NAMES: dict[str, Any] = {
     "datetime.timedelta": lambda v: {"$td": v.total_seconds()},
     "uuid.UUID": lambda v: {"$uuid": str(v)},
     "decimal.Decimal": lambda v: {"$dec": str(v)},
+    # Result markers (js.result_of / js.results_of) stand for an upstream's
+    # result: kept as tags a reader of the row (SQL, the dashboard) can see.
+    "jobsched._jobs._markers.ResultOf": lambda v: {"$result_of": v.job_id},
+    "jobsched._jobs._markers.ResultsOf": lambda v: {"$results_of": list(v.job_ids)},
 }
 _TAGS: dict[type, Any] = {}
 
@@ -218,6 +224,8 @@ def _decoders() -> dict[str, Any]:
         import uuid
         from base64 import b64decode
 
+        from . import _markers
+
         decoders: dict[str, Any] = {
             "$dt": datetime.datetime.fromisoformat,
             "$date": datetime.date.fromisoformat,
@@ -228,6 +236,8 @@ def _decoders() -> dict[str, Any]:
             "$b64": lambda s: b64decode(s.encode("ascii")),
             "$tuple": lambda items: tuple(_decode(v) for v in items),
             "$set": lambda items: {_decode(v) for v in items},
+            "$result_of": _markers.ResultOf,
+            "$results_of": _markers.ResultsOf,
         }
         _DECODERS.update(decoders)
     return _DECODERS

@@ -62,7 +62,14 @@ class RegisteredJob(Job):
         return _json.loads(self.args_json)  # type: ignore[no-any-return]
 
     def _call_args(self) -> tuple[list[Any], dict[str, Any]]:
-        arguments = self.arguments
+        flow = self._flow
+        if flow is not None and flow.bound is not None:
+            # Bound to its upstreams' results (jobsched._workflows._bind).
+            if flow.failed is not None:
+                raise flow.failed
+            arguments = flow.bound
+        else:
+            arguments = self.arguments
         if SQL_ARGS in arguments:
             return _bind_sql(self, arguments)
         plain = self.function._plain
