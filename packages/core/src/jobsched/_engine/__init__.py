@@ -34,12 +34,11 @@ then ``backing.add``. In memory: into the ``JobTable``, then blocked on
 unmet upstreams (``Outcomes.block``) or into the ready or delayed queue,
 waking an idle worker; the Ticker promotes delayed ones. Durable: a row in
 the next group commit; the claimer claims it and ``LinkHost.claimed``
-queues it. A Dispatcher worker
-takes it (``backing.take_next``), marks it RUNNING, steps the attempt (a
-suspended one is watched by the Ticker's deadlines), and ``Outcomes`` records
-the end (durable: the backing's fenced write first), waiters woken, history
-trimmed, dependents released or cancelled (durable: the store cascades, the
-link reports).
+queues it. A Dispatcher worker takes it (``backing.take_next``), marks it
+RUNNING, steps the attempt (a suspended one is watched by the Ticker's
+deadlines), and ``Outcomes`` records the end (durable: the backing's fenced
+write first), waiters woken, history trimmed, dependents released or
+cancelled (durable: the store cascades, the link reports).
 
 May import every package below it (``_jobs``, ``_ordering``, ``_time``,
 ``store``) and the top-level leaf modules; never ``_sync`` or ``_cli``.
