@@ -39,7 +39,18 @@ def _listed(help_text: str) -> list[str]:
     return [line.split()[0] for line in section.splitlines() if line.startswith("  ")]
 
 
-CORE = ["cancel", "jobs", "retry", "schedule", "schedules", "show", "stats", "worker"]
+CORE = [
+    "cancel",
+    "jobs",
+    "queue",
+    "queues",
+    "retry",
+    "schedule",
+    "schedules",
+    "show",
+    "stats",
+    "worker",
+]
 
 
 def test_a_plugin_command_runs_and_is_listed(
