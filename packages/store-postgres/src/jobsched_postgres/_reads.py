@@ -12,7 +12,6 @@ from jobsched.store import (
     KEY_ID_SIZE,
     KEY_ID_START,
     KEYED,
-    MEMBERS_KEEP,
     Attempt,
     JobPage,
     JobStore,
@@ -25,7 +24,7 @@ from jobsched.store import (
     check_retry_ids,
 )
 
-from . import _queues, _sql
+from . import _members, _queues, _sql
 
 T = TypeVar("T")
 
@@ -40,18 +39,6 @@ _RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
 #: cost a page of 1,000 jobs about 1 ms of CPU (the enum's call stays, for
 #: its error on a value that is no status).
 _STATUSES = {status.value: status for status in JobStatus}
-
-# jobsched_members: one row per member that reported (the members list),
-# made by the first report under an advisory lock of its own (two members
-# creating it at once would otherwise collide in the catalog); a database no
-# member reported to has none, and reads as no members. Reports delete rows
-# silent for MEMBERS_KEEP, so the table is as small as the fleet.
-_MEMBERS_LOCK = 0x6A6F6273_6D656D62  # "jobsmemb"
-_MEMBERS_TABLE = (
-    "CREATE TABLE IF NOT EXISTS jobsched_members (owner text PRIMARY KEY, "
-    "workers integer NOT NULL, busy integer NOT NULL, started_at double precision NOT NULL, "
-    "seen_at double precision NOT NULL, names text[])"
-)
 
 
 class Reads(JobStore):
@@ -235,53 +222,15 @@ class Reads(JobStore):
 
     async def report_member(self, member: Member) -> None:
         made = getattr(self, "_members_made", False)
-
-        def report(conn: _sql.Conn) -> None:
-            if not made:
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MEMBERS_LOCK,))
-                conn.execute(_MEMBERS_TABLE)
-            conn.execute(
-                "INSERT INTO jobsched_members (owner, workers, busy, started_at, seen_at, names) "
-                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (owner) DO UPDATE SET "
-                "workers = excluded.workers, busy = excluded.busy, seen_at = excluded.seen_at, "
-                "names = excluded.names",
-                (
-                    member.owner, member.workers, member.busy, member.started_at,
-                    member.seen_at, list(member.names) or None,
-                ),
-            )  # fmt: skip
-            conn.execute(
-                "DELETE FROM jobsched_members WHERE seen_at < %s",
-                (member.seen_at - MEMBERS_KEEP,),
-            )
-
-        await self._run(report)
+        await self._run(lambda conn: _members.report(conn, member, made=made))
         self._members_made = True
 
     async def forget_member(self, owner: str) -> None:
-        def forget(conn: _sql.Conn) -> None:
-            if _has_members(conn):
-                conn.execute("DELETE FROM jobsched_members WHERE owner = %s", (owner,))
-
-        await self._run(forget)
+        await self._run(lambda conn: _members.forget(conn, owner))
 
     async def members(self, *, limit: int = 200) -> list[Member]:
         limit = check_limit(limit)
-
-        def read(conn: _sql.Conn) -> list[Member]:
-            if not _has_members(conn):
-                return []
-            rows = conn.execute(
-                "SELECT owner, workers, busy, started_at, seen_at, names FROM jobsched_members "
-                "ORDER BY seen_at DESC, owner LIMIT %s",
-                (limit,),
-            ).fetchall()
-            return [
-                Member(row[0], row[1], row[2], row[3], row[4], names=tuple(row[5] or ()))
-                for row in rows
-            ]
-
-        return await self._run(read)
+        return await self._run(lambda conn: _members.read(conn, limit))
 
     async def retry(self, ids: Collection[int], now: float) -> list[int]:
         wanted = check_retry_ids(ids)
@@ -385,8 +334,3 @@ def attempts_query(since: float | None, job_id: int | None, limit: int) -> tuple
         "ORDER BY started_at, job_id, attempt"
     )
     return sql, [*params, limit]
-
-
-def _has_members(conn: _sql.Conn) -> bool:
-    row = conn.execute("SELECT to_regclass('jobsched_members') IS NOT NULL").fetchone()
-    return bool(row and row[0])

@@ -8,15 +8,19 @@ import sqlite3
 
 from jobsched.store import MEMBERS_KEEP, Member
 
+from ._migrate import VERSION, member_columns
+
 # members: one row per member that reported (its heartbeat for the members
 # list), made by the first report: a file no scheduler reports to (an old
 # one, or one only read) has no such table, and reads as no members. Reports
 # delete rows silent for MEMBERS_KEEP, so the table is as small as the fleet.
 # names: the registered job names the member runs, a JSON list (schema 4).
+# level: the schema its code writes (schema 5; NULL: a member of older
+# code), for a producer to tell whether every worker keeps workflows' edges.
 MEMBERS_TABLE = (
     "CREATE TABLE IF NOT EXISTS members (owner TEXT PRIMARY KEY, workers INTEGER NOT NULL, "
-    "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL, names TEXT) "
-    "WITHOUT ROWID"
+    "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL, names TEXT, "
+    "level INTEGER) WITHOUT ROWID"
 )
 
 
@@ -24,12 +28,22 @@ def report_member(conn: sqlite3.Connection, member: Member) -> None:
     import json
 
     conn.execute(MEMBERS_TABLE)
+    member_columns(conn)
     names = json.dumps(list(member.names)) if member.names else None
     conn.execute(
-        "INSERT INTO members (owner, workers, busy, started_at, seen_at, names) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET workers = excluded.workers, "
-        "busy = excluded.busy, seen_at = excluded.seen_at, names = excluded.names",
-        (member.owner, member.workers, member.busy, member.started_at, member.seen_at, names),
+        "INSERT INTO members (owner, workers, busy, started_at, seen_at, names, level) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET "
+        "workers = excluded.workers, busy = excluded.busy, seen_at = excluded.seen_at, "
+        "names = excluded.names, level = excluded.level",
+        (
+            member.owner,
+            member.workers,
+            member.busy,
+            member.started_at,
+            member.seen_at,
+            names,
+            VERSION,
+        ),
     )
     conn.execute("DELETE FROM members WHERE seen_at < ?", (member.seen_at - MEMBERS_KEEP,))
 
