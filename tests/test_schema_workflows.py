@@ -164,6 +164,11 @@ async def test_the_old_stores_blocked_jobs_run_when_their_upstream_completes(
             assert await s.result("job-2049", timeout=60) == 7
         assert (await s.fetch("job-2052")).status is S.CANCELLED
         assert (await s.fetch("job-2")).status is S.FAILED
+    # "up"'s edges are kept, met, where the code before deleted them.
+    deps = table(old_url, "deps")
+    got = rows(old_url, f"SELECT upstream, downstream, on_failure, settled FROM {deps} "
+                        "ORDER BY 1, 2")  # fmt: skip
+    assert got == [(2049, 2050, 0, 1), (2049, 2051, 0, 1)]
 
 
 async def test_a_member_reports_its_level_into_an_old_members_table(old_url: str) -> None:

@@ -32,9 +32,14 @@ from ._handback import attempt_of_key as attempt_of_key
 from ._handback import hand_back_key as hand_back_key
 from ._joined import Joined as Joined
 from ._joined import Registered as Registered
+from ._rows import EDGE_FAILED as EDGE_FAILED
+from ._rows import EDGE_MET as EDGE_MET
+from ._rows import EDGE_WAITING as EDGE_WAITING
 from ._rows import KEY_WIDTH as KEY_WIDTH
 from ._rows import MEMBER_EVERY as MEMBER_EVERY
 from ._rows import MEMBERS_KEEP as MEMBERS_KEEP
+from ._rows import ON_FAILURE_CANCEL as ON_FAILURE_CANCEL
+from ._rows import ON_FAILURE_RUN as ON_FAILURE_RUN
 from ._rows import Attempt as Attempt
 from ._rows import Change as Change
 from ._rows import Claimed as Claimed
@@ -68,6 +73,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_QUEUE",
+    "EDGE_FAILED",
+    "EDGE_MET",
+    "EDGE_WAITING",
     "HANDED_BACK_AT_STOP",
     "KEYED",
     "KEY_ID_SIZE",
@@ -76,6 +84,8 @@ __all__ = [
     "LARGEST",
     "MEMBERS_KEEP",
     "MEMBER_EVERY",
+    "ON_FAILURE_CANCEL",
+    "ON_FAILURE_RUN",
     "REPORT_BUGS",
     "TAKEOVER_EVERY",
     "Attempt",
