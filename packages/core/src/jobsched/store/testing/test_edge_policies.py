@@ -148,3 +148,18 @@ async def test_a_retried_failed_upstream_settles_its_run_edge_once(store: JobSto
     assert await claimable(store) == [2]  # 3 still waits for 2, counted once
     await end(store, 2, S.COMPLETED)
     assert await claimable(store) == [3]
+
+
+async def test_a_retried_upstream_does_not_release_a_retried_dependent_twice(
+    store: JobStore,
+) -> None:
+    """1 fails and cancels 3 (which waits for 1 and 2); the operator retries
+    3 (it waits for 2 only) and 1, which completes: 3 still waits for 2."""
+    await store.add([new(1), new(2), new(3, after=(1, 2))], NOW)
+    changes = await end(store, 1, S.FAILED)
+    assert [(c.id, c.status) for c in changes] == [(3, S.CANCELLED)]
+    assert await store.retry([3, 1], NOW) == [3, 1]
+    await end(store, 1, S.COMPLETED)
+    assert await claimable(store) == [2]
+    await end(store, 2, S.COMPLETED)
+    assert await claimable(store) == [3]
