@@ -32,7 +32,8 @@ _COLUMNS = (
     "id, name, executor, status, attempts, run_at, submitted_at, started_at, finished_at, "
     "result, last_error, last_traceback, owner, payload, tenant, "
     "ARRAY(SELECT ARRAY[upstream, on_failure, settled] FROM jobsched_deps d "
-    "WHERE d.downstream = jobsched_jobs.id ORDER BY upstream), args::text, schedule"
+    "WHERE d.downstream = jobsched_jobs.id ORDER BY upstream), args::text, schedule, "
+    "workflow, progress, progress_message"
 )
 _RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
 #: A row's status by its value: a dict lookup where calling the enum per row
@@ -67,7 +68,7 @@ class Reads(JobStore):
         rows = conn.execute(
             f"SELECT {_COLUMNS}{queue} FROM jobsched_jobs {where}", params
         ).fetchall()
-        if not known and rows and rows[0][19]:
+        if not known and rows and rows[0][22]:
             _queues.saw(conn)
             return Reads._jobs(conn, where, params)
         return [
@@ -91,7 +92,10 @@ class Reads(JobStore):
                 depends_on=tuple(e[0] for e in r[15] or () if e[2] == 0),
                 args=r[16],
                 schedule=r[17],
-                queue=DEFAULT_QUEUE if r[18] is None else r[18],
+                workflow=r[18],
+                progress=r[19],
+                progress_message=r[20],
+                queue=DEFAULT_QUEUE if r[21] is None else r[21],
                 deps=tuple((u, p, s) for u, p, s in r[15] or ()),
             )
             for r in rows

@@ -37,7 +37,8 @@ _JOB_COLUMNS = (
 def job_columns(conn: sqlite3.Connection) -> str:
     """``_JOB_COLUMNS`` and the job's queue: NULL (default) in a file
     without named queues' column (see _queues)."""
-    return f"{_JOB_COLUMNS}, {'queue_name' if _queues.present(conn) else 'NULL'}"
+    queue = "queue_name" if _queues.present(conn) else "NULL"
+    return f"{_JOB_COLUMNS}, {queue}, workflow, progress, progress_message"
 
 
 def stored_job(row: tuple[Any, ...], depends_on: tuple[int, ...]) -> StoredJob:
@@ -62,6 +63,9 @@ def stored_job(row: tuple[Any, ...], depends_on: tuple[int, ...]) -> StoredJob:
         schedule=row[16],
         depends_on=depends_on,
         queue=_queues.read(row[17]),
+        workflow=row[18],
+        progress=row[19],
+        progress_message=row[20],
     )
 
 

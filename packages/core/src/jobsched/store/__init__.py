@@ -45,10 +45,12 @@ from ._rows import Change as Change
 from ._rows import Claimed as Claimed
 from ._rows import Completion as Completion
 from ._rows import DueSchedule as DueSchedule
+from ._rows import Input as Input
 from ._rows import JobPage as JobPage
 from ._rows import Member as Member
 from ._rows import NewJob as NewJob
 from ._rows import Outcome as Outcome
+from ._rows import ProgressRow as ProgressRow
 from ._rows import Recorded as Recorded
 from ._rows import StoredJob as StoredJob
 from ._rows import StoredSchedule as StoredSchedule
@@ -94,6 +96,7 @@ __all__ = [
     "Completer",
     "Completion",
     "DueSchedule",
+    "Input",
     "JobDataError",
     "JobPage",
     "JobStore",
@@ -101,6 +104,7 @@ __all__ = [
     "Member",
     "NewJob",
     "Outcome",
+    "ProgressRow",
     "RateLimit",
     "Recorded",
     "Registered",

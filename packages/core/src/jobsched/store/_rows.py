@@ -197,6 +197,11 @@ class StoredJob:
     #: the upstreams still waited for. A store that keeps no settled edges
     #: leaves it empty.
     deps: tuple[tuple[int, int, int], ...] = ()
+    #: The workflow the job belongs to (``NewJob.workflow``), or None.
+    workflow: int | None = None
+    #: The last progress its running attempt wrote (:meth:`JobStore.progress`).
+    progress: float | None = None
+    progress_message: str | None = None
 
 
 @dataclass(slots=True)
@@ -284,3 +289,24 @@ class Recorded:
 
     refused: list[int] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """An upstream as a dependent receives it (:meth:`JobStore.inputs`)."""
+
+    id: int
+    status: JobStatus
+    #: As stored (``b"J"`` and JSON, or the signed pickle); None unless completed.
+    result: bytes | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressRow:
+    """A running attempt's progress to write (:meth:`JobStore.progress`)."""
+
+    id: int
+    attempt: int
+    fraction: float | None
+    message: str | None

@@ -13,9 +13,9 @@ from __future__ import annotations
 import pytest
 
 import jobsched as js
-from jobsched.store import JobStore, NewJob, Outcome
+from jobsched.store import Change, JobStore, NewJob, Outcome
 
-pytestmark = pytest.mark.anyio
+pytestmark: pytest.MarkDecorator = pytest.mark.anyio
 
 S = js.JobStatus
 NOW = 1_700_000_000.0
@@ -41,7 +41,7 @@ async def status(store: JobStore, job_id: int) -> tuple[S, str | None]:
     return job.status, job.last_error
 
 
-async def end(store: JobStore, job_id: int, how: S) -> list[js.store.Change]:
+async def end(store: JobStore, job_id: int, how: S) -> list[Change]:
     """Claim ``job_id`` (the others claimed with it handed back) and end it ``how``."""
     claims = await store.claim("m1", 50, EXECUTORS, NOW, 30)
     (claim,) = [c for c in claims if c.id == job_id]
@@ -73,7 +73,7 @@ async def test_a_run_edge_lets_the_dependent_run_after_a_cancelled_upstream(
 ) -> None:
     """The operator's cancel of a queued upstream."""
     await store.add([new(1), new(2, after=(1,), run=(1,))], NOW + 100)
-    assert await store.cancel([1], NOW) == [(js.store.Change(1, S.CANCELLED, "cancelled"))]
+    assert await store.cancel([1], NOW) == [Change(1, S.CANCELLED, "cancelled")]
     assert await claimable(store, NOW + 200) == [2]
 
 
