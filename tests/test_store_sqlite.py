@@ -145,10 +145,19 @@ def back_to_schema_1(path: Path) -> None:
     """Make the file at ``path`` look as schema 1 left it: indexes of the
     running and the unfinished rows, no ran_by, running attempts' rows, and
     the triggers that kept completed_counts (schemas 1 and 2), no ended_counts,
-    no args (schema 4)."""
+    no args (schema 4), no workflows' table, columns and indexes (schema 5)."""
     conn = sqlite3.connect(path)
     conn.executescript(
         """
+        DROP INDEX jobs_workflow;
+        DROP INDEX deps_downstream;
+        DROP INDEX deps_waiting;
+        DROP TABLE workflows;
+        ALTER TABLE jobs DROP COLUMN workflow;
+        ALTER TABLE jobs DROP COLUMN progress;
+        ALTER TABLE jobs DROP COLUMN progress_message;
+        ALTER TABLE deps DROP COLUMN on_failure;
+        ALTER TABLE deps DROP COLUMN settled;
         ALTER TABLE jobs DROP COLUMN args;
         INSERT INTO attempts (job_id, attempt, owner, started_at, status)
             SELECT id, attempts, ran_by, started_at, 'running' FROM jobs WHERE status = 'running';
@@ -183,9 +192,12 @@ async def test_a_schema_1_file_is_migrated(tmp_path: Path) -> None:
     store = SQLiteStore(url_for(path))
     await store.open()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (4,)
+    assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (
+        _schema.VERSION,
+    )
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert not names & {"jobs_leases", "jobs_unfinished"}
+    assert {"jobs_workflow", "deps_downstream", "deps_waiting"} <= names
     # The statements keep completed_counts now: a trigger left behind would count twice.
     assert not conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
     # The running attempt is its job's row now, its member kept.
@@ -218,7 +230,9 @@ async def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> N
     conn.execute("ALTER TABLE jobs ADD COLUMN ran_by TEXT")  # as a damaged file might
     conn.commit()
     conn.close()
-    with pytest.raises(StoreUnavailableError, match="cannot migrate.*schema version 4.*ran_by"):
+    with pytest.raises(
+        StoreUnavailableError, match=f"cannot migrate.*schema version {_schema.VERSION}.*ran_by"
+    ):
         await SQLiteStore(url_for(path)).open()
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (1,)

@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from jobsched import JobStatus
-from jobsched.store import Change
+from jobsched.store import EDGE_FAILED, ON_FAILURE_RUN, Change
 
 from . import _own
 
@@ -62,16 +62,21 @@ def _finish(
 
 
 def _cascade(conn: sqlite3.Connection, root: int, status: JobStatus, now: float) -> list[Change]:
-    """An upstream did not complete (``root``, a row's number): cancel every
-    job downstream of it, transitively; the changes name them by their ids."""
+    """An upstream did not complete (``root``, a row's number): settle its
+    waiting edges; cancel each dependent on a "cancel" edge, transitively,
+    and count off each on a "run" edge (as a completion does); the changes
+    name the cancelled by their ids."""
     changes: list[Change] = []
     # A worklist, not a recursive CTE: each dependent's reason names its own
     # upstream, as the in-memory scheduler's does.
     todo: list[tuple[int, str]] = [(root, status.value)]
     while todo:
         upstream, how = todo.pop()
-        downstream = _take_edges(conn, upstream)
-        for job_id in downstream:
+        lenient: dict[int, int] = {}
+        for job_id, on_failure in _settle_edges(conn, upstream):
+            if on_failure == ON_FAILURE_RUN:
+                lenient[job_id] = 1
+                continue
             row = conn.execute("SELECT status FROM jobs WHERE id = ?", (job_id,)).fetchone()
             if row is None or JobStatus(row[0]).is_terminal or row[0] == "running":
                 continue
@@ -79,14 +84,37 @@ def _cascade(conn: sqlite3.Connection, root: int, status: JobStatus, now: float)
             _finish(conn, job_id, _CANCELLED, now, error)
             changes.append(Change(_own.id_of(conn, job_id), _CANCELLED, error))
             todo.append((job_id, _CANCELLED.value))
+        if lenient:
+            count_off(conn, lenient, now)
     return changes
 
 
-def _take_edges(conn: sqlite3.Connection, upstream: int) -> list[int]:
+def _settle_edges(conn: sqlite3.Connection, upstream: int) -> list[tuple[int, int]]:
+    """Mark the waiting edges of an upstream that ended other than COMPLETED
+    settled (kept, not deleted: a retry must not wait for it again); their
+    dependents and policies."""
     rows: Iterable[tuple[Any, ...]] = conn.execute(
-        "DELETE FROM deps WHERE upstream = ? RETURNING downstream", (upstream,)
+        f"UPDATE deps SET settled = {EDGE_FAILED} WHERE upstream = ? AND settled = 0 "
+        "RETURNING downstream, on_failure",
+        (upstream,),
     ).fetchall()
-    return [d for (d,) in rows]
+    return [(d, p) for d, p in rows]
+
+
+def count_off(conn: sqlite3.Connection, unmet: dict[int, int], now: float) -> None:
+    """Take ``unmet[d]`` settled edges off each dependent ``d`` still
+    blocked, and queue the free ones. ``now``: the earliest of the ends
+    that settled them: a dependent whose run_at is later waits for it in
+    queue 1 (promotion), never runs early."""
+    conn.executemany(
+        "UPDATE jobs SET unmet = unmet - ? WHERE id = ? AND queue = 2",
+        [(n, d) for d, n in unmet.items()],
+    )
+    conn.executemany(
+        "UPDATE jobs SET queue = CASE WHEN run_at <= ? THEN 0 ELSE 1 END "
+        "WHERE id = ? AND queue = 2 AND unmet = 0",
+        [(now, d) for d in unmet],
+    )
 
 
 #: One status's rows that finished before a cutoff, oldest first (jobs_ended).

@@ -23,16 +23,18 @@ from jobsched.store import (
     Change,
     Claimed,
     DueSchedule,
+    Input,
     Joined,
     NewJob,
     Outcome,
+    ProgressRow,
     Recorded,
     StoredJob,
     TakeoverLooks,
     check_prune_args,
 )
 
-from . import _handback, _operator, _own, _schedules, _schema, _sql, _txadd
+from . import _handback, _inputs, _operator, _own, _schedules, _schema, _sql, _txadd
 from ._add import AlreadyFired, add
 from ._claim import RUNNING, claim
 from ._errors import classified
@@ -276,6 +278,13 @@ class SQLiteStore(Reads):
             return min(due) if due else None
 
         return await self._read_async(next_due)
+
+    async def inputs(self, ids: Collection[int], max_bytes: int) -> dict[int, Input] | int:
+        return await self._read_async(lambda conn: _inputs.inputs(conn, ids, max_bytes))
+
+    async def progress(self, owner: str, rows: Sequence[ProgressRow]) -> None:
+        if rows:
+            await self._write_async(lambda conn: _inputs.progress(conn, owner, rows))
 
     async def fetch(self, job_id: int) -> StoredJob | None:
         return await self._read_async(lambda conn: _operator.fetch(conn, job_id))
