@@ -12,6 +12,7 @@ import contextlib
 import re
 import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -648,6 +649,36 @@ async def test_prune_keeps_the_newest_finished_jobs(
     assert kept == [6, 7, 8, 9, 10]  # the 3 newest finished, and the 2 still running
 
 
+async def test_prune_goes_past_a_batch_the_guard_holds_part_of_and_takes_the_edges(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches of 3: the two oldest, upstreams of the waiting 11, are in
+    every batch's window by count, which goes on while a batch freed some;
+    the edges of the pruned jobs go (5 -> 13), the waiting job's stay."""
+    import jobsched_sqlite._store as impl
+
+    monkeypatch.setattr(impl, "PRUNE_BATCH", 3)
+    await store.add([new(i) for i in range(1, 11)], NOW)
+    claims = await store.claim("m", 10, {"async": 99}, NOW, 30)
+    await store.record(
+        "m", [Outcome(c.id, c.attempt, js.JobStatus.COMPLETED, NOW + c.id) for c in claims]
+    )
+    await store.add([new(12), new(11, depends_on=(1, 2, 12)), new(13, depends_on=(5,))], NOW)
+    claims = await store.claim("m", 10, {"async": 99}, NOW, 30)
+    (c13,) = [c for c in claims if c.id == 13]
+    await store.release("m", [c.id for c in claims if c.id != 13])
+    await store.record("m", [Outcome(13, c13.attempt, js.JobStatus.COMPLETED, NOW + 10.5)])
+
+    def edges() -> list[tuple[int, int]]:
+        with closing(sqlite3.connect(store.path)) as conn:
+            return conn.execute("SELECT upstream, downstream FROM deps ORDER BY 1, 2").fetchall()
+
+    assert edges() == [(1, 11), (2, 11), (5, 13), (12, 11)]
+    assert await store.prune(keep=0) == 9  # 3..10 and 13; never 1 or 2
+    assert [i for i in range(1, 14) if await store.fetch(i) is not None] == [1, 2, 11, 12]
+    assert edges() == [(1, 11), (2, 11), (12, 11)]
+
+
 async def test_prune_reads_its_indexes_from_the_oldest_end(store: SQLiteStore) -> None:
     """By age, one status's aged rows from jobs_ended; by count, the oldest
     from jobs_finished: no table scan, no sort, no OFFSET over the kept rows.
@@ -664,6 +695,15 @@ async def test_prune_reads_its_indexes_from_the_oldest_end(store: SQLiteStore) -
         ]:
             plan = " ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
             assert f"INDEX {index}" in plan and "TEMP B-TREE" not in plan, plan
+            # The retention guard: per candidate, the deps key by upstream,
+            # then the dependent by id; never a scan.
+            assert "SEARCH d USING PRIMARY KEY (upstream=?)" in plan, plan
+            assert "SEARCH w USING INTEGER PRIMARY KEY" in plan and "SCAN" not in plan, plan
+        # A pruned job's edges, both ways, by index.
+        for sql, index in [("upstream", "PRIMARY KEY"), ("downstream", "INDEX deps_downstream")]:
+            query = f"EXPLAIN QUERY PLAN DELETE FROM deps WHERE {sql} IN (?, ?)"
+            plan = " ".join(r[3] for r in conn.execute(query, (1, 2)))
+            assert f"SEARCH deps USING {index}" in plan or f"COVERING {index}" in plan, plan
         conn.execute("DROP INDEX jobs_ended")  # as a store made by an older jobsched
         conn.commit()
     finally:

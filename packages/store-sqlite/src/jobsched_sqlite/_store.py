@@ -323,7 +323,11 @@ class SQLiteStore(Reads):
         cutoffs = check_prune_args(keep, before)
         total = 0
         while True:
-            deleted = await self._write_async(lambda conn: prune(conn, keep, cutoffs, PRUNE_BATCH))
+            deleted, seen = await self._write_async(
+                lambda conn: prune(conn, keep, cutoffs, PRUNE_BATCH)
+            )
             total += deleted
-            if deleted < PRUNE_BATCH:
+            # Held jobs fill part of a batch: go on while a batch was full
+            # and freed some, never round a batch the guard holds whole.
+            if seen < PRUNE_BATCH or not deleted:
                 return total
