@@ -107,6 +107,7 @@ def test_the_store_seam_loads_when_its_names_are_read() -> None:
         "jobsched.store._rows",
         "jobsched.store._urls",
         "jobsched.store._waitreads",
+        "jobsched.store._workflowside",
     ]
     assert [m for m in seen["loaded"] if not m.startswith("jobsched.store")] == []
 

@@ -347,12 +347,33 @@ JOBS_INDEXES = {
     "jobsched_jobs_status",
     "jobsched_jobs_fires",
     "jobsched_jobs_running",
+    # Schema 6 (issue 37): a workflow's jobs, partial on a column only a
+    # workflow's jobs set, so no other row has an entry (pinned below); a
+    # claim's non-HOT update only tests its predicate. W19 to be measured
+    # with it by the lead (with W7c8 and W10c8).
+    "jobsched_jobs_workflow",
 }
 
 
 async def test_the_jobs_tables_indexes_are_pinned(store: PostgresStore, url: str) -> None:
     """An index added to the jobs table is a cost on every claim: measure it (W19) first."""
     assert _indexes(url) == JOBS_INDEXES
+
+
+async def test_jobs_outside_a_workflow_write_no_entry_in_its_index(
+    store: PostgresStore, url: str
+) -> None:
+    """Added, claimed, completed (an update that changes indexed columns):
+    the workflow index stays without a tuple."""
+    await store.add([_new(i) for i in range(1, 65)], NOW)
+    claims = await store.claim("m", 64, {"async": 64}, NOW, 30)
+    await store.record(
+        "m", [Outcome(c.id, c.attempt, js.JobStatus.COMPLETED, NOW + 1) for c in claims]
+    )
+    with psycopg.connect(url) as conn:
+        # An index no tuple ever went into is its metapage alone.
+        ((size,),) = conn.execute("SELECT pg_relation_size('jobsched_jobs_workflow')").fetchall()
+    assert len(claims) == 64 and size == 8192, size
 
 
 async def test_a_heartbeat_is_a_hot_update(store: PostgresStore, url: str) -> None:

@@ -230,10 +230,10 @@ async def test_a_schema_2_database_is_migrated_with_its_counts(
     from jobsched_postgres import _schema as pg_schema
 
     url = schema_url(pg_session_database)
-    later = pg_schema._COUNTS + pg_schema._ENTERED_XID
+    later = pg_schema._COUNTS + pg_schema._ENTERED_XID + pg_schema._WORKFLOWS
     schema_2 = [s for s in pg_schema._DDL if s not in later]
     schema_2[-1] = schema_2[-1].replace(f"'schema', {pg_schema.VERSION}", "'schema', 2")
-    assert pg_schema.VERSION == 5 and "'schema', 2" in schema_2[-1]
+    assert pg_schema.VERSION == 6 and "'schema', 2" in schema_2[-1]
     for statement in schema_2:
         pg_sql(url, statement)
     pg_sql(

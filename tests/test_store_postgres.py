@@ -10,6 +10,7 @@ opening can go wrong. Each test gets a schema of its own (tests/pg.py).
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -480,12 +481,79 @@ async def test_prune_reads_the_finished_index_and_primary_keys_at_100k_rows(
         conn.rollback()
     for plan, index in zip(plans, ("jobsched_jobs_ended", "jobsched_jobs_finished"), strict=True):
         assert index in plan, plan
-        assert "Seq Scan" not in plan and "Sort" not in plan, plan
+        # jobsched_deps is empty here (no job has an upstream), so the guard's
+        # probe of it is a scan of no page; with edges it is by index (the
+        # next test).
+        scanned = set(re.findall(r"Seq Scan on (\w+)", plan))
+        assert scanned <= {"jobsched_deps"} and "Sort" not in plan, plan
+    assert sql(url, "SELECT count(*) FROM jobsched_deps") == [(0,)]
     # The failures before 50,000 by age, then the oldest beyond 10,000.
     assert await store.prune(None, {js.JobStatus.FAILED: 50_000.0}) == 999
     assert await store.prune(10_000) == 89_001
     assert sql(url, "SELECT min(id), count(*) FROM jobsched_jobs") == [(90_001, 10_000)]
     assert sql(url, "SELECT min(job_id), count(*) FROM jobsched_attempts") == [(90_001, 10_000)]
+
+
+async def test_the_prune_guard_probes_the_edges_by_index_at_100k_rows(
+    store: PostgresStore, url: str
+) -> None:
+    """The retention guard's NOT EXISTS and the edges' DELETEs at scale (a
+    chain edge from each odd job to the next, 50,000 edges): each candidate
+    probes jobsched_deps' primary key, the edges go by it and by
+    jobsched_deps_downstream; no scan or sort of a table. Five upstreams of
+    a waiting job stay through both prunes, and only their edges stay."""
+    sql(
+        url,
+        "INSERT INTO jobsched_jobs (id, name, executor, status, k0, k1, k2, run_at, "
+        "submitted_at, finished_at, payload) SELECT i, 'j', 'async', "
+        "CASE WHEN i % 50 = 0 THEN 'failed' ELSE 'completed' END, 0, 0, 0, "
+        "0, 0, i, '\\x00' FROM generate_series(1, 100000) i",
+    )
+    sql(
+        url,
+        "INSERT INTO jobsched_jobs (id, name, executor, status, queue, unmet, k0, k1, k2, "
+        "run_at, submitted_at, payload) VALUES "
+        "(100001, 'j', 'async', 'pending', 2, 1, 0, 0, 0, 0, 0, '\\x00')",
+    )
+    sql(
+        url,
+        "INSERT INTO jobsched_deps (upstream, downstream, settled) SELECT i, i + 1, 1 "
+        "FROM generate_series(1, 99999, 2) i",
+    )
+    sql(
+        url,
+        "INSERT INTO jobsched_deps (upstream, downstream, settled) SELECT i, 100001, 1 "
+        "FROM generate_series(2, 10, 2) i UNION ALL SELECT 100000, 100001, 0",
+    )
+    sql(
+        url,
+        "INSERT INTO jobsched_attempts (job_id, attempt, owner, started_at, finished_at, "
+        "status) SELECT i, 1, 'm', i, i, 'completed' FROM generate_series(1, 100000) i",
+    )
+    sql(url, "ANALYZE")
+    aged = {"status": "failed", "cutoff": 50_000.0, "batch": 1000}
+    with psycopg.connect(url) as conn:  # a transaction, rolled back: the plan only
+        plans = [
+            "\n".join(r[0] for r in conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + q, p))
+            for q, p in ((pg_prune.AGED, aged), (pg_prune.OLDEST, {"batch": 1000}))
+        ]
+        conn.rollback()
+    for plan, index in zip(plans, ("jobsched_jobs_ended", "jobsched_jobs_finished"), strict=True):
+        for name in (index, "jobsched_deps_pkey", "jobsched_deps_downstream"):
+            assert name in plan, plan
+        assert "Seq Scan" not in plan and "Sort" not in plan, plan
+    held = [2, 4, 6, 8, 10]
+    assert await store.prune(None, {js.JobStatus.FAILED: 50_000.0}) == 999
+    assert await store.prune(10_000) == 89_001 - len(held)
+    assert sql(url, "SELECT id FROM jobsched_jobs WHERE id < 90001 ORDER BY id") == [
+        (i,) for i in held
+    ]
+    # The kept jobs' edges (each odd job's from 90,001 on, and 100,000's to
+    # the waiting job), and the held ones'.
+    assert sql(url, "SELECT min(upstream), count(*) FROM jobsched_deps WHERE upstream > 10") == [
+        (90_001, 5_001)
+    ]
+    assert sql(url, "SELECT count(*) FROM jobsched_deps WHERE downstream = 100001") == [(6,)]
 
 
 async def test_a_store_made_before_the_index_by_status_gets_it_on_open(

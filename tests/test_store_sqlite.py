@@ -12,6 +12,7 @@ import contextlib
 import re
 import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -145,10 +146,19 @@ def back_to_schema_1(path: Path) -> None:
     """Make the file at ``path`` look as schema 1 left it: indexes of the
     running and the unfinished rows, no ran_by, running attempts' rows, and
     the triggers that kept completed_counts (schemas 1 and 2), no ended_counts,
-    no args (schema 4)."""
+    no args (schema 4), no workflows' table, columns and indexes (schema 5)."""
     conn = sqlite3.connect(path)
     conn.executescript(
         """
+        DROP INDEX jobs_workflow;
+        DROP INDEX deps_downstream;
+        DROP INDEX deps_waiting;
+        DROP TABLE workflows;
+        ALTER TABLE jobs DROP COLUMN workflow;
+        ALTER TABLE jobs DROP COLUMN progress;
+        ALTER TABLE jobs DROP COLUMN progress_message;
+        ALTER TABLE deps DROP COLUMN on_failure;
+        ALTER TABLE deps DROP COLUMN settled;
         ALTER TABLE jobs DROP COLUMN args;
         INSERT INTO attempts (job_id, attempt, owner, started_at, status)
             SELECT id, attempts, ran_by, started_at, 'running' FROM jobs WHERE status = 'running';
@@ -183,9 +193,12 @@ async def test_a_schema_1_file_is_migrated(tmp_path: Path) -> None:
     store = SQLiteStore(url_for(path))
     await store.open()
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (4,)
+    assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (
+        _schema.VERSION,
+    )
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert not names & {"jobs_leases", "jobs_unfinished"}
+    assert {"jobs_workflow", "deps_downstream", "deps_waiting"} <= names
     # The statements keep completed_counts now: a trigger left behind would count twice.
     assert not conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
     # The running attempt is its job's row now, its member kept.
@@ -218,7 +231,9 @@ async def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> N
     conn.execute("ALTER TABLE jobs ADD COLUMN ran_by TEXT")  # as a damaged file might
     conn.commit()
     conn.close()
-    with pytest.raises(StoreUnavailableError, match="cannot migrate.*schema version 4.*ran_by"):
+    with pytest.raises(
+        StoreUnavailableError, match=f"cannot migrate.*schema version {_schema.VERSION}.*ran_by"
+    ):
         await SQLiteStore(url_for(path)).open()
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM jobsched_meta WHERE key = 'schema'").fetchone() == (1,)
@@ -634,6 +649,36 @@ async def test_prune_keeps_the_newest_finished_jobs(
     assert kept == [6, 7, 8, 9, 10]  # the 3 newest finished, and the 2 still running
 
 
+async def test_prune_goes_past_a_batch_the_guard_holds_part_of_and_takes_the_edges(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches of 3: the two oldest, upstreams of the waiting 11, are in
+    every batch's window by count, which goes on while a batch freed some;
+    the edges of the pruned jobs go (5 -> 13), the waiting job's stay."""
+    import jobsched_sqlite._store as impl
+
+    monkeypatch.setattr(impl, "PRUNE_BATCH", 3)
+    await store.add([new(i) for i in range(1, 11)], NOW)
+    claims = await store.claim("m", 10, {"async": 99}, NOW, 30)
+    await store.record(
+        "m", [Outcome(c.id, c.attempt, js.JobStatus.COMPLETED, NOW + c.id) for c in claims]
+    )
+    await store.add([new(12), new(11, depends_on=(1, 2, 12)), new(13, depends_on=(5,))], NOW)
+    claims = await store.claim("m", 10, {"async": 99}, NOW, 30)
+    (c13,) = [c for c in claims if c.id == 13]
+    await store.release("m", [c.id for c in claims if c.id != 13])
+    await store.record("m", [Outcome(13, c13.attempt, js.JobStatus.COMPLETED, NOW + 10.5)])
+
+    def edges() -> list[tuple[int, int]]:
+        with closing(sqlite3.connect(store.path)) as conn:
+            return conn.execute("SELECT upstream, downstream FROM deps ORDER BY 1, 2").fetchall()
+
+    assert edges() == [(1, 11), (2, 11), (5, 13), (12, 11)]
+    assert await store.prune(keep=0) == 9  # 3..10 and 13; never 1 or 2
+    assert [i for i in range(1, 14) if await store.fetch(i) is not None] == [1, 2, 11, 12]
+    assert edges() == [(1, 11), (2, 11), (12, 11)]
+
+
 async def test_prune_reads_its_indexes_from_the_oldest_end(store: SQLiteStore) -> None:
     """By age, one status's aged rows from jobs_ended; by count, the oldest
     from jobs_finished: no table scan, no sort, no OFFSET over the kept rows.
@@ -650,6 +695,15 @@ async def test_prune_reads_its_indexes_from_the_oldest_end(store: SQLiteStore) -
         ]:
             plan = " ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
             assert f"INDEX {index}" in plan and "TEMP B-TREE" not in plan, plan
+            # The retention guard: per candidate, the deps key by upstream,
+            # then the dependent by id; never a scan.
+            assert "SEARCH d USING PRIMARY KEY (upstream=?)" in plan, plan
+            assert "SEARCH w USING INTEGER PRIMARY KEY" in plan and "SCAN" not in plan, plan
+        # A pruned job's edges, both ways, by index.
+        for sql, index in [("upstream", "PRIMARY KEY"), ("downstream", "INDEX deps_downstream")]:
+            query = f"EXPLAIN QUERY PLAN DELETE FROM deps WHERE {sql} IN (?, ?)"
+            plan = " ".join(r[3] for r in conn.execute(query, (1, 2)))
+            assert f"SEARCH deps USING {index}" in plan or f"COVERING {index}" in plan, plan
         conn.execute("DROP INDEX jobs_ended")  # as a store made by an older jobsched
         conn.commit()
     finally:

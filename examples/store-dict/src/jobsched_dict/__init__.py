@@ -115,15 +115,21 @@ class DictStore(Leases, Schedules, Reads):
             reverse=True,
         )
         # A dict has no index: sorting every finished row is fine at its scale.
+        # The retention guard: an upstream of an unfinished job stays (it
+        # waits for it, or reads its result when claimed), whatever its age.
+        held = {u for r in state.jobs.values() if r.finished_at is None for u in r.depends_on}
         aged = [
             r for r in ended if r.status in cutoffs and (r.finished_at or 0.0) < cutoffs[r.status]
         ]
         gone = {r.id for r in aged}
         if keep is not None:
             gone.update(r.id for r in [r for r in ended if r.id not in gone][keep:])
+        gone -= held
         for job_id in gone:
             row = state.jobs.pop(job_id)
             state.dependents.pop(job_id, None)
+            for upstream in row.depends_on:  # its edges go with it (an own id may come back)
+                state.dependents.get(upstream, set()).discard(job_id)
             for attempt in range(1, row.attempts + 1):
                 state.attempts.pop((job_id, attempt), None)
         return len(gone)

@@ -1,6 +1,7 @@
 """A dict store's dependency edges: jobs added with their upstreams, and
 what an upstream's end does downstream (a completion releases the jobs
-waiting for it, any other end cancels them, transitively)."""
+waiting for it; any other end cancels them, transitively, except the jobs
+whose edge to it has the "run" policy, which it releases too)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ S = JobStatus
 
 
 def add(state: State, jobs: Sequence[NewJob], now: float) -> list[Change]:
-    """Insert ``jobs``: one whose upstream ended other than COMPLETED (or is
-    not in the store) ends CANCELLED at once, and comes back as a change."""
+    """Insert ``jobs``: one whose upstream ended other than COMPLETED on a
+    "cancel" edge (or is not in the store) ends CANCELLED at once, and comes
+    back as a change; one on a "run" edge does not wait for it."""
     changes = []
     for job in jobs:
         job.existed = job.own_id and job.id in state.jobs
@@ -29,7 +31,10 @@ def add(state: State, jobs: Sequence[NewJob], now: float) -> list[Change]:
             upstream = state.jobs.get(upstream_id)
             if upstream is not None and upstream.status is S.COMPLETED:
                 continue
+            if upstream is not None and upstream.status.is_terminal and upstream_id in row.lenient:
+                continue
             if upstream is None or upstream.status.is_terminal:
+                # Not in the store: no one can tell how it ended, whatever the policy.
                 how = "is not in the store" if upstream is None else upstream.status.value
                 error = f"upstream job-{upstream_id} {how}"
                 finish(row, S.CANCELLED, now, error)
@@ -53,13 +58,17 @@ def finish(row: Row, status: JobStatus, now: float, error: str | None) -> None:
 def release(state: State, upstream: int, now: float) -> None:
     """``upstream`` completed: its dependents stop waiting for it."""
     for job_id in state.dependents.pop(upstream, ()):
-        row = state.jobs.get(job_id)
-        if row is None or not row.waiting:
-            continue
-        row.unmet.discard(upstream)
-        if not row.unmet:
-            # Free: it runs at its run_at, never before the upstream ended.
-            row.delayed = row.run_at > now
+        _count_off(state, job_id, upstream, now)
+
+
+def _count_off(state: State, job_id: int, upstream: int, now: float) -> None:
+    row = state.jobs.get(job_id)
+    if row is None or not row.waiting:
+        return
+    row.unmet.discard(upstream)
+    if not row.unmet:
+        # Free: it runs at its run_at, never before the upstream ended.
+        row.delayed = row.run_at > now
 
 
 def cascade(state: State, root: int, status: JobStatus, now: float) -> list[Change]:
@@ -70,6 +79,9 @@ def cascade(state: State, root: int, status: JobStatus, now: float) -> list[Chan
         upstream, how = todo.pop()
         for job_id in sorted(state.dependents.pop(upstream, ())):
             row = state.jobs.get(job_id)
+            if row is not None and upstream in row.lenient:
+                _count_off(state, job_id, upstream, now)
+                continue
             if row is None or not row.waiting:
                 continue
             error = f"upstream job-{upstream} {how}"

@@ -59,6 +59,9 @@ class Row:
     handed_back: bool = False
     #: A registered job's arguments (JSON text); None for a pickled job.
     args: str | None = None
+    #: The upstreams whose end other than COMPLETED counts them off as a
+    #: completion does (their edge's "run" policy) instead of cancelling this job.
+    lenient: frozenset[int] = frozenset()
 
     @classmethod
     def of(cls, job: NewJob) -> Row:
@@ -78,6 +81,7 @@ class Row:
             tuple(dict.fromkeys(job.depends_on)),
             queue=job.queue,
             args=job.args,
+            lenient=frozenset(job.run_on_failure),
         )
 
     @property

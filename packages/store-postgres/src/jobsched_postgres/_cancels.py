@@ -16,27 +16,53 @@ _CANCELLED = JobStatus.CANCELLED
 
 
 # Everything downstream of a job that did not complete, transitively, through
-# jobs still waiting (only they are cancelled, and only through them does the
-# cascade go on), with the upstream each was reached from first.
+# its waiting "cancel" edges to jobs still waiting (only they are cancelled,
+# and only through them does the cascade go on), with the upstream each was
+# reached from first. A "run" edge stops the walk: its dependent is counted
+# off instead (_SETTLE).
 _CASCADE = """
 WITH RECURSIVE down(id, up, how) AS (
     SELECT d.downstream, d.upstream, %(how)s::text
     FROM jobsched_deps d JOIN jobsched_jobs j ON j.id = d.downstream
-    WHERE d.upstream = %(root)s AND j.status IN ('pending', 'retry_wait')
+    WHERE d.upstream = %(root)s AND d.on_failure = 0 AND d.settled = 0
+      AND j.status IN ('pending', 'retry_wait')
   UNION
     SELECT d.downstream, d.upstream, 'cancelled'
     FROM down JOIN jobsched_deps d ON d.upstream = down.id
     JOIN jobsched_jobs j ON j.id = d.downstream
-    WHERE j.status IN ('pending', 'retry_wait')
+    WHERE d.on_failure = 0 AND d.settled = 0 AND j.status IN ('pending', 'retry_wait')
 )
 SELECT DISTINCT ON (id) id, up, how FROM down ORDER BY id, up
 """
 
+# The waiting edges of the jobs that ended (the root and those it
+# cancelled) settled by a failure (2), kept: a retry of a dependent does not
+# wait for them again. The dependents of their "run" edges still blocked
+# count them off as a completion does (the free ones queue); a dependent
+# cancelled above is no longer blocked, and is left alone. `settled < 1`:
+# see _outcomes._RECORD's `gone`, the plan it keeps.
+_SETTLE = """
+WITH settled AS (
+    UPDATE jobsched_deps SET settled = 2
+    WHERE upstream = ANY(%(ended)s) AND settled < 1
+    RETURNING downstream, on_failure
+),
+met AS (
+    SELECT downstream, count(*) AS n FROM settled WHERE on_failure = 1 GROUP BY downstream
+)
+UPDATE jobsched_jobs AS j SET unmet = j.unmet - met.n,
+    queue = CASE WHEN j.unmet > met.n THEN 2 WHEN j.run_at <= %(now)s THEN 0 ELSE 1 END
+FROM met WHERE j.id = met.downstream AND j.queue = 2
+RETURNING j.queue
+"""
+
 
 def cascade(conn: Conn, root: int, status: JobStatus, now: float) -> list[Change]:
-    """An upstream did not complete: cancel every job downstream of it, transitively.
+    """An upstream did not complete: settle its edges, cancel every job
+    downstream of it through "cancel" edges, transitively, and count off
+    the dependents of the "run" edges of it and of the jobs cancelled.
 
-    Three statements however long the chain (a recursive query, not a
+    Four statements however long the chain (a recursive query, not a
     round trip per dependent); each dependent's reason names its own upstream.
     """
     # The planner, without statistics on a young table, may hash-join the
@@ -62,9 +88,9 @@ def cascade(conn: Conn, root: int, status: JobStatus, now: float) -> list[Change
                 (now, list(errors), list(errors.values())),
             ).fetchall()
         }
-    conn.execute(
-        "DELETE FROM jobsched_deps WHERE upstream = ANY(%s)", ([root, *sorted(cancelled)],)
-    )
+    freed = conn.execute(_SETTLE, {"ended": [root, *sorted(cancelled)], "now": now}).fetchall()
+    if any(queue == 0 for (queue,) in freed):
+        notify(conn)
     return [Change(i, _CANCELLED, errors[i]) for i in sorted(cancelled)]
 
 

@@ -1,11 +1,13 @@
 """The members list in the PostgreSQL store: each member's report (its
 heartbeat for ``jobsched members``, the dashboard and ``queues()``), a clean
-stop's goodbye, and the list read back."""
+stop's goodbye, and the list read back. Functions of a connection (see
+``Reads._run``)."""
 
 from __future__ import annotations
 
 from jobsched.store import MEMBERS_KEEP, Member
 
+from ._schema import VERSION
 from ._sql import Conn
 
 # jobsched_members: one row per member that reported (the members list),
@@ -17,33 +19,39 @@ _MEMBERS_LOCK = 0x6A6F6273_6D656D62  # "jobsmemb"
 _MEMBERS_TABLE = (
     "CREATE TABLE IF NOT EXISTS jobsched_members (owner text PRIMARY KEY, "
     "workers integer NOT NULL, busy integer NOT NULL, started_at double precision NOT NULL, "
-    "seen_at double precision NOT NULL, names text[], queues text[], executors text[])"
+    "seen_at double precision NOT NULL, names text[], queues text[], executors text[], "
+    "level smallint)"
 )
 # What a member serves (queues NULL: every queue), added by the first report
 # of a member that reports them, to a table an older one made: a catalog
 # change of a table as small as the fleet, under the same lock.
+# level: the schema the member's code writes (6 on; NULL: older code), for
+# a producer to tell old workers apart during an upgrade.
 _SERVES = (
     "ALTER TABLE jobsched_members ADD COLUMN IF NOT EXISTS queues text[], "
-    "ADD COLUMN IF NOT EXISTS executors text[]"
+    "ADD COLUMN IF NOT EXISTS executors text[], ADD COLUMN IF NOT EXISTS level smallint"
 )
 
 
-def report(conn: Conn, member: Member, made: bool) -> None:
+def report(conn: Conn, member: Member, *, made: bool) -> None:
+    """Upsert the member's row (making the table and its later columns first
+    unless ``made``) and drop the rows silent for MEMBERS_KEEP."""
     if not made:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MEMBERS_LOCK,))
         conn.execute(_MEMBERS_TABLE)
         conn.execute(_SERVES)
     conn.execute(
         "INSERT INTO jobsched_members (owner, workers, busy, started_at, seen_at, names, "
-        "queues, executors) VALUES (%s, %s, %s, %s, %s, %s, %s::text[], %s) "
+        "queues, executors, level) VALUES (%s, %s, %s, %s, %s, %s, %s::text[], %s, %s) "
         "ON CONFLICT (owner) DO UPDATE SET workers = excluded.workers, busy = excluded.busy, "
         "seen_at = excluded.seen_at, names = excluded.names, queues = excluded.queues, "
-        "executors = excluded.executors",
+        "executors = excluded.executors, level = excluded.level",
         (
             member.owner, member.workers, member.busy, member.started_at, member.seen_at,
             list(member.names) or None,
             None if member.queues is None else list(member.queues),
             list(member.executors) or None,
+            VERSION,
         ),
     )  # fmt: skip
     conn.execute(

@@ -53,7 +53,13 @@ _LOOK = (
 # FROM chose to scan the whole table). Dependents are never RUNNING, so the
 # two updates of jobsched_jobs touch different rows. The completed ids go to
 # the dependency index as one array (one scan), not joined (a probe each:
-# three times as long).
+# three times as long). A met edge is kept, settled (1), not deleted: the
+# workflow graph, the retention guard and a dependent's inputs read it. Only
+# waiting edges are met (a retried upstream's settled 2 ones were counted
+# off): `settled < 1`, not `= 0`, which the planner without statistics on
+# the edges takes for 0.5% of them, estimates one edge met, and joins the
+# blocked rows to the met ones in a nested loop (`met` read once per blocked
+# row: the quadratic shape test_big_batches_plan_by_id_... pins out).
 _RECORD = """
 WITH o AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[],
@@ -90,8 +96,8 @@ closed AS (
         status = excluded.status, error = excluded.error
 ),
 gone AS (
-    DELETE FROM jobsched_deps WHERE upstream = ANY(ARRAY(
-        SELECT id FROM written WHERE status = 'completed'))
+    UPDATE jobsched_deps SET settled = 1 WHERE upstream = ANY(ARRAY(
+        SELECT id FROM written WHERE status = 'completed')) AND settled < 1
     RETURNING downstream
 ),
 met AS (SELECT downstream, COUNT(*) AS n FROM gone GROUP BY downstream),

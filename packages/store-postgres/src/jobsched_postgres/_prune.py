@@ -30,35 +30,59 @@ ENDED_INDEX = (
 
 _PRUNE_LOCK = 0x6A6F627370726E  # "jobsprn"
 
-# The chosen rows, and their attempts. By id arrays, so each DELETE probes a
-# primary key (joined, the planner hashed both tables whole: 20 ms a batch
-# at 20k rows). The DELETE says finished_at IS NOT NULL again: a row retried
-# since the SELECT read it is unfinished now, and stays.
+# The retention guard (workflows-plan section 8, Oban #722): a finished job
+# that an unfinished job has an edge from stays, whatever its age, for that
+# dependent still waits for it or reads its result when it is claimed. A
+# probe of jobsched_deps' primary key by upstream, then of the jobs' primary
+# key per edge: a job without dependents costs one probe.
+_FREE = """NOT EXISTS (
+        SELECT 1 FROM jobsched_deps d JOIN jobsched_jobs w ON w.id = d.downstream
+        WHERE d.upstream = {}.id AND w.finished_at IS NULL OFFSET 0)"""
+
+# The chosen rows, their attempts and their edges both ways (by the deps'
+# primary key and jobsched_deps_downstream): kept after the upstream ends,
+# edges would otherwise outlive both jobs, and an own id used again would
+# find its old ones. By id arrays, so each DELETE probes an index (joined,
+# the planner hashed both tables whole: 20 ms a batch at 20k rows). The
+# DELETE says finished_at IS NOT NULL again: a row retried since the SELECT
+# read it is unfinished now, and stays. It answers the rows looked at (in
+# ``seen``) and the rows deleted.
 _DELETE = """
 jobs AS (
     DELETE FROM jobsched_jobs WHERE id = ANY(ARRAY(SELECT id FROM old))
     AND finished_at IS NOT NULL RETURNING id
 ),
-attempts AS (DELETE FROM jobsched_attempts WHERE job_id = ANY(ARRAY(SELECT id FROM jobs)))
-SELECT COUNT(*) FROM jobs
+attempts AS (DELETE FROM jobsched_attempts WHERE job_id = ANY(ARRAY(SELECT id FROM jobs))),
+up AS (DELETE FROM jobsched_deps WHERE upstream = ANY(ARRAY(SELECT id FROM jobs))),
+down AS (DELETE FROM jobsched_deps WHERE downstream = ANY(ARRAY(SELECT id FROM jobs)))
+SELECT (SELECT COUNT(*) FROM seen), COUNT(*) FROM jobs
 """
 
-#: One status's rows that finished before its cutoff (jobsched_jobs_ended).
+#: One status's rows that finished before its cutoff (jobsched_jobs_ended),
+#: those the guard holds passed over: an age is a bound, not a position.
 AGED = (
     """WITH old AS (
-    SELECT id FROM jobsched_jobs WHERE status = %(status)s AND finished_at IS NOT NULL
-    AND finished_at < %(cutoff)s ORDER BY finished_at LIMIT %(batch)s
-),"""
+    SELECT id FROM jobsched_jobs o WHERE status = %(status)s AND finished_at IS NOT NULL
+    AND finished_at < %(cutoff)s AND """
+    + _FREE.format("o")
+    + """ ORDER BY finished_at LIMIT %(batch)s
+),
+seen AS (SELECT id FROM old),"""
     + _DELETE
 )
 
-#: The oldest finished rows (jobsched_jobs_finished), from the oldest end:
-#: no OFFSET walk over the rows kept.
+#: The oldest finished rows (jobsched_jobs_finished), from the oldest end (no
+#: OFFSET walk over the rows kept), less those the guard holds: it filters
+#: the oldest ``over`` and never reaches past them, so a held job never
+#: costs one of the newest ``keep`` its place (it is kept beyond the count).
 OLDEST = (
-    """WITH old AS (
+    """WITH seen AS (
     SELECT id FROM jobsched_jobs WHERE finished_at IS NOT NULL
     ORDER BY finished_at, id LIMIT %(batch)s
-),"""
+),
+old AS (SELECT id FROM seen o WHERE """
+    + _FREE.format("o")
+    + """),"""
     + _DELETE
 )
 
@@ -76,26 +100,33 @@ def index_ended(conn: Conn) -> None:
         conn.execute(ENDED_INDEX)
 
 
-def prune(conn: Conn, keep: int | None, before: Mapping[JobStatus, float], batch: int) -> int:
-    """Delete up to ``batch`` finished jobs, in the caller's transaction:
-    those of each status in ``before`` that finished before its cutoff,
-    then the oldest beyond the newest ``keep``; how many went (0 while
-    another member prunes)."""
+def prune(
+    conn: Conn, keep: int | None, before: Mapping[JobStatus, float], batch: int
+) -> tuple[int, int]:
+    """Delete up to ``batch`` finished jobs and their edges, in the caller's
+    transaction: those of each status in ``before`` that finished before
+    its cutoff, then the oldest beyond the newest ``keep``; never an
+    upstream of an unfinished job (``_FREE``). How many went and how many
+    were looked at (the held ones too: a batch full of them is no sign the
+    prune is done); (0, 0) while another member prunes."""
     locked = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (_PRUNE_LOCK,)).fetchone()
     if locked is None or not locked[0]:
-        return 0
-    gone = 0
+        return 0, 0
+    gone = seen = 0
     for status, cutoff in before.items():
         if gone >= batch:
-            return gone
+            return gone, seen
         params = {"status": status.value, "cutoff": cutoff, "batch": batch - gone}
-        gone += _count(conn.execute(AGED, params).fetchone())
+        looked, went = _counts(conn.execute(AGED, params).fetchone())
+        gone, seen = gone + went, seen + looked
     if keep is not None and gone < batch:
-        over = min(_count(conn.execute(FINISHED).fetchone()) - keep, batch - gone)
+        row = conn.execute(FINISHED).fetchone()
+        over = min((int(row[0]) if row is not None else 0) - keep, batch - gone)
         if over > 0:
-            gone += _count(conn.execute(OLDEST, {"batch": over}).fetchone())
-    return gone
+            looked, went = _counts(conn.execute(OLDEST, {"batch": over}).fetchone())
+            gone, seen = gone + went, seen + looked
+    return gone, seen
 
 
-def _count(row: tuple[Any, ...] | None) -> int:
-    return int(row[0]) if row is not None else 0
+def _counts(row: tuple[Any, ...] | None) -> tuple[int, int]:
+    return (int(row[0]), int(row[1])) if row is not None else (0, 0)

@@ -31,8 +31,9 @@ T = TypeVar("T")
 _COLUMNS = (
     "id, name, executor, status, attempts, run_at, submitted_at, started_at, finished_at, "
     "result, last_error, last_traceback, owner, payload, tenant, "
-    "ARRAY(SELECT upstream FROM jobsched_deps d WHERE d.downstream = jobsched_jobs.id "
-    "ORDER BY upstream), args::text, schedule"
+    "ARRAY(SELECT ARRAY[upstream, on_failure, settled] FROM jobsched_deps d "
+    "WHERE d.downstream = jobsched_jobs.id ORDER BY upstream), args::text, schedule, "
+    "workflow, progress, progress_message"
 )
 _RETRYABLE = (JobStatus.FAILED, JobStatus.TIMED_OUT, JobStatus.CANCELLED)
 #: A row's status by its value: a dict lookup where calling the enum per row
@@ -67,7 +68,7 @@ class Reads(JobStore):
         rows = conn.execute(
             f"SELECT {_COLUMNS}{queue} FROM jobsched_jobs {where}", params
         ).fetchall()
-        if not known and rows and rows[0][19]:
+        if not known and rows and rows[0][22]:
             _queues.saw(conn)
             return Reads._jobs(conn, where, params)
         return [
@@ -87,10 +88,15 @@ class Reads(JobStore):
                 owner=r[12],
                 payload=r[13],
                 tenant=r[14],
-                depends_on=tuple(r[15] or ()),
+                # Every edge kept (upstream, policy, state); those waited for.
+                depends_on=tuple(e[0] for e in r[15] or () if e[2] == 0),
                 args=r[16],
                 schedule=r[17],
-                queue=DEFAULT_QUEUE if r[18] is None else r[18],
+                workflow=r[18],
+                progress=r[19],
+                progress_message=r[20],
+                queue=DEFAULT_QUEUE if r[21] is None else r[21],
+                deps=tuple((u, p, s) for u, p, s in r[15] or ()),
             )
             for r in rows
         ]
@@ -222,7 +228,7 @@ class Reads(JobStore):
 
     async def report_member(self, member: Member) -> None:
         made = getattr(self, "_members_made", False)
-        await self._run(lambda conn: _members.report(conn, member, made))
+        await self._run(lambda conn: _members.report(conn, member, made=made))
         self._members_made = True
 
     async def forget_member(self, owner: str) -> None:
@@ -237,14 +243,14 @@ class Reads(JobStore):
 
         def retry(conn: _sql.Conn) -> list[int]:
             ids = sorted(set(wanted))
-            # A job cancelled while it waited still has the edges of its
-            # unfinished upstreams (a completion deletes its edges, a failure's
-            # cascade consumes them): it waits for those again. FOR SHARE, as
-            # add() does: an upstream completing now waits for this
-            # transaction, so its release sees the job blocked again.
+            # A job cancelled while it waited still has the waiting edges of
+            # its unfinished upstreams (an upstream that ended settled its
+            # edges): it waits for those again. FOR SHARE, as add() does: an
+            # upstream completing now waits for this transaction, so its
+            # release sees the job blocked again.
             conn.execute(
                 "SELECT 1 FROM jobsched_jobs WHERE id IN (SELECT upstream FROM jobsched_deps "
-                "WHERE downstream = ANY(%s)) ORDER BY id FOR SHARE",
+                "WHERE downstream = ANY(%s) AND settled = 0) ORDER BY id FOR SHARE",
                 (ids,),
             )
             rows = conn.execute(
@@ -253,7 +259,8 @@ class Reads(JobStore):
                 "finished_at = NULL, owner = NULL, lease_until = NULL, "
                 "cancel_requested = false, result = NULL "
                 "FROM (SELECT i.id, (SELECT COUNT(*) FROM jobsched_deps "
-                "WHERE downstream = i.id) AS n FROM unnest(%s::bigint[]) AS i(id)) AS d "
+                "WHERE downstream = i.id AND settled = 0) AS n "
+                "FROM unnest(%s::bigint[]) AS i(id)) AS d "
                 "WHERE j.id = d.id AND j.status = ANY(%s) RETURNING j.id",
                 (now, ids, [s.value for s in _RETRYABLE]),
             ).fetchall()

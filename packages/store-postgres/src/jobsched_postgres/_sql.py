@@ -15,7 +15,17 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from jobsched import JobStatus
-from jobsched.store import DEFAULT_QUEUE, KEY_WIDTH, Change, NewJob
+from jobsched.store import (
+    DEFAULT_QUEUE,
+    EDGE_FAILED,
+    EDGE_MET,
+    EDGE_WAITING,
+    KEY_WIDTH,
+    ON_FAILURE_CANCEL,
+    ON_FAILURE_RUN,
+    Change,
+    NewJob,
+)
 
 from ._schema import CHANNEL
 
@@ -159,7 +169,7 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
     named = any(job.queue != DEFAULT_QUEUE for job in jobs)
     rows: list[tuple[Any, ...]] = []
     own_rows: list[tuple[Any, ...]] = []
-    edges: list[tuple[int, int]] = []
+    edges: list[tuple[int, int, int, int]] = []
     tenants: set[str] = set()
     for job in jobs:
         job.existed = job.own_id and job.id in held  # set anew on a retried transaction
@@ -167,24 +177,36 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
             continue
         unmet = 0
         failed: tuple[int, str] | None = None
-        for upstream in job.depends_on:
+        # Every edge, kept until the job goes: (upstream, policy, state).
+        kept: list[tuple[int, int, int]] = []
+        lenient = set(job.run_on_failure)
+        for upstream in dict.fromkeys(job.depends_on):  # an upstream named twice counts once
             status = status_of.get(upstream, "is not in the store")
+            policy = ON_FAILURE_RUN if upstream in lenient else ON_FAILURE_CANCEL
             if status == "completed":
-                continue
-            if upstream not in status_of or JobStatus(status).is_terminal:
+                kept.append((upstream, policy, EDGE_MET))
+            elif upstream not in status_of or (
+                JobStatus(status).is_terminal and policy == ON_FAILURE_CANCEL
+            ):
+                # Not in the store: no one can tell how it ended, whatever the policy.
                 failed = (upstream, status)
                 break
-            unmet += 1
+            elif JobStatus(status).is_terminal:
+                kept.append((upstream, policy, EDGE_FAILED))
+            else:
+                unmet += 1
+                kept.append((upstream, policy, EDGE_WAITING))
         error = finished = None
         if failed is not None:
             queue, status = None, _CANCELLED.value
             error, finished = f"upstream job-{failed[0]} {failed[1]}", now
             changes.append(Change(job.id, _CANCELLED, error))
-        elif unmet:
-            queue, status = _BLOCKED, "pending"
-            edges.extend((u, job.id) for u in job.depends_on if status_of.get(u) != "completed")
         else:
-            queue, status = (_READY if job.run_at <= now else _WAITING), "pending"
+            edges.extend((u, job.id, policy, state) for u, policy, state in kept)
+            if unmet:
+                queue, status = _BLOCKED, "pending"
+            else:
+                queue, status = (_READY if job.run_at <= now else _WAITING), "pending"
         k0, k1, k2 = padded(job.key)
         row: tuple[Any, ...] = (
             job.id, job.name, job.executor, status, queue, k0, k1, k2, job.run_at,
@@ -222,8 +244,8 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
             )
         if edges:
             cur.executemany(
-                "INSERT INTO jobsched_deps (upstream, downstream) VALUES (%s, %s) "
-                "ON CONFLICT DO NOTHING",
+                "INSERT INTO jobsched_deps (upstream, downstream, on_failure, settled) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
                 edges,
             )
     if tenants:

@@ -33,7 +33,8 @@ from jobsched.store import Registered
 from ._blake2b import own_number_sql
 
 #: The functions' version: a store marked older gets them (re)created.
-VERSION = 1
+#: 2: jobsched_add keeps the edges to completed upstreams (schema 6).
+VERSION = 2
 
 #: ``jobsched_add``'s argument types, for ``to_regprocedure``.
 ADD_SIGNATURE = (
@@ -126,10 +127,11 @@ BEGIN
         RETURN;  -- an id of the caller's own that the store holds: that job stands
     END IF;
     added := true;
-    IF v_unmet > 0 THEN
-        INSERT INTO jobsched_deps (upstream, downstream)
-        SELECT j.id, p_id FROM jobsched_jobs j
-        WHERE j.id = ANY(p_depends_on) AND j.status <> 'completed'
+    IF v_failed IS NULL AND cardinality(p_depends_on) > 0 THEN
+        -- Every edge, kept until the job goes: a completed upstream's met (1).
+        INSERT INTO jobsched_deps (upstream, downstream, settled)
+        SELECT j.id, p_id, CASE WHEN j.status = 'completed' THEN 1 ELSE 0 END
+        FROM jobsched_jobs j WHERE j.id = ANY(p_depends_on)
         ON CONFLICT DO NOTHING;
     END IF;
     IF p_tenant IS NOT NULL THEN

@@ -45,6 +45,7 @@ from . import (
     _sqlapi,
 )
 from ._complete_in import Completer
+from ._inputs import WorkflowReads
 from ._leases import DEAD_OWNER_EVERY, Leases
 from ._pausing import QueuePauses
 from ._pool import POOL_SIZE, RECONNECT_TIMEOUT, Pooled
@@ -60,7 +61,7 @@ PRUNE_BATCH = 1000
 LISTEN_TICK = 0.25
 
 
-class PostgresStore(Pooled, Leases, QueuePauses):
+class PostgresStore(Pooled, Leases, QueuePauses, WorkflowReads):
     """Jobs in PostgreSQL (``postgresql://user:password@host:5432/db``).
 
     :param url: a libpq URL; ``postgres://`` and ``postgresql+psycopg://`` work too.
@@ -325,14 +326,16 @@ class PostgresStore(Pooled, Leases, QueuePauses):
     async def prune(self, keep: int | None, before: Mapping[JobStatus, float] | None = None) -> int:
         cutoffs = _prune.check_prune_args(keep, before)
 
-        def prune(conn: _sql.Conn) -> int:
+        def prune(conn: _sql.Conn) -> tuple[int, int]:
             return _prune.prune(conn, keep, cutoffs, PRUNE_BATCH)
 
         total = 0
         while True:
-            deleted = await self._run(prune)
+            deleted, seen = await self._run(prune)
             total += deleted
-            if deleted < PRUNE_BATCH:
+            # Held jobs fill part of a batch: go on while a batch was full
+            # and freed some, never round a batch the guard holds whole.
+            if seen < PRUNE_BATCH or not deleted:
                 # Every prune (a member's, every ~1,000 outcomes) folds the
                 # counts: their deltas stay few without an operator reading.
                 await self._run(_sql.fold_counts)

@@ -8,7 +8,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from jobsched import JobStatus
-from jobsched.store import DEFAULT_QUEUE, KEY_WIDTH, Change, NewJob
+from jobsched.store import (
+    DEFAULT_QUEUE,
+    EDGE_FAILED,
+    EDGE_MET,
+    EDGE_WAITING,
+    KEY_WIDTH,
+    ON_FAILURE_CANCEL,
+    ON_FAILURE_RUN,
+    Change,
+    NewJob,
+)
 
 from . import _own, _queues
 from ._sql import count_ended
@@ -104,19 +114,28 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
         if own:
             _add_own(conn, own, insert)
             own = []
-        waits: list[int] = []  # the rows of the upstreams not completed yet
+        waits: list[int] = []  # the rows of the upstreams not ended yet
+        # Every edge, kept until the job goes: (upstream row, policy, state).
+        edges: list[tuple[int, int, int]] = []
         failed: tuple[int, str] | None = None
         upstream_rows = _own.rows_of(conn, job.depends_on)
+        lenient = set(job.run_on_failure)
         for upstream in dict.fromkeys(job.depends_on):  # an upstream named twice counts once
             up_row = upstream_rows.get(upstream, upstream)
             row = conn.execute("SELECT status FROM jobs WHERE id = ?", (up_row,)).fetchone()
             status = row[0] if row is not None else "is not in the store"
+            policy = ON_FAILURE_RUN if upstream in lenient else ON_FAILURE_CANCEL
             if status == "completed":
-                continue
-            if row is None or JobStatus(status).is_terminal:
+                edges.append((up_row, policy, EDGE_MET))
+            elif row is None or (JobStatus(status).is_terminal and policy == ON_FAILURE_CANCEL):
+                # Not in the store: no one can tell how it ended, whatever the policy.
                 failed = (upstream, status)
                 break
-            waits.append(up_row)
+            elif JobStatus(status).is_terminal:
+                edges.append((up_row, policy, EDGE_FAILED))
+            else:
+                waits.append(up_row)
+                edges.append((up_row, policy, EDGE_WAITING))
         if job.own_id:
             taken = _own.take(conn, [job.id]).get(job.id)
             job.existed = taken is None  # set anew if a retried transaction runs this again
@@ -148,12 +167,11 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
         )  # fmt: skip
         if failed is not None:
             count_ended(conn, {(_CANCELLED.value, job.executor): 1})
-        if unmet and failed is None:
-            # An edge per upstream still to complete: a completion deletes
-            # its edges, so one to a completed upstream would never go.
+        if edges and failed is None:
             conn.executemany(
-                "INSERT OR IGNORE INTO deps (upstream, downstream) VALUES (?, ?)",
-                [(u, number) for u in waits],
+                "INSERT OR IGNORE INTO deps (upstream, downstream, on_failure, settled) "
+                "VALUES (?, ?, ?, ?)",
+                [(u, number, policy, state) for u, policy, state in edges],
             )
     if plain:
         conn.executemany(_INSERT_PLAIN, plain)

@@ -1,12 +1,14 @@
 """The members list in the SQLite store: each member's report (its
-heartbeat for ``jobsched members`` and the dashboard), a clean stop's
-goodbye, and the list read back."""
+heartbeat for ``jobsched members``, the dashboard and ``queues()``), a clean
+stop's goodbye, and the list read back."""
 
 from __future__ import annotations
 
 import sqlite3
 
 from jobsched.store import MEMBERS_KEEP, Member
+
+from ._migrate import VERSION, member_columns
 
 # members: one row per member that reported (its heartbeat for the members
 # list), made by the first report: a file no scheduler reports to (an old
@@ -16,10 +18,12 @@ from jobsched.store import MEMBERS_KEEP, Member
 # queues (NULL: every queue) and executors, JSON lists: what it serves, added
 # by the first report of a member that reports them (ALTER TABLE ADD COLUMN,
 # no rewrite), so no schema version: a row of an older member reads NULL.
+# level: the schema its code writes (schema 5; NULL: a member of older
+# code), for a producer to tell whether every worker keeps workflows' edges.
 MEMBERS_TABLE = (
     "CREATE TABLE IF NOT EXISTS members (owner TEXT PRIMARY KEY, workers INTEGER NOT NULL, "
     "busy INTEGER NOT NULL, started_at REAL NOT NULL, seen_at REAL NOT NULL, names TEXT, "
-    "queues TEXT, executors TEXT) WITHOUT ROWID"
+    "queues TEXT, executors TEXT, level INTEGER) WITHOUT ROWID"
 )
 _SERVES = ("queues", "executors")
 
@@ -28,6 +32,7 @@ def report_member(conn: sqlite3.Connection, member: Member) -> None:
     import json
 
     conn.execute(MEMBERS_TABLE)
+    member_columns(conn)
     there = {row[1] for row in conn.execute("PRAGMA table_info(members)")}
     for column in _SERVES:
         if column not in there:  # a table an older member made
@@ -37,12 +42,13 @@ def report_member(conn: sqlite3.Connection, member: Member) -> None:
     executors = json.dumps(list(member.executors)) if member.executors else None
     conn.execute(
         "INSERT INTO members (owner, workers, busy, started_at, seen_at, names, queues, "
-        "executors) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET "
+        "executors, level) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (owner) DO UPDATE SET "
         "workers = excluded.workers, busy = excluded.busy, seen_at = excluded.seen_at, "
-        "names = excluded.names, queues = excluded.queues, executors = excluded.executors",
+        "names = excluded.names, queues = excluded.queues, executors = excluded.executors, "
+        "level = excluded.level",
         (
             member.owner, member.workers, member.busy, member.started_at, member.seen_at,
-            names, queues, executors,
+            names, queues, executors, VERSION,
         ),
     )  # fmt: skip
     conn.execute("DELETE FROM members WHERE seen_at < ?", (member.seen_at - MEMBERS_KEEP,))

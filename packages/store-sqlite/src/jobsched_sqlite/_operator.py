@@ -37,7 +37,8 @@ _JOB_COLUMNS = (
 def job_columns(conn: sqlite3.Connection) -> str:
     """``_JOB_COLUMNS`` and the job's queue: NULL (default) in a file
     without named queues' column (see _queues)."""
-    return f"{_JOB_COLUMNS}, {'queue_name' if _queues.present(conn) else 'NULL'}"
+    queue = "queue_name" if _queues.present(conn) else "NULL"
+    return f"{_JOB_COLUMNS}, {queue}, workflow, progress, progress_message"
 
 
 def stored_job(row: tuple[Any, ...], depends_on: tuple[int, ...]) -> StoredJob:
@@ -62,6 +63,9 @@ def stored_job(row: tuple[Any, ...], depends_on: tuple[int, ...]) -> StoredJob:
         schedule=row[16],
         depends_on=depends_on,
         queue=_queues.read(row[17]),
+        workflow=row[18],
+        progress=row[19],
+        progress_message=row[20],
     )
 
 
@@ -70,9 +74,14 @@ def fetch(conn: sqlite3.Connection, job_id: int) -> StoredJob | None:
     row = conn.execute(f"SELECT {job_columns(conn)} FROM jobs WHERE id = ?", (number,)).fetchone()
     if row is None:
         return None
-    deps = [u for (u,) in conn.execute("SELECT upstream FROM deps WHERE downstream = ?", (number,))]
-    ids = _own.ids_of(conn, deps)
-    return stored_job((job_id, *row[1:]), tuple(ids.get(u, u) for u in deps))
+    edges = conn.execute(
+        "SELECT upstream, on_failure, settled FROM deps WHERE downstream = ? ORDER BY upstream",
+        (number,),
+    ).fetchall()
+    ids = _own.ids_of(conn, [u for u, _, _ in edges])
+    job = stored_job((job_id, *row[1:]), tuple(ids.get(u, u) for u, _, s in edges if s == 0))
+    job.deps = tuple((ids.get(u, u), p, s) for u, p, s in edges)
+    return job
 
 
 def jobs(
@@ -98,7 +107,7 @@ def jobs_of(conn: sqlite3.Connection, ids: list[int]) -> list[StoredJob]:
     upstreams: dict[int, list[int]] = {}
     for upstream, downstream in conn.execute(
         f"SELECT upstream, downstream FROM deps WHERE downstream IN ({', '.join('?' * len(ids))}) "
-        "ORDER BY upstream",
+        "AND settled = 0 ORDER BY upstream",
         ids,
     ):
         upstreams.setdefault(downstream, []).append(upstream)
@@ -236,8 +245,8 @@ def retry(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[in
     The attempt count stays, so the next claim makes attempt n + 1 and an
     outcome of an old attempt stays fenced out. A job that still has
     upstreams unfinished (it was cancelled while it waited) waits for them
-    again; an upstream whose failure cancelled it is no longer an edge (the
-    cascade consumed it), so it does not wait for that one.
+    again; an upstream that ended settled its edge (met, or by a failure
+    that cancelled it), so it does not wait for that one.
     """
     marks = ", ".join("?" * len(RETRYABLE))
     done: list[int] = []
@@ -251,8 +260,9 @@ def retry(conn: sqlite3.Connection, ids: Collection[int], now: float) -> list[in
             continue
         row = conn.execute(
             "UPDATE jobs SET status = 'pending', "
-            "unmet = (SELECT COUNT(*) FROM deps WHERE downstream = jobs.id), "
-            "queue = CASE WHEN EXISTS (SELECT 1 FROM deps WHERE downstream = jobs.id) "
+            "unmet = (SELECT COUNT(*) FROM deps WHERE downstream = jobs.id AND settled = 0), "
+            "queue = CASE WHEN EXISTS (SELECT 1 FROM deps WHERE downstream = jobs.id "
+            "AND settled = 0) "
             "THEN 2 ELSE 0 END, "
             "run_at = ?, finished_at = NULL, result = NULL, owner = NULL, lease_until = NULL, "
             "cancel_requested = 0 "

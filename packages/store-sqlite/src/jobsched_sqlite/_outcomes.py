@@ -10,10 +10,10 @@ from dataclasses import replace
 from typing import Any
 
 from jobsched import JobStatus
-from jobsched.store import Change, Outcome, Recorded
+from jobsched.store import EDGE_MET, Change, Outcome, Recorded
 
 from . import _own
-from ._sql import ENDED, _cascade, count_completed, count_ended
+from ._sql import ENDED, _cascade, count_completed, count_ended, count_off
 
 _WAITING = 1  # the queue of jobs waiting for run_at (see _schema)
 _CANCELLED = JobStatus.CANCELLED
@@ -132,8 +132,9 @@ def record(conn: sqlite3.Connection, owner: str, outcomes: Sequence[Outcome]) ->
             conn.execute("UPDATE jobs SET result = ? WHERE id = ?", (big[out.id], out.id))
     if completed:
         count_completed(conn, completed)
-        # Most batches have no dependents at all: one probe instead of one per id.
-        if conn.execute("SELECT 1 FROM deps LIMIT 1").fetchone() is not None:
+        # Most batches have no dependents at all: one probe instead of one
+        # per id (of the waiting edges: the settled ones are kept, deps_waiting).
+        if conn.execute("SELECT 1 FROM deps WHERE settled = 0 LIMIT 1").fetchone() is not None:
             done = [out for out in accepted if out.status is _COMPLETED]
             _release(conn, [out.id for out in done], min(o.finished_at for o in done))
     if ended:
@@ -224,26 +225,17 @@ def _record_chunk(
 
 
 def _release(conn: sqlite3.Connection, upstreams: Sequence[int], now: float) -> None:
-    """Upstreams completed: count them off their dependents, and queue the free ones."""
+    """Upstreams completed: settle their edges (kept: the workflow graph, the
+    retention guard and a dependent's inputs read them), count them off
+    their dependents, and queue the free ones."""
     unmet: dict[int, int] = {}
     for start in range(0, len(upstreams), RECORD_CHUNK):
         part = upstreams[start : start + RECORD_CHUNK]
         for (downstream,) in conn.execute(
-            f"DELETE FROM deps WHERE upstream IN ({', '.join('?' * len(part))}) "
-            "RETURNING downstream",
+            f"UPDATE deps SET settled = {EDGE_MET} WHERE upstream IN "
+            f"({', '.join('?' * len(part))}) AND settled = 0 RETURNING downstream",
             part,
         ):
             unmet[downstream] = unmet.get(downstream, 0) + 1
-    if not unmet:
-        return
-    conn.executemany(
-        "UPDATE jobs SET unmet = unmet - ? WHERE id = ? AND queue = 2",
-        [(n, d) for d, n in unmet.items()],
-    )
-    # ``now`` is the earliest completion's: a dependent whose run_at is later
-    # waits for it in queue 1 (promotion), never runs early.
-    conn.executemany(
-        "UPDATE jobs SET queue = CASE WHEN run_at <= ? THEN 0 ELSE 1 END "
-        "WHERE id = ? AND queue = 2 AND unmet = 0",
-        [(now, d) for d in unmet],
-    )
+    if unmet:
+        count_off(conn, unmet, now)

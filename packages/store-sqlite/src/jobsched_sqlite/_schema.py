@@ -10,7 +10,7 @@ from pathlib import Path
 from jobsched import StoreUnavailableError
 
 from ._errors import corrupt, is_corrupt
-from ._migrate import VERSION, count_ended, migrate
+from ._migrate import VERSION, WORKFLOW_DDL, count_ended, migrate
 
 # queue: where a PENDING or RETRY_WAIT job waits. 0: ready (a claim takes it
 # in key order), 1: waiting for run_at (a delay or a retry backoff), 2:
@@ -46,6 +46,10 @@ from ._migrate import VERSION, count_ended, migrate
 # args: a registered job's arguments, JSON text (SQLite's json functions
 # read it: json_extract(args, '$.to')); NULL for a pickled job. A claim
 # hands a row with args only to a member that knows its name.
+#
+# deps: one row per edge, kept until its dependent goes (settled: 0 waiting,
+# 1 met, 2 settled by an upstream's other end; on_failure: 0 cancel, 1 run),
+# with workflows, workflow, progress: schema 5, see _migrate.WORKFLOW_DDL.
 _DDL = """
 CREATE TABLE jobsched_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE jobs (
@@ -75,11 +79,16 @@ CREATE TABLE jobs (
     last_traceback TEXT,
     schedule TEXT,
     fire_time REAL,
-    args TEXT
+    args TEXT,
+    workflow INTEGER,
+    progress REAL,
+    progress_message TEXT
 );
 CREATE TABLE deps (
     upstream INTEGER NOT NULL,
     downstream INTEGER NOT NULL,
+    on_failure INTEGER NOT NULL DEFAULT 0,
+    settled INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (upstream, downstream)
 ) WITHOUT ROWID;
 CREATE INDEX jobs_ready ON jobs (k0, k1, k2) WHERE queue = 0;
@@ -126,7 +135,7 @@ CREATE TABLE ended_counts (
     n INTEGER NOT NULL,
     PRIMARY KEY (status, executor)
 ) WITHOUT ROWID;
-INSERT INTO jobsched_meta (key, value) VALUES ('schema', 4), ('next_id', 1);
+INSERT INTO jobsched_meta (key, value) VALUES ('schema', 5), ('next_id', 1);
 """
 
 #: A fair-share claim reads each tenant's ready rows in key order. The first
@@ -326,7 +335,7 @@ def _create(conn: sqlite3.Connection) -> None:
     # Another process may have created it between our look and the lock.
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'jobsched_meta'").fetchone():
         return
-    for statement in _DDL.split(";"):
+    for statement in [*_DDL.split(";"), *WORKFLOW_DDL]:
         if statement.strip():
             conn.execute(statement)
     conn.execute(ENDED_INDEX)

@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from jobsched import JobStatus
-from jobsched.store import Change
+from jobsched.store import EDGE_FAILED, ON_FAILURE_RUN, Change
 
 from . import _own
 
@@ -62,16 +62,21 @@ def _finish(
 
 
 def _cascade(conn: sqlite3.Connection, root: int, status: JobStatus, now: float) -> list[Change]:
-    """An upstream did not complete (``root``, a row's number): cancel every
-    job downstream of it, transitively; the changes name them by their ids."""
+    """An upstream did not complete (``root``, a row's number): settle its
+    waiting edges; cancel each dependent on a "cancel" edge, transitively,
+    and count off each on a "run" edge (as a completion does); the changes
+    name the cancelled by their ids."""
     changes: list[Change] = []
     # A worklist, not a recursive CTE: each dependent's reason names its own
     # upstream, as the in-memory scheduler's does.
     todo: list[tuple[int, str]] = [(root, status.value)]
     while todo:
         upstream, how = todo.pop()
-        downstream = _take_edges(conn, upstream)
-        for job_id in downstream:
+        lenient: dict[int, int] = {}
+        for job_id, on_failure in _settle_edges(conn, upstream):
+            if on_failure == ON_FAILURE_RUN:
+                lenient[job_id] = 1
+                continue
             row = conn.execute("SELECT status FROM jobs WHERE id = ?", (job_id,)).fetchone()
             if row is None or JobStatus(row[0]).is_terminal or row[0] == "running":
                 continue
@@ -79,41 +84,84 @@ def _cascade(conn: sqlite3.Connection, root: int, status: JobStatus, now: float)
             _finish(conn, job_id, _CANCELLED, now, error)
             changes.append(Change(_own.id_of(conn, job_id), _CANCELLED, error))
             todo.append((job_id, _CANCELLED.value))
+        if lenient:
+            count_off(conn, lenient, now)
     return changes
 
 
-def _take_edges(conn: sqlite3.Connection, upstream: int) -> list[int]:
+def _settle_edges(conn: sqlite3.Connection, upstream: int) -> list[tuple[int, int]]:
+    """Mark the waiting edges of an upstream that ended other than COMPLETED
+    settled (kept, not deleted: a retry must not wait for it again); their
+    dependents and policies."""
     rows: Iterable[tuple[Any, ...]] = conn.execute(
-        "DELETE FROM deps WHERE upstream = ? RETURNING downstream", (upstream,)
+        f"UPDATE deps SET settled = {EDGE_FAILED} WHERE upstream = ? AND settled = 0 "
+        "RETURNING downstream, on_failure",
+        (upstream,),
     ).fetchall()
-    return [d for (d,) in rows]
+    return [(d, p) for d, p in rows]
 
 
-#: One status's rows that finished before a cutoff, oldest first (jobs_ended).
-AGED = (
-    "SELECT id FROM jobs WHERE status = ? AND finished_at IS NOT NULL "
-    "AND finished_at < ? ORDER BY finished_at LIMIT ?"
+def count_off(conn: sqlite3.Connection, unmet: dict[int, int], now: float) -> None:
+    """Take ``unmet[d]`` settled edges off each dependent ``d`` still
+    blocked, and queue the free ones. ``now``: the earliest of the ends
+    that settled them: a dependent whose run_at is later waits for it in
+    queue 1 (promotion), never runs early."""
+    conn.executemany(
+        "UPDATE jobs SET unmet = unmet - ? WHERE id = ? AND queue = 2",
+        [(n, d) for d, n in unmet.items()],
+    )
+    conn.executemany(
+        "UPDATE jobs SET queue = CASE WHEN run_at <= ? THEN 0 ELSE 1 END "
+        "WHERE id = ? AND queue = 2 AND unmet = 0",
+        [(now, d) for d in unmet],
+    )
+
+
+# The retention guard (workflows-plan section 8, Oban #722): a finished job
+# that an unfinished job has an edge from stays, whatever its age, for that
+# dependent still waits for it or reads its result when it is claimed. A
+# probe of the deps primary key by upstream, then of jobs by id per edge: a
+# job without dependents costs one probe.
+_FREE = (
+    "NOT EXISTS (SELECT 1 FROM deps AS d JOIN jobs AS w ON w.id = d.downstream "
+    "WHERE d.upstream = {}.id AND w.finished_at IS NULL)"
 )
-#: The oldest finished rows (jobs_finished), from the oldest end: no OFFSET walk.
-OLDEST = "SELECT id FROM jobs WHERE finished_at IS NOT NULL ORDER BY finished_at LIMIT ?"
+#: One status's rows that finished before a cutoff, oldest first (jobs_ended),
+#: those held by the guard passed over: an age is a bound, not a position.
+AGED = (
+    "SELECT id FROM jobs AS o WHERE status = ? AND finished_at IS NOT NULL "
+    f"AND finished_at < ? AND {_FREE.format('o')} ORDER BY finished_at LIMIT ?"
+)
+#: The oldest finished rows (jobs_finished), from the oldest end (no OFFSET
+#: walk), each with whether the guard frees it: the guard filters the
+#: oldest ``over`` and never reaches past them, so a held job never costs one
+#: of the newest ``keep`` its place (it is kept beyond the count instead).
+OLDEST = (
+    f"SELECT id, {_FREE.format('jobs')} FROM jobs WHERE finished_at IS NOT NULL "
+    "ORDER BY finished_at LIMIT ?"
+)
 
 
 def prune(
     conn: sqlite3.Connection, keep: int | None, before: Mapping[JobStatus, float], batch: int
-) -> int:
-    """Delete up to ``batch`` finished jobs, with their attempts: first those
-    of each status in ``before`` that finished before its cutoff, then the
-    oldest beyond the newest ``keep``; how many went.
+) -> tuple[int, int]:
+    """Delete up to ``batch`` finished jobs, with their attempts and edges:
+    first those of each status in ``before`` that finished before its
+    cutoff, then the oldest beyond the newest ``keep``; never an upstream of
+    an unfinished job (``_FREE``). How many went, and how many were looked
+    at (the held ones too: a batch full of them is no sign the prune is done).
 
     Both read an index from its oldest end (jobs_ended by status, then
-    jobs_finished), so a prune costs the rows it deletes, never a walk over
-    the rows kept (the count bound's OFFSET walked ``keep`` rows).
+    jobs_finished), so a prune costs the rows it deletes and the ones the
+    guard holds, never a walk over the rows kept (the count bound's OFFSET
+    walked ``keep`` rows).
     """
     gone = 0
     for status, cutoff in before.items():
         if gone >= batch:
-            return gone
+            return gone, gone
         gone += _delete(conn, AGED, (status.value, cutoff, batch - gone))
+    seen = gone
     if keep is not None and gone < batch:
         # The finished jobs, from the counts the outcomes keep (no row read).
         (finished,) = conn.execute(
@@ -122,13 +170,17 @@ def prune(
         ).fetchone()
         over = min(finished - keep, batch - gone)
         if over > 0:
-            gone += _delete(conn, OLDEST, (over,))
-    return gone
+            window = conn.execute(OLDEST, (over,)).fetchall()
+            seen += len(window)
+            free = [job_id for job_id, is_free in window if is_free]
+            if free:
+                gone += _delete(conn, ", ".join("?" * len(free)), tuple(free))
+    return gone, seen
 
 
 def _delete(conn: sqlite3.Connection, chosen: str, params: tuple[Any, ...]) -> int:
-    """Delete the finished jobs ``chosen`` selects, their attempts and own
-    ids, and take them off the counts; how many went."""
+    """Delete the finished jobs ``chosen`` selects, their attempts, edges and
+    own ids, and take them off the counts; how many went."""
     gone = conn.execute(
         f"DELETE FROM jobs WHERE id IN ({chosen}) AND finished_at IS NOT NULL "
         "RETURNING id, executor, status",
@@ -150,7 +202,13 @@ def _delete(conn: sqlite3.Connection, chosen: str, params: tuple[Any, ...]) -> i
     # One statement (an executemany was a statement per job, for the few
     # that have attempt rows: only attempts that did not complete do).
     ids = [job_id for job_id, _, _ in gone]
-    conn.execute(f"DELETE FROM attempts WHERE job_id IN ({', '.join('?' * len(ids))})", ids)
+    marks = ", ".join("?" * len(ids))
+    conn.execute(f"DELETE FROM attempts WHERE job_id IN ({marks})", ids)
+    # Their edges both ways (the primary key by upstream, deps_downstream by
+    # downstream): kept after the upstream ends, they would otherwise outlive
+    # both jobs, and an own id used again would find its old edges.
+    conn.execute(f"DELETE FROM deps WHERE upstream IN ({marks})", ids)
+    conn.execute(f"DELETE FROM deps WHERE downstream IN ({marks})", ids)
     _own.forget(conn, ids)
     return len(gone)
 

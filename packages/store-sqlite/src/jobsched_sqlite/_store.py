@@ -23,16 +23,18 @@ from jobsched.store import (
     Change,
     Claimed,
     DueSchedule,
+    Input,
     Joined,
     NewJob,
     Outcome,
+    ProgressRow,
     Recorded,
     StoredJob,
     TakeoverLooks,
     check_prune_args,
 )
 
-from . import _handback, _operator, _own, _schedules, _schema, _sql, _txadd
+from . import _handback, _inputs, _operator, _own, _schedules, _schema, _sql, _txadd
 from ._add import AlreadyFired, add
 from ._claim import RUNNING, claim
 from ._errors import classified
@@ -277,6 +279,13 @@ class SQLiteStore(Reads):
 
         return await self._read_async(next_due)
 
+    async def inputs(self, ids: Collection[int], max_bytes: int) -> dict[int, Input] | int:
+        return await self._read_async(lambda conn: _inputs.inputs(conn, ids, max_bytes))
+
+    async def progress(self, owner: str, rows: Sequence[ProgressRow]) -> None:
+        if rows:
+            await self._write_async(lambda conn: _inputs.progress(conn, owner, rows))
+
     async def fetch(self, job_id: int) -> StoredJob | None:
         return await self._read_async(lambda conn: _operator.fetch(conn, job_id))
 
@@ -314,7 +323,11 @@ class SQLiteStore(Reads):
         cutoffs = check_prune_args(keep, before)
         total = 0
         while True:
-            deleted = await self._write_async(lambda conn: prune(conn, keep, cutoffs, PRUNE_BATCH))
+            deleted, seen = await self._write_async(
+                lambda conn: prune(conn, keep, cutoffs, PRUNE_BATCH)
+            )
             total += deleted
-            if deleted < PRUNE_BATCH:
+            # Held jobs fill part of a batch: go on while a batch was full
+            # and freed some, never round a batch the guard holds whole.
+            if seen < PRUNE_BATCH or not deleted:
                 return total

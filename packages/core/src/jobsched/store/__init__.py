@@ -33,18 +33,25 @@ from ._handback import attempt_of_key as attempt_of_key
 from ._handback import hand_back_key as hand_back_key
 from ._joined import Joined as Joined
 from ._joined import Registered as Registered
+from ._rows import EDGE_FAILED as EDGE_FAILED
+from ._rows import EDGE_MET as EDGE_MET
+from ._rows import EDGE_WAITING as EDGE_WAITING
 from ._rows import KEY_WIDTH as KEY_WIDTH
 from ._rows import MEMBER_EVERY as MEMBER_EVERY
 from ._rows import MEMBERS_KEEP as MEMBERS_KEEP
+from ._rows import ON_FAILURE_CANCEL as ON_FAILURE_CANCEL
+from ._rows import ON_FAILURE_RUN as ON_FAILURE_RUN
 from ._rows import Attempt as Attempt
 from ._rows import Change as Change
 from ._rows import Claimed as Claimed
 from ._rows import Completion as Completion
 from ._rows import DueSchedule as DueSchedule
+from ._rows import Input as Input
 from ._rows import JobPage as JobPage
 from ._rows import Member as Member
 from ._rows import NewJob as NewJob
 from ._rows import Outcome as Outcome
+from ._rows import ProgressRow as ProgressRow
 from ._rows import Recorded as Recorded
 from ._rows import StoredJob as StoredJob
 from ._rows import StoredSchedule as StoredSchedule
@@ -69,6 +76,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_QUEUE",
+    "EDGE_FAILED",
+    "EDGE_MET",
+    "EDGE_WAITING",
     "HANDED_BACK_AT_STOP",
     "KEYED",
     "KEY_ID_SIZE",
@@ -77,6 +87,8 @@ __all__ = [
     "LARGEST",
     "MEMBERS_KEEP",
     "MEMBER_EVERY",
+    "ON_FAILURE_CANCEL",
+    "ON_FAILURE_RUN",
     "REPORT_BUGS",
     "TAKEOVER_EVERY",
     "Attempt",
@@ -85,6 +97,7 @@ __all__ = [
     "Completer",
     "Completion",
     "DueSchedule",
+    "Input",
     "JobDataError",
     "JobPage",
     "JobStore",
@@ -92,6 +105,7 @@ __all__ = [
     "Member",
     "NewJob",
     "Outcome",
+    "ProgressRow",
     "RateLimit",
     "Recorded",
     "Registered",

@@ -34,7 +34,7 @@ from ._rows import (
     StoredJob,
 )
 from ._urls import mask_password
-from ._waitreads import WaitingReads
+from ._workflowside import WorkflowSide
 
 if TYPE_CHECKING:
     from .._enums import JobStatus
@@ -59,7 +59,7 @@ class Completer(Protocol):
         """
 
 
-class JobStore(WaitingReads, ABC):
+class JobStore(WorkflowSide, ABC):
     """A place where jobs live, shared by every scheduler that opens it.
 
     Published through the ``jobsched.stores`` entry-point group under its URL

@@ -53,6 +53,24 @@ class NewJob:
     #: hands out a row with ``args`` only to a member whose ``names`` has
     #: its ``name`` (see :meth:`JobStore.claim`).
     args: str | None = None
+    #: The workflow the job belongs to (``Job.workflow_id``'s number), or None.
+    workflow: int | None = None
+    #: The upstreams of ``depends_on`` whose edge has the "run" policy
+    #: (``js.After(job, on_failure="run")``): an end of theirs other than
+    #: COMPLETED counts them off as a completion does instead of cancelling
+    #: this job. Every other edge has the "cancel" policy.
+    run_on_failure: tuple[int, ...] = ()
+
+
+#: An edge's policy (``StoredJob.deps``): an upstream that ends other than
+#: COMPLETED cancels the dependent, or the dependent runs anyway.
+ON_FAILURE_CANCEL = 0
+ON_FAILURE_RUN = 1
+#: An edge's state: its upstream has not ended, it completed, or it ended
+#: otherwise (FAILED, TIMED_OUT, CANCELLED; or was not in the store).
+EDGE_WAITING = 0
+EDGE_MET = 1
+EDGE_FAILED = 2
 
 
 @dataclass(slots=True)
@@ -173,6 +191,17 @@ class StoredJob:
     #: The stored schedule whose fire made the job (``NewJob.schedule``),
     #: None for any other job (a store that does not say leaves it None).
     schedule: str | None = None
+    #: Every edge the store keeps to the job's upstreams, ``(upstream,
+    #: on_failure, settled)`` (``ON_FAILURE_*``, ``EDGE_*``), by upstream, in
+    #: ``fetch`` (a store may give it in its lists too); ``depends_on`` is
+    #: the upstreams still waited for. A store that keeps no settled edges
+    #: leaves it empty.
+    deps: tuple[tuple[int, int, int], ...] = ()
+    #: The workflow the job belongs to (``NewJob.workflow``), or None.
+    workflow: int | None = None
+    #: The last progress its running attempt wrote (:meth:`JobStore.progress`).
+    progress: float | None = None
+    progress_message: str | None = None
 
 
 @dataclass(slots=True)
@@ -270,3 +299,24 @@ class Recorded:
 
     refused: list[int] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """An upstream as a dependent receives it (:meth:`JobStore.inputs`)."""
+
+    id: int
+    status: JobStatus
+    #: As stored (``b"J"`` and JSON, or the signed pickle); None unless completed.
+    result: bytes | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressRow:
+    """A running attempt's progress to write (:meth:`JobStore.progress`)."""
+
+    id: int
+    attempt: int
+    fraction: float | None
+    message: str | None
