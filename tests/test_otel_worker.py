@@ -1,7 +1,8 @@
 """`jobsched worker` instrumented with OpenTelemetry the documented way
 (docs/operating.md, "Tracing and metrics"): an ``--import``ed module whose
 ``jobsched_setup(scheduler)`` calls ``jobsched_otel.instrument``. The job is
-enqueued by another process (a producer/worker split)."""
+enqueued by another process (a producer/worker split), and the worker
+measures its queue wait from the stored run_at."""
 
 from __future__ import annotations
 
@@ -46,3 +47,8 @@ def test_a_worker_instrumented_by_its_setup_hook(tmp_path: Path) -> None:
     ]
     (duration,) = [p for p in seen["metrics"] if p[0] == "jobsched.attempt.duration"]
     assert duration[1]["queue"] == "video" and duration[3] == 1
+    # Its queue wait, though another process enqueued it (issue 38): from
+    # the stored run_at its claim carried, never below 0.
+    (wait,) = [p for p in seen["metrics"] if p[0] == "jobsched.queue.wait"]
+    assert wait[1] == {"executor": "thread", "queue": "video"} and wait[3] == 1
+    assert 0 <= wait[2] < 120
