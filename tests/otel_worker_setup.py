@@ -39,7 +39,8 @@ def _dump() -> None:
         for scope in resource.scope_metrics:
             for metric in scope.metrics:
                 for point in metric.data.data_points:
-                    value = getattr(point, "value", None)
+                    # A histogram's sum (a wait's, a duration's): none has a value.
+                    value = getattr(point, "value", getattr(point, "sum", None))
                     count = getattr(point, "count", None)
                     points.append([metric.name, dict(point.attributes or {}), value, count])
     names = [span.name for span in spans.get_finished_spans()]

@@ -139,10 +139,14 @@ def test_a_workers_scrape_matches_the_store(
     # Each attempt started here was timed.
     durations = named(samples, "jobsched_attempt_duration_seconds_count")
     assert durations == want
-    # The waits known here: the retry this worker decided (the first
-    # attempts were claimed without their stored run_at).
+    # Every attempt's wait: the first ones from the stored run_at their
+    # claims carried (the jobs were enqueued by another process), the retry
+    # from the time this worker decided.
     waits = named(samples, "jobsched_queue_wait_seconds_count")
-    assert waits == {(("executor", "thread"), ("queue", "video")): 1.0}
+    assert waits == {
+        (("executor", "thread"), ("queue", "default")): 2.0,
+        (("executor", "thread"), ("queue", "video")): 3.0,
+    }
 
     counts, queues, members = store_reads(store_url)
     by_queue, stored = expected_store_samples(counts, queues)
@@ -249,6 +253,37 @@ async def test_the_listener_counts_attempts_and_waits_of_jobs_submitted_here() -
     assert named(samples, "jobsched_queue_wait_seconds_count") == {net: 2.0}
     # Each wait lies inside the run (no clock of another kind, no stray epoch).
     assert 0 <= named(samples, "jobsched_queue_wait_seconds_sum")[net] <= 2 * elapsed
+
+
+async def noop() -> str:
+    return "ok"
+
+
+def test_a_worker_measures_the_wait_of_a_job_a_producer_submitted(store_url: str) -> None:
+    """Issue 38: a producer (num_workers=0) submits a job due at once and
+    stops; a worker scheduler on the same store runs it, and its listener
+    records the job's one queue wait, from the stored run_at the claim
+    carried: at least 0, at most the time between the submit and the end."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry()
+    metrics = AttemptMetrics(registry)
+
+    async def main() -> float:
+        began = time.monotonic()
+        async with js.JobScheduler(store=store_url, num_workers=0) as producer:
+            job_id = producer.submit(js.FunctionJob(noop, (), queue="net"), delay=0)
+        async with js.JobScheduler(store=store_url, num_workers=1) as worker:
+            worker.add_listener(metrics)
+            done = await worker.wait(job_id, timeout=60)
+        assert done.status is S.COMPLETED
+        return time.monotonic() - began
+
+    elapsed = anyio.run(main)
+    samples = parse(generate_latest(registry).decode())
+    net = (("executor", "async"), ("queue", "net"))
+    assert named(samples, "jobsched_queue_wait_seconds_count") == {net: 1.0}
+    assert 0 <= named(samples, "jobsched_queue_wait_seconds_sum")[net] <= elapsed + 1
 
 
 # ── failures ────────────────────────────────────────────────────────────

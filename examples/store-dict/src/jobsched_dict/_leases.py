@@ -95,7 +95,14 @@ class Leases(JobStore):
             row.handed_back = False
             row.attempts += 1
             started.append(
-                Claimed(row.id, row.attempts, row.payload, started=starts_now, args=row.args)
+                Claimed(
+                    row.id,
+                    row.attempts,
+                    row.payload,
+                    started=starts_now,
+                    args=row.args,
+                    run_at=row.run_at,
+                )
             )
         return claimed + started
 

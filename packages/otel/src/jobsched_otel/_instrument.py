@@ -202,9 +202,11 @@ class Instrumentation:
         self._attempts[id(job)] = _Attempt(job, span, time.perf_counter(), context, token)
         key = (executor, job.queue)
         self._running[key] = self._running.get(key, 0) + 1
-        # run_at is known where the job was submitted (seq set) or its retry
-        # decided (run_at set, on this process's clock); a job claimed from
-        # a store arrives with neither: its wait is not measured here.
+        # run_at is on this process's clock where the job was submitted (seq
+        # set: run_at may be 0.0 on a test's clock), its retry decided, or it
+        # was claimed with its stored run_at (Claimed.run_at), so a worker
+        # measures the wait of a producer's job; left 0.0 only by a store
+        # whose claims do not carry it: not measured.
         if (job.seq or job.run_at) and job.started_at is not None:
             self._wait.record(max(0.0, job.started_at - job.run_at), self._label(*key))
 

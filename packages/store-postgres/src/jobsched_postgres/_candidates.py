@@ -53,7 +53,8 @@ _CANDIDATES = _candidates_sql()
 TAKE_IDS = (
     "WITH picked AS (SELECT id, n FROM unnest(%(ids)s::bigint[]) WITH ORDINALITY AS p(id, n)),"
     + _TAKE
-    + "SELECT id, attempts, payload, started, args, name FROM claimed ORDER BY k0, k1, k2, id"
+    + "SELECT id, attempts, payload, started, args, name, run_at FROM claimed "
+    "ORDER BY k0, k1, k2, id"
 )
 
 
@@ -65,8 +66,8 @@ def take_ids(
         TAKE_IDS, {"ids": ids, "owner": owner, "lease": lease, "now": now, "starting": starting}
     ).fetchall()
     return [
-        Claimed(job_id, attempt, payload, started=started, args=args, name=name)
-        for job_id, attempt, payload, started, args, name in rows
+        Claimed(job_id, attempt, payload, started=started, args=args, name=name, run_at=run_at)
+        for job_id, attempt, payload, started, args, name, run_at in rows
     ]
 
 

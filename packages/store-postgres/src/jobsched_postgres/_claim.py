@@ -48,7 +48,7 @@ claimed AS (
             THEN %(now)s END
     FROM picked WHERE t.id = picked.id AND t.queue + 0 = 0
     RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2, t.started_at IS NOT NULL AS started,
-        t.args::text AS args, CASE WHEN t.args IS NOT NULL THEN t.name END AS name
+        t.args::text AS args, CASE WHEN t.args IS NOT NULL THEN t.name END AS name, t.run_at
 )
 """
 
@@ -72,8 +72,9 @@ _KEYS = KEY_FILTER.replace("{", "{{").replace("}", "}}")  # for str.format
 
 #: The columns of a claim's rows: a claimed job's, or (id NULL) a count of
 #: promoted jobs, the named queues' column seen, or an executor's new bound
-#: (``_frontier.BOUND_ROW``, with its key's id last).
-_NULLS = ", NULL" * 8
+#: (``_frontier.BOUND_ROW``, with its key's id tenth); a claimed job's
+#: stored run_at last.
+_NULLS = ", NULL" * 9
 
 
 #: The last row of a claim that found a queue paused (see _pauses): it
@@ -107,7 +108,7 @@ def _claim_sql(pick: str, tail: str = "", first: str = "") -> str:
         + pick
         + "),"
         + _TAKE
-        + "SELECT id, attempts, payload, k0, k1, k2, started, args, name, NULL::bigint "
+        + "SELECT id, attempts, payload, k0, k1, k2, started, args, name, NULL::bigint, run_at "
         + "FROM claimed UNION ALL SELECT NULL, count(*)"
         + _NULLS
         + " FROM promoted"
@@ -281,8 +282,8 @@ def claim_by_key(
     # RETURNING gives no order: the key's is restored here.
     claimed.sort(key=lambda r: (r[3], r[4], r[5], r[0]))
     claims = [
-        Claimed(job_id, attempt, payload, started=started, args=args, name=name)
-        for job_id, attempt, payload, _, _, _, started, args, name, _ in claimed
+        Claimed(job_id, attempt, payload, started=started, args=args, name=name, run_at=run_at)
+        for job_id, attempt, payload, _, _, _, started, args, name, _, run_at in claimed
     ]
     if paused:
         raise SawPauses(claims)

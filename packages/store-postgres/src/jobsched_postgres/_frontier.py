@@ -222,7 +222,7 @@ _PICK = """
 # (in the statement's snapshot, locked or not) that the claim did not take.
 _NEXT = """
 UNION ALL SELECT NULL, {marker}, NULL, f.k0, f.k1, f.k2, NULL,
-    <snapshot>, e.name, f.id
+    <snapshot>, e.name, f.id, NULL
 FROM bounds AS e LEFT JOIN LATERAL (
     SELECT * FROM ((
         <from_bound> LIMIT 1

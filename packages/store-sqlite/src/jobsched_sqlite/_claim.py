@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from jobsched.store import (
     KEY_ID_SIZE,
@@ -286,15 +287,12 @@ def _claim_in_key_order(
         "lease_until = ?, attempts = attempts + 1, cancel_requested = 0, "
         # The old lease_until: set on a waiting row only by _hand_back.
         "started_at = CASE WHEN lease_until IS NOT NULL THEN ? END "
-        f"WHERE id IN ({pick}) RETURNING k0, k1, k2, id, attempts, payload, started_at, args, name",
+        f"WHERE id IN ({pick}) RETURNING k0, k1, k2, {_RETURNED}",
         (owner, owner, until, now, *args),
     ).fetchall()
     # RETURNING gives no order: restore the key's.
     rows.sort(key=lambda r: (r[0], r[1], r[2]))
-    return [
-        Claimed(r[3], r[4], r[5], started=r[6] is not None, args=r[7], name=_name(r[7], r[8]))
-        for r in rows
-    ]
+    return [_claimed(r[3:]) for r in rows]
 
 
 def _start(
@@ -309,16 +307,20 @@ def _start(
         "lease_until = ?, attempts = attempts + 1, cancel_requested = 0, "
         # The old lease_until: set on a waiting row only by _hand_back.
         "started_at = CASE WHEN lease_until IS NOT NULL THEN ? END "
-        f"WHERE id IN ({marks}) RETURNING id, attempts, payload, started_at, args, name",
+        f"WHERE id IN ({marks}) RETURNING {_RETURNED}",
         (owner, owner, until, now, *ids),
     ).fetchall()
-    by_id = {
-        r[0]: Claimed(r[0], r[1], r[2], started=r[3] is not None, args=r[4], name=_name(r[4], r[5]))
-        for r in rows
-    }
+    by_id = {r[0]: _claimed(r) for r in rows}
     return [by_id[i] for i in ids]
 
 
-def _name(args: str | None, name: str) -> str | None:
-    """A claim's name: only a registered job's (a pickled job carries its own)."""
-    return name if args is not None else None
+#: What a claim's UPDATE returns of each job it takes, for :func:`_claimed`.
+_RETURNED = "id, attempts, payload, started_at, args, name, run_at"
+
+
+def _claimed(r: Sequence[Any]) -> Claimed:
+    """A claimed row (``_RETURNED``): a registered job's name only (a pickled
+    job carries its own), and its stored run_at for the member's queue wait."""
+    args = r[4]
+    name = r[5] if args is not None else None
+    return Claimed(r[0], r[1], r[2], started=r[3] is not None, args=args, name=name, run_at=r[6])

@@ -246,9 +246,12 @@ class LinkHost:
                 )
                 continue
             if not local:
-                # Submitted elsewhere (or before a restart): this process's view.
+                # Submitted elsewhere (or before a restart): this process's view,
+                # its run_at on this member's clock for the queue wait metrics.
                 job = stored
                 job.status = _PENDING
+                if claim.run_at is not None:
+                    job.run_at = _on_clock(self._settings.clock, claim.run_at)
                 jobs[number] = job
                 self._table.unfinished += 1
             assert job is not None
@@ -362,6 +365,13 @@ class LinkHost:
                 self._dispatcher.cancel_running(number)  # the store has the cancel already
             else:
                 self._cancel(f"job-{number}")
+
+
+def _on_clock(clock: Callable[[], float], stored_run_at: float) -> float:
+    """A stored run_at (wall-clock seconds) on this member's clock: as long
+    ago as it was by this machine's wall clock, never ahead (a claimed job
+    is due; another machine's clock may run ahead of this one's)."""
+    return clock() - max(0.0, time.time() - stored_run_at)
 
 
 def _lost_end(claim: Claimed) -> float:

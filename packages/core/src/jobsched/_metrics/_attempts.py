@@ -32,11 +32,11 @@ class AttemptMetrics:
     - ``jobsched_attempt_duration_seconds{queue, executor, status}``: how
       long each attempt that started here ran;
     - ``jobsched_queue_wait_seconds{queue, executor}``: from when the
-      attempt could start (the job's ``run_at``) to its start, where this
-      process knows that time: jobs submitted here, and retries decided
-      here. A job submitted by another process is claimed without its
-      stored ``run_at`` (the claim does not carry it), so its first wait
-      here is not measured.
+      attempt could start (the job's ``run_at``) to its start, wherever the
+      job was submitted: a job claimed from a store brings its stored
+      ``run_at`` (``Claimed.run_at``), read against this machine's wall
+      clock. Only a third-party store whose claims leave it out leaves a
+      claimed job's wait unmeasured.
     """
 
     def __init__(self, registry: CollectorRegistry) -> None:
@@ -69,9 +69,10 @@ class AttemptMetrics:
         """The listener: ``scheduler.add_listener(metrics)``."""
         if new is _RUNNING:
             self._started[id(job)] = time.perf_counter()
-            # run_at is known where the job was submitted (seq set) or its
-            # retry decided (run_at set, on this process's clock); a job
-            # claimed from a store arrives with neither.
+            # run_at is on this process's clock where the job was submitted
+            # (seq set: run_at may be 0.0 on a test's clock), its retry
+            # decided, or it was claimed with its stored run_at; left 0.0
+            # only by a store whose claims do not carry it: not measured.
             if (job.seq or job.run_at) and job.started_at is not None:
                 wait = max(0.0, job.started_at - job.run_at)
                 self.wait.labels(job.queue, job.executor).observe(wait)

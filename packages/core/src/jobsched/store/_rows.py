@@ -110,6 +110,10 @@ class Claimed:
     args: str | None = None
     #: A registered job's name (the member finds its function by it).
     name: str | None = None
+    #: When the job could start, as stored (wall-clock seconds: ``NewJob.run_at``,
+    #: or a retry's), so the member measures its queue wait wherever it was
+    #: submitted; None if the store does not say (the wait goes unmeasured).
+    run_at: float | None = None
 
 
 @dataclass(slots=True)
