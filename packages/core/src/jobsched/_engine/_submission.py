@@ -16,6 +16,7 @@ from .._exceptions import (
 )
 from .._jobs._ids import id_number
 from .._jobs._job import Job
+from .._jobs._options import delay_until as delay_until  # submit's, and _joined's
 from .._jobs._text import check_text
 from .._log import logger
 from ._state import _describe
@@ -279,23 +280,6 @@ def _refuse_main(job: Job, url: str) -> None:
             "(their __main__ is another program): move it into a module (e.g. tasks.py) "
             "and import it from there"
         )
-
-
-def delay_until(at: object, delay: float) -> float:
-    """The delay in seconds that ``at=`` (an aware datetime) stands for; 0 if it is past."""
-    from datetime import datetime
-
-    if not isinstance(at, datetime):
-        raise TypeError(f"at must be an aware datetime.datetime, got {at!r}")
-    if at.tzinfo is None or at.utcoffset() is None:
-        raise ValueError(
-            f"at must be an aware datetime, got the naive {at!r}: give it a timezone, "
-            "e.g. datetime.now(timezone.utc) + timedelta(minutes=5)"
-        )
-    if delay != 0:
-        raise ValueError(f"pass at= or delay=, not both (got at={at!r} and delay={delay!r})")
-    # Both sides on the wall clock: a scheduler's own clock may be virtual.
-    return max(0.0, at.timestamp() - time.time())
 
 
 def _resubmit_message(job: Job) -> str:

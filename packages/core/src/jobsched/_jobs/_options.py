@@ -5,12 +5,14 @@ rarely set, and read only by EDF, fair share, rate limits, integrations and
 queue filters: they share one slot (``Job._options``), 24 bytes per job
 less. It holds the deadline alone (usually None), or (deadline, tenant,
 rate_key, headers[, own_id[, queue]]): a payload stored before own ids or
-queues holds a shorter tuple, read as none.
+queues holds a shorter tuple, read as none. And ``at=``, checked here for
+every door that takes it (submit, a joined enqueue, a workflow's add).
 """
 
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 from ._text import check_text
@@ -109,3 +111,20 @@ def queue_name(queue: object) -> str | None:
     :raises ValueError: as :func:`check_queue`.
     """
     return None if queue == DEFAULT_QUEUE and type(queue) is str else check_queue(queue)
+
+
+def delay_until(at: object, delay: float) -> float:
+    """The delay in seconds that ``at=`` (an aware datetime) stands for; 0 if it is past."""
+    from datetime import datetime
+
+    if not isinstance(at, datetime):
+        raise TypeError(f"at must be an aware datetime.datetime, got {at!r}")
+    if at.tzinfo is None or at.utcoffset() is None:
+        raise ValueError(
+            f"at must be an aware datetime, got the naive {at!r}: give it a timezone, "
+            "e.g. datetime.now(timezone.utc) + timedelta(minutes=5)"
+        )
+    if delay != 0:
+        raise ValueError(f"pass at= or delay=, not both (got at={at!r} and delay={delay!r})")
+    # Both sides on the wall clock: a scheduler's own clock may be virtual.
+    return max(0.0, at.timestamp() - time.time())

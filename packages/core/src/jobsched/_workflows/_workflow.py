@@ -13,6 +13,7 @@ from .._exceptions import SchedulerError, UnknownJobError
 from .._jobs._flow import flow_of
 from .._jobs._ids import check_own_id
 from .._jobs._job import Job
+from .._jobs._options import delay_until
 from .._jobs._text import check_text
 from ._edges import After, edges, with_inputs
 from ._inputs import find_inputs
@@ -177,17 +178,7 @@ def _check_options(job: Job, options: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
     at = options.get("at")
     if at is not None:
-        from datetime import datetime
-
-        if not isinstance(at, datetime):
-            raise TypeError(f"at must be an aware datetime.datetime, got {at!r}")
-        if at.tzinfo is None or at.utcoffset() is None:
-            raise ValueError(
-                f"at must be an aware datetime, got the naive {at!r}: give it a timezone, "
-                "e.g. datetime.now(timezone.utc) + timedelta(minutes=5)"
-            )
-        if delay:
-            raise ValueError(f"pass at= or delay=, not both (got at={at!r} and delay={delay!r})")
+        delay_until(at, delay)  # submit's check of at=; the delay is worked out at enqueue
     own = options.get("job_id")
     if own is not None:
         check_own_id(own)
