@@ -15,7 +15,7 @@ import pytest
 from pg import age
 
 from jobsched.store import NewJob
-from jobsched_postgres import PostgresStore, _claim
+from jobsched_postgres import PostgresStore, _claim, _takeover
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
@@ -64,3 +64,39 @@ async def test_the_rows_of_a_claim_whose_reply_was_lost_are_handed_back(
         ).fetchall()
     # Handed back uncounted: the first run's attempt never ran.
     assert rows == [(i, "m", 1) for i in range(1, 7)]
+
+
+async def test_a_takeover_whose_reply_was_lost_is_taken_over_again_as_lost(
+    store: PostgresStore, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attempt a takeover took ran in a member that died: if the
+    takeover's reply is lost, the row goes back to that member, not to the
+    queue uncounted, and the next look takes it over as lost, so the attempt
+    is on record as "worker lost" (the fleet test's kill and reset met this)."""
+    await store.add([_new(1)], NOW)
+    assert [c.id for c in await store.claim("dead", 1, ALL, NOW, lease=10)] == [1]
+    await store.start("dead", [(1, 1, NOW)])
+    age(url, 60)  # "dead" renews nothing: its lease runs out
+    real, lost = _takeover.take_over, []
+
+    def reply_lost(conn: psycopg.Connection[Any], *args: Any, **kw: Any) -> Any:
+        got = real(conn, *args, **kw)
+        if not lost:
+            lost.extend(c.id for c in got)
+            conn.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+        return got
+
+    monkeypatch.setattr(_takeover, "take_over", reply_lost)
+    assert await store.claim("m", 1, ALL, NOW + 61, lease=10) == []
+    monkeypatch.undo()
+    assert lost == [1]
+    assert await store.extend("m", [], NOW + 62) == []
+    age(url, 60)
+    # The look hands the row back to the member that ran it ...
+    assert await store.claim("m", 1, ALL, NOW + 130, lease=10) == []
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT status, owner, attempts FROM jobsched_jobs").fetchone()
+    assert row == ("running", "dead", 1)
+    # ... and the next one takes it over: the attempt that ran is lost, counted.
+    taken = await store.claim("m", 1, ALL, NOW + 200, lease=10)
+    assert [(c.id, c.attempt, c.lost) for c in taken] == [(1, 1, True)]

@@ -43,6 +43,20 @@ RETURNING j.id, j.status
 """
 
 
+# The owner's own rows it never got that a takeover of its had taken (an
+# attempt another member started and ran: ran_by names it): they go back to
+# that member, lease lapsed, and the next look takes them over again, so the
+# attempt that ran is settled "worker lost" (a hand-back would lose it from
+# the history, issue 38) and counted.
+UNTAKE = f"""
+UPDATE jobsched_jobs SET owner = ran_by
+WHERE id = ANY(%(mine)s) AND owner = %(owner)s AND status = 'running'
+    AND started_at IS NOT NULL AND ran_by IS NOT NULL AND ran_by <> %(owner)s
+    AND lease_until < {DB_NOW}
+RETURNING id
+"""
+
+
 def hand_back(
     conn: Conn,
     owner: str,
@@ -53,10 +67,15 @@ def hand_back(
     mine: Sequence[int] = (),
 ) -> int:
     """Hand back jobs claimed ahead by members that are gone and never
-    started, and ``owner``'s rows ``mine`` it never got (see HAND_BACK), of
-    the running rows ``ids`` (a look's, see _running), in one transaction
-    with the cascades of those cancelled; how many."""
+    started, and ``owner``'s rows ``mine`` it never got (see HAND_BACK; those
+    a takeover of its had taken go back to the member that ran them, see
+    UNTAKE), of the running rows ``ids`` (a look's, see _running), in one
+    transaction with the cascades of those cancelled; how many."""
     with conn.transaction():
+        if mine:
+            untaken = {row[0] for row in conn.execute(UNTAKE, {"mine": list(mine), "owner": owner})}
+            mine = [i for i in mine if i not in untaken]
+            ids = [i for i in ids if i not in untaken]
         rows = conn.execute(
             HAND_BACK,
             {
