@@ -46,15 +46,19 @@ from ._rows import Change as Change
 from ._rows import Claimed as Claimed
 from ._rows import Completion as Completion
 from ._rows import DueSchedule as DueSchedule
+from ._rows import GraphJob as GraphJob
 from ._rows import Input as Input
 from ._rows import JobPage as JobPage
 from ._rows import Member as Member
 from ._rows import NewJob as NewJob
+from ._rows import NewWorkflow as NewWorkflow
 from ._rows import Outcome as Outcome
 from ._rows import ProgressRow as ProgressRow
 from ._rows import Recorded as Recorded
 from ._rows import StoredJob as StoredJob
 from ._rows import StoredSchedule as StoredSchedule
+from ._rows import WorkflowGraph as WorkflowGraph
+from ._rows import WorkflowRow as WorkflowRow
 from ._urls import mask_password as mask_password
 from ._urls import passwords_in as passwords_in
 
@@ -97,6 +101,7 @@ __all__ = [
     "Completer",
     "Completion",
     "DueSchedule",
+    "GraphJob",
     "Input",
     "JobDataError",
     "JobPage",
@@ -104,6 +109,7 @@ __all__ = [
     "Joined",
     "Member",
     "NewJob",
+    "NewWorkflow",
     "Outcome",
     "ProgressRow",
     "RateLimit",
@@ -112,6 +118,8 @@ __all__ = [
     "StoredJob",
     "StoredSchedule",
     "TakeoverLooks",
+    "WorkflowGraph",
+    "WorkflowRow",
     "args_match",
     "attempt_of_key",
     "check_arg_filters",

@@ -1,7 +1,9 @@
 """The optional methods of :class:`~jobsched.store.JobStore` for workflows
-(issue 37): the results a dependent receives, and a running job's progress.
-Each has a default that works on any store, so a store written before them
-keeps working; the built-in stores answer each in one or two statements."""
+(issue 37): the results a dependent receives, a running job's progress, and
+workflows kept as one (added all or none, read, cancelled). ``inputs`` and
+``progress`` have defaults that work on any store, so a store written before
+them keeps working; the workflow methods' defaults raise
+``NotImplementedError`` naming the store (it cannot keep workflows)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from ._rows import Input, ProgressRow
 from ._waitreads import WaitingReads
 
 if TYPE_CHECKING:
-    from ._rows import StoredJob
+    from ._rows import Change, NewWorkflow, StoredJob, WorkflowGraph, WorkflowRow
 
 
 class WorkflowSide(WaitingReads):
@@ -46,3 +48,49 @@ class WorkflowSide(WaitingReads):
 
         The default keeps none: the job's ``progress`` then reads None."""
         return None
+
+    async def add_workflow(self, workflow: NewWorkflow, now: float) -> list[Change]:
+        """Add the workflow's row, its jobs and their edges in one transaction:
+        all or nothing. The jobs are taken as :meth:`add` takes them (an
+        upstream outside the workflow that already ended settles its edge at
+        once); the changes are the jobs that ends cancelled at once.
+
+        :raises ValueError: a job's own id (``NewJob.own_id``) is held
+            already, or the workflow's id is: nothing is written.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot keep workflows")
+
+    async def workflow(self, workflow_id: int) -> WorkflowRow | None:
+        """The workflow with its jobs' counts by status, or None (never
+        added, or pruned with its last job)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot keep workflows")
+
+    async def workflows(
+        self, *, limit: int = 50, before: int | None = None, unfinished: bool = False
+    ) -> list[WorkflowRow]:
+        """Up to ``limit`` workflows, newest (highest id) first, with ids below
+        ``before`` if given; with ``unfinished``, only those with a job not
+        yet finished.
+
+        :raises TypeError: ``limit`` is not an int, ``before`` neither an int nor None.
+        :raises ValueError: ``limit`` is below 1.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot keep workflows")
+
+    async def workflow_graph(self, workflow_id: int, *, limit: int = 2_000) -> WorkflowGraph | None:
+        """The workflow's jobs (the first ``limit`` by id) and their edges to
+        their upstreams, or None when the store holds no such workflow.
+
+        :raises TypeError: ``limit`` is not an int.
+        :raises ValueError: ``limit`` is below 1.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot keep workflows")
+
+    async def cancel_workflow(self, workflow_id: int, now: float) -> tuple[int, list[Change]]:
+        """Cancel every unfinished job of the workflow in one transaction: a
+        queued one at once, a running one flagged for its owner to stop (as
+        :meth:`cancel` does), whatever its edges' policies. How many it
+        cancelled or flagged, and the changes: its jobs cancelled at once and
+        the dependents outside it that their edges cancelled or released.
+        An unknown workflow: ``(0, [])``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot keep workflows")
