@@ -32,7 +32,7 @@ GROUP = "jobsched.commands"
 BUILT_IN = {
     "worker": "_worker",
     "jobs": "_read",
-    "show": "_read",
+    "show": "_show",
     "stats": "_stats",
     "cancel": "_act",
     "retry": "_act",
@@ -40,6 +40,8 @@ BUILT_IN = {
     "schedule": "_schedules",
     "queues": "_queues",
     "queue": "_queues",
+    "workflows": "_workflows",
+    "workflow": "_workflows",
 }
 
 
