@@ -29,6 +29,7 @@ from ._lifetime import MissingStoreError, StoreGate
 from ._metrics import Metrics
 from ._pages import Pages
 from ._render import environment
+from ._workflows import WorkflowPages
 
 
 def create_app(
@@ -65,6 +66,7 @@ def create_app(
         raise TypeError(f"store_url must be a store URL or a jobsched.JobStore, got {store!r}")
     env = environment()
     pages, actions = Pages(store, token, env), Actions(store, token, env)
+    flows = WorkflowPages(store, token, env)
     actions.session = pages.session  # one remembered token for the dashboard
     gate = StoreGate(store)
 
@@ -97,6 +99,9 @@ def create_app(
         Route("/live", g(pages.live)),
         Route("/jobs", g(pages.job_list)),
         Route("/members", g(pages.members)),
+        Route("/workflows", g(flows.workflows)),
+        Route("/workflows/{workflow_id:workflow}", g(flows.workflow)),
+        Route("/workflows/{workflow_id:workflow}/live", g(flows.workflow_live)),
         Route("/schedules", g(pages.schedules)),
         # GET only, and a suffix of its own: a GET of .../pause stays a 405.
         Route("/schedules/{schedule_id:path}/fires", g(pages.schedule)),

@@ -46,3 +46,8 @@ MAX_BODY = 16_384
 
 #: Fires a schedule's page lists (its latest).
 FIRES_LIMIT = 50
+
+#: Workflows a page of the workflow list shows (the newest), and the most
+#: jobs a workflow's page reads and draws (the first by id).
+WORKFLOWS_LIMIT = 50
+GRAPH_LIMIT = 2_000

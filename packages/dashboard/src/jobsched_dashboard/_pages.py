@@ -20,7 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from jobsched import JobStatus
 from jobsched._time._scheduleinfo import from_store
-from jobsched.store import StoredJob
+from jobsched.store import ON_FAILURE_RUN, StoredJob
 from jobsched.store._codec import Codec
 from jobsched.store._waiting import waiting
 
@@ -224,7 +224,12 @@ class Pages(Handlers):
         if job is None:
             raise HTTPException(404, f"no job-{job_id} in the store {self.store.url}")
         now = time.time()
-        named = job.depends_on[: _limits.UPSTREAMS_LIMIT]
+        # Every upstream with its policy where the store keeps settled edges
+        # (workflows), else the ones still waited for.
+        edges = [(u, p == ON_FAILURE_RUN) for u, p, _ in job.deps] or [
+            (u, False) for u in job.depends_on
+        ]
+        named = [u for u, _ in edges[: _limits.UPSTREAMS_LIMIT]]
         attempts, upstreams = await concurrently(
             partial(self.store.attempts, job_id=job_id), partial(self.fetch_all, named)
         )
@@ -244,9 +249,9 @@ class Pages(Handlers):
             "options": None if job.args is not None else _payload.options(job.payload),
             "waiting": waiting(job, now),
             **_registered.context(job),
-            # (id, job or None when pruned) in the order the job names them.
-            "upstreams": [(u, upstreams.get(u)) for u in named],
-            "more_upstreams": max(0, len(job.depends_on) - _limits.UPSTREAMS_LIMIT),
+            # (id, job or None when pruned, a "run" edge) in the job's order.
+            "upstreams": [(u, upstreams.get(u), run) for u, run in edges[: len(named)]],
+            "more_upstreams": max(0, len(edges) - _limits.UPSTREAMS_LIMIT),
             "can_cancel": not job.status.is_terminal,
             "can_retry": job.status in _views.RETRYABLE,
         }

@@ -187,6 +187,31 @@ class _JobNumber(Convertor[int]):
 register_url_convertor("job", _JobNumber())
 
 
+class _WorkflowNumber(Convertor[int]):
+    """A workflow's number in a path: ``12``, or ``wf-12`` as the CLI prints it."""
+
+    regex = "(?:wf-)?[0-9]{1,18}"
+
+    def convert(self, value: str) -> int:
+        return int(value.removeprefix("wf-"))
+
+    def to_string(self, value: int) -> str:
+        return str(value)
+
+
+register_url_convertor("workflow", _WorkflowNumber())
+
+
+def workflow_before(text: str | None) -> int | None:
+    """The workflow list's ``?before=``: a workflow's number, or None for the first page."""
+    if text is None or text == "":
+        return None
+    digits = text.removeprefix("wf-")
+    if not (digits.isascii() and digits.isdigit() and len(digits) < 19):
+        raise HTTPException(400, f"before must be a workflow's number, got {text!r}")
+    return int(digits)
+
+
 def done(request: Request) -> dict[str, Any] | None:
     """What a bulk action's redirect reports (``done``, ``n``, ``more``), if well formed."""
     query = request.query_params
