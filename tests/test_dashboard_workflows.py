@@ -1,0 +1,269 @@
+"""The dashboard's workflow pages: the graph's layout and SVG on hand-made
+rows (layers by longest path, folding past 300 jobs, escaping), then the
+list, the workflow page, its live part and the job page's workflow fields
+on real SQLite and PostgreSQL stores filled through ``add_workflow``."""
+
+from __future__ import annotations
+
+import random
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from workflow_rows import EVIL, Filled, fill, graph_job
+
+from jobsched import JobStatus
+from jobsched.store import ON_FAILURE_CANCEL, ON_FAILURE_RUN
+from jobsched_dashboard import _graph, _graphsvg, create_app
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _parsed(markup: str) -> ET.Element:
+    """The SVG as XML: a name that broke out of its text would not parse."""
+    return ET.fromstring(str(markup))
+
+
+def _nodes(root: ET.Element) -> dict[int, ET.Element]:
+    return {int(a.get("data-job", "")): a for a in root.iter(f"{SVG}a")}
+
+
+def _edges(root: ET.Element) -> dict[str, ET.Element]:
+    return {p.get("data-edge", ""): p for p in root.iter(f"{SVG}path") if p.get("data-edge")}
+
+
+# ── layout ──────────────────────────────────────────────────────────────────
+
+
+def test_layers_follow_the_longest_path_not_the_numbers() -> None:
+    """A skip edge does not pull a job left of its deepest upstream, and an
+    upstream numbered above its dependent (an id of one's own) still goes left."""
+    edges = [(1, 2), (2, 3), (3, 4), (1, 4), (9, 1), (-5, 2)]
+    layer = _graph.layers([1, 2, 3, 4, 9, -5], edges)
+    assert layer == {9: 0, -5: 0, 1: 1, 2: 2, 3: 3, 4: 4}
+
+
+def test_a_cycle_the_store_cannot_hold_still_draws() -> None:
+    layer = _graph.layers([1, 2, 3], [(1, 2), (2, 3), (3, 2)])
+    assert layer[1] == 0 and layer[2] == layer[3] == 2
+
+
+def test_a_fan_out_and_in_sits_in_three_layers_with_the_ends_centred() -> None:
+    jobs = [
+        graph_job(1, "start"),
+        *(graph_job(i, "fetch") for i in range(2, 7)),
+        graph_job(7, "sum"),
+    ]
+    edges = [(1, i, ON_FAILURE_CANCEL) for i in range(2, 7)]
+    edges += [(i, 7, ON_FAILURE_RUN) for i in range(2, 7)]
+    drawn = _graph.layout(jobs, edges)
+    by_job = {node.jobs[0]: node for node in drawn.nodes}
+    assert drawn.layers == 3 and drawn.folded == 0
+    assert [by_job[i].layer for i in (1, 2, 7)] == [0, 1, 2]
+    assert [by_job[i].row for i in range(2, 7)] == [0, 1, 2, 3, 4]
+    middle = by_job[4].y
+    assert by_job[1].y == by_job[7].y == middle  # the ends sit level with the middle fetch
+    assert drawn.height == 2 * _graph.PAD + 5 * _graph.NODE_H + 4 * _graph.GAP_Y
+
+
+def test_the_svg_holds_every_job_and_edge_with_its_policy() -> None:
+    """A random DAG of 120 jobs (upstreams always of lower index, numbered
+    out of order): one linked node per job, one path per edge, dashed
+    exactly for the "run" ones, and every edge points right."""
+    rng = random.Random(37)
+    ids = rng.sample(range(1, 10_000), 120)
+    jobs = [graph_job(i, f"j{i}", rng.choice(list(JobStatus))) for i in ids]
+    edges = []
+    for k in range(1, len(ids)):
+        for up in rng.sample(ids[:k], min(k, rng.randint(0, 3))):
+            edges.append((up, ids[k], rng.choice((ON_FAILURE_CANCEL, ON_FAILURE_RUN))))
+    drawn = _graph.layout(jobs, edges)
+    root = _parsed(_graphsvg.svg(drawn))
+    nodes, paths = _nodes(root), _edges(root)
+    assert set(nodes) == set(ids)
+    for job in jobs:
+        assert nodes[job.id].get("href") == f"/jobs/{job.id}"
+        assert nodes[job.id].get("data-status") == job.status.value
+    assert set(paths) == {f"{u}-{d}" for u, d, _ in edges}
+    for u, d, policy in edges:
+        assert paths[f"{u}-{d}"].get("class") == ("edge run" if policy else "edge")
+    place = {node.jobs[0]: node for node in drawn.nodes}
+    assert all(place[u].layer < place[d].layer for u, d, _ in edges)
+
+
+def test_an_upstream_outside_the_jobs_read_is_drawn_as_such() -> None:
+    drawn = _graph.layout([graph_job(5, "after")], [(3, 5, ON_FAILURE_RUN)])
+    root = _parsed(_graphsvg.svg(drawn))
+    outside = _nodes(root)[3]
+    assert outside.get("class") == "node outside"
+    assert "outside" in "".join(outside.itertext())
+    assert _edges(root)["3-5"].get("class") == "edge run"
+
+
+def _fan(n: int) -> tuple[list, list]:
+    """start -> n-2 fetches -> sum: n jobs; every third fetch failed."""
+    fetches = range(2, n)
+    jobs = [graph_job(1, "start", JobStatus.COMPLETED)]
+    jobs += [graph_job(i, "fetch", JobStatus.FAILED if i % 3 == 0 else JobStatus.COMPLETED)
+             for i in fetches]  # fmt: skip
+    jobs.append(graph_job(n, "sum", JobStatus.PENDING))
+    edges = [(1, i, ON_FAILURE_CANCEL) for i in fetches] + [(i, n, ON_FAILURE_RUN) for i in fetches]
+    return jobs, edges
+
+
+def test_up_to_300_jobs_nothing_folds() -> None:
+    jobs, edges = _fan(_graph.FOLD_PAST)
+    drawn = _graph.layout(jobs, edges)
+    assert drawn.folded == 0 and len(drawn.nodes) == _graph.FOLD_PAST
+    assert len(_edges(_parsed(_graphsvg.svg(drawn)))) == len(edges)
+
+
+def test_past_300_jobs_one_layer_and_name_fold_into_one_node() -> None:
+    jobs, edges = _fan(1_000)
+    drawn = _graph.layout(jobs, edges)
+    assert drawn.folded == 998 and len(drawn.nodes) == 3
+    fetch = next(node for node in drawn.nodes if node.folded)
+    failed = sum(1 for i in range(2, 1_000) if i % 3 == 0)
+    assert fetch.counts == [(JobStatus.COMPLETED, 998 - failed), (JobStatus.FAILED, failed)]
+    assert [(e.count, e.run) for e in drawn.edges] == [(998, False), (998, True)]
+    root = _parsed(_graphsvg.svg(drawn))
+    (group,) = [g for g in root.iter(f"{SVG}g") if g.get("data-fold")]
+    assert group.get("data-fold") == "998"
+    text = "".join(group.itertext())
+    assert "fetch x998" in text and "job-2..job-999" in text
+    parts = [r for r in group.iter(f"{SVG}rect") if "part" in (r.get("class") or "")]
+    assert [p.get("class") for p in parts] == ["part s-completed", "part s-failed"]
+    widths = [float(p.get("width", "")) for p in parts]
+    assert sum(widths) == pytest.approx(_graph.NODE_W - 2, abs=0.2)
+    assert widths[1] / sum(widths) == pytest.approx(failed / 998, abs=0.01)
+    # The fan-in and the start stay single jobs, linked.
+    assert set(_nodes(root)) == {1, 1_000}
+
+
+def test_names_and_messages_are_escaped_in_the_svg() -> None:
+    job = graph_job(1, EVIL + ' & "q"', JobStatus.RUNNING, progress=0.25, message=EVIL)
+    markup = str(_graphsvg.svg(_graph.layout([job], [])))
+    assert "<script" not in markup
+    node = _nodes(_parsed(markup))[1]
+    assert (EVIL + ' & "q"') in "".join(node.itertext())  # the title holds the whole name
+    assert EVIL in node.findtext(f"{SVG}title", "")
+    bar = [r for r in node.iter(f"{SVG}rect") if r.get("class") == "progress"]
+    assert float(bar[0].get("width", "")) == pytest.approx(0.25 * (_graph.NODE_W - 2), abs=0.1)
+    assert "25%" in "".join(node.itertext())
+
+
+# ── pages, on real stores ───────────────────────────────────────────────────
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def filled(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Filled:
+    if request.param == "sqlite":
+        return fill(f"sqlite:///{tmp_path / 'jobs.db'}")
+    from pg import SECRET, schema_url
+
+    monkeypatch.setenv("JOBSCHED_SECRET", SECRET)
+    return fill(schema_url(request.getfixturevalue("pg_session_database")))
+
+
+@pytest.fixture
+def client(filled: Filled) -> Iterator[TestClient]:
+    with TestClient(create_app(filled.url)) as c:
+        yield c
+
+
+def test_the_list_shows_each_workflow_with_its_counts(client: TestClient, filled: Filled) -> None:
+    html = client.get("/workflows").text
+    rows = re.findall(r'<tr data-workflow="(\d+)">', html)
+    assert rows == [str(filled.big), str(filled.evil), str(filled.etl)]  # newest first
+    assert f'<a href="/workflows/{filled.etl}">wf-{filled.etl}</a>' in html
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    unfinished = client.get("/workflows?unfinished=1").text
+    assert re.findall(r'<tr data-workflow="(\d+)">', unfinished) == [
+        str(filled.big), str(filled.etl)
+    ]  # fmt: skip
+    assert client.get("/workflows?before=x").status_code == 400
+
+
+def test_the_list_pages_by_id(
+    client: TestClient, filled: Filled, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jobsched_dashboard import _limits
+
+    monkeypatch.setattr(_limits, "WORKFLOWS_LIMIT", 2)
+    html = client.get("/workflows").text
+    assert re.findall(r'<tr data-workflow="(\d+)">', html) == [str(filled.big), str(filled.evil)]
+    older = re.search(r'href="([^"]+)" id="older"', html)
+    assert older is not None
+    html = client.get(older.group(1).replace("&amp;", "&")).text
+    assert re.findall(r'<tr data-workflow="(\d+)">', html) == [str(filled.etl)]
+
+
+def test_a_workflows_page_draws_every_job_and_edge(client: TestClient, filled: Filled) -> None:
+    for path in (f"/workflows/{filled.etl}", f"/workflows/wf-{filled.etl}"):
+        response = client.get(path)
+        assert response.status_code == 200
+        assert "Content-Security-Policy" in response.headers
+    html = response.text
+    svg = re.search(r"<svg class=\"graph\".*?</svg>", html, re.S)
+    assert svg is not None
+    root = _parsed(svg.group())
+    assert set(_nodes(root)) == set(filled.etl_jobs.values())
+    paths = _edges(root)
+    n = filled.etl_jobs
+    pairs = [("extract", "transform"), ("extract", "cleanup"), ("transform", "load"),
+             ("cleanup", "load")]  # fmt: skip
+    assert set(paths) == {f"{n[u]}-{n[d]}" for u, d in pairs}
+    assert paths[f"{n['extract']}-{n['cleanup']}"].get("class") == "edge run"
+    assert paths[f"{n['extract']}-{n['transform']}"].get("class") == "edge"
+    transform = _nodes(root)[n["transform"]]
+    assert transform.get("data-status") == "running" and "40%" in "".join(transform.itertext())
+    live = client.get(f"/workflows/{filled.etl}/live").text
+    assert '<svg class="graph"' in live and "<header>" not in live
+
+
+def test_a_workflow_past_300_jobs_folds_and_one_past_the_limit_says_so(
+    client: TestClient, filled: Filled, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    html = client.get(f"/workflows/{filled.big}").text
+    assert 'id="folded"' in html and 'data-fold="400"' in html
+    from jobsched_dashboard import _limits
+
+    monkeypatch.setattr(_limits, "GRAPH_LIMIT", 10)
+    html = client.get(f"/workflows/{filled.big}").text
+    assert 'id="truncated"' in html and "first 10 of 402 jobs" in html
+    assert 'id="folded"' not in html
+
+
+def test_names_are_escaped_on_the_workflow_page(client: TestClient, filled: Filled) -> None:
+    html = client.get(f"/workflows/{filled.evil}").text
+    assert "<script>alert" not in html
+    assert html.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 3  # title, heading, node
+
+
+def test_an_unknown_workflow_is_a_404(client: TestClient) -> None:
+    for path in ("/workflows/999999", "/workflows/999999/live"):
+        response = client.get(path)
+        assert response.status_code == 404 and "no workflow wf-999999" in response.text
+    assert client.get("/workflows/wf-x").status_code == 404
+
+
+def test_the_job_page_shows_its_workflow_progress_and_run_edges(
+    client: TestClient, filled: Filled
+) -> None:
+    n = filled.etl_jobs
+    html = client.get(f"/jobs/{n['transform']}").text
+    assert f'<a href="/workflows/{filled.etl}">wf-{filled.etl}</a>' in html
+    assert '<progress max="1" value="0.4">' in html and "40%" in html and "page 4 of 10" in html
+    load = client.get(f"/jobs/{n['load']}").text
+    ups = dict(re.findall(r'<li data-upstream="(-?\d+)">(.*?)</li>', load))
+    assert set(ups) == {str(n["transform"]), str(n["cleanup"])}
+    assert "runs however it ends" in ups[str(n["cleanup"])]
+    assert "runs however it ends" not in ups[str(n["transform"])]
+    # A job of no workflow shows neither row.
+    plain = client.get(f"/jobs/{filled.plain}").text
+    assert 'id="workflow"' not in plain and 'id="progress"' not in plain
