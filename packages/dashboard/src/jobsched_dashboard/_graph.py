@@ -160,10 +160,10 @@ def layout(jobs: Sequence[GraphJob], edges: Sequence[tuple[int, int, int]]) -> L
             node.progress = node.progress_message = None
     merged: dict[tuple[int, int], Edge] = {}
     for u, d in pairs:
-        key = (node_of[u], node_of[d])
-        edge = merged.get(key)
+        ends = (node_of[u], node_of[d])
+        edge = merged.get(ends)
         if edge is None:
-            merged[key] = Edge(*key, run=(u, d) in run)
+            merged[ends] = Edge(ends[0], ends[1], run=(u, d) in run)
         else:
             edge.count += 1
             edge.run = edge.run and (u, d) in run
