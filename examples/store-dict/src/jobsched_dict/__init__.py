@@ -25,19 +25,21 @@ from ._leases import Leases
 from ._reads import Reads
 from ._rows import STATES, State
 from ._schedules import Schedules
+from ._workflows import Workflows
 
 __all__ = ["DictStore"]
 
 S = JobStatus
 
 
-class DictStore(Leases, Schedules, Reads):
+class DictStore(Leases, Schedules, Reads, Workflows):
     """The jobs of ``dict://NAME``, in this process's memory.
 
     Here: the store's name and the methods on its jobs as a whole. A member's
     claims and outcomes are in :class:`Leases` (``_leases.py``), the stored
     schedules in :class:`Schedules` (``_schedules.py``), the operator's reads,
-    retry and the members list in :class:`Reads` (``_reads.py``).
+    retry and the members list in :class:`Reads` (``_reads.py``), the
+    workflows in :class:`Workflows` (``_workflows.py``).
     """
 
     def __init__(
@@ -125,11 +127,18 @@ class DictStore(Leases, Schedules, Reads):
         if keep is not None:
             gone.update(r.id for r in [r for r in ended if r.id not in gone][keep:])
         gone -= held
+        flows: set[int] = set()
         for job_id in gone:
             row = state.jobs.pop(job_id)
+            if row.workflow is not None:
+                flows.add(row.workflow)
             state.dependents.pop(job_id, None)
             for upstream in row.depends_on:  # its edges go with it (an own id may come back)
                 state.dependents.get(upstream, set()).discard(job_id)
             for attempt in range(1, row.attempts + 1):
                 state.attempts.pop((job_id, attempt), None)
+        # A workflow goes with its last job.
+        flows.difference_update(r.workflow for r in state.jobs.values())
+        for workflow_id in flows:
+            state.workflows.pop(workflow_id, None)
         return len(gone)

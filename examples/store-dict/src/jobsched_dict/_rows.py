@@ -62,6 +62,8 @@ class Row:
     #: The upstreams whose end other than COMPLETED counts them off as a
     #: completion does (their edge's "run" policy) instead of cancelling this job.
     lenient: frozenset[int] = frozenset()
+    #: The workflow it was added with (``add_workflow``), or None.
+    workflow: int | None = None
 
     @classmethod
     def of(cls, job: NewJob) -> Row:
@@ -129,6 +131,7 @@ class Row:
             depends_on=self.depends_on,
             queue=self.queue,
             args=self.args,
+            workflow=self.workflow,
         )
 
 
@@ -162,6 +165,8 @@ class State:
     members: dict[str, Member] = field(default_factory=dict)
     #: The paused queues: no claim takes their jobs.
     paused: set[str] = field(default_factory=set)
+    #: Workflows by number: (name, created_at, size); one goes with its last job.
+    workflows: dict[int, tuple[str, float, int]] = field(default_factory=dict)
 
 
 #: The stores of this process, by name.

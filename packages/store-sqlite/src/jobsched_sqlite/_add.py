@@ -40,19 +40,22 @@ def _padded(key: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(key) + (0.0,) * (KEY_WIDTH - len(key))
 
 
-_INSERT = (
-    "INSERT INTO jobs (id, name, executor, status, queue, k0, k1, k2, run_at, submitted_at, "
-    "unmet, tenant, rate_key, payload, schedule, fire_time, finished_at, last_error, args) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_COLUMNS = (
+    "id, name, executor, status, queue, k0, k1, k2, run_at, submitted_at, unmet, tenant, "
+    "rate_key, payload, schedule, fire_time, finished_at, last_error, args"
 )
 
-#: ``_INSERT`` with the queue, for a batch holding a job of a named queue:
-#: only such a batch names the column (which it makes, see _queues).
-_INSERT_QUEUED = (
-    "INSERT INTO jobs (id, name, executor, status, queue, k0, k1, k2, run_at, submitted_at, "
-    "unmet, tenant, rate_key, payload, schedule, fire_time, finished_at, last_error, args, "
-    "queue_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
+
+def _insert(named: bool, workflow: bool) -> str:
+    """The INSERT of a job's row: with its queue's column for a batch holding
+    a job of a named queue (only such a batch names the column, which it
+    makes: see _queues), with its workflow's for a workflow's jobs."""
+    columns = _COLUMNS + (", queue_name" if named else "") + (", workflow" if workflow else "")
+    return f"INSERT INTO jobs ({columns}) VALUES ({', '.join('?' * (19 + named + workflow))})"
+
+
+_INSERT = _insert(named=False, workflow=False)
+_INSERT_QUEUED = _insert(named=True, workflow=False)
 
 
 #: The usual job (no dependencies, tenant, rate key or schedule): the other
@@ -65,7 +68,11 @@ _INSERT_PLAIN = (
 )
 
 
-def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Change]:
+def add(
+    conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float, workflow: int | None = None
+) -> list[Change]:
+    """Add ``jobs`` (see ``JobStore.add``); with ``workflow``, every row
+    names that workflow (``add_workflow``: the jobs are its own)."""
     changes: list[Change] = []
     # Jobs without dependencies go in by the batch (one executemany); a job
     # with some is looked at alone, after the jobs before it went in, as its
@@ -78,6 +85,9 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
     if named:
         _queues.ensure(conn)
     insert = _INSERT_QUEUED if named else _INSERT
+    flow: tuple[int, ...] = ()
+    if workflow is not None:
+        insert, flow = _insert(named, workflow=True), (workflow,)
     for job in jobs:
         k0, k1, k2 = _padded(job.key)
         queue_name = (_queues.stored(job.queue),) if named else ()
@@ -88,6 +98,7 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
                 and job.rate_key is None
                 and job.schedule is None
                 and job.queue == DEFAULT_QUEUE
+                and not flow
             )
             if short:
                 row: tuple[Any, ...] = (
@@ -98,7 +109,7 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
                 row = (
                     job.id, job.name, job.executor, "pending", ready, k0, k1, k2, job.run_at,
                     job.submitted_at, 0, job.tenant, job.rate_key, job.payload, job.schedule,
-                    job.fire_time, None, None, job.args, *queue_name,
+                    job.fire_time, None, None, job.args, *queue_name, *flow,
                 )  # fmt: skip
             if job.own_id:
                 own.append((job, short, row))
@@ -162,7 +173,7 @@ def add(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[Ch
             (
                 number, job.name, job.executor, status, queue, k0, k1, k2, job.run_at,
                 job.submitted_at, unmet, job.tenant, job.rate_key, job.payload,
-                job.schedule, job.fire_time, finished, error, job.args, *queue_name,
+                job.schedule, job.fire_time, finished, error, job.args, *queue_name, *flow,
             ),
         )  # fmt: skip
         if failed is not None:

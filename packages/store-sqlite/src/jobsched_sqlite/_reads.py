@@ -14,18 +14,22 @@ from typing import Any, TypeVar
 from jobsched import JobStatus
 from jobsched.store import (
     Attempt,
+    Change,
     JobPage,
     JobStore,
     Member,
     NewJob,
     StoredJob,
     StoredSchedule,
+    WorkflowGraph,
+    WorkflowRow,
     check_arg_filters,
     check_attempts_args,
     check_jobs_args,
     check_limit,
     check_page_args,
     check_retry_ids,
+    check_workflows_args,
 )
 
 from . import (
@@ -37,6 +41,7 @@ from . import (
     _queues,
     _schedulereads,
     _schedules,
+    _workflows,
 )
 
 T = TypeVar("T")
@@ -147,3 +152,23 @@ class Reads(JobStore):
 
     async def resume_queue(self, queue: str) -> bool:
         return await self._write_async(lambda conn: _pauses.resume(conn, queue))
+
+    async def workflow(self, workflow_id: int) -> WorkflowRow | None:
+        return await self._read_async(lambda conn: _workflows.workflow(conn, workflow_id))
+
+    async def workflows(
+        self, *, limit: int = 50, before: int | None = None, unfinished: bool = False
+    ) -> list[WorkflowRow]:
+        limit, before = check_workflows_args(limit=limit, before=before)
+        return await self._read_async(
+            lambda conn: _workflows.workflows(conn, limit, before, unfinished)
+        )
+
+    async def workflow_graph(self, workflow_id: int, *, limit: int = 2_000) -> WorkflowGraph | None:
+        limit = check_limit(limit)
+        return await self._read_async(lambda conn: _workflows.graph(conn, workflow_id, limit))
+
+    async def cancel_workflow(self, workflow_id: int, now: float) -> tuple[int, list[Change]]:
+        return await self._write_async(
+            lambda conn: _workflows.cancel_workflow(conn, workflow_id, now)
+        )

@@ -180,17 +180,18 @@ def prune(
 
 def _delete(conn: sqlite3.Connection, chosen: str, params: tuple[Any, ...]) -> int:
     """Delete the finished jobs ``chosen`` selects, their attempts, edges and
-    own ids, and take them off the counts; how many went."""
+    own ids, and the workflows left without a job; take them off the counts;
+    how many went."""
     gone = conn.execute(
         f"DELETE FROM jobs WHERE id IN ({chosen}) AND finished_at IS NOT NULL "
-        "RETURNING id, executor, status",
+        "RETURNING id, executor, status, workflow",
         params,
     ).fetchall()
     if not gone:
         return 0
     completed: dict[str, int] = {}
     ended: dict[tuple[str, str], int] = {}
-    for _, executor, status in gone:
+    for _, executor, status, _ in gone:
         if status == "completed":
             completed[executor] = completed.get(executor, 0) - 1
         elif status in ENDED:
@@ -201,7 +202,7 @@ def _delete(conn: sqlite3.Connection, chosen: str, params: tuple[Any, ...]) -> i
         count_ended(conn, ended)
     # One statement (an executemany was a statement per job, for the few
     # that have attempt rows: only attempts that did not complete do).
-    ids = [job_id for job_id, _, _ in gone]
+    ids = [job_id for job_id, _, _, _ in gone]
     marks = ", ".join("?" * len(ids))
     conn.execute(f"DELETE FROM attempts WHERE job_id IN ({marks})", ids)
     # Their edges both ways (the primary key by upstream, deps_downstream by
@@ -210,6 +211,14 @@ def _delete(conn: sqlite3.Connection, chosen: str, params: tuple[Any, ...]) -> i
     conn.execute(f"DELETE FROM deps WHERE upstream IN ({marks})", ids)
     conn.execute(f"DELETE FROM deps WHERE downstream IN ({marks})", ids)
     _own.forget(conn, ids)
+    # A workflow goes with its last job (jobs_workflow: a probe each).
+    flows = sorted({flow for _, _, _, flow in gone if flow is not None})
+    if flows:
+        conn.execute(
+            f"DELETE FROM workflows WHERE id IN ({', '.join('?' * len(flows))}) AND NOT EXISTS "
+            "(SELECT 1 FROM jobs WHERE jobs.workflow = workflows.id)",
+            flows,
+        )
     return len(gone)
 
 

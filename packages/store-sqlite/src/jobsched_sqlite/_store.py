@@ -26,6 +26,7 @@ from jobsched.store import (
     Input,
     Joined,
     NewJob,
+    NewWorkflow,
     Outcome,
     ProgressRow,
     Recorded,
@@ -34,7 +35,7 @@ from jobsched.store import (
     check_prune_args,
 )
 
-from . import _handback, _inputs, _operator, _own, _schedules, _schema, _sql, _txadd
+from . import _handback, _inputs, _operator, _own, _schedules, _schema, _sql, _txadd, _workflows
 from ._add import AlreadyFired, add
 from ._claim import RUNNING, claim
 from ._errors import classified
@@ -168,6 +169,10 @@ class SQLiteStore(Reads):
 
     async def add(self, jobs: Sequence[NewJob], now: float) -> list[Change]:
         return await self._write_async(lambda conn: add(conn, jobs, now))
+
+    async def add_workflow(self, workflow: NewWorkflow, now: float) -> list[Change]:
+        # One write of the group commit: its savepoint undoes it alone.
+        return await self._write_async(lambda conn: _workflows.add_workflow(conn, workflow, now))
 
     def joined(self, connection: object) -> Joined:
         """A ``sqlite3.Connection`` to this file, a transaction open (see ``_txadd``)."""

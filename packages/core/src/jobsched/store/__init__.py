@@ -24,6 +24,7 @@ from ._args import check_limit as check_limit
 from ._args import check_page_args as check_page_args
 from ._args import check_prune_args as check_prune_args
 from ._args import check_retry_ids as check_retry_ids
+from ._args import check_workflows_args as check_workflows_args
 from ._base import Completer as Completer
 from ._base import JobStore as JobStore
 from ._errors import REPORT_BUGS as REPORT_BUGS
@@ -130,6 +131,7 @@ __all__ = [
     "check_prune_args",
     "check_queue",
     "check_retry_ids",
+    "check_workflows_args",
     "dead_local",
     "hand_back_key",
     "has_token",

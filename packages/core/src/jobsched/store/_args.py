@@ -41,6 +41,21 @@ def check_jobs_args(
     return checked, limit, before
 
 
+def check_workflows_args(*, limit: int, before: int | None) -> tuple[int, int | None]:
+    """The arguments of :meth:`JobStore.workflows <jobsched.store.JobStore.workflows>`, checked.
+
+    :raises TypeError: ``limit`` is not an int; ``before`` is neither a
+        workflow's number nor None.
+    :raises ValueError: ``limit`` is below 1 or above 2**63 - 1; ``before`` is out of that range.
+    """
+    limit = _check_limit(limit)
+    if before is not None and not _is_int(before):
+        raise TypeError(f"before must be a workflow's number (an int) or None, got {before!r}")
+    if before is not None:
+        _check_id(before, "before")
+    return limit, before
+
+
 def check_page_args(
     *,
     statuses: Collection[JobStatus],
