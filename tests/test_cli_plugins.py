@@ -50,6 +50,8 @@ CORE = [
     "show",
     "stats",
     "worker",
+    "workflow",
+    "workflows",
 ]
 
 
