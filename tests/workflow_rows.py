@@ -43,6 +43,8 @@ class Filled:
     url: str
     etl: int = 0
     etl_jobs: dict[str, int] = field(default_factory=dict)
+    #: The running transform's attempt: progress is fenced on it.
+    attempt: int = 0
     evil: int = 0
     evil_job: int = 0
     big: int = 0
@@ -94,7 +96,7 @@ async def _fill(filled: Filled) -> None:
         )  # fmt: skip
         attempt = await _run_one(store, n["extract"], now)
         await store.record(OWNER, [Outcome(n["extract"], attempt, js.JobStatus.COMPLETED, now)])
-        attempt = await _run_one(store, n["transform"], now)
+        attempt = filled.attempt = await _run_one(store, n["transform"], now)
         await store.progress(OWNER, [ProgressRow(n["transform"], attempt, 0.4, "page 4 of 10")])
         evil = filled.evil = next(numbers)
         job = filled.evil_job = next(numbers)
@@ -117,6 +119,16 @@ async def _fill(filled: Filled) -> None:
         )  # fmt: skip
         filled.plain = next(numbers)
         await store.add([_new(filled.plain, "plain", None, 10.0, now)], now)
+    finally:
+        await store.close()
+
+
+async def progress(url: str, job: int, attempt: int, fraction: float, message: str) -> None:
+    """Write a running job's progress as its member would."""
+    store = js.open_store(url)
+    await store.open()
+    try:
+        await store.progress(OWNER, [ProgressRow(job, attempt, fraction, message)])
     finally:
         await store.close()
 
