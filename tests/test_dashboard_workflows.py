@@ -143,6 +143,28 @@ def test_past_300_jobs_one_layer_and_name_fold_into_one_node() -> None:
     assert set(_nodes(root)) == {1, 1_000}
 
 
+def test_a_wide_layer_of_names_made_per_job_folds_whole() -> None:
+    """Folding by name leaves 1,000 nodes when each job has a name of its
+    own ("file 17.csv"); the layers still wider than WIDE then fold whole,
+    and a narrow one keeps its jobs."""
+    jobs, edges = _fan(1_000)
+    jobs = [graph_job(j.id, f"file {j.id}.csv", j.status) if j.name == "fetch" else j for j in jobs]
+    jobs.append(graph_job(5_000, "report"))
+    edges.append((1, 5_000, ON_FAILURE_CANCEL))
+    drawn = _graph.layout(jobs, edges)
+    assert drawn.folded == 999  # the 998 files and the report, one layer
+    (wide,) = [node for node in drawn.nodes if node.folded]
+    assert wide.name == _graph.MIXED and wide.jobs[-1] == 5_000
+    root = _parsed(_graphsvg.svg(drawn))
+    (group,) = [g for g in root.iter(f"{SVG}g") if g.get("data-fold")]
+    assert "999 jobs" in "".join(group.itertext())
+    # Under 300 nodes once folded by name: the names stay.
+    jobs, edges = _fan(1_000)
+    jobs += [graph_job(6_000 + i, f"tail {i}") for i in range(_graph.FOLD_PAST - 3)]
+    names = {node.name for node in _graph.layout(jobs, edges).nodes}
+    assert "fetch" in names and _graph.MIXED not in names
+
+
 def test_names_and_messages_are_escaped_in_the_svg() -> None:
     job = graph_job(1, EVIL + ' & "q"', JobStatus.RUNNING, progress=0.25, message=EVIL)
     markup = str(_graphsvg.svg(_graph.layout([job], [])))

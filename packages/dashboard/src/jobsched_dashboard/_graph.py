@@ -24,6 +24,11 @@ from ._views import STATUS_ORDER
 
 #: Past this many jobs, jobs of one layer and one name fold into one node.
 FOLD_PAST = 300
+#: Past ``FOLD_PAST`` nodes even so, a layer of more nodes than this folds whole.
+WIDE = 20
+#: The names of a folded node of several names, and of upstreams outside the jobs read.
+MIXED = "jobs of several names"
+OUTSIDE = "outside the workflow"
 #: A node's size and the gaps between them, in user units (pixels at 1:1).
 NODE_W, NODE_H = 176, 38
 GAP_X, GAP_Y = 64, 10
@@ -126,23 +131,25 @@ def layout(jobs: Sequence[GraphJob], edges: Sequence[tuple[int, int, int]]) -> L
     outside = sorted({u for u, _ in pairs if u not in held})
     ids = [*held, *outside]
     layer = layers(ids, pairs)
-    fold = len(held) > FOLD_PAST
+    names = {i: held[i].name if i in held else OUTSIDE for i in ids}
+    keys = _fold_keys(ids, layer, names, held) if len(held) > FOLD_PAST else {}
     nodes: list[Node] = []
     node_of: dict[int, int] = {}
     groups: dict[tuple[int, str, bool], int] = {}
     for i in ids:
         job = held.get(i)
-        name = job.name if job is not None else "outside the workflow"
-        key = (layer[i], name, job is None)
-        if fold and key in groups:
+        key = keys.get(i)
+        if key is not None and key in groups:
             node_of[i] = groups[key]
             nodes[groups[key]].jobs.append(i)
             continue
-        groups[key] = node_of[i] = len(nodes)
+        if key is not None:
+            groups[key] = len(nodes)
+        node_of[i] = len(nodes)
         nodes.append(
             Node(
                 layer[i],
-                name,
+                names[i] if key is None else key[1],
                 [i],
                 [] if job is None else [(job.status, 1)],
                 None if job is None else job.progress,
@@ -171,6 +178,25 @@ def layout(jobs: Sequence[GraphJob], edges: Sequence[tuple[int, int, int]]) -> L
     _place(result)
     result.by_job = node_of
     return result
+
+
+def _fold_keys(
+    ids: Sequence[int], layer: dict[int, int], names: dict[int, str], held: dict[int, GraphJob]
+) -> dict[int, tuple[int, str, bool]]:
+    """The node each job folds into: one per layer and name; where that
+    leaves more than ``FOLD_PAST`` nodes (names made per job, "file 1.csv"),
+    a layer still wider than ``WIDE`` nodes folds whole, its names ``MIXED``."""
+    keys = {i: (layer[i], names[i], i not in held) for i in ids}
+    distinct = set(keys.values())
+    if len(distinct) <= FOLD_PAST:
+        return keys
+    width: dict[int, int] = {}
+    for key in distinct:
+        width[key[0]] = width.get(key[0], 0) + 1
+    return {
+        i: (key[0], OUTSIDE if key[2] else MIXED, key[2]) if width[key[0]] > WIDE else key
+        for i, key in keys.items()
+    }
 
 
 def _counts(statuses: Iterable[JobStatus]) -> list[tuple[JobStatus, int]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
-from ._graph import NODE_H, NODE_W, Layout, Node
+from ._graph import MIXED, NODE_H, NODE_W, Layout, Node
 
 #: The most characters of a name a node shows (its title has all of it).
 NAME_WIDTH = 24
@@ -91,7 +91,7 @@ def _node(node: Node) -> str:
             f"<title>{escape(title)}</title>"
             f'<rect class="box folded" x="{x:.1f}" y="{y:.1f}" width="{NODE_W}" '
             f'height="{NODE_H}" rx="4"/>'
-            f"{_text(node, f'{_cut(node.name, NAME_WIDTH - 6)} x{len(node.jobs)}', counts)}"
+            f"{_text(node, _folded_head(node), counts)}"
             f"{_stacked(node)}</g>"
         )
     number = int(node.jobs[0])
@@ -118,6 +118,13 @@ def _node(node: Node) -> str:
         f'<rect class="box s-{status.value}" x="{x:.1f}" y="{y:.1f}" width="{NODE_W}" '
         f'height="{NODE_H}" rx="4"/>{_text(node, _cut(node.name, NAME_WIDTH), line)}{bar}</a>'
     )
+
+
+def _folded_head(node: Node) -> str:
+    """``fetch x1000``, or ``1000 jobs`` for a node of several names."""
+    if node.name == MIXED:
+        return f"{len(node.jobs)} jobs"
+    return f"{_cut(node.name, NAME_WIDTH - 6)} x{len(node.jobs)}"
 
 
 def _text(node: Node, head: str, sub: str) -> str:
