@@ -206,3 +206,28 @@ def test_show_gives_the_workflow_progress_and_every_upstream(filled: Filled) -> 
     )  # fmt: skip
     plain = json.loads(ok("show", f"job-{filled.plain}", "--json", "--store", filled.url))
     assert plain["workflow"] is None and plain["upstreams"] == []
+
+
+@pytest.mark.parametrize(
+    "command", [["workflows"], ["workflow", "show", "wf-1"], ["workflows", "--unfinished"]]
+)
+def test_a_store_that_keeps_no_workflows_says_so_in_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+) -> None:
+    """A store written before workflows answers the reads with
+    NotImplementedError (WorkflowSide's defaults): one line, exit status 1."""
+    from jobsched._cli import main
+    from jobsched.store._workflowside import WorkflowSide
+    from jobsched_sqlite import SQLiteStore
+
+    url = fill(f"sqlite:///{tmp_path / 'jobs.db'}").url
+    monkeypatch.setattr(SQLiteStore, "workflows", WorkflowSide.workflows)
+    monkeypatch.setattr(SQLiteStore, "workflow_graph", WorkflowSide.workflow_graph)
+    assert main([*command, "--store", url]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"jobsched: error: the store {url} cannot answer this: SQLiteStore cannot keep workflows\n"
+    )

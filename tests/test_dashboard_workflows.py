@@ -15,6 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 from workflow_rows import EVIL, Filled, fill, graph_job
 
+import jobsched as js
 from jobsched import JobStatus
 from jobsched.store import ON_FAILURE_CANCEL, ON_FAILURE_RUN
 from jobsched_dashboard import _graph, _graphsvg, create_app
@@ -289,3 +290,20 @@ def test_the_job_page_shows_its_workflow_progress_and_run_edges(
     # A job of no workflow shows neither row.
     plain = client.get(f"/jobs/{filled.plain}").text
     assert 'id="workflow"' not in plain and 'id="progress"' not in plain
+
+
+def test_a_store_that_keeps_no_workflows_is_a_501(
+    filled: Filled, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jobsched.store._workflowside import WorkflowSide
+
+    store = js.open_store(filled.url)
+    monkeypatch.setattr(type(store), "workflows", WorkflowSide.workflows)
+    monkeypatch.setattr(type(store), "workflow_graph", WorkflowSide.workflow_graph)
+    with TestClient(create_app(store)) as client:
+        for path in ("/workflows", f"/workflows/{filled.etl}", f"/workflows/{filled.etl}/live"):
+            response = client.get(path)
+            assert response.status_code == 501
+            assert "cannot keep workflows" in response.text
+        # The job pages do not need them.
+        assert client.get(f"/jobs/{filled.etl_jobs['load']}").status_code == 200
