@@ -35,6 +35,19 @@ _CANCELLED = JobStatus.CANCELLED
 _STATUSES = {status.value: status for status in JobStatus}
 #: The unfinished rows, by jobsched_jobs_status (the live jobs, never the history).
 _UNFINISHED = "status IN ('pending', 'retry_wait', 'running')"
+# A workflow's jobs, by jobsched_jobs_workflow: counted by status, read for
+# its graph, and its unfinished ones locked (a cancel).
+COUNTS = (
+    "SELECT workflow, status, count(*) FROM jobsched_jobs WHERE workflow = ANY(%s) GROUP BY 1, 2"
+)
+GRAPH = (
+    "SELECT id, name, status, progress, attempts, finished_at, progress_message "
+    "FROM jobsched_jobs WHERE workflow = %s ORDER BY id LIMIT %s"
+)
+OPEN = (
+    "SELECT id, status FROM jobsched_jobs WHERE workflow = %s AND finished_at IS NULL "
+    "ORDER BY id FOR UPDATE"
+)
 
 
 def add_workflow(conn: _sql.Conn, workflow: NewWorkflow, now: float) -> list[Change]:
@@ -115,11 +128,7 @@ def _rows(conn: _sql.Conn, found: list[tuple[Any, ...]]) -> list[WorkflowRow]:
     ids = [row[0] for row in found]
     counts: dict[int, dict[JobStatus, int]] = {i: {} for i in ids}
     if ids:
-        for workflow, status, n in conn.execute(
-            "SELECT workflow, status, count(*) FROM jobsched_jobs WHERE workflow = ANY(%s) "
-            "GROUP BY 1, 2",
-            (ids,),
-        ):
+        for workflow, status, n in conn.execute(COUNTS, (ids,)):
             counts[workflow][_STATUSES[status]] = int(n)
     return [WorkflowRow(i, name, at, size, counts[i]) for i, name, at, size in found]
 
@@ -154,11 +163,7 @@ def graph(conn: _sql.Conn, workflow_id: int, limit: int) -> WorkflowGraph | None
     row = workflow(conn, workflow_id)
     if row is None:
         return None
-    found = conn.execute(
-        "SELECT id, name, status, progress, attempts, finished_at, progress_message "
-        "FROM jobsched_jobs WHERE workflow = %s ORDER BY id LIMIT %s",
-        (workflow_id, limit + 1),
-    ).fetchall()
+    found = conn.execute(GRAPH, (workflow_id, limit + 1)).fetchall()
     truncated = len(found) > limit
     jobs = [
         GraphJob(i, name, _STATUSES[status], progress, attempts, finished, message)
@@ -178,11 +183,7 @@ def cancel_workflow(conn: _sql.Conn, workflow_id: int, now: float) -> tuple[int,
     cascade from each cancelled job with a waiting edge to a job outside
     the workflow (its own dependents are cancelled already), and the edges
     of the others settled at once."""
-    rows = conn.execute(
-        "SELECT id, status FROM jobsched_jobs WHERE workflow = %s AND finished_at IS NULL "
-        "ORDER BY id FOR UPDATE",
-        (workflow_id,),
-    ).fetchall()
+    rows = conn.execute(OPEN, (workflow_id,)).fetchall()
     if not rows:
         return 0, []
     running = [i for i, status in rows if status == "running"]
