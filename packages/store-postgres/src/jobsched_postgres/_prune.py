@@ -46,16 +46,25 @@ _FREE = """NOT EXISTS (
 # the planner hashed both tables whole: 20 ms a batch at 20k rows). The
 # DELETE says finished_at IS NOT NULL again: a row retried since the SELECT
 # read it is unfinished now, and stays. It answers the rows looked at (in
-# ``seen``) and the rows deleted.
+# ``seen``), the rows deleted and the workflows they were of.
 _DELETE = """
 jobs AS (
     DELETE FROM jobsched_jobs WHERE id = ANY(ARRAY(SELECT id FROM old))
-    AND finished_at IS NOT NULL RETURNING id
+    AND finished_at IS NOT NULL RETURNING id, workflow
 ),
 attempts AS (DELETE FROM jobsched_attempts WHERE job_id = ANY(ARRAY(SELECT id FROM jobs))),
 up AS (DELETE FROM jobsched_deps WHERE upstream = ANY(ARRAY(SELECT id FROM jobs))),
 down AS (DELETE FROM jobsched_deps WHERE downstream = ANY(ARRAY(SELECT id FROM jobs)))
-SELECT (SELECT COUNT(*) FROM seen), COUNT(*) FROM jobs
+SELECT (SELECT COUNT(*) FROM seen), COUNT(*),
+    array_remove(array_agg(DISTINCT workflow), NULL) FROM jobs
+"""
+
+# The workflows whose last job a batch deleted: a statement of its own in
+# the batch's transaction (the CTEs above share one snapshot, in which the
+# rows being deleted are still there); a probe of jobsched_jobs_workflow each.
+_EMPTIED = """
+DELETE FROM jobsched_workflows w WHERE id = ANY(%s)
+AND NOT EXISTS (SELECT 1 FROM jobsched_jobs j WHERE j.workflow = w.id)
 """
 
 #: One status's rows that finished before its cutoff (jobsched_jobs_ended),
@@ -113,20 +122,27 @@ def prune(
     if locked is None or not locked[0]:
         return 0, 0
     gone = seen = 0
+    flows: set[int] = set()
     for status, cutoff in before.items():
         if gone >= batch:
-            return gone, seen
+            break
         params = {"status": status.value, "cutoff": cutoff, "batch": batch - gone}
-        looked, went = _counts(conn.execute(AGED, params).fetchone())
+        looked, went = _counts(conn.execute(AGED, params).fetchone(), flows)
         gone, seen = gone + went, seen + looked
     if keep is not None and gone < batch:
         row = conn.execute(FINISHED).fetchone()
         over = min((int(row[0]) if row is not None else 0) - keep, batch - gone)
         if over > 0:
-            looked, went = _counts(conn.execute(OLDEST, {"batch": over}).fetchone())
+            looked, went = _counts(conn.execute(OLDEST, {"batch": over}).fetchone(), flows)
             gone, seen = gone + went, seen + looked
+    if flows:
+        conn.execute(_EMPTIED, (sorted(flows),))
     return gone, seen
 
 
-def _counts(row: tuple[Any, ...] | None) -> tuple[int, int]:
-    return (int(row[0]), int(row[1])) if row is not None else (0, 0)
+def _counts(row: tuple[Any, ...] | None, flows: set[int]) -> tuple[int, int]:
+    """(looked, deleted) from a batch's row; its workflows go in ``flows``."""
+    if row is None:
+        return 0, 0
+    flows.update(row[2] or ())
+    return int(row[0]), int(row[1])

@@ -147,30 +147,33 @@ _NAMED_TYPES = (*_ADD_TYPES, "text")
 COPY_FROM = 64
 
 
-def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
-    changes: list[Change] = []
-    upstreams = sorted({u for job in jobs for u in job.depends_on})
-    status_of: dict[int, str] = {}
-    if upstreams:
-        # FOR SHARE: an upstream that completes concurrently waits for this
-        # transaction, so its release sees the edges written here (and one
-        # that completed first is read as completed, not counted as unmet).
-        status_of = dict(
-            conn.execute(
-                "SELECT id, status FROM jobsched_jobs WHERE id = ANY(%s) ORDER BY id FOR SHARE",
-                (upstreams,),
-            ).fetchall()
-        )
+class Planned:
+    """A batch's rows as :func:`plan` makes them: the jobs' rows (those with
+    ids of their own apart), their edges ``(upstream, downstream, policy,
+    state)``, the jobs cancelled at once, and the tenants named."""
+
+    __slots__ = ("changes", "edges", "own_rows", "rows", "tenants")
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, ...]] = []
+        self.own_rows: list[tuple[Any, ...]] = []
+        self.edges: list[tuple[int, int, int, int]] = []
+        self.changes: list[Change] = []
+        self.tenants: set[str] = set()
+
+
+def plan(jobs: Sequence[NewJob], status_of: dict[int, str], now: float, named: bool) -> Planned:
+    """The rows of ``jobs`` (``_ADD_COLUMNS``, and the queue's with ``named``),
+    given the status of each upstream the store holds (read FOR SHARE);
+    ``status_of`` gains the jobs', as a later job of the batch may depend on
+    one. A job with an id of its own among ``status_of``'s is held already:
+    it is flagged ``existed`` and gets no row."""
+    planned = Planned()
     # A job with an id of its own that a later job of this batch depends on,
-    # and that the store holds already, was read above: nothing is added for
-    # it, and the dependent sees its status. Any other such id is left to
-    # the insert's ON CONFLICT.
+    # and that the store holds already, was read: nothing is added for it,
+    # and the dependent sees its status. Any other such id is left to the
+    # insert's ON CONFLICT.
     held = set(status_of)
-    named = any(job.queue != DEFAULT_QUEUE for job in jobs)
-    rows: list[tuple[Any, ...]] = []
-    own_rows: list[tuple[Any, ...]] = []
-    edges: list[tuple[int, int, int, int]] = []
-    tenants: set[str] = set()
     for job in jobs:
         job.existed = job.own_id and job.id in held  # set anew on a retried transaction
         if job.existed:
@@ -200,9 +203,9 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
         if failed is not None:
             queue, status = None, _CANCELLED.value
             error, finished = f"upstream job-{failed[0]} {failed[1]}", now
-            changes.append(Change(job.id, _CANCELLED, error))
+            planned.changes.append(Change(job.id, _CANCELLED, error))
         else:
-            edges.extend((u, job.id, policy, state) for u, policy, state in kept)
+            planned.edges.extend((u, job.id, policy, state) for u, policy, state in kept)
             if unmet:
                 queue, status = _BLOCKED, "pending"
             else:
@@ -217,8 +220,28 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
             row += (None if job.queue == DEFAULT_QUEUE else job.queue,)
         status_of[job.id] = status  # a later job of this batch may depend on it
         if job.tenant is not None:
-            tenants.add(job.tenant)
-        (own_rows if job.own_id else rows).append(row)
+            planned.tenants.add(job.tenant)
+        (planned.own_rows if job.own_id else planned.rows).append(row)
+    return planned
+
+
+def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
+    upstreams = sorted({u for job in jobs for u in job.depends_on})
+    status_of: dict[int, str] = {}
+    if upstreams:
+        # FOR SHARE: an upstream that completes concurrently waits for this
+        # transaction, so its release sees the edges written here (and one
+        # that completed first is read as completed, not counted as unmet).
+        status_of = dict(
+            conn.execute(
+                "SELECT id, status FROM jobsched_jobs WHERE id = ANY(%s) ORDER BY id FOR SHARE",
+                (upstreams,),
+            ).fetchall()
+        )
+    named = any(job.queue != DEFAULT_QUEUE for job in jobs)
+    planned = plan(jobs, status_of, now, named)
+    rows, own_rows, edges = planned.rows, planned.own_rows, planned.edges
+    changes, tenants = planned.changes, planned.tenants
     if own_rows:
         inserted = _add_new(conn, own_rows, named)
         if len(inserted) < len(own_rows):
@@ -248,17 +271,21 @@ def add(conn: Conn, jobs: Sequence[NewJob], now: float) -> list[Change]:
                 "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
                 edges,
             )
+    add_tenants(conn, tenants)
+    if len(changes) < len(jobs):
+        notify(conn)
+    return changes
+
+
+def add_tenants(conn: Conn, tenants: set[str]) -> None:
+    """A row for each tenant, never served yet: a fair-share claim looks for
+    ready jobs of every tenant that has one, and serves a new one first."""
     if tenants:
-        # A tenant's row, never served yet: a fair-share claim looks for
-        # ready jobs of every tenant that has one, and serves this one first.
         conn.execute(
             "INSERT INTO jobsched_tenants (tenant) SELECT unnest(%s::text[]) "
             "ON CONFLICT DO NOTHING",
             (sorted(tenants),),
         )
-    if len(changes) < len(jobs):
-        notify(conn)
-    return changes
 
 
 # ── counts ───────────────────────────────────────────────────────────────

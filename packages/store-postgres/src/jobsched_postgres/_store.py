@@ -45,11 +45,11 @@ from . import (
     _sqlapi,
 )
 from ._complete_in import Completer
-from ._inputs import WorkflowReads
 from ._leases import DEAD_OWNER_EVERY, Leases
 from ._pausing import QueuePauses
 from ._pool import POOL_SIZE, RECONNECT_TIMEOUT, Pooled
 from ._txadd import State, joined
+from ._workflows import Workflows
 
 T = TypeVar("T")
 
@@ -61,7 +61,7 @@ PRUNE_BATCH = 1000
 LISTEN_TICK = 0.25
 
 
-class PostgresStore(Pooled, Leases, QueuePauses, WorkflowReads):
+class PostgresStore(Pooled, Leases, QueuePauses, Workflows):
     """Jobs in PostgreSQL (``postgresql://user:password@host:5432/db``).
 
     :param url: a libpq URL; ``postgres://`` and ``postgresql+psycopg://`` work too.

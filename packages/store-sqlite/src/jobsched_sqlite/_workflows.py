@@ -25,6 +25,16 @@ CHUNK = 500
 #: The statuses of an unfinished job; said with ``status != 'completed'``
 #: so the planner may read them from jobs_status.
 _UNFINISHED = "status IN ('pending', 'retry_wait', 'running') AND status != 'completed'"
+# A workflow's jobs, by jobs_workflow: counted by status, read for its
+# graph, and its unfinished ones (a cancel).
+COUNTS = (
+    "SELECT workflow, status, COUNT(*) FROM jobs WHERE workflow IN ({}) GROUP BY workflow, status"
+)
+GRAPH = (
+    "SELECT id, name, status, progress, attempts, finished_at, progress_message FROM jobs "
+    "WHERE workflow = ? ORDER BY id LIMIT ?"
+)
+OPEN = "SELECT id, status FROM jobs WHERE workflow = ? AND finished_at IS NULL ORDER BY id"
 
 
 def add_workflow(conn: sqlite3.Connection, workflow: NewWorkflow, now: float) -> list[Change]:
@@ -54,11 +64,7 @@ def _counts(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[JobStatu
     counts: dict[int, dict[JobStatus, int]] = {i: {} for i in ids}
     for start in range(0, len(ids), CHUNK):
         part = ids[start : start + CHUNK]
-        for workflow, status, n in conn.execute(
-            "SELECT workflow, status, COUNT(*) FROM jobs "
-            f"WHERE workflow IN ({', '.join('?' * len(part))}) GROUP BY workflow, status",
-            part,
-        ):
+        for workflow, status, n in conn.execute(COUNTS.format(", ".join("?" * len(part))), part):
             counts[workflow][JobStatus(status)] = n
     return counts
 
@@ -100,11 +106,7 @@ def graph(conn: sqlite3.Connection, workflow_id: int, limit: int) -> WorkflowGra
     row = workflow(conn, workflow_id)
     if row is None:
         return None
-    found = conn.execute(
-        "SELECT id, name, status, progress, attempts, finished_at, progress_message FROM jobs "
-        "WHERE workflow = ? ORDER BY id LIMIT ?",
-        (workflow_id, limit + 1),
-    ).fetchall()
+    found = conn.execute(GRAPH, (workflow_id, limit + 1)).fetchall()
     truncated = len(found) > limit
     found = found[:limit]
     numbers = [r[0] for r in found]
@@ -139,10 +141,7 @@ def cancel_workflow(
     already, and the walk reaches only those outside it (or lets their
     "run" edges count off)."""
     # By jobs_workflow alone: the workflow's rows, not every unfinished one.
-    rows = conn.execute(
-        "SELECT id, status FROM jobs WHERE workflow = ? AND finished_at IS NULL ORDER BY id",
-        (workflow_id,),
-    ).fetchall()
+    rows = conn.execute(OPEN, (workflow_id,)).fetchall()
     running = [n for n, status in rows if status == "running"]
     waiting = [n for n, status in rows if status != "running"]
     for start in range(0, len(running), CHUNK):

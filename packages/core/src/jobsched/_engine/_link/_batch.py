@@ -8,6 +8,7 @@ from typing import Any
 
 from ...store._errors import JobDataError
 from ...store._rows import Change, NewJob, Outcome
+from ._flows import FlowWrite
 
 
 @dataclass
@@ -37,6 +38,23 @@ class Batch:
     refused: list[str] = field(default_factory=list)
     #: Starts of jobs claimed ahead: written before the outcomes.
     starts: list[tuple[int, int, float]] = field(default_factory=list)
+    #: Workflows, each after the first ``n`` of ``adds`` (``(n, write)``).
+    flows: list[tuple[int, FlowWrite]] = field(default_factory=list)
+
+    def add_steps(self) -> list[list[NewJob] | FlowWrite]:
+        """The adds in order: runs of jobs, each workflow in its place between them."""
+        if not self.flows:
+            return [self.adds] if self.adds else []
+        steps: list[list[NewJob] | FlowWrite] = []
+        done = 0
+        for at, write in self.flows:
+            if at > done:
+                steps.append(self.adds[done:at])
+            steps.append(write)
+            done = at
+        if done < len(self.adds):
+            steps.append(self.adds[done:])
+        return steps
 
 
 @dataclass

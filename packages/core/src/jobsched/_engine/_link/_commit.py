@@ -27,6 +27,7 @@ from ...store._rows import Change, NewJob, Outcome
 from . import _timing
 from ._batch import Batch, Split
 from ._closing import Closing
+from ._flows import FlowWrite
 from ._host import Host
 from ._outage import Outage
 from ._pruning import Pruning
@@ -276,17 +277,38 @@ class Committer:
         async def refuse_add(job: NewJob, exc: JobDataError) -> list[Change]:
             return await refusals.refuse_add(batch, job, exc)
 
+        def add(jobs: list[NewJob]) -> Callable[[], Awaitable[list[Change]]]:
+            return lambda: store.add(jobs, batch.now)
+
+        def add_workflow(write: FlowWrite) -> Callable[[], Awaitable[list[Change]]]:
+            async def step() -> list[Change]:
+                try:
+                    changes = await store.add_workflow(write.workflow, batch.now)
+                except (ValueError, JobDataError, NotImplementedError) as exc:
+                    # Nothing of it written: its caller's to say, not a bug here.
+                    write.refused(exc)
+                    return []
+                write.written(changes)
+                return changes
+
+            return step
+
         # In this order, each step once: a step that failed is retried alone,
         # so the steps before it are never written twice. Adds and outcomes
-        # are written in parts if the store refuses one job's data.
+        # are written in parts if the store refuses one job's data; a
+        # workflow, all or nothing, is a step of its own between the adds
+        # queued before it and after it.
         steps: list[tuple[Callable[[], Awaitable[list[Change]]], Split | None]] = []
-        if batch.adds:
-            steps.append(
-                (
-                    lambda: store.add(batch.adds, batch.now),
-                    Split(batch.adds, lambda part: store.add(part, batch.now), refuse_add),
+        for adding in batch.add_steps():
+            if isinstance(adding, FlowWrite):
+                steps.append((add_workflow(adding), None))
+            else:
+                steps.append(
+                    (
+                        add(adding),
+                        Split(adding, lambda part: store.add(part, batch.now), refuse_add),
+                    )
                 )
-            )
         if batch.starts:
             steps.append((start, None))
         if batch.outcomes:
@@ -332,13 +354,17 @@ class Committer:
         existed = [job.id for job in batch.adds if job.existed]
         if existed:
             self._host.existed(existed)  # before the flushes return: submit's view is right
-        self._writes.settle(batch.adds)
+        self._writes.settle(
+            [*batch.adds, *(j for _, w in batch.flows for j in w.workflow.jobs)]
+            if batch.flows
+            else batch.adds
+        )
         self._committed = batch.done
         self._release_flushes(batch.done)
         self._settled.committed()
         if batch.changes:
             self._host.changed(batch.changes)
-        if batch.adds or batch.outcomes or batch.schedules:
+        if batch.adds or batch.flows or batch.outcomes or batch.schedules:
             # New work, dependents released or a schedule due: claim now.
             self._wake_claimer()
         if self._pruning.due(len(batch.outcomes)):

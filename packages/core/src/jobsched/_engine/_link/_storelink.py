@@ -19,10 +19,11 @@ from ..._retention import Retention
 from ...store._base import JobStore
 from ...store._codec import Codec
 from ...store._members import new_owner
-from ...store._rows import Outcome
+from ...store._rows import NewWorkflow, Outcome
 from ._claims import Claimer
 from ._closing import Closing
 from ._commit import Committer
+from ._flows import FlowWrite
 from ._handback import HandBacks
 from ._host import Host
 from ._ids import Ids
@@ -203,6 +204,24 @@ class StoreLink:
     def _outcomes(self) -> list[Outcome]:
         # For tests that watch the outcomes pile up (test_prefetch).
         return self._writes.outcomes
+
+    def add_workflow(self, workflow: NewWorkflow) -> FlowWrite:
+        """Queue ``workflow`` (``JobStore.add_workflow``) after the jobs added
+        so far and before those added later; await the result for the
+        changes its add made (jobs cancelled at once).
+
+        Awaiting it flushes (as :meth:`flush`, whose StoreUnavailableError
+        it raises: the workflow stays queued and is written later).
+
+        :raises ValueError: (awaited) the store holds one of its ids already;
+            nothing of it was written.
+        :raises JobDataError: (awaited) the store cannot keep a value of one
+            of its jobs; nothing of it was written.
+        :raises NotImplementedError: (awaited) the store keeps no workflows.
+        """
+        write = FlowWrite(workflow, self._committer.flush)
+        self._writes.add_workflow(write)
+        return write
 
     def put_schedule(self, schedule_id: str, payload: bytes, first_fire: float) -> None:
         """Queue a stored schedule (new, or replacing one of that id)."""

@@ -3,7 +3,9 @@
 The workers never wait on the store: ``submit`` and every outcome only
 append here (and wake the committer), in order. The committer takes them as
 one :class:`Batch`; a big result is cut off from the writes queued before it,
-so that they need not wait for its write.
+so that they need not wait for its write. A workflow (:class:`FlowWrite`)
+keeps its place among the adds: it is written between those before it and
+those after.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from ...store._codec import BIG
 from ...store._rows import NewJob, Outcome
 from . import _timing
 from ._batch import Batch
+from ._flows import FlowWrite
 
 
 class Writes:
@@ -23,6 +26,7 @@ class Writes:
         "_adds",
         "_cancels",
         "_cut",
+        "_flows",
         "_outcomes",
         "_schedules",
         "_starts",
@@ -34,6 +38,8 @@ class Writes:
 
     def __init__(self) -> None:
         self._adds: list[NewJob] = []
+        #: Workflows, each with its place: how many adds were queued before it.
+        self._flows: list[tuple[int, FlowWrite]] = []
         #: Jobs with ids of their own whose insert has not come back yet ->
         #: the payload this member wrote: another member's insert of that id
         #: may win meanwhile (see ``unconfirmed``).
@@ -49,7 +55,7 @@ class Writes:
         self.appended = 0
         #: Where the next batch ends, when a big result was queued behind
         #: other writes: (writes before it, then each list's length then).
-        self._cut: tuple[int, int, int, int, int, int] | None = None
+        self._cut: tuple[int, int, int, int, int, int, int] | None = None
         self._wakeup = anyio.Event()
 
     # ── appending (synchronous: submit and the workers are) ───────────────
@@ -59,6 +65,15 @@ class Writes:
         if job.own_id:
             self._unconfirmed[job.id] = job.payload
         self._adds.append(job)
+        self.appended += 1
+        self._wakeup.set()
+
+    def add_workflow(self, write: FlowWrite) -> None:
+        """Queue a workflow after the adds queued so far, before later ones."""
+        for job in write.workflow.jobs:
+            if job.own_id:
+                self._unconfirmed[job.id] = job.payload
+        self._flows.append((len(self._adds), write))
         self.appended += 1
         self._wakeup.set()
 
@@ -79,6 +94,7 @@ class Writes:
             and self._cut is None
             and (
                 self._adds
+                or self._flows
                 or self._outcomes
                 or self._cancels
                 or self._schedules
@@ -96,6 +112,7 @@ class Writes:
                 len(self._cancels),
                 len(self._schedules),
                 len(self._unscheduled),
+                len(self._flows),
             )
         self._outcomes.append(outcome)
         self.appended += 1
@@ -156,6 +173,7 @@ class Writes:
         """Whether any write waits to be taken."""
         return bool(
             self._adds
+            or self._flows
             or self._starts
             or self._outcomes
             or self._cancels
@@ -182,7 +200,7 @@ class Writes:
             starts = left
         cut, self._cut = self._cut, None
         if cut is not None:
-            done, adds, outcomes, cancels, schedules, unscheduled = cut
+            done, adds, outcomes, cancels, schedules, unscheduled, flows = cut
             batch = Batch(
                 self._adds[:adds],
                 self._outcomes[:outcomes],
@@ -192,8 +210,11 @@ class Writes:
                 done,
                 now,
                 starts=starts,
+                flows=self._flows[:flows],
             )
             self._starts = []
+            # The workflows left keep their places among the adds left.
+            self._flows = [(at - adds, write) for at, write in self._flows[flows:]]
             del self._adds[:adds], self._outcomes[:outcomes], self._cancels[:cancels]
             del self._schedules[:schedules], self._unscheduled[:unscheduled]
             return batch
@@ -206,15 +227,18 @@ class Writes:
             self.appended,
             now,
             starts=starts,
+            flows=self._flows,
         )
         self._adds, self._outcomes, self._cancels, self._starts = [], [], [], []
+        self._flows = []
         self._schedules, self._unscheduled = [], []
         return batch
 
     def settle(self, adds: list[NewJob]) -> None:
         """A batch's new jobs are written: a copy of an own id the store did
-        not take is forgotten (it existed), one it did is the stored job. (A
-        later submit of the id makes an entry of its own.)"""
+        not take is forgotten (it existed, or its workflow was refused), one
+        it did is the stored job. (A later submit of the id makes an entry
+        of its own.)"""
         unconfirmed = self._unconfirmed
         if unconfirmed:
             for job in adds:
