@@ -28,7 +28,7 @@ FOLD_PAST = 300
 WIDE = 20
 #: The names of a folded node of several names, and of upstreams outside the jobs read.
 MIXED = "jobs of several names"
-OUTSIDE = "outside the workflow"
+OUTSIDE = "outside the jobs shown"
 #: A node's size and the gaps between them, in user units (pixels at 1:1).
 NODE_W, NODE_H = 176, 38
 GAP_X, GAP_Y = 64, 10

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
-from ._graph import MIXED, NODE_H, NODE_W, Layout, Node
+from ._graph import MIXED, NODE_H, NODE_W, OUTSIDE, Layout, Node
 
 #: The most characters of a name a node shows (its title has all of it).
 NAME_WIDTH = 24
@@ -77,7 +77,7 @@ def _node(node: Node) -> str:
             f'<a href="/jobs/{number}" class="node outside" data-job="{number}">'
             f"<title>{job_label(number)}: an upstream outside the jobs shown</title>"
             f'<rect class="box outside" x="{x:.1f}" y="{y:.1f}" width="{NODE_W}" '
-            f'height="{NODE_H}" rx="4"/>{_text(node, job_label(number), "outside the workflow")}'
+            f'height="{NODE_H}" rx="4"/>{_text(node, job_label(number), OUTSIDE)}'
             "</a>"
         )
     if node.folded:
