@@ -38,7 +38,7 @@ def percent(fraction: float) -> str:
 def svg(graph: Layout) -> Markup:
     """The whole ``<svg>``: edges first (under the nodes), then the nodes."""
     parts = [
-        f'<svg class="graph" xmlns="http://www.w3.org/2000/svg" role="img" '
+        f'<svg class="graph" xmlns="http://www.w3.org/2000/svg" aria-label="the workflow\'s jobs" '
         f'width="{int(graph.width)}" height="{int(graph.height)}" '
         f'viewBox="0 0 {int(graph.width)} {int(graph.height)}">'
         '<defs><marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" '
