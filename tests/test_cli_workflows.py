@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from test_cli import jobsched, ok
-from workflow_rows import EVIL, FETCHES, Filled, fill, graph_job
+from workflow_rows import EVIL, FETCHES, Filled, empty, fill, graph_job
 
 from jobsched import JobStatus
 from jobsched._cli import _wftree
@@ -231,3 +231,10 @@ def test_a_store_that_keeps_no_workflows_says_so_in_one_line(
     assert err == (
         f"jobsched: error: the store {url} cannot answer this: SQLiteStore cannot keep workflows\n"
     )
+
+
+def test_a_store_without_workflows_says_so(tmp_path: Path) -> None:
+    url = empty(f"sqlite:///{tmp_path / 'jobs.db'}")
+    assert ok("workflows", "--store", url) == "no workflows\n"
+    assert ok("workflows", "--unfinished", "--store", url) == "no unfinished workflows\n"
+    assert json.loads(ok("workflows", "--json", "--store", url)) == []

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
-from workflow_rows import EVIL, Filled, fill, graph_job
+from workflow_rows import EVIL, Filled, empty, fill, graph_job
 
 import jobsched as js
 from jobsched import JobStatus
@@ -307,3 +307,9 @@ def test_a_store_that_keeps_no_workflows_is_a_501(
             assert "cannot keep workflows" in response.text
         # The job pages do not need them.
         assert client.get(f"/jobs/{filled.etl_jobs['load']}").status_code == 200
+
+
+def test_a_store_without_workflows_lists_none(tmp_path: Path) -> None:
+    with TestClient(create_app(empty(f"sqlite:///{tmp_path / 'jobs.db'}"))) as client:
+        assert "No workflows." in client.get("/workflows").text
+        assert "No unfinished workflows." in client.get("/workflows?unfinished=1").text

@@ -133,6 +133,18 @@ async def progress(url: str, job: int, attempt: int, fraction: float, message: s
         await store.close()
 
 
+async def _make(url: str) -> None:
+    store = js.open_store(url)
+    await store.open()
+    await store.close()
+
+
+def empty(url: str) -> str:
+    """A store at ``url`` holding nothing: made, as a worker would make it."""
+    anyio.run(_make, url)
+    return url
+
+
 def fill(url: str) -> Filled:
     """The workflows above in the store at ``url`` (made if absent)."""
     filled = Filled(url)
