@@ -249,7 +249,7 @@ async def test_a_graph_past_its_limit_is_truncated(store: JobStore) -> None:
     assert graph.workflow.counts == {S.PENDING: 7}
     whole = await store.workflow_graph(WF, limit=7)
     assert whole is not None and not whole.truncated and len(whole.jobs) == 7
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="limit"):
         await store.workflow_graph(WF, limit=0)
 
 
