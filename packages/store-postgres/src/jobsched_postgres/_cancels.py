@@ -19,7 +19,7 @@ _CANCELLED = JobStatus.CANCELLED
 # its waiting "cancel" edges to jobs still waiting (only they are cancelled,
 # and only through them does the cascade go on), with the upstream each was
 # reached from first. A "run" edge stops the walk: its dependent is counted
-# off instead (_SETTLE).
+# off instead (SETTLE).
 _CASCADE = """
 WITH RECURSIVE down(id, up, how) AS (
     SELECT d.downstream, d.upstream, %(how)s::text
@@ -41,7 +41,7 @@ SELECT DISTINCT ON (id) id, up, how FROM down ORDER BY id, up
 # count them off as a completion does (the free ones queue); a dependent
 # cancelled above is no longer blocked, and is left alone. `settled < 1`:
 # see _outcomes._RECORD's `gone`, the plan it keeps.
-_SETTLE = """
+SETTLE = """
 WITH settled AS (
     UPDATE jobsched_deps SET settled = 2
     WHERE upstream = ANY(%(ended)s) AND settled < 1
@@ -88,7 +88,7 @@ def cascade(conn: Conn, root: int, status: JobStatus, now: float) -> list[Change
                 (now, list(errors), list(errors.values())),
             ).fetchall()
         }
-    freed = conn.execute(_SETTLE, {"ended": [root, *sorted(cancelled)], "now": now}).fetchall()
+    freed = conn.execute(SETTLE, {"ended": [root, *sorted(cancelled)], "now": now}).fetchall()
     if any(queue == 0 for (queue,) in freed):
         notify(conn)
     return [Change(i, _CANCELLED, errors[i]) for i in sorted(cancelled)]

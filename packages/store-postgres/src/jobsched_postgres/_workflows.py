@@ -80,8 +80,7 @@ def add_workflow(conn: _sql.Conn, workflow: NewWorkflow, now: float) -> list[Cha
         )
     named = any(job.queue != DEFAULT_QUEUE for job in jobs)
     planned = _sql.plan(jobs, status_of, now, named)
-    columns, types = (_sql._NAMED_COLUMNS, _sql._NAMED_TYPES) if named else (
-        _sql._ADD_COLUMNS, _sql._ADD_TYPES)  # fmt: skip
+    columns, types = _sql.add_columns(named)
     with conn.cursor() as cur:
         try:
             with cur.copy(
@@ -209,7 +208,7 @@ def cancel_workflow(conn: _sql.Conn, workflow_id: int, now: float) -> tuple[int,
         for (root,) in roots:
             changes += _cancels.cascade(conn, root, _CANCELLED, now)
         # The rest's edges, all to jobs of the workflow cancelled above.
-        conn.execute(_cancels._SETTLE, {"ended": waiting, "now": now})
+        conn.execute(_cancels.SETTLE, {"ended": waiting, "now": now})
     _sql.notify(conn)
     return len(rows), changes
 

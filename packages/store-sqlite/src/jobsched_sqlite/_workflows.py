@@ -13,11 +13,11 @@ import sqlite3
 from collections.abc import Iterable
 
 from jobsched import JobStatus
-from jobsched.store import Change, GraphJob, NewWorkflow, WorkflowGraph, WorkflowRow
+from jobsched.store import EDGE_FAILED, Change, GraphJob, NewWorkflow, WorkflowGraph, WorkflowRow
 
 from . import _own
 from ._add import add
-from ._sql import _cascade, _finish
+from ._sql import _cascade, count_ended
 
 _CANCELLED = JobStatus.CANCELLED
 #: Ids per statement: under SQLite's oldest limit of parameters (999).
@@ -136,24 +136,53 @@ def graph(conn: sqlite3.Connection, workflow_id: int, limit: int) -> WorkflowGra
 def cancel_workflow(
     conn: sqlite3.Connection, workflow_id: int, now: float
 ) -> tuple[int, list[Change]]:
-    """Cancel the workflow's waiting jobs and flag its running ones, then
-    settle the cancelled jobs' edges: their own dependents are cancelled
-    already, and the walk reaches only those outside it (or lets their
-    "run" edges count off)."""
+    """Cancel the workflow's waiting jobs and flag its running ones (a
+    statement per few hundred), then walk the cascade from each cancelled
+    job with a waiting edge to a job outside it (its own dependents are
+    cancelled already), and settle the other edges at once."""
     # By jobs_workflow alone: the workflow's rows, not every unfinished one.
     rows = conn.execute(OPEN, (workflow_id,)).fetchall()
     running = [n for n, status in rows if status == "running"]
     waiting = [n for n, status in rows if status != "running"]
-    for start in range(0, len(running), CHUNK):
+    ended: dict[tuple[str, str], int] = {}
+    roots: list[int] = []
+    for start in range(0, len(rows), CHUNK):
         part = running[start : start + CHUNK]
-        conn.execute(
-            f"UPDATE jobs SET cancel_requested = 1 WHERE id IN ({', '.join('?' * len(part))})",
-            part,
-        )
-    for number in waiting:
-        _finish(conn, number, _CANCELLED, now, "cancelled")
+        if part:
+            conn.execute(
+                f"UPDATE jobs SET cancel_requested = 1 WHERE id IN ({', '.join('?' * len(part))})",
+                part,
+            )
+        part = waiting[start : start + CHUNK]
+        if not part:
+            continue
+        marks = ", ".join("?" * len(part))
+        for (executor,) in conn.execute(
+            "UPDATE jobs SET status = 'cancelled', queue = NULL, finished_at = ?, owner = NULL, "
+            "lease_until = NULL, last_error = 'cancelled' "
+            f"WHERE id IN ({marks}) RETURNING executor",
+            (now, *part),
+        ).fetchall():
+            ended["cancelled", executor] = ended.get(("cancelled", executor), 0) + 1
+        roots += [
+            root
+            for (root,) in conn.execute(
+                "SELECT DISTINCT d.upstream FROM deps AS d JOIN jobs AS j ON j.id = d.downstream "
+                f"WHERE d.upstream IN ({marks}) AND d.settled = 0 AND j.workflow IS NOT ?",
+                (*part, workflow_id),
+            )
+        ]
+    count_ended(conn, ended)
     ids = _own.ids_of(conn, waiting)
     changes = [Change(ids.get(n, n), _CANCELLED, "cancelled") for n in waiting]
-    for number in waiting:
-        changes += _cascade(conn, number, _CANCELLED, now)
+    for root in sorted(roots):
+        changes += _cascade(conn, root, _CANCELLED, now)
+    # The rest's edges, all to jobs of the workflow cancelled above.
+    for start in range(0, len(waiting), CHUNK):
+        part = waiting[start : start + CHUNK]
+        conn.execute(
+            f"UPDATE deps SET settled = {EDGE_FAILED} WHERE upstream IN "
+            f"({', '.join('?' * len(part))}) AND settled = 0",
+            part,
+        )
     return len(rows), changes

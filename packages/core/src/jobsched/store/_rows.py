@@ -54,7 +54,9 @@ class NewJob:
     #: hands out a row with ``args`` only to a member whose ``names`` has
     #: its ``name`` (see :meth:`JobStore.claim`).
     args: str | None = None
-    #: The workflow the job belongs to (``Job.workflow_id``'s number), or None.
+    #: The workflow the job belongs to (``Job.workflow_id``'s number), or None:
+    #: what :meth:`JobStore.add_workflow` writes for its jobs (``add`` may
+    #: leave it unwritten: a workflow's jobs are added by ``add_workflow``).
     workflow: int | None = None
     #: The upstreams of ``depends_on`` whose edge has the "run" policy
     #: (``js.After(job, on_failure="run")``): an end of theirs other than

@@ -124,6 +124,11 @@ async def test_an_upstream_outside_that_failed_cancels_its_jobs_at_once(store: J
     assert await claimable(store) == [3, 4]
     row = await store.workflow(WF)
     assert row is not None and row.counts == {S.CANCELLED: 2, S.PENDING: 2}
+    # The store's own counts (jobsched stats) hear of the jobs it cancelled.
+    assert await store.counts() == {
+        (S.FAILED, "async"): 1, (S.COMPLETED, "async"): 1,
+        (S.CANCELLED, "async"): 2, (S.PENDING, "async"): 2,
+    }  # fmt: skip
 
 
 async def test_an_own_id_the_store_holds_fails_the_whole_workflow(store: JobStore) -> None:
@@ -249,7 +254,7 @@ async def test_a_graph_past_its_limit_is_truncated(store: JobStore) -> None:
     assert graph.workflow.counts == {S.PENDING: 7}
     whole = await store.workflow_graph(WF, limit=7)
     assert whole is not None and not whole.truncated and len(whole.jobs) == 7
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="limit"):
         await store.workflow_graph(WF, limit=0)
 
 
@@ -311,6 +316,9 @@ async def test_cancel_workflow_ends_its_jobs_and_flags_the_running(store: JobSto
     row = await store.workflow(WF)
     assert row is not None and row.finished
     assert await store.cancel_workflow(WF, NOW + 4) == (0, [])
+    assert await store.counts() == {
+        (S.CANCELLED, "async"): 5, (S.COMPLETED, "async"): 1, (S.PENDING, "async"): 2,
+    }  # fmt: skip
 
 
 # ── prune ────────────────────────────────────────────────────────────────
