@@ -232,6 +232,7 @@ def test_a_workflows_page_draws_every_job_and_edge(client: TestClient, filled: F
         assert response.status_code == 200
         assert "Content-Security-Policy" in response.headers
     html = response.text
+    assert 'data-refresh-ms="2000"' in html
     svg = re.search(r"<svg class=\"graph\".*?</svg>", html, re.S)
     assert svg is not None
     root = _parsed(svg.group())
@@ -252,9 +253,11 @@ def test_a_workflows_page_draws_every_job_and_edge(client: TestClient, filled: F
 def test_a_workflow_past_300_jobs_folds_and_one_past_the_limit_says_so(
     client: TestClient, filled: Filled, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from jobsched_dashboard import _limits
+
     html = client.get(f"/workflows/{filled.big}").text
     assert 'id="folded"' in html and 'data-fold="400"' in html
-    from jobsched_dashboard import _limits
+    assert f'data-refresh-ms="{_limits.REFRESH_MS * _limits.BIG_GRAPH_SLOWER}"' in html
 
     monkeypatch.setattr(_limits, "GRAPH_LIMIT", 10)
     html = client.get(f"/workflows/{filled.big}").text

@@ -51,3 +51,5 @@ FIRES_LIMIT = 50
 #: jobs a workflow's page reads and draws (the first by id).
 WORKFLOWS_LIMIT = 50
 GRAPH_LIMIT = 2_000
+#: A workflow's page past ``_graph.FOLD_PAST`` jobs refreshes this many times slower.
+BIG_GRAPH_SLOWER = 5

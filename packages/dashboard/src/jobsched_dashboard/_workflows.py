@@ -60,7 +60,11 @@ class WorkflowPages(Handlers):
 
     async def workflow(self, request: Request) -> Response:
         context = await self.context(request.path_params["workflow_id"])
-        return self.render("workflow.html", **context)
+        # A graph past FOLD_PAST jobs is up to half a megabyte of SVG: fetched
+        # less often, so an open tab does not stream it every two seconds.
+        slow = context["shown"] > _graph.FOLD_PAST
+        live_ms = _limits.REFRESH_MS * (_limits.BIG_GRAPH_SLOWER if slow else 1)
+        return self.render("workflow.html", live_ms=live_ms, **context)
 
     async def workflow_live(self, request: Request) -> Response:
         context = await self.context(request.path_params["workflow_id"])
