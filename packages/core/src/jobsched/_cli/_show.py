@@ -16,15 +16,11 @@ import click
 
 from .._enums import JobStatus
 from ..store._base import JobStore
-from ..store._rows import (
-    EDGE_FAILED,
-    EDGE_MET,
-    ON_FAILURE_RUN,
-    StoredJob,
-)
+from ..store._rows import EDGE_FAILED, EDGE_MET, StoredJob
 from . import _format as fmt
 from ._jobargs import JobIdType, fetch, json_option, print_json, run
 from ._main import store_option
+from ._wftree import policy, run_mark, workflow_id
 
 #: The most upstreams the text lists (``--json`` has all of them).
 UPSTREAMS_SHOWN = 20
@@ -172,11 +168,6 @@ def _attempts(n: int) -> str:
     return f"{n} attempt" if n == 1 else f"{n} attempts"
 
 
-def workflow_id(number: int) -> str:
-    """A workflow's id as users see it: ``wf-<n>``."""
-    return f"wf-{number}"
-
-
 def progress_text(fraction: float | None, message: str | None) -> str:
     """``40% reading page 4``, either part alone, or ``-`` for none."""
     parts = [f"{fraction * 100:.0f}%"] if fraction is not None else []
@@ -190,16 +181,6 @@ def edge_state(settled: int) -> str:
     ``failed`` (ended without completing: failed, timed out or cancelled),
     or is still ``waiting`` to end."""
     return {EDGE_MET: "completed", EDGE_FAILED: "failed"}.get(settled, "waiting")
-
-
-def policy(on_failure: int) -> str:
-    """An edge's policy by the name ``js.After`` takes: ``cancel`` or ``run``."""
-    return "run" if on_failure == ON_FAILURE_RUN else "cancel"
-
-
-def run_mark(on_failure: int) -> str:
-    """`` [run]`` after an upstream whose edge runs its dependent however it ends."""
-    return " [run]" if on_failure == ON_FAILURE_RUN else ""
 
 
 def depends_text(job: StoredJob) -> str:

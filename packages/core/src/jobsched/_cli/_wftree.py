@@ -85,7 +85,7 @@ def graph_json(graph: WorkflowGraph) -> dict[str, Any]:
                 "attempts": job.attempts,
                 "finished_at": fmt.iso_time(job.finished_at),
                 "upstreams": [
-                    {"job_id": fmt.job_id(u), "on_failure": _policy(p)} for u, p in ups[job.id]
+                    {"job_id": fmt.job_id(u), "on_failure": policy(p)} for u, p in ups[job.id]
                 ],
             }
             for job in graph.jobs
@@ -93,11 +93,13 @@ def graph_json(graph: WorkflowGraph) -> dict[str, Any]:
     }
 
 
-def _policy(on_failure: int) -> str:
+def policy(on_failure: int) -> str:
+    """An edge's policy by the name ``js.After`` takes: ``cancel`` or ``run``."""
     return "run" if on_failure == ON_FAILURE_RUN else "cancel"
 
 
-def _mark(on_failure: int) -> str:
+def run_mark(on_failure: int) -> str:
+    """`` [run]`` after an upstream whose edge runs its dependent however it ends."""
     return " [run]" if on_failure == ON_FAILURE_RUN else ""
 
 
@@ -122,7 +124,7 @@ def table(graph: WorkflowGraph) -> str:
             "-" if job.progress is None else f"{job.progress * 100:.0f}%",
             str(job.attempts),
             fmt.utc_time(job.finished_at),
-            fmt.one_line(", ".join(f"{fmt.job_id(u)}{_mark(p)}" for u, p in ups[job.id]), 60),
+            fmt.one_line(", ".join(f"{fmt.job_id(u)}{run_mark(p)}" for u, p in ups[job.id]), 60),
         ]
         for job in graph.jobs
     ]
@@ -219,7 +221,7 @@ def _line(
     others = [(u, p) for u, p in ups[job.id] if edge is None or u != edge[0]]
     also = ""
     if others:
-        named = ", ".join(f"{fmt.job_id(u)}{_mark(p)}" for u, p in others[:ALSO_SHOWN])
+        named = ", ".join(f"{fmt.job_id(u)}{run_mark(p)}" for u, p in others[:ALSO_SHOWN])
         more = len(others) - ALSO_SHOWN
         named += f" and {more} more" if more > 0 else ""
         also = f"  ({'also after' if edge is not None else 'after'} {named})"
