@@ -43,7 +43,10 @@ TABLE = "app_rows"
 class TxnMember(Member):
     """A member of tests/txn_member.py; its stderr (WARNINGs and worse) in a file."""
 
-    def __init__(self, url: str, folder: Path, *flags: str) -> None:
+    def __init__(self, url: str, folder: Path, *flags: str, app: str) -> None:
+        # The application_name of its connections, the jobs' it runs too
+        # (libpq's PGAPPNAME: their URL is the submitter's).
+        self.app = app
         self.log = folder / f"member-{len(list(folder.glob('member-*.log')))}.log"
         self._stderr = self.log.open("w")
         self.process = subprocess.Popen(
@@ -52,7 +55,7 @@ class TxnMember(Member):
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             text=True,
-            env={**os.environ, "PYTHONPATH": str(TESTS)},
+            env={**os.environ, "PYTHONPATH": str(TESTS), "PGAPPNAME": app},
         )
         self._start_reader()
 
@@ -88,9 +91,12 @@ def fleet(tmp_path: Path) -> Iterator[tuple[str, list[TxnMember]]]:
 
 
 def start(url: str, folder: Path, members: list[TxnMember], count: int, *flags: str) -> None:
-    """``count`` members, their connections named APP (the jobs' too)."""
-    named = f"{url}?application_name={APP}"
-    started = [TxnMember(named, folder, *flags) for _ in range(count)]
+    """``count`` members, each one's connections (its jobs' too) named
+    APP-<n>, its ``app``: the test can tell when a killed one's are gone."""
+    started = [
+        TxnMember(url, folder, *flags, app=f"{APP}-{n}")
+        for n in range(len(members), len(members) + count)
+    ]
     for member in started:  # started together, so their imports overlap
         member.ready()
     members += started
@@ -146,13 +152,17 @@ def test_500_jobs_complete_exactly_once_through_a_kill_and_a_reset(
     )
     os.kill(victim.pid, signal.SIGKILL)
     victim.process.wait(timeout=30)
+    # A COMMIT the member sent as it died still lands: the server ends its
+    # sessions only when it next reads from them.
+    gone = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+    wait_for("the killed member's sessions to end", lambda: not sql(url, gone, victim.app)[0][0])
     # What it had started and not ended when it died (it may have ended the
     # one seen above in between): each is an attempt the others take over.
     taken = sql(url, started, owned)[0][0]
     wait_for("half the jobs committed", lambda: count_rows(url) >= JOBS // 2, timeout=120)
     terminate = (
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-        f"WHERE application_name = '{APP}' AND datname = current_database()"
+        f"WHERE application_name LIKE '{APP}-%' AND datname = current_database()"
     )
     wait_for("a member connection to end", lambda: bool(sql(url, terminate)), timeout=60)
     assert members[0].ask("join", timeout=240) == "joined"
@@ -236,7 +246,7 @@ def pause_between_transactions(url: str, member: TxnMember) -> None:
     )
     for _ in range(1000):
         os.kill(member.pid, signal.SIGSTOP)
-        if not sql(url, busy, APP)[0][0]:
+        if not sql(url, busy, member.app)[0][0]:
             return
         os.kill(member.pid, signal.SIGCONT)
         time.sleep(0.005)  # let it finish what it was doing, then try again
