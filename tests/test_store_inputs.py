@@ -9,11 +9,8 @@ Runs on asyncio only: the stores work in threads (see test_durable.py).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
+import both_stores
 import pytest
-from pg import SECRET, schema_url
 
 import jobsched as js
 from jobsched.store import Input, JobStore, NewJob, Outcome, ProgressRow
@@ -25,21 +22,8 @@ NOW = 1_700_000_000.0
 EXECUTORS = {"async": 99}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[JobStore]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'jobs.db'}"
-    else:
-        url = schema_url(request.getfixturevalue("pg_session_database"))
-    s = js.open_store(url, secret=SECRET)
-    await s.open()
-    yield s
-    await s.close()
+# A store open on a fresh SQLite file or PostgreSQL schema (tests/both_stores.py).
+anyio_backend, store = both_stores.anyio_backend, both_stores.store
 
 
 def new(job_id: int, *, own: bool = False) -> NewJob:
