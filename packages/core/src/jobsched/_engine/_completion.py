@@ -221,14 +221,14 @@ class Completions:
 
     def progressed(self, job: Job, attempt: int) -> None:
         """``job``'s attempt reported progress (``CurrentJob.progress``, from
-        any thread): in memory its fields are all there is; a held job's
-        values go to the store's writer, while the attempt is still held."""
-        link = self._link
-        if link is None:
-            return
+        any thread): in memory its fields are all there is (nothing is held
+        there); a held job's values go to the store's writer, while this
+        member still holds the attempt."""
         number = job._jobsched_id
         flow = job._flow
         if flow is not None and self._held.get(number) == attempt:
+            link = self._link
+            assert link is not None  # only a durable store holds jobs
             link.note_progress(number, attempt, flow.progress, flow.message)
 
     def _check_held(self, handle: CurrentJob) -> None:

@@ -61,17 +61,17 @@ class ProgressWriter:
     """The dirty jobs' progress, and the task that writes it (see the module)."""
 
     __slots__ = (
-        "_clock",
         "_closed",
         "_entries",
         "_lock",
-        "_loop_thread",
+        "_loop",
+        "_now",
         "_owner",
         "_running",
         "_scope",
         "_store",
         "_tasks",
-        "_token",
+        "_thread_id",
         "writes",
     )
 
@@ -89,9 +89,9 @@ class ProgressWriter:
         self._store = store
         self._owner = owner
         self._tasks = tasks
-        self._token = token
-        self._loop_thread = loop_thread
-        self._clock = clock
+        self._loop = token
+        self._thread_id = loop_thread
+        self._now = clock
         self._entries: dict[int, _Entry] = {}
         self._lock = threading.Lock()
         self._running = False
@@ -133,10 +133,10 @@ class ProgressWriter:
 
     def _start(self) -> None:
         try:
-            if threading.get_ident() == self._loop_thread:
+            if threading.get_ident() == self._thread_id:
                 self._spawn()
             else:
-                anyio.from_thread.run_sync(self._spawn, token=self._token)
+                anyio.from_thread.run_sync(self._spawn, token=self._loop)
         except RuntimeError:
             # The scheduler's group or loop is gone (a thread job outliving
             # its stop): nothing will write, and the outcome was written.
@@ -152,7 +152,7 @@ class ProgressWriter:
             with anyio.CancelScope() as self._scope:
                 while not self._closed:
                     await anyio.sleep(WAKE)
-                    now = self._clock()
+                    now = self._now()
                     rows = self._due(now)
                     if rows:
                         await self._write(rows)
