@@ -335,3 +335,47 @@ async def test_the_writer_rides_out_a_store_away() -> None:
         writer.close()
     assert [rows for _, rows in store.writes] == [[ProgressRow(7, 1, 0.2, "newer")]]
     assert writer.writes == 3
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_outcome_keeps_its_attempts_last_progress(durable_url: str) -> None:
+    """The store writes an outcome's progress with it (a completion with
+    progress is no plain one: its result and cleared error are written as
+    ever); an outcome without progress leaves what the writer wrote."""
+    from jobsched.store import NewJob, Outcome
+
+    now = 1_700_000_000.0
+    status = js.JobStatus
+    store = _open(durable_url)
+    await store.open()
+    try:
+        await store.add(
+            [NewJob(i, f"j{i}", "async", (0.0,), now, now, b"P") for i in (1, 2, 3, 4)], now
+        )
+        claims = {c.id: c for c in await store.claim("m", 9, {"async": 9}, now, 30)}
+        await store.progress("m", [ProgressRow(4, claims[4].attempt, 0.3, "written")])
+        ended = [
+            Outcome(1, claims[1].attempt, status.COMPLETED, now + 1, result=b"J1", progress=1.0,
+                    progress_message="all done"),
+            Outcome(2, claims[2].attempt, status.FAILED, now + 1, error="E: no", progress=0.5),
+            Outcome(3, claims[3].attempt, status.RETRY_WAIT, now + 1, run_at=now + 9,
+                    error="E: again", progress_message="page 2"),
+            Outcome(4, claims[4].attempt, status.COMPLETED, now + 1, result=b"J4"),
+        ]  # fmt: skip
+        assert ended[0].plain is False and ended[3].plain is True
+        recorded = await store.record("m", ended)
+        assert recorded.refused == []
+        rows = {i: await store.fetch(i) for i in (1, 2, 3, 4)}
+    finally:
+        await store.close()
+    seen = {
+        i: (r.status, r.result, r.last_error, r.progress, r.progress_message)
+        for i, r in rows.items()
+        if r is not None
+    }
+    assert seen == {
+        1: (status.COMPLETED, b"J1", None, 1.0, "all done"),
+        2: (status.FAILED, None, "E: no", 0.5, None),
+        3: (status.RETRY_WAIT, None, "E: again", None, "page 2"),
+        4: (status.COMPLETED, b"J4", None, pytest.approx(0.3), "written"),
+    }
