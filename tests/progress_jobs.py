@@ -132,3 +132,23 @@ async def _read(url: str, job_id: str) -> dict[str, Any]:
 
 if __name__ == "__main__":
     print(json.dumps(anyio.run(_read, sys.argv[1], sys.argv[2])))
+
+
+async def report_late(gate: str) -> str:
+    """Attempt 1 waits in a thread it abandons at its timeout; attempt 2
+    reports, opens the gate for that thread, which then reports (too late),
+    and returns once it has."""
+    handle = js.current_job()
+    if handle.attempt == 1:
+
+        def in_thread() -> None:
+            GATES[gate].wait()
+            handle.progress(0.8, "too late")
+            REPORTED[gate].set()
+
+        await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
+        return "not reached"
+    handle.progress(0.2, "attempt 2")
+    GATES[gate].set()
+    await anyio.to_thread.run_sync(REPORTED[gate].wait, 30)
+    return "second"

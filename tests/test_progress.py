@@ -171,6 +171,22 @@ async def test_progress_shows_at_once_in_this_process(
         assert (job.progress, job.progress_message) == pj.LAST
 
 
+def test_an_attempt_that_ended_reports_nothing(gate: str) -> None:
+    """A thread an attempt abandoned at its timeout reports while the job's
+    next attempt runs: the job's fields keep the running attempt's values."""
+    retry = js.RetryPolicy(max_retries=1, base_delay=0.0, jitter=False)
+
+    async def main() -> js.Job:
+        async with js.JobScheduler(num_workers=1) as s:
+            job_id = s.submit(js.FunctionJob(pj.report_late, (gate,), timeout=0.3, retry=retry))
+            await s.join()
+            return s.get(job_id)
+
+    job = anyio.run(main)
+    assert (job.status, job.result) == (js.JobStatus.COMPLETED, "second"), job.last_error
+    assert (job.progress, job.progress_message) == (0.2, "attempt 2")
+
+
 @pytest.mark.memory_only("the durable runs are test_progress_reaches_the_store_and_another_process")
 async def test_a_process_job_reports_to_its_scheduler(
     make_scheduler: Callable[..., js.JobScheduler],

@@ -131,6 +131,10 @@ class CurrentJob:
         if job is None:
             self._progress_shipped(fraction, message)
             return
+        if job.status is not _RUNNING or job.attempts != self.attempt:
+            # An attempt that ended (a thread job's, abandoned at its
+            # timeout) must not speak for the job's next one.
+            return
         flow = job._flow
         if flow is None:
             # A thread job's first call races nothing but a second thread of
