@@ -395,3 +395,33 @@ async def test_an_outcome_keeps_its_attempts_last_progress(durable_url: str) -> 
         3: (status.RETRY_WAIT, None, "E: again", None, "page 2"),
         4: (status.COMPLETED, b"J4", None, pytest.approx(0.3), "written"),
     }
+
+
+def test_a_process_worker_sends_progress_once_a_second_and_the_last_before_its_reply(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In the worker: the first report goes at once, the next ones wait for
+    their second (a long one here), the newest of them goes at the job's
+    end, and nothing goes after it."""
+    import socket
+
+    from jobsched_process import _wire, _worker
+
+    monkeypatch.setattr(_worker.Progress, "EVERY", 3600.0)
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        progress = _worker.Progress(theirs)
+        for i in range(1_000):
+            progress(i / 1_000, f"step {i}")
+        progress.close()
+        progress(1.0, "after its reply")
+        theirs.close()
+        got = []
+        while True:
+            try:
+                kind, size = _wire.read_header(ours)
+            except EOFError:
+                break
+            assert kind == _wire.PROGRESS
+            got.append(_wire.BodyReader(ours, size).load())
+    assert got == [(0.0, "step 0"), (0.999, "step 999")]
