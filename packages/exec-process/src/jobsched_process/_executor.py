@@ -8,6 +8,7 @@ import multiprocessing.util
 import os
 import pickle
 import signal
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -42,7 +43,9 @@ class ProcessExecutor(jobsched.Executor):
     An exception raised in the worker comes back with its type and message
     (and the worker's traceback as its ``__cause__``). The attempt's handle
     (:func:`jobsched.current_job`) goes with the job, pickled on its own,
-    and a completion its ``complete_in`` wrote comes back with the reply.
+    and a completion its ``complete_in`` wrote comes back with the reply;
+    its ``progress`` comes back while it runs, at most once a second (and
+    its last values before the reply).
 
     **Starting**: each worker is a fresh interpreter running this package's
     own entry point, so it never imports the application's ``__main__``
@@ -154,7 +157,7 @@ class ProcessExecutor(jobsched.Executor):
                     self._idle.append(worker)  # shutdown() stops it
                     self._check_not_cancelled(job)
                 try:
-                    reply = await worker.request(payload)
+                    reply = await worker.request(payload, _progress_of(current))
                 except BaseException as exc:
                     died = isinstance(exc, (EOFError, OSError))
                     # Shielded: the process must be gone before the slot is
@@ -274,6 +277,20 @@ class ProcessExecutor(jobsched.Executor):
 
 def _describe(job: jobsched.Job) -> str:
     return f"{job.job_id} ({job.name!r})"
+
+
+def _progress_of(current: jobsched.CurrentJob | None) -> Callable[[Any], None] | None:
+    """What shows a job's progress sent from its worker: its handle here."""
+    if current is None:
+        return None
+
+    def show(values: Any) -> None:
+        try:
+            current.progress(*values)
+        except Exception:  # checked in the worker already: a bug, not the job's
+            logger.exception("the progress %r of %s was not kept", values, current.job_id)
+
+    return show
 
 
 def _current_job() -> jobsched.CurrentJob | None:

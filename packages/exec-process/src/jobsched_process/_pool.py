@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -130,8 +131,11 @@ class WorkerProcess:
         except PermissionError:
             pass
 
-    async def request(self, job: _wire.Chunks) -> Any:
-        """Send a pickled job and wait for the worker's reply, loaded.
+    async def request(
+        self, job: _wire.Chunks, on_progress: Callable[[Any], None] | None = None
+    ) -> Any:
+        """Send a pickled job and wait for the worker's reply, loaded; the
+        job's progress on its way goes to ``on_progress`` (see _transfer.receive).
 
         :raises EOFError: the process died (``OSError`` if the socket broke first).
         """
@@ -141,7 +145,7 @@ class WorkerProcess:
             self.sys_path = list(sys.path)
             _wire.send(sock, _wire.PATH, _wire.dumps(self.sys_path))
         await _transfer.send(sock, _wire.JOB, job)
-        return await _transfer.receive(sock)
+        return await _transfer.receive(sock, on_progress)
 
     async def end(self, grace: float, *, polite: bool) -> int | None:
         """Make sure the process is gone; returns its exit code (None: still there).

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -71,14 +72,22 @@ def _send(sock: socket.socket, kind: bytes, body: _wire.Chunks) -> None:
         _wire.send(sock, kind, body)
 
 
-async def receive(sock: socket.socket) -> Any:
+async def receive(sock: socket.socket, on_progress: Callable[[Any], None] | None = None) -> Any:
     """Wait for the worker's reply and unpickle it; a big one in a thread.
+    The job's progress messages before it go to ``on_progress`` (its
+    ``(fraction, message)``), or nowhere.
 
     :returns: the reply tuple, or ``(UNLOADABLE, exception)``.
     :raises EOFError: the worker died (``OSError`` if the socket broke first).
     """
-    await anyio.wait_readable(sock)
-    _, size = _wire.read_header(sock)
+    while True:
+        await anyio.wait_readable(sock)
+        kind, size = _wire.read_header(sock)
+        if kind != _wire.PROGRESS:
+            break
+        values = _load(_wire.BodyReader(sock, size))  # a float and a short str
+        if on_progress is not None and values[:1] != (UNLOADABLE,):
+            on_progress(values)
     if size <= INLINE_LIMIT:
         return _load(_wire.BodyReader(sock, size))
     return await anyio.to_thread.run_sync(_receive, sock.dup(), size, abandon_on_cancel=True)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "JOB",
     "PATH",
+    "PROGRESS",
     "READY",
     "REPLY",
     "BodyReader",
@@ -52,6 +53,9 @@ __all__ = [
 #: Message kinds: a job to run, a new ``sys.path``, a worker's reply, and
 #: the worker's first message, once it is ready for jobs (an empty body).
 JOB, PATH, REPLY, READY = b"J", b"P", b"R", b"Y"
+#: A running job's progress, ``(fraction, message)``: any number of them
+#: before its reply, the worker's last values last.
+PROGRESS = b"G"
 
 _HEADER = struct.Struct("!cQ")
 #: A body up to this size is read whole and unpickled from memory: fewer

@@ -20,6 +20,7 @@ import _socket
 import _thread
 import os
 import sys
+import time
 
 from . import _wire
 
@@ -142,15 +143,83 @@ def serve(body: _wire.BodyReader) -> _wire.Chunks:
     except BaseException as exc:
         return dumps((BAD_JOB, _describe(exc), _format_exc()))
     handle = _handle(current)
+    progress = None
+    if handle is not None and hasattr(handle, "forward_progress"):
+        progress = Progress(body.sock)
+        handle.forward_progress(progress)
     # Each reply ends with what the job's complete_in() wrote (CurrentJob.completed).
     try:
         result = job.run_sync() if handle is None else handle.run(job.run_sync)
     except BaseException as exc:
+        _close(progress)
         return _raised(exc, _completed(handle))
+    _close(progress)
     try:
         return dumps((OK, result, _completed(handle)))
     except Exception as exc:
         return dumps((BAD_RESULT, _type_name(type(result)), _describe(exc), _completed(handle)))
+
+
+class Progress:
+    """A job's progress, sent to the parent at most once a second
+    (``CurrentJob.forward_progress``), from whichever thread of the job
+    reports it. A value held back is sent by a timer thread when the second
+    is up, or by :meth:`close` before the reply: after that, nothing is sent
+    (the parent reads progress only before its job's reply)."""
+
+    __slots__ = ("_closed", "_lock", "_pending", "_sent", "_sock", "_timer")
+
+    #: Seconds between two progress messages, at least.
+    EVERY = 1.0
+
+    def __init__(self, sock: Any) -> None:
+        self._sock = sock
+        self._lock = _thread.allocate_lock()
+        self._sent: float | None = None
+        self._pending: tuple[Any, Any] | None = None
+        self._closed = False
+        self._timer = False
+
+    def __call__(self, fraction: Any, message: Any) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            now = time.monotonic()
+            sent = self._sent
+            if sent is None or now - sent >= self.EVERY:
+                self._send((fraction, message), now)
+                return
+            self._pending = (fraction, message)
+            if not self._timer:
+                self._timer = True
+                _thread.start_new_thread(self._later, (sent + self.EVERY - now,))
+
+    def _later(self, delay: float) -> None:
+        time.sleep(delay)
+        with self._lock:
+            self._timer = False
+            if not self._closed and self._pending is not None:
+                self._send(self._pending, time.monotonic())
+
+    def close(self) -> None:
+        """The job ended: its last values go now, before the reply; no more after."""
+        with self._lock:
+            if not self._closed and self._pending is not None:
+                self._send(self._pending, time.monotonic())
+            self._closed = True
+
+    def _send(self, values: tuple[Any, Any], now: float) -> None:
+        self._pending = None
+        self._sent = now
+        try:
+            _wire.send(self._sock, _wire.PROGRESS, _wire.plain_dumps(values))
+        except OSError:
+            self._closed = True  # the parent is gone: the reply's send says so
+
+
+def _close(progress: Progress | None) -> None:
+    if progress is not None:
+        progress.close()
 
 
 def _handle(current: bytes | None) -> Any:

@@ -64,8 +64,9 @@ _RECORD = """
 WITH o AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[],
         %(finished)s::float8[], %(run_at)s::float8[], %(results)s::bytea[],
-        %(errors)s::text[], %(tracebacks)s::text[], %(started)s::float8[])
-    AS o(id, attempt, status, finished_at, run_at, result, error, tb, started_at)
+        %(errors)s::text[], %(tracebacks)s::text[], %(started)s::float8[],
+        %(progress)s::real[], %(messages)s::text[])
+    AS o(id, attempt, status, finished_at, run_at, result, error, tb, started_at, progress, pm)
 ),
 written AS (
     UPDATE jobsched_jobs AS j SET
@@ -82,7 +83,9 @@ written AS (
             ELSE COALESCE(o.error, j.last_error) END,
         last_traceback = CASE WHEN o.status = 'retry_wait' THEN o.tb
             WHEN o.status = 'completed' THEN NULL
-            ELSE COALESCE(o.tb, j.last_traceback) END
+            ELSE COALESCE(o.tb, j.last_traceback) END,
+        progress = COALESCE(o.progress, j.progress),
+        progress_message = COALESCE(o.pm, j.progress_message)
     FROM o
     WHERE j.id = o.id AND j.attempts = o.attempt
     RETURNING j.id, o.attempt, o.status, o.finished_at, o.error, j.started_at, j.ran_by
@@ -173,7 +176,7 @@ def _write_big_results(conn: Conn, done: Sequence[Outcome]) -> None:
 
 
 def _arrays(outs: list[Outcome], owner: str, now: float, *, full: bool = False) -> dict[str, Any]:
-    """A batch's parameters: _COMPLETE's four arrays, or all eight of _RECORD's."""
+    """A batch's parameters: _COMPLETE's four arrays, or all of _RECORD's (progress included)."""
     params: dict[str, Any] = {
         "ids": [o.id for o in outs],
         "attempts": [o.attempt for o in outs],
@@ -188,6 +191,8 @@ def _arrays(outs: list[Outcome], owner: str, now: float, *, full: bool = False) 
         params["run_at"] = [o.run_at for o in outs]
         params["errors"] = [o.error for o in outs]
         params["tracebacks"] = [o.traceback for o in outs]
+        params["progress"] = [o.progress for o in outs]
+        params["messages"] = [o.progress_message for o in outs]
     return params
 
 

@@ -50,9 +50,9 @@ def write_attempts(
 #: which copies it twice (the bound parameter, the row's record).
 BIG_RESULT = 1 << 20
 
-#: Outcomes per fenced UPDATE: 10 parameters each, well under SQLite's 32766.
+#: Outcomes per fenced UPDATE: 12 parameters each, well under SQLite's 32766.
 RECORD_CHUNK = 500
-_RECORD_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_RECORD_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def _cancel_wins(
@@ -201,14 +201,14 @@ def _record_chunk(
         else:
             params += (out.id, out.attempt, out.status.value, None, None, out.finished_at)
             params.append(out.result)
-        params += (out.error, out.traceback, out.started_at)
+        params += (out.error, out.traceback, out.started_at, out.progress, out.progress_message)
     # A retry waits (queue 1) until its run_at, keeping its error as the
     # last one; an end sets finished_at and the result, and keeps the
     # previous error when it has none of its own (a cancel after a retry),
     # except a completion, which clears it (the attempts table keeps it).
     return conn.execute(
         "WITH v (id, attempt, status, queue, run_at, finished_at, result, error, tb, "
-        f"started_at) AS (VALUES {', '.join([_RECORD_ROW] * len(chunk))}) "
+        f"started_at, progress, pm) AS (VALUES {', '.join([_RECORD_ROW] * len(chunk))}) "
         "UPDATE jobs SET status = v.status, queue = v.queue, "
         "started_at = COALESCE(v.started_at, jobs.started_at), "
         "run_at = COALESCE(v.run_at, jobs.run_at), finished_at = v.finished_at, "
@@ -216,7 +216,10 @@ def _record_chunk(
         "last_error = CASE WHEN v.status = 'retry_wait' THEN v.error "
         "WHEN v.status = 'completed' THEN NULL ELSE COALESCE(v.error, jobs.last_error) END, "
         "last_traceback = CASE WHEN v.status = 'retry_wait' THEN v.tb "
-        "WHEN v.status = 'completed' THEN NULL ELSE COALESCE(v.tb, jobs.last_traceback) END "
+        "WHEN v.status = 'completed' THEN NULL ELSE COALESCE(v.tb, jobs.last_traceback) END, "
+        # The attempt's last progress, when it reported any (None: as it was).
+        "progress = COALESCE(v.progress, jobs.progress), "
+        "progress_message = COALESCE(v.pm, jobs.progress_message) "
         "FROM v WHERE jobs.id = v.id AND jobs.owner = ? AND jobs.attempts = v.attempt "
         "AND jobs.status = 'running' "
         "RETURNING jobs.id, jobs.started_at, jobs.ran_by, jobs.executor, jobs.status",

@@ -155,7 +155,7 @@ class Ticket:
 
 
 class Completions:
-    """The scheduler's side of ``complete_in``."""
+    """The scheduler's side of ``complete_in``, and of ``progress``."""
 
     __slots__ = ("_clock", "_completed_in", "_dispatcher", "_held", "_link", "_outcomes", "_tasks")
 
@@ -218,6 +218,18 @@ class Completions:
         if ticket.completer is not None:
             self._check_held(handle)
         return ticket.complete_in(handle, conn, result)
+
+    def progressed(self, job: Job, attempt: int) -> None:
+        """``job``'s attempt reported progress (``CurrentJob.progress``, from
+        any thread): in memory its fields are all there is (nothing is held
+        there); a held job's values go to the store's writer, while this
+        member still holds the attempt."""
+        number = job._jobsched_id
+        flow = job._flow
+        if flow is not None and self._held.get(number) == attempt:
+            link = self._link
+            assert link is not None  # only a durable store holds jobs
+            link.note_progress(number, attempt, flow.progress, flow.message)
 
     def _check_held(self, handle: CurrentJob) -> None:
         # Read from a thread job's thread too: a dict lookup and two reads,

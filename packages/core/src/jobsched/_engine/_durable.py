@@ -201,17 +201,19 @@ class DurableBacking:
                 job.result = None
         del held.fences[number]
         ended = held.lost_ended.pop(number, None)
-        link.record(
-            Outcome(
-                number,
-                attempt,
-                status,
-                time.time() if ended is None else ended,
-                result=result,
-                error=error if error is not None else job.last_error,
-                traceback=None if error is not None else job.last_traceback,
-            )
+        out = Outcome(
+            number,
+            attempt,
+            status,
+            time.time() if ended is None else ended,
+            result=result,
+            error=error if error is not None else job.last_error,
+            traceback=None if error is not None else job.last_traceback,
         )
+        if (flow := job._flow) is not None:  # its last progress goes with it
+            out.progress, out.progress_message = flow.progress, flow.message
+            link.forget_progress(number)
+        link.record(out)
         return status
 
     def failed_anyway(self, job: Job) -> None:
@@ -242,17 +244,19 @@ class DurableBacking:
         attempt = held.fences.pop(number, None)
         ended = held.lost_ended.pop(number, None)
         if attempt is not None:
-            self.link.record(
-                Outcome(
-                    number,
-                    attempt,
-                    _RETRY_WAIT,
-                    time.time() if ended is None else ended,
-                    run_at=time.time() + wait,
-                    error=job.last_error,
-                    traceback=job.last_traceback,
-                )
+            out = Outcome(
+                number,
+                attempt,
+                _RETRY_WAIT,
+                time.time() if ended is None else ended,
+                run_at=time.time() + wait,
+                error=job.last_error,
+                traceback=job.last_traceback,
             )
+            if (flow := job._flow) is not None:
+                out.progress, out.progress_message = flow.progress, flow.message
+                self.link.forget_progress(number)
+            self.link.record(out)
 
     def retry(self, job: Job, now: float) -> None:
         pass  # the store runs it again (record_retry), in whichever member claims it
@@ -305,10 +309,7 @@ class DurableBacking:
         self.reads.registry = registry
 
     def spawn(self, group: TaskGroup) -> None:
-        link = self.link
-        group.start_soon(link.committer, name="jobsched-store-committer")
-        group.start_soon(link.claimer, name="jobsched-store-claimer")
-        group.start_soon(link.heartbeat, name="jobsched-store-heartbeat")
+        self.link.spawn(group)
 
     async def close_unstarted(self) -> None:
         """Never started: what was submitted is written, then the store closed."""

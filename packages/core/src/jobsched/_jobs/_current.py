@@ -19,11 +19,15 @@ ticket the handle was shipped with.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Generator
 from contextvars import ContextVar
+from threading import Lock
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._enums import JobStatus
+from ._flow import flow_of
+from ._text import storable
 
 if TYPE_CHECKING:
     from ._job import Job
@@ -31,6 +35,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 _RUNNING = JobStatus.RUNNING
+
+#: The longest progress message kept: a status line, not a log.
+MESSAGE_LIMIT = 1_000
+#: Held while a job's Flow is made by progress() (see CurrentJob.progress).
+_FLOW_LOCK = Lock()
 
 
 class Running:
@@ -79,10 +88,11 @@ class CurrentJob:
     """The attempt that is running, as its job sees it (``js.current_job()``).
 
     :attr:`job_id` and :attr:`attempt` (1 for the first) name the attempt;
-    :meth:`complete_in` records its completion in a transaction of yours.
+    :meth:`progress` reports how far it got; :meth:`complete_in` records its
+    completion in a transaction of yours.
     """
 
-    __slots__ = ("_completed", "_job", "_source", "attempt", "job_id")
+    __slots__ = ("_completed", "_job", "_shipped_progress", "_sink", "_source", "attempt", "job_id")
 
     def __init__(self, job_id: str, attempt: int, job: Job | None, source: Any) -> None:
         #: The job's id, as ``submit`` returned it.
@@ -94,9 +104,69 @@ class CurrentJob:
         self._job = job
         self._source = source
         self._completed: tuple[Any] | None = None
+        # Shipped to another process: the last progress there, and where the
+        # executor sends it (see forward_progress).
+        self._shipped_progress: tuple[float | None, str | None] = (None, None)
+        self._sink: Callable[[float | None, str | None], None] | None = None
 
     def __repr__(self) -> str:
         return f"CurrentJob({self.job_id!r}, attempt={self.attempt})"
+
+    def progress(self, fraction: float | None = None, message: str | None = None) -> None:
+        """Report how far the attempt got: the job's ``progress`` and
+        ``progress_message`` show it at once in this process, and in a
+        durable store within about a second (the attempt's outcome keeps the
+        last values). None leaves that value as it was. Cheap enough to call
+        in a loop: what reaches the store is throttled to one write a second
+        per job. Callable from any thread of the job.
+
+        :param fraction: the part done, a real number from 0 to 1.
+        :param message: a line saying what the job is doing; NUL and lone
+            surrogates are escaped, and it is cut to 1,000 characters.
+        :raises ValueError: ``fraction`` is not a number in [0, 1] (a bool is
+            refused), or ``message`` is not a str.
+        """
+        fraction, message = _checked(fraction, message)
+        job = self._job
+        if job is None:
+            self._progress_shipped(fraction, message)
+            return
+        if job.status is not _RUNNING or job.attempts != self.attempt:
+            # An attempt that ended (a thread job's, abandoned at its
+            # timeout) must not speak for the job's next one.
+            return
+        flow = job._flow
+        if flow is None:
+            # A thread job's first call races nothing but a second thread of
+            # the same job; the lock keeps either from losing the other's Flow.
+            with _FLOW_LOCK:
+                flow = flow_of(job)
+        if fraction is not None:
+            flow.progress = fraction
+        if message is not None:
+            flow.message = message
+        # The store's writer (durable) or nothing (memory): see Completions.progressed.
+        self._source._completing().progressed(job, self.attempt)
+
+    def forward_progress(self, sink: Callable[[float | None, str | None], None] | None) -> None:
+        """For executors that run a job in another process: from now on each
+        :meth:`progress` of this handle (shipped with the job) calls
+        ``sink(fraction, message)`` with the values as they stand, for the
+        executor to carry to the scheduler's process, where calling the
+        scheduler's handle's :meth:`progress` with them shows them. Without
+        a sink, progress there goes nowhere."""
+        self._sink = sink
+
+    def _progress_shipped(self, fraction: float | None, message: str | None) -> None:
+        last_fraction, last_message = self._shipped_progress
+        values = (
+            last_fraction if fraction is None else fraction,
+            last_message if message is None else message,
+        )
+        self._shipped_progress = values
+        sink = self._sink
+        if sink is not None:
+            sink(*values)
 
     def complete_in(self, conn: Any, result: Any = None) -> Awaitable[None]:
         """Record this attempt's completion, with ``result``, in ``conn``'s open
@@ -169,6 +239,42 @@ class CurrentJob:
 
 def _restore(job_id: str, attempt: int, ticket: Any) -> CurrentJob:
     return CurrentJob(job_id, attempt, None, ticket)
+
+
+def _checked(fraction: Any, message: Any) -> tuple[float | None, str | None]:
+    """The progress values as kept, or ValueError saying what is wrong."""
+    if fraction is not None:
+        kind = type(fraction)
+        if kind is bool or not (kind is float or kind is int or _real(fraction)):
+            raise ValueError(
+                f"progress fraction must be a real number from 0 to 1 (or None to leave it), "
+                f"got {fraction!r} ({kind.__name__})"
+            )
+        try:
+            value = float(fraction)
+        except OverflowError:  # an int past a float's range
+            value = math.inf
+        if not 0.0 <= value <= 1.0:  # NaN too
+            raise ValueError(
+                f"progress fraction must be from 0 to 1 (0.25 for a quarter done), got {fraction!r}"
+            )
+        fraction = value
+    if message is not None:
+        if not isinstance(message, str):
+            raise ValueError(
+                f"progress message must be a str (or None to leave it), "
+                f"got {type(message).__name__}"
+            )
+        message = storable(message)[:MESSAGE_LIMIT]
+    return fraction, message
+
+
+def _real(value: Any) -> bool:
+    # Loaded only for the rare fraction that is neither float nor int
+    # (a numpy float, a Fraction): numbers is not worth a place in the import.
+    import numbers
+
+    return isinstance(value, numbers.Real)
 
 
 def current_job() -> CurrentJob:

@@ -136,12 +136,22 @@ class Outcome:
     #: written before (``JobStore.start``): the store writes it with the
     #: outcome, one write instead of two. None: the start is the row's.
     started_at: float | None = None
+    #: The attempt's last progress (``js.current_job().progress``), written
+    #: with the outcome; None leaves the row's value (see JobStore.progress).
+    progress: float | None = None
+    progress_message: str | None = None
 
     @property
     def plain(self) -> bool:
         """A completion with nothing to write but its time and result: the
         usual outcome, which a store may write by a shorter statement."""
-        return self.status is _COMPLETED and self.error is None and self.traceback is None
+        return (
+            self.status is _COMPLETED
+            and self.error is None
+            and self.traceback is None
+            and self.progress is None
+            and self.progress_message is None
+        )
 
 
 @dataclass(slots=True)

@@ -9,10 +9,13 @@ was one class.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 
 from ..._ordering._ratelimit import RateLimit
 from ..._retention import Retention
@@ -36,6 +39,11 @@ from ._retry import StoreCalls
 from ._settled import Settled
 from ._terms import Terms
 from ._writes import Writes
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from ._progress import ProgressWriter
 
 
 class StoreLink:
@@ -132,6 +140,12 @@ class StoreLink:
         hand_backs = HandBacks(store, owner)
         self.cut = hand_backs.cut
         self.hand_back = hand_backs.release
+        # Progress (see note_progress): made with its first note.
+        self._group: TaskGroup | None = None
+        self._token: Any = None
+        self._loop_thread = 0
+        self._progress_writer: ProgressWriter | None = None
+        self._progress_lock = threading.Lock()
 
     # ── what this member claims (set by the scheduler) ────────────────────
 
@@ -228,7 +242,54 @@ class StoreLink:
         self._writes.put_schedule(schedule_id, payload, first_fire)
         self._claimer.schedules_changed()
 
+    # ── running jobs' progress ────────────────────────────────────────────
+
+    def note_progress(
+        self, number: int, attempt: int, fraction: float | None, message: str | None
+    ) -> None:
+        """A held job's attempt reported progress: written within about a
+        second (see ``_progress``). Callable from any thread."""
+        writer = self._progress_writer
+        if writer is None:
+            writer = self._make_progress_writer()
+            if writer is None:
+                return  # not started, or stopped: the outcome carries the values
+        writer.note(number, attempt, fraction, message)
+
+    def forget_progress(self, number: int) -> None:
+        """A held job's attempt ended: its outcome carries its progress."""
+        writer = self._progress_writer
+        if writer is not None:
+            writer.forget(number)
+
+    @property
+    def progress_writer(self) -> ProgressWriter | None:
+        """The progress writer, once a job reported progress (None before)."""
+        return self._progress_writer
+
+    def _make_progress_writer(self) -> ProgressWriter | None:
+        with self._progress_lock:
+            writer = self._progress_writer
+            group = self._group
+            if writer is None and group is not None and not self._closing.closing:
+                from ._progress import ProgressWriter
+
+                writer = self._progress_writer = ProgressWriter(
+                    self.store, self.owner, group, self._token, self._loop_thread
+                )
+            return writer
+
     # ── the tasks, and closing ────────────────────────────────────────────
+
+    def spawn(self, group: TaskGroup) -> None:
+        """Start the link's tasks in ``group`` (the scheduler's), where the
+        progress writer's task starts too, when a job first reports progress."""
+        self._group = group
+        self._token = anyio.lowlevel.current_token()
+        self._loop_thread = threading.get_ident()
+        group.start_soon(self.committer, name="jobsched-store-committer")
+        group.start_soon(self.claimer, name="jobsched-store-claimer")
+        group.start_soon(self.heartbeat, name="jobsched-store-heartbeat")
 
     async def committer(self) -> None:
         """Group-commit appended writes until closed and drained."""
@@ -254,6 +315,10 @@ class StoreLink:
     def close(self) -> None:
         """Let the tasks end: the committer once it has written everything."""
         self._closing.begin()
+        with self._progress_lock:
+            writer = self._progress_writer
+        if writer is not None:
+            writer.close()
         # Flushes that ride an outage wait from now on for a bounded time.
         self._committer.closed()
         self._writes.wake()
