@@ -19,7 +19,7 @@ PAGE = 1_000
 # trigger watches: it is a HOT update where the page has room.
 _PROGRESS = """
 UPDATE jobsched_jobs AS j SET progress = p.f, progress_message = p.m
-FROM unnest(%s::bigint[], %s::int[], %s::real[], %s::text[]) AS p(id, attempt, f, m)
+FROM unnest(%s::bigint[], %s::int[], %s::float8[], %s::text[]) AS p(id, attempt, f, m)
 WHERE j.id = p.id AND j.owner = %s AND j.attempts = p.attempt
 """
 

@@ -65,7 +65,7 @@ WITH o AS (
     SELECT * FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(statuses)s::text[],
         %(finished)s::float8[], %(run_at)s::float8[], %(results)s::bytea[],
         %(errors)s::text[], %(tracebacks)s::text[], %(started)s::float8[],
-        %(progress)s::real[], %(messages)s::text[])
+        %(progress)s::float8[], %(messages)s::text[])
     AS o(id, attempt, status, finished_at, run_at, result, error, tb, started_at, progress, pm)
 ),
 written AS (

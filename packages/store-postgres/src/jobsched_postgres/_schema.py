@@ -105,7 +105,7 @@ _DDL = [
         args jsonb,
         entered_xid xid8 DEFAULT pg_current_xact_id(),
         workflow bigint,
-        progress real,
+        progress double precision,
         progress_message text
     )""",
     """CREATE TABLE jobsched_deps (
@@ -239,7 +239,7 @@ MIGRATIONS: dict[int, list[str]] = {
     # members' level (see _members).
     6: [
         "ALTER TABLE jobsched_jobs ADD COLUMN IF NOT EXISTS workflow bigint",
-        "ALTER TABLE jobsched_jobs ADD COLUMN IF NOT EXISTS progress real",
+        "ALTER TABLE jobsched_jobs ADD COLUMN IF NOT EXISTS progress double precision",
         "ALTER TABLE jobsched_jobs ADD COLUMN IF NOT EXISTS progress_message text",
         "ALTER TABLE jobsched_deps ADD COLUMN IF NOT EXISTS on_failure smallint NOT NULL DEFAULT 0",
         "ALTER TABLE jobsched_deps ADD COLUMN IF NOT EXISTS settled smallint NOT NULL DEFAULT 0",
