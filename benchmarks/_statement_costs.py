@@ -33,6 +33,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -120,8 +121,9 @@ def _session(plain: Any, conn: Any) -> None:
         _PREPARED[id(conn)] = cur.fetchall()
 
 
-def patch() -> None:
-    """Wrap psycopg's ``Cursor.execute`` for the run (see the module)."""
+def patch() -> Callable[[], None]:
+    """Wrap psycopg's ``Cursor.execute`` for the run (see the module); what
+    puts it back."""
     plain = psycopg.Cursor.execute
 
     def execute(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
@@ -147,6 +149,11 @@ def patch() -> None:
                 _CPU.setdefault(name, []).append((_schedstat(pid) - cpu0) / 1e3)
 
     psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+
+    def restore() -> None:
+        psycopg.Cursor.execute = plain  # type: ignore[method-assign]
+
+    return restore
 
 
 def _new(job_id: int, key: float) -> Any:
@@ -252,10 +259,14 @@ def main(argv: list[str]) -> None:
     args = argv[:2]
     option = {a: argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--batch", "--rounds")}
     os.environ.setdefault("JOBSCHED_SECRET", _SECRET)
-    patch()
-    with database() as url:
-        out = anyio.run(_run, url, int(args[0]), int(args[1]), int(option.get("--batch", 256)),
-                        int(option.get("--rounds", 40)), "--vacuum" in argv)  # fmt: skip
+    restore = patch()
+    try:
+        with database() as url:
+            out = anyio.run(_run, url, int(args[0]), int(args[1]),
+                            int(option.get("--batch", 256)), int(option.get("--rounds", 40)),
+                            "--vacuum" in argv)  # fmt: skip
+    finally:
+        restore()
     if "--json" in argv:
         print(json.dumps(out, default=str))
     else:
