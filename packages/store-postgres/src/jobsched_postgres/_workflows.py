@@ -37,8 +37,9 @@ _CANCELLED = JobStatus.CANCELLED
 _STATUSES = {status.value: status for status in JobStatus}
 #: The unfinished rows, by jobsched_jobs_status (the live jobs, never the history).
 _UNFINISHED = "status IN ('pending', 'retry_wait', 'running')"
-# A workflow's jobs, by jobsched_jobs_workflow: counted by status, read for
-# its graph, and its unfinished ones locked (a cancel).
+# A workflow's jobs, by jobsched_jobs_workflow: counted by status (an
+# index-only read: it INCLUDEs the status), read for its graph, and its
+# unfinished ones locked (a cancel).
 COUNTS = (
     "SELECT workflow, status, count(*) FROM jobsched_jobs WHERE workflow = ANY(%s) GROUP BY 1, 2"
 )

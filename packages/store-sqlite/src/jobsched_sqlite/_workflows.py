@@ -34,8 +34,9 @@ CHUNK = 500
 #: The statuses of an unfinished job; said with ``status != 'completed'``
 #: so the planner may read them from jobs_status.
 _UNFINISHED = "status IN ('pending', 'retry_wait', 'running') AND status != 'completed'"
-# A workflow's jobs, by jobs_workflow: counted by status, read for its
-# graph, and its unfinished ones (a cancel).
+# A workflow's jobs, by jobs_workflow: counted by status (from the index
+# alone: it holds the status), read for its graph, and its unfinished ones
+# (a cancel).
 COUNTS = (
     "SELECT workflow, status, COUNT(*) FROM jobs WHERE workflow IN ({}) GROUP BY workflow, status"
 )
