@@ -46,6 +46,48 @@ def test_the_tree_hangs_each_job_under_its_lowest_numbered_upstream() -> None:
     ]
 
 
+def test_jobs_with_ids_of_their_own_show_by_them() -> None:
+    """Tree, table and JSON name a job by the id given at submit; an
+    upstream the graph did not read shows by its number."""
+    jobs = [
+        graph_job(-11, "extract", S.COMPLETED, own_id="receipt-42"),
+        graph_job(-12, "load", own_id="load-42"),
+        graph_job(3, "report"),
+    ]
+    edges = [(-11, -12, ON_FAILURE_CANCEL), (-11, 3, ON_FAILURE_CANCEL),
+             (-12, 3, ON_FAILURE_RUN), (-99, -12, ON_FAILURE_CANCEL)]  # fmt: skip
+    graph = _graph(jobs, edges)
+    assert _wftree.tree(graph) == [
+        "receipt-42 extract  completed",
+        "└── load-42 load  pending  (also after job--99)",
+        "    └── [run] job-3 report  pending  (also after receipt-42)",
+    ]
+    table = _wftree.table(graph)
+    assert "receipt-42" in table and "load-42 [run]" in table and "job--1" not in table
+    shown = _wftree.graph_json(graph)["jobs"]
+    assert [j["job_id"] for j in shown] == ["receipt-42", "load-42", "job-3"]
+    assert shown[1]["upstreams"] == [
+        {"job_id": "job--99", "on_failure": "cancel"},
+        {"job_id": "receipt-42", "on_failure": "cancel"},
+    ]
+
+
+def test_a_real_payloads_head_holds_its_own_id() -> None:
+    """What the stores read for the graph (OWN_ID_HEAD bytes) finds the id
+    of a job whose arguments are far bigger: its options come first."""
+    import jobsched as js
+    from jobsched._jobs._form import stored_form
+    from jobsched._jobs._ids import own_number
+    from jobsched.store import OWN_ID_HEAD, own_id_in
+    from jobsched.store._codec import Codec
+
+    job = js.FunctionJob(len, ("x" * 100_000,), name="load the big file")
+    job._set_own_id("receipt-42")
+    blob = Codec(b"k" * 32).dumps(stored_form(job), "job")
+    assert len(blob) > 100_000
+    assert own_id_in(blob[:OWN_ID_HEAD], own_number("receipt-42")) == "receipt-42"
+
+
 def test_siblings_fold_by_name_past_twenty_and_their_children_hang_below() -> None:
     def fan(n: int) -> list[str]:
         jobs = [graph_job(1, "start", S.COMPLETED)]

@@ -166,6 +166,18 @@ def test_a_wide_layer_of_names_made_per_job_folds_whole() -> None:
     assert "fetch" in names and _graph.MIXED not in names
 
 
+def test_jobs_with_ids_of_their_own_show_by_them_in_the_svg() -> None:
+    jobs = [graph_job(-11, "extract", own_id="receipt-42"), graph_job(-12, "load")]
+    edges = [(-11, -12, ON_FAILURE_CANCEL), (-99, -12, ON_FAILURE_CANCEL)]
+    root = _parsed(_graphsvg.svg(_graph.layout(jobs, edges)))
+    nodes = _nodes(root)
+    assert "receipt-42 · pending" in "".join(nodes[-11].itertext())
+    # No own id read (past the payload's head), or outside: by number.
+    assert "job--12 · pending" in "".join(nodes[-12].itertext())
+    assert nodes[-99].findtext(f"{SVG}title", "").startswith("job--99:")
+    assert "receipt-42 → job--12" in _edges(root)["-11--12"].findtext(f"{SVG}title", "")
+
+
 def test_names_and_messages_are_escaped_in_the_svg() -> None:
     job = graph_job(1, EVIL + ' & "q"', JobStatus.RUNNING, progress=0.25, message=EVIL)
     markup = str(_graphsvg.svg(_graph.layout([job], [])))

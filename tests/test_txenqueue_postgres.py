@@ -289,6 +289,52 @@ def test_jobsched_enqueue_refuses_bad_input_with_sql_errors(
     assert raised.value.diag.message_hint
 
 
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ('[{"$result_of": "job-1"}]', "{}"),
+        ('[1, {"$results_of": ["job-1", "job-2"]}]', "{}"),
+        ("[]", '{"x": {"$result_of": "job-1"}}'),
+        ('[[{"k": [{"$result_of": "job-1"}]}]]', "{}"),  # nested anywhere
+        ('[{"$tuple": [{"$result_of": "job-1"}]}]', "{}"),  # a tag's items are decoded
+        ('[{"$obj": {"a": {"$result_of": "job-1"}}}]', "{}"),  # so are an escaped dict's values
+        ("[]", '{"$result_of": "job-1"}'),
+    ],
+)
+def test_jobsched_enqueue_refuses_result_markers(url: str, args: str, kwargs: str) -> None:
+    """A result marker in the arguments (plan section 4.1) is refused with
+    an error naming the Python API, and nothing is written: from SQL no
+    upstream is named, so the job could never receive the result."""
+    app, _ = make_app(url)
+    with app.background(num_workers=0), psycopg.connect(url, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.FeatureNotSupported, match="result marker") as raised:
+            conn.execute("SELECT jobsched_enqueue('tx.record', %s, %s)", (args, kwargs))
+        assert "js.result_of" in (raised.value.diag.message_hint or "")
+        count = conn.execute("SELECT count(*) FROM jobsched_jobs").fetchone()
+    assert count == (0,)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        '[{"$obj": {"$result_of": "job-1"}}]',  # the caller's own dict, escaped
+        '[{"$result_of": "job-1", "other": 2}]',  # two keys: no tag
+        '[{"$results_of": 1, "$result_of": 2}]',
+        '["$result_of"]',
+    ],
+)
+async def test_jobsched_enqueue_takes_what_only_looks_like_a_marker(url: str, args: str) -> None:
+    """Data the worker decodes as no marker is enqueued, and runs with it."""
+    app, _ = make_app(url)
+    async with app.scheduler() as s:
+        with psycopg.connect(url, autocommit=True) as conn:
+            row = conn.execute("SELECT jobsched_enqueue('tx.record', %s)", (args,)).fetchone()
+        assert row is not None
+        with anyio.fail_after(PROMPT):
+            job = await s.wait(row[0])
+    assert job.status is js.JobStatus.COMPLETED, job.last_error
+
+
 def test_nul_never_reaches_jobsched_enqueue(url: str) -> None:
     """PostgreSQL's text holds no NUL: the driver or the server refuses one
     before the function runs, as no store can keep it."""

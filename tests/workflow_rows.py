@@ -33,9 +33,10 @@ def graph_job(
     *,
     progress: float | None = None,
     message: str | None = None,
+    own_id: str | None = None,
 ) -> GraphJob:
     """A job as a workflow's graph has it, made by hand."""
-    return GraphJob(number, name, status, progress, 0, None, message)
+    return GraphJob(number, name, status, progress, 0, None, message, own_id)
 
 
 @dataclass

@@ -10,6 +10,7 @@ from jobsched import JobStatus
 from jobsched.store import (
     ON_FAILURE_CANCEL,
     ON_FAILURE_RUN,
+    OWN_ID_HEAD,
     Change,
     GraphJob,
     JobStore,
@@ -18,6 +19,7 @@ from jobsched.store import (
     WorkflowRow,
     check_limit,
     check_workflows_args,
+    own_id_in,
 )
 
 from . import _deps
@@ -90,7 +92,16 @@ class Workflows(JobStore):
             (r for r in self._state.jobs.values() if r.workflow == workflow_id), key=lambda r: r.id
         )
         jobs = [
-            GraphJob(r.id, r.name, r.status, None, r.attempts, r.finished_at) for r in mine[:limit]
+            GraphJob(
+                r.id,
+                r.name,
+                r.status,
+                None,
+                r.attempts,
+                r.finished_at,
+                own_id=own_id_in(r.payload[:OWN_ID_HEAD], r.id),
+            )
+            for r in mine[:limit]
         ]
         edges = [
             (u, r.id, ON_FAILURE_RUN if u in r.lenient else ON_FAILURE_CANCEL)

@@ -89,6 +89,8 @@ class Layout:
     #: Jobs the graph holds (outside upstreams not counted).
     jobs: int = 0
     by_job: dict[int, int] = field(default_factory=dict)
+    #: The ids given at submit of the jobs that have one (``GraphJob.own_id``).
+    own_ids: dict[int, str] = field(default_factory=dict)
 
 
 def layers(ids: Sequence[int], edges: Sequence[tuple[int, int]]) -> dict[int, int]:
@@ -177,6 +179,7 @@ def layout(jobs: Sequence[GraphJob], edges: Sequence[tuple[int, int, int]]) -> L
     result = Layout(nodes, list(merged.values()), 0, 0, folded, jobs=len(held))
     _place(result)
     result.by_job = node_of
+    result.own_ids = {job.id: job.own_id for job in jobs if job.own_id is not None}
     return result
 
 

@@ -19,10 +19,11 @@ NAME_WIDTH = 24
 BAR_H = 5
 
 
-def job_label(number: int) -> str:
-    """A job as the graph names it: ``job-<n>`` (an id of one's own shows by
-    its number, ``job--<n>``: the graph's rows carry no payload to read it from)."""
-    return f"job-{number}"
+def job_label(number: int, own_ids: dict[int, str]) -> str:
+    """A job as the graph names it: ``job-<n>``, or the id given at submit
+    (an upstream outside the jobs read shows by its number, ``job--<n>``)."""
+    own = own_ids.get(number)
+    return own if own is not None else f"job-{number}"
 
 
 def _cut(text: str, width: int) -> str:
@@ -45,7 +46,7 @@ def svg(graph: Layout) -> Markup:
         'markerHeight="7" orient="auto"><path class="arrowhead" d="M0,0 L8,4 L0,8 z"/>'
         '</marker></defs><g class="edges">'
     ]
-    nodes = graph.nodes
+    nodes, own = graph.nodes, graph.own_ids
     for edge in graph.edges:
         up, down = nodes[edge.up], nodes[edge.down]
         kind = "edge run" if edge.run else "edge"
@@ -54,34 +55,34 @@ def svg(graph: Layout) -> Markup:
         parts.append(
             f'<path class="{kind}" data-edge="{int(up.jobs[0])}-{int(down.jobs[0])}" '
             f'data-count="{int(edge.count)}" d="{edge.path}" marker-end="url(#arrow)">'
-            f"<title>{many}{escape(_names(up))} → {escape(_names(down))} "
+            f"<title>{many}{escape(_names(up, own))} → {escape(_names(down, own))} "
             f"({what})</title></path>"
         )
     parts.append('</g><g class="nodes">')
-    parts += [_node(node) for node in nodes]
+    parts += [_node(node, own) for node in nodes]
     parts.append("</g></svg>")
     return Markup("".join(parts))
 
 
-def _names(node: Node) -> str:
+def _names(node: Node, own: dict[int, str]) -> str:
     if node.folded:
         return f"{node.name} x{len(node.jobs)}"
-    return job_label(node.jobs[0])
+    return job_label(node.jobs[0], own)
 
 
-def _node(node: Node) -> str:
+def _node(node: Node, own: dict[int, str]) -> str:
     x, y = node.x, node.y
     if node.outside and not node.folded:
         number = int(node.jobs[0])
         return (
             f'<a href="/jobs/{number}" class="node outside" data-job="{number}">'
-            f"<title>{job_label(number)}: an upstream outside the jobs shown</title>"
+            f"<title>{escape(job_label(number, own))}: an upstream outside the jobs shown</title>"
             f'<rect class="box outside" x="{x:.1f}" y="{y:.1f}" width="{NODE_W}" '
-            f'height="{NODE_H}" rx="4"/>{_text(node, job_label(number), OUTSIDE)}'
+            f'height="{NODE_H}" rx="4"/>{_text(node, job_label(number, own), OUTSIDE)}'
             "</a>"
         )
     if node.folded:
-        first, last = job_label(node.jobs[0]), job_label(node.jobs[-1])
+        first, last = job_label(node.jobs[0], own), job_label(node.jobs[-1], own)
         counts = ", ".join(f"{int(n)} {s.value}" for s, n in node.counts)
         title = f"{node.name}: {len(node.jobs)} jobs, {first}..{last}" + (
             f": {counts}" if counts else ""
@@ -97,8 +98,8 @@ def _node(node: Node) -> str:
     number = int(node.jobs[0])
     status = node.status
     assert status is not None  # a single held job
-    line = f"{job_label(number)} · {status.value}"
-    title = f"{node.name} {job_label(number)}: {status.value}, {int(node.attempts)} attempt(s)"
+    line = f"{job_label(number, own)} · {status.value}"
+    title = f"{node.name} {job_label(number, own)}: {status.value}, {int(node.attempts)} attempt(s)"
     bar = ""
     if node.progress is not None:
         line += f" · {percent(node.progress)}"

@@ -43,11 +43,23 @@ _FREE = """NOT EXISTS (
 # primary key and jobsched_deps_downstream): kept after the upstream ends,
 # edges would otherwise outlive both jobs, and an own id used again would
 # find its old ones. By id arrays, so each DELETE probes an index (joined,
-# the planner hashed both tables whole: 20 ms a batch at 20k rows). The
-# DELETE says finished_at IS NOT NULL again: a row retried since the SELECT
-# read it is unfinished now, and stays. It answers the rows looked at (in
-# ``seen``), the rows deleted and the workflows they were of.
-_DELETE = """
+# the planner hashed both tables whole: 20 ms a batch at 20k rows).
+#
+# The rows come locked from a statement before (AGED, OLDEST: FOR UPDATE,
+# skipping rows an add holds FOR SHARE), and the guard is asked again here,
+# in a snapshot taken after the locks: an add that read an upstream before
+# the prune locked it has committed by then, and its edges are seen (asked
+# in the picking statement only, it missed them: that snapshot predates the
+# add's commit, and the locked row is the same row, so the server checks
+# nothing again). An add that reads it later waits for this transaction and
+# finds it gone. The DELETE says finished_at IS NOT NULL again: a row retried
+# since it was read is unfinished now, and stays. It answers the rows
+# deleted and the workflows they were of.
+DELETE = (
+    """WITH old AS (
+    SELECT id FROM jobsched_jobs o WHERE id = ANY(%(ids)s) AND """
+    + _FREE.format("o")
+    + """),
 jobs AS (
     DELETE FROM jobsched_jobs WHERE id = ANY(ARRAY(SELECT id FROM old))
     AND finished_at IS NOT NULL RETURNING id, workflow
@@ -55,9 +67,9 @@ jobs AS (
 attempts AS (DELETE FROM jobsched_attempts WHERE job_id = ANY(ARRAY(SELECT id FROM jobs))),
 up AS (DELETE FROM jobsched_deps WHERE upstream = ANY(ARRAY(SELECT id FROM jobs))),
 down AS (DELETE FROM jobsched_deps WHERE downstream = ANY(ARRAY(SELECT id FROM jobs)))
-SELECT (SELECT COUNT(*) FROM seen), COUNT(*),
-    array_remove(array_agg(DISTINCT workflow), NULL) FROM jobs
+SELECT COUNT(*), array_remove(array_agg(DISTINCT workflow), NULL) FROM jobs
 """
+)
 
 # The workflows whose last job a batch deleted: a statement of its own in
 # the batch's transaction (the CTEs above share one snapshot, in which the
@@ -68,32 +80,22 @@ AND NOT EXISTS (SELECT 1 FROM jobsched_jobs j WHERE j.workflow = w.id)
 """
 
 #: One status's rows that finished before its cutoff (jobsched_jobs_ended),
-#: those the guard holds passed over: an age is a bound, not a position.
+#: those the guard holds passed over (an age is a bound, not a position),
+#: locked for DELETE.
 AGED = (
-    """WITH old AS (
-    SELECT id FROM jobsched_jobs o WHERE status = %(status)s AND finished_at IS NOT NULL
+    """SELECT id FROM jobsched_jobs o WHERE status = %(status)s AND finished_at IS NOT NULL
     AND finished_at < %(cutoff)s AND """
     + _FREE.format("o")
-    + """ ORDER BY finished_at LIMIT %(batch)s
-),
-seen AS (SELECT id FROM old),"""
-    + _DELETE
+    + """ ORDER BY finished_at LIMIT %(batch)s FOR UPDATE OF o SKIP LOCKED"""
 )
 
 #: The oldest finished rows (jobsched_jobs_finished), from the oldest end (no
-#: OFFSET walk over the rows kept), less those the guard holds: it filters
-#: the oldest ``over`` and never reaches past them, so a held job never
-#: costs one of the newest ``keep`` its place (it is kept beyond the count).
-OLDEST = (
-    """WITH seen AS (
-    SELECT id FROM jobsched_jobs WHERE finished_at IS NOT NULL
-    ORDER BY finished_at, id LIMIT %(batch)s
-),
-old AS (SELECT id FROM seen o WHERE """
-    + _FREE.format("o")
-    + """),"""
-    + _DELETE
-)
+#: OFFSET walk over the rows kept), locked for DELETE, which passes over
+#: those the guard holds: it never reaches past the oldest ``over``, so a
+#: held job never costs one of the newest ``keep`` its place (it is kept
+#: beyond the count).
+OLDEST = """SELECT id FROM jobsched_jobs WHERE finished_at IS NOT NULL
+    ORDER BY finished_at, id LIMIT %(batch)s FOR UPDATE SKIP LOCKED"""
 
 #: The finished jobs, from the counts' deltas (see _schema._COUNTS): no row read.
 FINISHED = (
@@ -127,22 +129,26 @@ def prune(
         if gone >= batch:
             break
         params = {"status": status.value, "cutoff": cutoff, "batch": batch - gone}
-        looked, went = _counts(conn.execute(AGED, params).fetchone(), flows)
+        looked, went = _delete(conn, conn.execute(AGED, params).fetchall(), flows)
         gone, seen = gone + went, seen + looked
     if keep is not None and gone < batch:
         row = conn.execute(FINISHED).fetchone()
         over = min((int(row[0]) if row is not None else 0) - keep, batch - gone)
         if over > 0:
-            looked, went = _counts(conn.execute(OLDEST, {"batch": over}).fetchone(), flows)
+            looked, went = _delete(conn, conn.execute(OLDEST, {"batch": over}).fetchall(), flows)
             gone, seen = gone + went, seen + looked
     if flows:
         conn.execute(_EMPTIED, (sorted(flows),))
     return gone, seen
 
 
-def _counts(row: tuple[Any, ...] | None, flows: set[int]) -> tuple[int, int]:
-    """(looked, deleted) from a batch's row; its workflows go in ``flows``."""
-    if row is None:
+def _delete(conn: Conn, picked: list[tuple[Any, ...]], flows: set[int]) -> tuple[int, int]:
+    """(looked, deleted) of the rows ``picked`` (and locked): those the guard
+    lets go are deleted, and their workflows go in ``flows``."""
+    if not picked:
         return 0, 0
-    flows.update(row[2] or ())
-    return int(row[0]), int(row[1])
+    row = conn.execute(DELETE, {"ids": [r[0] for r in picked]}).fetchone()
+    if row is None:
+        return len(picked), 0
+    flows.update(row[1] or ())
+    return len(picked), int(row[0])

@@ -34,7 +34,8 @@ from ._blake2b import own_number_sql
 
 #: The functions' version: a store marked older gets them (re)created.
 #: 2: jobsched_add keeps the edges to completed upstreams (schema 6).
-VERSION = 2
+#: 3: jobsched_enqueue refuses result markers in its arguments.
+VERSION = 3
 
 #: ``jobsched_add``'s argument types, for ``to_regprocedure``.
 ADD_SIGNATURE = (
@@ -173,6 +174,40 @@ BEGIN
         RAISE EXCEPTION 'jobsched_enqueue: kwargs must be a JSON object (the arguments by '
             'name), got %', coalesce(kwargs::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'pass ''{}''::jsonb for none';
+    END IF;
+    -- A result marker binds to an upstream's result, which SQL cannot name
+    -- (no depends_on here): the worker would decode the tag and the job
+    -- could never run. A marker is a one-key object anywhere in the
+    -- arguments, as the worker's decoder finds it; the dict an "$obj"
+    -- escapes is the caller's own (its keys are no tags, its values may be).
+    IF EXISTS (
+        WITH RECURSIVE walk(v, own) AS (
+            VALUES (args, false), (kwargs, false)
+            UNION ALL
+            SELECT c.v, c.own FROM walk w, LATERAL (
+                SELECT e, false FROM jsonb_array_elements(
+                    CASE WHEN jsonb_typeof(w.v) = 'array' THEN w.v END) e
+                UNION ALL
+                SELECT w.v -> '$obj', true
+                WHERE jsonb_typeof(w.v) = 'object' AND NOT w.own
+                AND w.v ? '$obj' AND (SELECT count(*) FROM jsonb_object_keys(w.v)) = 1
+                UNION ALL
+                SELECT e.value, false FROM jsonb_each(
+                    CASE WHEN jsonb_typeof(w.v) = 'object' AND (w.own OR NOT (w.v ? '$obj'
+                        AND (SELECT count(*) FROM jsonb_object_keys(w.v)) = 1))
+                    THEN w.v END) e
+            ) c(v, own)
+        )
+        SELECT 1 FROM walk WHERE NOT own AND jsonb_typeof(v) = 'object'
+        AND (v ? '$result_of' OR v ? '$results_of')
+        AND (SELECT count(*) FROM jsonb_object_keys(v)) = 1
+    ) THEN
+        RAISE EXCEPTION 'jobsched_enqueue: args hold a result marker ({"$result_of": ...} '
+            'or {"$results_of": ...}), which SQL cannot bind: no upstream is named here'
+            USING ERRCODE = 'feature_not_supported',
+            HINT = 'pass results between jobs from Python: js.result_of(job) in the '
+            'arguments of a job submitted with depends_on, or in a js.Workflow; to pass '
+            'such a dict as data, escape it as {"$obj": {...}}';
     END IF;
     IF v_queue IS NULL OR v_queue !~ '^[A-Za-z0-9_.-]{1,64}$' THEN
         RAISE EXCEPTION 'jobsched_enqueue: queue must be a name of 1-64 characters from '

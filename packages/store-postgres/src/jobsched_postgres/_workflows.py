@@ -18,6 +18,7 @@ import psycopg
 from jobsched import JobStatus
 from jobsched.store import (
     DEFAULT_QUEUE,
+    OWN_ID_HEAD,
     Change,
     GraphJob,
     NewJob,
@@ -26,6 +27,7 @@ from jobsched.store import (
     WorkflowRow,
     check_limit,
     check_workflows_args,
+    own_id_in,
 )
 
 from . import _cancels, _sql
@@ -35,13 +37,16 @@ _CANCELLED = JobStatus.CANCELLED
 _STATUSES = {status.value: status for status in JobStatus}
 #: The unfinished rows, by jobsched_jobs_status (the live jobs, never the history).
 _UNFINISHED = "status IN ('pending', 'retry_wait', 'running')"
-# A workflow's jobs, by jobsched_jobs_workflow: counted by status, read for
-# its graph, and its unfinished ones locked (a cancel).
+# A workflow's jobs, by jobsched_jobs_workflow: counted by status (an
+# index-only read: it INCLUDEs the status), read for its graph, and its
+# unfinished ones locked (a cancel).
 COUNTS = (
     "SELECT workflow, status, count(*) FROM jobsched_jobs WHERE workflow = ANY(%s) GROUP BY 1, 2"
 )
+# An own id (a negative one) is read from the head of the payload only.
 GRAPH = (
-    "SELECT id, name, status, progress, attempts, finished_at, progress_message "
+    "SELECT id, name, status, progress, attempts, finished_at, progress_message, "
+    "CASE WHEN id < 0 THEN substring(payload FROM 1 FOR %s) END "
     "FROM jobsched_jobs WHERE workflow = %s ORDER BY id LIMIT %s"
 )
 OPEN = (
@@ -162,11 +167,20 @@ def graph(conn: _sql.Conn, workflow_id: int, limit: int) -> WorkflowGraph | None
     row = workflow(conn, workflow_id)
     if row is None:
         return None
-    found = conn.execute(GRAPH, (workflow_id, limit + 1)).fetchall()
+    found = conn.execute(GRAPH, (OWN_ID_HEAD, workflow_id, limit + 1)).fetchall()
     truncated = len(found) > limit
     jobs = [
-        GraphJob(i, name, _STATUSES[status], progress, attempts, finished, message)
-        for i, name, status, progress, attempts, finished, message in found[:limit]
+        GraphJob(
+            i,
+            name,
+            _STATUSES[status],
+            progress,
+            attempts,
+            finished,
+            message,
+            None if head is None else own_id_in(bytes(head), i),
+        )
+        for i, name, status, progress, attempts, finished, message, head in found[:limit]
     ]
     edges = conn.execute(
         "SELECT upstream, downstream, on_failure FROM jobsched_deps "

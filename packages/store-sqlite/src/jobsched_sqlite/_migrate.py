@@ -27,14 +27,17 @@ VERSION = 5
 # the file does not keep the table, though: run one version on a file.
 
 #: Schema 5's table and indexes, in a new file and in a migrated one:
-#: workflows (ids from next_id, as jobs'); a workflow's jobs by id; the
+#: workflows (ids from next_id, as jobs'); a workflow's jobs by id, with
+#: their status (the list's counts read the index alone, not every row of
+#: a big workflow; a status change of a workflow's job rewrites its entry); the
 #: edges by dependent (a job's upstreams: fetch, retry) and the waiting
 #: ones by upstream (the "any edge waiting?" probe of a batch of outcomes,
 #: which with edges kept would otherwise be true for ever).
 WORKFLOW_DDL = [
     "CREATE TABLE IF NOT EXISTS workflows (id INTEGER PRIMARY KEY, name TEXT NOT NULL, "
     "created_at REAL NOT NULL, size INTEGER NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS jobs_workflow ON jobs (workflow, id) WHERE workflow IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS jobs_workflow ON jobs (workflow, id, status) "
+    "WHERE workflow IS NOT NULL",
     "CREATE INDEX IF NOT EXISTS deps_downstream ON deps (downstream)",
     "CREATE INDEX IF NOT EXISTS deps_waiting ON deps (upstream) WHERE settled = 0",
 ]

@@ -13,7 +13,16 @@ import sqlite3
 from collections.abc import Iterable
 
 from jobsched import JobStatus
-from jobsched.store import EDGE_FAILED, Change, GraphJob, NewWorkflow, WorkflowGraph, WorkflowRow
+from jobsched.store import (
+    EDGE_FAILED,
+    OWN_ID_HEAD,
+    Change,
+    GraphJob,
+    NewWorkflow,
+    WorkflowGraph,
+    WorkflowRow,
+    own_id_in,
+)
 
 from . import _own
 from ._add import add
@@ -25,8 +34,9 @@ CHUNK = 500
 #: The statuses of an unfinished job; said with ``status != 'completed'``
 #: so the planner may read them from jobs_status.
 _UNFINISHED = "status IN ('pending', 'retry_wait', 'running') AND status != 'completed'"
-# A workflow's jobs, by jobs_workflow: counted by status, read for its
-# graph, and its unfinished ones (a cancel).
+# A workflow's jobs, by jobs_workflow: counted by status (from the index
+# alone: it holds the status), read for its graph, and its unfinished ones
+# (a cancel).
 COUNTS = (
     "SELECT workflow, status, COUNT(*) FROM jobs WHERE workflow IN ({}) GROUP BY workflow, status"
 )
@@ -34,6 +44,8 @@ GRAPH = (
     "SELECT id, name, status, progress, attempts, finished_at, progress_message FROM jobs "
     "WHERE workflow = ? ORDER BY id LIMIT ?"
 )
+#: The head of the payloads of jobs with ids of their own, where their ids are.
+HEADS = "SELECT id, substr(payload, 1, ?) FROM jobs WHERE id IN ({})"
 OPEN = "SELECT id, status FROM jobs WHERE workflow = ? AND finished_at IS NULL ORDER BY id"
 
 
@@ -119,8 +131,18 @@ def graph(conn: sqlite3.Connection, workflow_id: int, limit: int) -> WorkflowGra
             part,
         ).fetchall()
     ids = _own.ids_of(conn, [*numbers, *(u for u, _, _ in edges)])
+    own = _own_ids(conn, [n for n in numbers if n in ids], ids)
     jobs = [
-        GraphJob(ids.get(n, n), name, JobStatus(status), progress, attempts, finished, message)
+        GraphJob(
+            ids.get(n, n),
+            name,
+            JobStatus(status),
+            progress,
+            attempts,
+            finished,
+            message,
+            own.get(n),
+        )
         for n, name, status, progress, attempts, finished, message in found
     ]
     order = {n: i for i, n in enumerate(numbers)}
@@ -131,6 +153,21 @@ def graph(conn: sqlite3.Connection, workflow_id: int, limit: int) -> WorkflowGra
         [(ids.get(u, u), ids.get(d, d), policy) for u, d, policy in edges],
         truncated,
     )
+
+
+def _own_ids(conn: sqlite3.Connection, numbers: list[int], ids: dict[int, int]) -> dict[int, str]:
+    """The ids given at submit of the jobs stored as ``numbers`` (rows that
+    ``ids`` maps to their negative ids), read from their payloads' heads
+    only: no other job's payload is read."""
+    found: dict[int, str] = {}
+    for start in range(0, len(numbers), CHUNK):
+        part = numbers[start : start + CHUNK]
+        sql = HEADS.format(", ".join("?" * len(part)))
+        for n, head in conn.execute(sql, (OWN_ID_HEAD, *part)):
+            text = own_id_in(bytes(head), ids[n]) if head is not None else None
+            if text is not None:
+                found[n] = text
+    return found
 
 
 def cancel_workflow(

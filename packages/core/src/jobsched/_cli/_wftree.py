@@ -69,15 +69,24 @@ def upstreams(graph: WorkflowGraph) -> dict[int, list[tuple[int, int]]]:
     return found
 
 
+def label(number: int, held: dict[int, GraphJob]) -> str:
+    """A job by the id the scheduler gave it: ``job-<n>``, or the one given
+    at submit when the graph read it (an upstream not read shows by number)."""
+    job = held.get(number)
+    own = job.own_id if job is not None else None
+    return own if own is not None else fmt.job_id(number)
+
+
 def graph_json(graph: WorkflowGraph) -> dict[str, Any]:
     """The workflow and every job read with its upstreams, for ``--json``."""
     ups = upstreams(graph)
+    held = {job.id: job for job in graph.jobs}
     return {
         **row_json(graph.workflow),
         "truncated": graph.truncated,
         "jobs": [
             {
-                "job_id": fmt.job_id(job.id),
+                "job_id": label(job.id, held),
                 "name": job.name,
                 "status": job.status.value,
                 "progress": job.progress,
@@ -85,7 +94,7 @@ def graph_json(graph: WorkflowGraph) -> dict[str, Any]:
                 "attempts": job.attempts,
                 "finished_at": fmt.iso_time(job.finished_at),
                 "upstreams": [
-                    {"job_id": fmt.job_id(u), "on_failure": policy(p)} for u, p in ups[job.id]
+                    {"job_id": label(u, held), "on_failure": policy(p)} for u, p in ups[job.id]
                 ],
             }
             for job in graph.jobs
@@ -116,15 +125,16 @@ def state(job: GraphJob) -> str:
 def table(graph: WorkflowGraph) -> str:
     """One row per job read, by id, with its upstreams (``--table``)."""
     ups = upstreams(graph)
+    held = {job.id: job for job in graph.jobs}
     rows = [
         [
-            fmt.job_id(job.id),
+            label(job.id, held),
             fmt.one_line(job.name, 30),
             job.status.value,
             "-" if job.progress is None else f"{job.progress * 100:.0f}%",
             str(job.attempts),
             fmt.utc_time(job.finished_at),
-            fmt.one_line(", ".join(f"{fmt.job_id(u)}{run_mark(p)}" for u, p in ups[job.id]), 60),
+            fmt.one_line(", ".join(f"{label(u, held)}{run_mark(p)}" for u, p in ups[job.id]), 60),
         ]
         for job in graph.jobs
     ]
@@ -210,7 +220,7 @@ def _line(
     run = all(v == ON_FAILURE_RUN for v in item.via) and item.via[0] is not None
     mark = "[run] " if run else ""
     if len(item.jobs) > 1:
-        first, last = fmt.job_id(item.jobs[0]), fmt.job_id(item.jobs[-1])
+        first, last = label(item.jobs[0], held), label(item.jobs[-1], held)
         tally: dict[JobStatus, int] = {}
         for i in item.jobs:
             tally[held[i].status] = tally.get(held[i].status, 0) + 1
@@ -221,8 +231,8 @@ def _line(
     others = [(u, p) for u, p in ups[job.id] if edge is None or u != edge[0]]
     also = ""
     if others:
-        named = ", ".join(f"{fmt.job_id(u)}{run_mark(p)}" for u, p in others[:ALSO_SHOWN])
+        named = ", ".join(f"{label(u, held)}{run_mark(p)}" for u, p in others[:ALSO_SHOWN])
         more = len(others) - ALSO_SHOWN
         named += f" and {more} more" if more > 0 else ""
         also = f"  ({'also after' if edge is not None else 'after'} {named})"
-    return f"{mark}{fmt.job_id(job.id)} {fmt.one_line(job.name, 40)}  {state(job)}{also}"
+    return f"{mark}{label(job.id, held)} {fmt.one_line(job.name, 40)}  {state(job)}{also}"

@@ -73,6 +73,8 @@ if TYPE_CHECKING:
     from ._codec import KEY_ID_SIZE as KEY_ID_SIZE
     from ._codec import KEY_ID_START as KEY_ID_START
     from ._codec import KEYED as KEYED
+    from ._codec import OWN_ID_HEAD as OWN_ID_HEAD
+    from ._codec import own_id_in as own_id_in
     from ._members import TAKEOVER_EVERY as TAKEOVER_EVERY
     from ._members import TakeoverLooks as TakeoverLooks
     from ._members import dead_local as dead_local
@@ -94,6 +96,7 @@ __all__ = [
     "MEMBER_EVERY",
     "ON_FAILURE_CANCEL",
     "ON_FAILURE_RUN",
+    "OWN_ID_HEAD",
     "REPORT_BUGS",
     "TAKEOVER_EVERY",
     "Attempt",
@@ -138,6 +141,7 @@ __all__ = [
     "local_prefix",
     "mask_password",
     "new_owner",
+    "own_id_in",
     "passwords_in",
     "refill",
     "take_turns",
@@ -149,6 +153,8 @@ _LAZY = {
     "KEYED": "._codec",
     "KEY_ID_SIZE": "._codec",
     "KEY_ID_START": "._codec",
+    "OWN_ID_HEAD": "._codec",
+    "own_id_in": "._codec",
     "TAKEOVER_EVERY": "._members",
     "TakeoverLooks": "._members",
     "dead_local": "._members",

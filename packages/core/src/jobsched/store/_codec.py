@@ -324,6 +324,11 @@ def _why_unloadable(data: bytes | memoryview, exc: Exception) -> str:
 #: How much of a payload's pickle :func:`own_id_in` reads: a job's options
 #: (with the id) come before its own fields in the stored form.
 OWN_ID_SCAN = 64 * 1024
+#: How much of a payload a read of many jobs takes to find their own ids (a
+#: workflow's graph): the header and the pickle's first 4 KiB, which hold a
+#: job's name and options, its id among them, unless the name is very long
+#: (then the id is not found, and the job shows by its number).
+OWN_ID_HEAD = _HEADER + 4096
 
 
 def own_id_in(blob: bytes, number: int) -> str | None:

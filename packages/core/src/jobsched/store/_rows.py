@@ -382,6 +382,10 @@ class GraphJob:
     attempts: int
     finished_at: float | None
     progress_message: str | None = None
+    #: The id given at submit (``job_id="receipt-42"``) of a job stored under
+    #: a negative ``id``, read from the head of its payload (``own_id_in``
+    #: over ``OWN_ID_HEAD`` bytes); None for a numbered job or one not read.
+    own_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

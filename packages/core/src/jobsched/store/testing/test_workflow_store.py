@@ -6,12 +6,15 @@ job of one at once; prune takes a workflow's row with its last job.
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 import jobsched as js
 from jobsched.store import (
     ON_FAILURE_CANCEL,
     ON_FAILURE_RUN,
+    OWN_ID_HEAD,
     Change,
     JobDataError,
     JobStore,
@@ -278,6 +281,27 @@ async def test_a_graph_shows_progress_attempts_and_ends(store: JobStore) -> None
     one, two = graph.jobs
     assert (one.status, one.attempts, one.finished_at) == (S.COMPLETED, 1, NOW + 3)
     assert (two.status, two.attempts, two.finished_at) == (S.RUNNING, 1, None)
+
+
+async def test_a_graph_names_jobs_by_their_own_ids(store: JobStore) -> None:
+    """A job stored under an own id reads it back from its payload's head
+    (as fetch and list do); a numbered job, or one whose id lies past the
+    head the graph reads, has none (it shows by its number)."""
+    from jobsched._jobs._ids import own_number  # the number submit(job_id=...) stores under
+
+    receipt, far = own_number("receipt-42"), own_number("far-7")
+    named = new(receipt)
+    named.payload = b"P" + pickle.dumps(("receipt-42", "x" * 10))
+    deep = new(far, after=(receipt,))
+    deep.payload = b"P" + pickle.dumps(("y" * OWN_ID_HEAD, "far-7"))
+    await store.add_workflow(flow([named, deep, new(3, after=(far,))]), NOW)
+    graph = await store.workflow_graph(WF)
+    assert graph is not None
+    by_id = {job.id: job.own_id for job in graph.jobs}
+    assert by_id == {receipt: "receipt-42", far: None, 3: None}
+    assert sorted(graph.edges) == sorted(
+        [(receipt, far, ON_FAILURE_CANCEL), (far, 3, ON_FAILURE_CANCEL)]
+    )
 
 
 # ── cancel_workflow ──────────────────────────────────────────────────────
