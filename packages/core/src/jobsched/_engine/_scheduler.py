@@ -7,7 +7,7 @@ Its construction (arguments checked, parts built and wired) is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .._queueinfo import QueueInfo
 
     # Only a store given by URL or object loads the store seam (_store_for).
+    from .._workflows._edges import DependsOn
     from ..store._base import JobStore
     from ._outcomes import Outcomes
 
@@ -257,7 +258,7 @@ class JobScheduler(ScheduleCalls, ResultCalls, Seams):
         job: Job,
         *,
         delay: float = 0.0,
-        depends_on: Iterable[str] = (),
+        depends_on: DependsOn = (),
         at: datetime | None = None,
         job_id: str | None = None,
         connection: object = None,
@@ -307,7 +308,7 @@ class JobScheduler(ScheduleCalls, ResultCalls, Seams):
 
     _outcomes: Outcomes
     _submission: Submission
-    _check: Callable[[Job, float, Iterable[str]], list[int]]
+    _check: Callable[[Job, float, DependsOn], list[int]]
     _add: Callable[[Job, float, list[int], str | None], str]
     _hooks: list[SubmitHook]
 
@@ -316,7 +317,7 @@ class JobScheduler(ScheduleCalls, ResultCalls, Seams):
         job: Job,
         *,
         delay: float = 0.0,
-        depends_on: Iterable[str] = (),
+        depends_on: DependsOn = (),
         at: datetime | None = None,
         job_id: str | None = None,
         connection: object = None,
@@ -333,8 +334,12 @@ class JobScheduler(ScheduleCalls, ResultCalls, Seams):
             nothing is added and that job stands; the id is returned either
             way. On a durable store the store decides, so exactly one job
             has the id whichever members submit it at once.
-        :param depends_on: ids of jobs that must complete first. They must
-            already be submitted, which makes cycles impossible.
+        :param depends_on: the jobs it waits for: ids, jobs, or
+            ``js.After(job, on_failure="run")`` edges (it then runs however
+            that job ends; an id or a job must complete, or this job is
+            cancelled). They must already be submitted, which makes cycles
+            impossible. The targets of ``js.result_of`` / ``js.results_of``
+            markers in the job's arguments are upstreams too.
         :param connection: a synchronous database connection with a
             transaction open (on a durable store): the job is written in
             that transaction, and exists if and only if it commits
@@ -370,7 +375,7 @@ class JobScheduler(ScheduleCalls, ResultCalls, Seams):
         job: Job,
         *,
         delay: float = 0.0,
-        depends_on: Iterable[str] = (),
+        depends_on: DependsOn = (),
         at: datetime | None = None,
         job_id: str | None = None,
     ) -> str:
