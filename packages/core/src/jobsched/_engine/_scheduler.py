@@ -24,6 +24,7 @@ from ._schedules import ScheduleCalls
 from ._seams import Seams
 from ._state import NEW, JobListener, SubmitHook, _describe
 from ._submission import Submission, delay_until
+from ._workflowing import WorkflowCalls
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 _Self = TypeVar("_Self", bound="JobScheduler")
 
 
-class JobScheduler(ScheduleCalls, ResultCalls, Seams):
+class JobScheduler(ScheduleCalls, ResultCalls, WorkflowCalls, Seams):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.

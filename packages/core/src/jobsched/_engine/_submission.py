@@ -149,6 +149,28 @@ class Submission:
             self._executors.ensure(name, self._backing.executor_loaded)
         return deps
 
+    def check_alone(self, job: Job, delay: float) -> None:
+        """``check``'s checks but the dependencies, for a job of a workflow
+        (whose upstreams may be jobs of it not yet numbered: the Workflows
+        part checks those); cold, so it need not be ``check`` inlined."""
+        if not isinstance(job, Job):
+            raise TypeError(f"a workflow takes jobsched.Job objects, got {job!r}")
+        if job.seq or job.status is not _PENDING:
+            raise SchedulerError(_resubmit_message(job))
+        _check_text_fields(job)
+        if isinstance(delay, bool) or not isinstance(delay, (int, float)):
+            raise TypeError(f"delay must be a number of seconds >= 0, got {delay!r}")
+        if not delay >= 0 or delay == math.inf:
+            raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
+        if self._served_here is not None and job.queue not in self._served_here:
+            raise ValueError(
+                f"{_describe(job)} is on queue {job.queue!r}, which this scheduler does not "
+                f"serve (queues={sorted(self._served_here)}): add {job.queue!r} to queues="
+            )
+        name = job.executor
+        if name not in self._executors and self._settings.num_workers:
+            self._executors.ensure(name, self._backing.executor_loaded)
+
     def flow_edges(self, job: Job, depends_on: DependsOn) -> list[int]:
         """``check``'s dependencies when they are more than ids known here: Jobs,
         ``js.After`` edges, result markers (see ``_edging``)."""
