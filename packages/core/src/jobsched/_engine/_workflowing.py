@@ -159,9 +159,6 @@ class Workflows:
         from .._jobs._options import delay_until
         from .._workflows._inputs import find_inputs
 
-        flow = job._flow
-        if flow is None or flow.workflow is not workflow:
-            raise ValueError(f"{_describe(job)} is no longer in {workflow!r}")
         delay = options.get("delay", 0.0)
         at = options.get("at")
         if at is not None:
