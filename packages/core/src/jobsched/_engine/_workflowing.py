@@ -100,7 +100,7 @@ class Workflows:
     __slots__ = (
         "_add",
         "_backing",
-        "_cancel",
+        "_cancelling",
         "_records",
         "_run",
         "_settings",
@@ -115,7 +115,7 @@ class Workflows:
         self._backing: Backing = s._backing
         self._submission: Submission = s._submission
         self._add = s._add
-        self._cancel: Canceller = s._cancelling
+        self._cancelling: Canceller = s._cancelling
         #: Workflow number -> its record, oldest first.
         self._records: dict[int, Record] = {}
 
@@ -235,7 +235,7 @@ class Workflows:
         running = [job for job in unfinished if job.status is _RUNNING]
         done = 0
         for job in waiting + running:
-            if not job.status._terminal and self._cancel.cancel(job.job_id):  # type: ignore[attr-defined]
+            if not job.status._terminal and self._cancelling.cancel(job.job_id):  # type: ignore[attr-defined]
                 done += 1
         return done
 
