@@ -68,3 +68,12 @@ class Sum(js.AsyncJob):
 
     async def run(self) -> Any:
         return self.first + sum(self.rest)
+
+
+app = js.App()
+
+
+@app.job
+async def total(values: list[Any], start: Any = 0) -> Any:
+    """A registered job: its markers are tags in its JSON arguments."""
+    return start + sum(v for v in values if not isinstance(v, js.UpstreamFailedError))

@@ -74,6 +74,20 @@ async def test_results_reach_a_subclass_job_through_its_attributes(clock: Clock)
     assert (done.status, done.result) == (S.COMPLETED, 31)
 
 
+async def test_results_reach_a_registered_job_and_options_take_after(clock: Clock) -> None:
+    """A registered job (JSON arguments) receives its upstreams' results, a
+    failed one's slot holding the error; f.options(depends_on=) takes an After."""
+    async with fj.app.scheduler(clock=clock) as s:
+        bad = s.submit(failing())
+        ok = s.submit(call(fj.add, 5))
+        sender = fj.total.options(depends_on=js.After(bad, on_failure="run"))
+        job_id = await sender.enqueue(js.results_of([ok, bad, ok]), start=js.result_of(ok))
+        done = await ended(s, job_id)
+        assert (done.status, done.result) == (S.COMPLETED, 15)
+        strict = await fj.total.options(depends_on=[bad]).enqueue([1])
+        assert (await ended(s, strict)).status is S.CANCELLED
+
+
 async def test_results_of_keeps_the_order_given(clock: Clock) -> None:
     """results_of lists the results in its own order, an upstream named twice twice,
     whatever order the upstreams ended in."""
