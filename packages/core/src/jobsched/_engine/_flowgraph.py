@@ -1,13 +1,13 @@
 """The dependency graph's cold side, in memory: per-edge failure policies,
-upstreams' results bound into a released dependent, and the history's guard.
+upstreams' results bound into a job as it is queued, and the history's guard.
 
 ``Outcomes`` keeps the graph (``blocked``, ``dependents``) and its hot
-path; it comes here only to bind a released job with a ``_flow`` (result markers,
-``on_failure="run"`` edges, a workflow), for an end other than COMPLETED
-of such a job's upstream, and when the history's oldest job is an
-upstream. The rule (plan section 6.1): an edge is settled once, when its
-upstream ends; COMPLETED counts it off; any other end counts it off on a
-``"run"`` edge and cancels the dependent on a ``"cancel"`` edge.
+path; it comes here for an end other than COMPLETED of a job with
+dependents, and when the history's oldest job is an upstream. The memory
+backing's ``put`` comes here for a job with a ``_flow`` (``bind_inputs``).
+The rule (plan section 6.1): an edge is settled once, when its upstream
+ends; COMPLETED counts it off; any other end counts it off on a ``"run"``
+edge and cancels the dependent on a ``"cancel"`` edge.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .._enums import JobStatus
 from .._jobs._ids import id_number
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from .._jobs._job import Job
     from ._backing import Backing
@@ -48,27 +48,22 @@ class FlowGraph:
         self._backing = backing
         self._clock = clock
 
-    def bind(self, job: Job) -> None:
-        """Put the upstreams' results in place of ``job``'s markers (if it has
-        any), as it is released: every upstream has ended, and the history
-        still holds it (the guard)."""
-        inputs = job._flow.inputs  # type: ignore[union-attr]
-        if inputs is None:
-            return
-        from .._workflows._bind import Upstream, bind
-
+    def ended_otherwise(
+        self, upstream: Job, number: int, status: JobStatus, dependents: list[int]
+    ) -> list[tuple[Job, str]] | None:
+        """``upstream`` (``number``) ended ``status``, not COMPLETED: each waiting
+        dependent's edge is counted off ("run") or cancels it; the ones to cancel."""
         jobs = self._table.jobs
-        ends = {}
-        for upstream_id in inputs.upstreams:
-            number = id_number(upstream_id)
-            upstream = jobs.get(number)
-            ends[number] = (
-                Upstream(upstream.status, upstream.result, upstream.last_error)
-                if upstream is not None
-                # Unreachable while the guard holds; a failure, never a hang.
-                else Upstream(_FAILED, None, "no longer held by this scheduler")
-            )
-        bind(job, inputs, ends)
+        cascade = None
+        for dep in dependents:
+            dependent = jobs.get(dep)
+            if dependent is None or dependent.status._terminal:  # type: ignore[attr-defined]
+                continue
+            if not self.settled(dependent, upstream, number):
+                if cascade is None:
+                    cascade = []
+                cascade.append((dependent, f"upstream job-{number} {status.value}"))
+        return cascade
 
     def settled(self, dependent: Job, upstream: Job, number: int) -> bool:
         """``upstream`` (``number``) ended other than COMPLETED: True if
@@ -85,7 +80,6 @@ class FlowGraph:
             if not unmet:
                 del outcomes.blocked[waiting]
                 try:
-                    self.bind(dependent)
                     self._backing.release(dependent, self._clock())
                 except Exception as exc:
                     outcomes.recording_failed(dependent, exc)
@@ -126,3 +120,25 @@ class FlowGraph:
             return True
         self._outcomes.dependents.pop(number, None)
         return False
+
+
+def bind_inputs(job: Job, jobs: Mapping[int, Job]) -> None:
+    """Put the upstreams' results in place of ``job``'s markers (if it has
+    any) as it is queued to run: every upstream has ended, and the history
+    still holds it (the guard). A retried job is bound again, the same way."""
+    inputs = job._flow.inputs  # type: ignore[union-attr]
+    if inputs is None:
+        return
+    from .._workflows._bind import Upstream, bind
+
+    ends = {}
+    for upstream_id in inputs.upstreams:
+        number = id_number(upstream_id)
+        upstream = jobs.get(number)
+        ends[number] = (
+            Upstream(upstream.status, upstream.result, upstream.last_error)
+            if upstream is not None
+            # Unreachable while the guard holds; a failure, never a hang.
+            else Upstream(_FAILED, None, "no longer held by this scheduler")
+        )
+    bind(job, inputs, ends)

@@ -151,7 +151,12 @@ class MemoryBacking:
         return book
 
     def put(self, job: Job, now: float) -> None:
-        """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
+        """Queue a runnable job: ready now, or delayed until ``job.run_at``;
+        a job with result markers gets its upstreams' results first."""
+        if job._flow:
+            from ._flowgraph import bind_inputs
+
+            bind_inputs(job, self._table.jobs)
         if job.run_at > now:
             if self._queue.push_delayed(job):
                 self._timers.wake()

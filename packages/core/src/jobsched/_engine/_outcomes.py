@@ -277,8 +277,6 @@ class Outcomes:
             else:
                 self.dependents.setdefault(dep, []).append(number)
         if not unmet:
-            if job._flow:
-                self.graph().bind(job)
             self._backing.release(job, self._clock())
             return
         self.blocked[number] = unmet
@@ -347,27 +345,24 @@ class Outcomes:
             # one of them is unfinished (see evict).
             dependents = self.dependents.get(number)
             if dependents:
-                jobs = table.jobs
-                for dep in dependents:
-                    dependent = jobs.get(dep)
-                    if dependent is None or dependent.status._terminal:  # type: ignore[attr-defined]
-                        continue
-                    if status is _COMPLETED:
+                if status is not _COMPLETED:
+                    # Cancel edges cascade, "run" edges are counted off: cold.
+                    cascade = self.graph().ended_otherwise(job, number, status, dependents)
+                else:
+                    jobs = table.jobs
+                    for dep in dependents:
+                        dependent = jobs.get(dep)
+                        if dependent is None or dependent.status._terminal:  # type: ignore[attr-defined]
+                            continue
                         unmet = self.blocked.get(dep)
                         if unmet is not None:
                             unmet.discard(number)
                             if not unmet:
                                 del self.blocked[dep]
                                 try:
-                                    if dependent._flow:
-                                        self.graph().bind(dependent)
                                     self._backing.release(dependent, now)
                                 except Exception as exc:
                                     self.recording_failed(dependent, exc)
-                    elif not (dependent._flow and self.graph().settled(dependent, job, number)):
-                        if cascade is None:
-                            cascade = []
-                        cascade.append((dependent, f"upstream job-{number} {status.value}"))
         finished = table.finished
         table.remember(number)
         if len(finished) > table.history_limit:

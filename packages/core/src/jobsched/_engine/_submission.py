@@ -112,13 +112,14 @@ class Submission:
                 raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
         except TypeError:
             raise TypeError(f"delay must be a number of seconds >= 0, got {delay!r}") from None
-        if isinstance(depends_on, str):
-            depends_on = (depends_on,)
         deps: list[int] = []
         if _markers.MARKERS_MADE:
             # Once a result marker exists in this process any job may hold one.
             deps = self.flow_edges(job, depends_on)
         elif depends_on:
+            # Tested here, not before: a job without dependencies pays nothing.
+            if isinstance(depends_on, str):
+                depends_on = (depends_on,)
             jobs = self._table.jobs
             unknown: list[object] = []
             # On a durable store a dependency this process doesn't know may
