@@ -374,6 +374,43 @@ async def test_the_history_keeps_an_upstream_of_an_unfinished_job(clock: Clock) 
         assert len(s._table.finished) == 5
 
 
+async def test_a_retention_by_age_keeps_an_upstream_of_an_unfinished_job(clock: Clock) -> None:
+    """Retention(completed=1, max_finished=3): an upstream older than its age,
+    and behind newer finished jobs, stays while its dependent waits; once the
+    dependent ended, it ages out like the others."""
+    gate = anyio.Event()
+    retention = js.Retention(completed=1, max_finished=3)
+    async with js.JobScheduler(clock=clock, retention=retention) as s:
+        fast = s.submit(call(fj.add, 7))
+        slow = s.submit(call(fj.wait_for, gate, 3))
+        dependent = s.submit(call(fj.add, js.result_of(fast), js.result_of(slow)))
+        await ended(s, fast)
+        for _ in range(5):
+            await anyio.sleep(1.5)  # past the age: each finish below drops the aged
+            await ended(s, s.submit(call(fj.add, 1)))
+        assert s.get(fast).result == 7
+        gate.set()
+        assert (await ended(s, dependent)).result == 10
+        await anyio.sleep(1.5)
+        await ended(s, s.submit(call(fj.add, 1)))
+        with pytest.raises(js.UnknownJobError):
+            s.get(fast)
+
+
+def test_binding_an_upstream_no_longer_held_fails_the_job_not_the_scheduler() -> None:
+    """If an upstream were gone when a job is bound (the guard prevents it),
+    the job would receive an UpstreamFailedError, never hang."""
+    from jobsched._engine._edging import set_flow
+    from jobsched._engine._flowgraph import bind_inputs
+    from jobsched._workflows._inputs import find_inputs
+
+    job = js.FunctionJob(fj.collect_sync, args=(js.result_of("job-123456789"),))
+    set_flow(job, find_inputs(job), ())
+    bind_inputs(job, {})
+    with pytest.raises(js.UpstreamFailedError, match="no longer held by this scheduler"):
+        job.run_sync()
+
+
 # The synchronous facade
 
 
