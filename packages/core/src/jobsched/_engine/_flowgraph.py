@@ -3,7 +3,7 @@ upstreams' results bound into a job as it is queued, and the history's guard.
 
 ``Outcomes`` keeps the graph (``blocked``, ``dependents``) and its hot
 path; it comes here for an end other than COMPLETED of a job with
-dependents, and when the history's oldest job is an upstream. The memory
+dependents, and when the history's oldest job is a pinned upstream. The memory
 backing's ``put`` comes here for a job with a ``_flow`` (``bind_inputs``).
 The rule (plan section 6.1): an edge is settled once, when its upstream
 ends; COMPLETED counts it off; any other end counts it off on a ``"run"``

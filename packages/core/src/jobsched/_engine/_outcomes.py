@@ -257,12 +257,9 @@ class Outcomes:
         if one ended otherwise."""
         jobs = self._table.jobs
         number = job._jobsched_id
-        # One loop, not a set comprehension after a check (3.10 and 3.11 give
-        # a comprehension a frame of its own): the first upstream that ended
-        # other than COMPLETED cancels the job, unless its edge is "run".
-        # Every edge to an upstream that ended pins it in the history while
-        # this job is unfinished (see evict); a pin made before a cancel here
-        # is harmless: a finished dependent pins nothing.
+        # One loop, not a set comprehension (3.10 and 3.11 give it a frame):
+        # an upstream that ended other than COMPLETED cancels the job unless
+        # its edge is "run". An edge to an ended upstream pins it (see evict).
         unmet = set()
         for dep in deps:
             status = jobs[dep].status
@@ -284,8 +281,7 @@ class Outcomes:
             self.dependents.setdefault(dep, []).append(number)
 
     def graph(self) -> FlowGraph:
-        """The graph's cold side (markers, ``"run"`` edges, the history's
-        guard), made on first need."""
+        """The graph's cold side (``"run"`` edges, the guard), made on first need."""
         graph = self._graph
         if graph is None:
             from ._flowgraph import FlowGraph
@@ -294,9 +290,17 @@ class Outcomes:
         return graph
 
     def evict(self, old: int) -> None:
-        """The history's oldest job is past its bound and is an upstream:
-        dropped unless a job that depends on it is unfinished."""
-        self.graph().evict(old)
+        """Drop the history's oldest job, unless an unfinished job depends on it."""
+        table = self._table
+        for dep in self.dependents.get(old, ()):
+            dependent = table.jobs.get(dep)
+            if dependent is not None and not dependent.status._terminal:  # type: ignore[attr-defined]
+                self.graph().evict(old)
+                return
+        self.dependents.pop(old, None)
+        table.jobs.pop(old, None)
+        if len(table.finished) > table.history_limit:  # past the bound since a pin
+            self.graph().evict(table.finished.popleft())
 
     def _finish_here(
         self, job: Job, status: JobStatus, error: str | None, now: float | None = None
