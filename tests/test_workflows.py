@@ -449,3 +449,23 @@ async def test_a_durable_store_refuses_workflows_for_now(tmp_path: Path) -> None
         by_after = await s.enqueue(call(fj.add, 3), depends_on=[js.After(up.job_id)])
         assert await s.result(by_job, timeout=60) == 2
         assert await s.result(by_after, timeout=60) == 3
+
+
+async def test_depends_on_takes_any_iterable_and_single_items(clock: Clock) -> None:
+    """A generator mixing ids and Afters (read once), a single Job, a single
+    After: each is the edges it names."""
+    async with js.JobScheduler(clock=clock) as s:
+        bad = s.submit(failing())
+        good = call(fj.add, 1)
+        s.submit(good)
+        mixed = s.submit(
+            call(fj.add, 2), depends_on=(d for d in [good.job_id, js.After(bad, on_failure="run")])
+        )
+        one_job = s.submit(call(fj.add, 3), depends_on=good)
+        one_after = s.submit(call(fj.add, 4), depends_on=js.After(bad, on_failure="run"))
+        # The id is read before the After sends the rest the cold way: kept.
+        spent = s.submit(call(fj.add, 5), depends_on=(d for d in [bad, js.After(good)]))
+        for job_id in (mixed, one_job, one_after, spent):
+            await ended(s, job_id)
+    assert [s.get(i).status for i in (mixed, one_job, one_after)] == [S.COMPLETED] * 3
+    assert (s.get(spent).status, s.get(spent).last_error) == (S.CANCELLED, f"upstream {bad} failed")

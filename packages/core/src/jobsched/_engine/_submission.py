@@ -121,7 +121,7 @@ class Submission:
             if isinstance(depends_on, str):
                 depends_on = (depends_on,)
             jobs = self._table.jobs
-            unknown: list[object] = []
+            unknown: list[Any] = []
             # On a durable store a dependency this process doesn't know may
             # be in the store (another process, or before a restart): the
             # store's add decides, and cancels the job if it holds no such job.
@@ -136,8 +136,9 @@ class Submission:
             except TypeError:  # one Job or After, not in a list
                 unknown.append(depends_on)
             if unknown:
-                # Jobs and After edges land here too (their id_number is 0).
-                deps = self.flow_edges(job, depends_on)
+                # Jobs and After edges land here too (their id_number is 0);
+                # what the loop took (depends_on may be a spent generator).
+                deps = list(dict.fromkeys(deps + self.flow_edges(job, unknown)))
         if self._served_here is not None and job.queue not in self._served_here:
             raise ValueError(
                 f"{_describe(job)} is on queue {job.queue!r}, which this scheduler does not "
