@@ -469,3 +469,14 @@ async def test_depends_on_takes_any_iterable_and_single_items(clock: Clock) -> N
             await ended(s, job_id)
     assert [s.get(i).status for i in (mixed, one_job, one_after)] == [S.COMPLETED] * 3
     assert (s.get(spent).status, s.get(spent).last_error) == (S.CANCELLED, f"upstream {bad} failed")
+
+
+async def test_a_stopped_scheduler_refuses_a_workflow(clock: Clock) -> None:
+    """enqueue_workflow after stop() raises SchedulerStoppedError, as submit does."""
+    s = js.JobScheduler(clock=clock)
+    async with s:
+        pass
+    wf, jobs = _diamond()
+    with pytest.raises(js.SchedulerStoppedError, match="stopping or stopped"):
+        await s.enqueue_workflow(wf)
+    assert s.jobs() == [] and jobs[0].seq == 0
