@@ -55,6 +55,9 @@ W6_SUBMIT_312 = 6.98
 #: bytecodes: W6 submit on every version, W1 on 3.10. On 3.10 the pin had
 #: drifted 6 instructions above W6 submit's figure, enough that one more
 #: frame (11 instructions) hid under the 2% slack.
+#: W1 submit lowered on 3.11 and 3.13 by issue 37 (E1): the str test of
+#: depends_on moved under its truth test, which pays for the test of
+#: MARKERS_MADE (3.12 unchanged; 3.10 not measured).
 PINNED: dict[tuple[int, int], Figures] = {
     (3, 10): {
         "W1 submit": {"calls_core": 5.0, "calls_anyio": 5.0, "bytecodes_core": 244.0},
@@ -67,7 +70,7 @@ PINNED: dict[tuple[int, int], Figures] = {
         "W6 drain": {"calls_core": 6.01, "calls_anyio": 6.115, "bytecodes_core": 402.92},
     },
     (3, 11): {
-        "W1 submit": {"calls_core": 5.0, "calls_anyio": 5.0, "bytecodes_core": 239.0},
+        "W1 submit": {"calls_core": 5.0, "calls_anyio": 5.0, "bytecodes_core": 237.0},
         "W1 drain": {"calls_core": 4.03, "calls_anyio": 4.135, "bytecodes_core": 265.24},
         "W6 submit": {
             "calls_core": 6.98,
@@ -87,7 +90,7 @@ PINNED: dict[tuple[int, int], Figures] = {
         "W6 drain": {"calls_core": 6.01, "calls_anyio": 6.115, "bytecodes_core": 381.1},
     },
     (3, 13): {
-        "W1 submit": {"calls_core": 5.0, "calls_anyio": 5.0, "bytecodes_core": 226.0},
+        "W1 submit": {"calls_core": 5.0, "calls_anyio": 5.0, "bytecodes_core": 224.0},
         "W1 drain": {"calls_core": 4.03, "calls_anyio": 4.135, "bytecodes_core": 261.24},
         "W6 submit": {
             "calls_core": W6_SUBMIT_312,

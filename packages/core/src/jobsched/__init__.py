@@ -26,6 +26,7 @@ from ._exceptions import StoreNotFoundError as StoreNotFoundError
 from ._exceptions import StoreUnavailableError as StoreUnavailableError
 from ._exceptions import UnknownJobError as UnknownJobError
 from ._exceptions import UnknownScheduleError as UnknownScheduleError
+from ._exceptions import UpstreamFailedError as UpstreamFailedError
 from ._jobs._current import CurrentJob as CurrentJob
 from ._jobs._current import current_job as current_job
 from ._jobs._executor import CancelToken as CancelToken
@@ -36,6 +37,8 @@ from ._jobs._job import AsyncJob as AsyncJob
 from ._jobs._job import BlockingJob as BlockingJob
 from ._jobs._job import CpuBoundJob as CpuBoundJob
 from ._jobs._job import Job as Job
+from ._jobs._markers import result_of as result_of
+from ._jobs._markers import results_of as results_of
 from ._jobs._retry import RetryPolicy as RetryPolicy
 from ._ordering._fairshare import FairShareStrategy as FairShareStrategy
 from ._ordering._ratelimit import RateLimit as RateLimit
@@ -45,6 +48,7 @@ from ._ordering._strategies import FIFOStrategy as FIFOStrategy
 from ._ordering._strategies import PriorityStrategy as PriorityStrategy
 from ._ordering._strategies import SchedulingStrategy as SchedulingStrategy
 from ._retention import Retention as Retention
+from ._workflows._edges import After as After
 
 if TYPE_CHECKING:
     from ._app._app import App as App
@@ -55,10 +59,13 @@ if TYPE_CHECKING:
     from ._sync._background import BackgroundScheduler as BackgroundScheduler
     from ._time._cron import CronTrigger as CronTrigger
     from ._time._scheduleinfo import ScheduleInfo as ScheduleInfo
+    from ._workflows._workflow import Workflow as Workflow
+    from ._workflows._workflow import WorkflowInfo as WorkflowInfo
     from .store._base import JobStore as JobStore
     from .store._registry import open_store as open_store
 
 __all__ = [
+    "After",
     "AgingPriorityStrategy",
     "App",
     "AsyncJob",
@@ -99,9 +106,14 @@ __all__ = [
     "SubmitHook",
     "UnknownJobError",
     "UnknownScheduleError",
+    "UpstreamFailedError",
+    "Workflow",
+    "WorkflowInfo",
     "cancel_requested",
     "current_job",
     "open_store",
+    "result_of",
+    "results_of",
     "setting_up",
 ]
 
@@ -132,6 +144,13 @@ def __getattr__(name: str) -> object:
 
         globals()["ScheduleInfo"] = ScheduleInfo
         return ScheduleInfo
+    if name in ("Workflow", "WorkflowInfo"):
+        # Finding markers comes with it: only for an app that builds workflows.
+        from ._workflows import _workflow
+
+        globals()["Workflow"] = _workflow.Workflow
+        globals()["WorkflowInfo"] = _workflow.WorkflowInfo
+        return globals()[name]
     if name in ("JobStore", "open_store"):
         from .store import _base, _registry
 

@@ -13,6 +13,7 @@ from .._jobs import _json
 from .._jobs._job import Job
 from .._jobs._registered import RegisteredJob
 from .._jobs._retry import RetryPolicy
+from .._workflows._edges import After
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -112,7 +113,7 @@ class JobFunction(Generic[P, R]):
         job_id: str | None = None,
         delay: float = 0.0,
         at: datetime | None = None,
-        depends_on: Iterable[str | Job] = (),
+        depends_on: str | Job | After | Iterable[str | Job | After] = (),
         queue: str | None = None,
         priority: JobPriority | int | None = None,
         connection: object = None,
@@ -121,7 +122,8 @@ class JobFunction(Generic[P, R]):
 
         :param job_id: an id of your own (idempotent, as ``submit(job_id=...)``).
         :param delay: seconds before the job may start; or ``at``, an aware datetime.
-        :param depends_on: job ids (or jobs) that must complete first.
+        :param depends_on: job ids, jobs or ``js.After`` edges it waits for
+            (an id or a job: it must complete first).
         :param queue: another queue than the registered one.
         :param priority: another priority than the registered one.
         :param connection: a database connection with a transaction open:
@@ -142,7 +144,7 @@ class JobFunction(Generic[P, R]):
             submit["delay"] = delay
         if at is not None:
             submit["at"] = at
-        deps = [depends_on] if isinstance(depends_on, (str, Job)) else list(depends_on)
+        deps = [depends_on] if isinstance(depends_on, (str, Job, After)) else list(depends_on)
         if deps:
             submit["depends_on"] = deps
         if connection is not None:

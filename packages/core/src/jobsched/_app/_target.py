@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .._engine._state import STARTED
 from .._exceptions import SchedulerError
 from .._jobs._job import Job
+from .._workflows._edges import After
 
 if TYPE_CHECKING:
     from .._engine._scheduler import JobScheduler
@@ -33,9 +34,12 @@ def _submit_options(submit: dict[str, Any]) -> dict[str, Any]:
     return submit
 
 
-def _dep_id(dep: Job | str) -> str:
+def _dep_id(dep: Job | str | After) -> str | After:
     if isinstance(dep, str):
         return dep
+    if isinstance(dep, After):
+        # An edge keeps its policy; a Job it names must have been enqueued.
+        return dep if isinstance(dep.job, str) else After(_dep_id(dep.job), dep.on_failure)  # type: ignore[arg-type]
     if not dep.seq:
         raise ValueError(
             f"depends_on={dep!r}: that job was never enqueued, so nothing could complete "

@@ -56,11 +56,13 @@ class Testing:
             job._set_own_id(own)
         job_id = job.job_id
         deps = submit.get("depends_on") or ()
-        submit = {**submit, "depends_on": [d if isinstance(d, str) else d.job_id for d in deps]}
+        # Ids, and After edges (their policy kept) over ids.
+        deps = [d if isinstance(d, str) else _edge(d) for d in deps]
+        submit = {**submit, "depends_on": deps}
         with self._lock:
             if job_id in self._ids:
                 return job_id  # as a store does: the job with that id stands
-            unknown = [d for d in submit["depends_on"] if d not in self._ids]
+            unknown = [d for d in map(_id, submit["depends_on"]) if d not in self._ids]
             if unknown:
                 from .._exceptions import UnknownJobError
 
@@ -119,7 +121,7 @@ class Testing:
                 if not batch:
                     break
                 for job, submit in batch:
-                    deps = [d for d in submit.get("depends_on", ()) if _held(scheduler, d)]
+                    deps = [d for d in submit.get("depends_on", ()) if _held(scheduler, _id(d))]
                     scheduler.submit(job, depends_on=deps, job_id=submit.get("job_id"))
                     ran.append(job)
                 await scheduler.join()
@@ -166,3 +168,16 @@ def _describe(job: Job) -> str:
     arguments = _arguments(job)
     shown = "" if arguments is None else ", ".join(f"{k}={v!r}" for k, v in arguments.items())
     return f"{job.job_id}: {job.name}({shown})"
+
+
+def _edge(dep: Any) -> Any:
+    """A Job as its id; an After over a Job as an After over its id."""
+    from .._workflows._edges import After
+
+    if isinstance(dep, After):
+        return dep if isinstance(dep.job, str) else After(dep.job.job_id, dep.on_failure)
+    return dep.job_id
+
+
+def _id(dep: Any) -> str:
+    return dep if isinstance(dep, str) else dep.job_id

@@ -12,7 +12,7 @@ and ``import jobsched`` does not pay for them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sized
+from collections.abc import Callable, Collection, Mapping, Sized
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .._time._cron import CronTrigger
     from .._time._recurring import RecurringSchedule
     from .._time._scheduleinfo import ScheduleInfo
+    from .._workflows._edges import DependsOn
     from ._attempts import Attempt
     from ._link import StoreLink
     from ._state import Parts
@@ -75,7 +76,7 @@ class Reader(Protocol):
 
     async def wait(self, job_id: str, seconds: float | None) -> Job: ...
 
-    async def check_dependencies(self, job: Job, depends_on: Iterable[str]) -> Iterable[str]: ...
+    async def check_dependencies(self, job: Job, depends_on: DependsOn) -> DependsOn: ...
 
 
 class JobSink(Protocol):

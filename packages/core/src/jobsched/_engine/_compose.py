@@ -29,6 +29,7 @@ from ._attempts import abandon
 from ._cancel import Canceller
 from ._dispatch import Dispatcher
 from ._executors import ExecutorSet
+from ._history import RetainedHistory
 from ._lifecycle import Lifecycle, LiveTasks
 from ._memory import MemoryBacking
 from ._outcomes import Outcomes
@@ -205,6 +206,13 @@ def compose(
         held=fences,
         tasks=counted,
     )
+    history = getattr(s._table.remember, "__self__", None)
+    if isinstance(history, RetainedHistory):
+        # A retention by age keeps an upstream while a job that depends on it
+        # is unfinished, as the count bound's eviction does (Outcomes.evict).
+        history.keep = lambda number: (
+            number in outcomes.dependents and outcomes.graph().keep(number)
+        )
     submission = s._submission = Submission(
         s._table, s._run, s._settings, s._executors, s._backing, s._link
     )

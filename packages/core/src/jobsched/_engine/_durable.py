@@ -8,7 +8,7 @@ jobsched``. It owns what this member holds in the store and its claimed jobs
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 from .._enums import JobStatus
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .._jobs._executor import Executor
     from .._jobs._job import Job
     from .._queueinfo import QueueInfo
+    from .._workflows._edges import DependsOn
     from ._attempts import Attempt
     from ._held import ClaimedQueue, Held
     from ._link import StoreLink
@@ -330,7 +331,7 @@ class DurableBacking:
     async def fetch(self, job_id: str) -> Job:
         return await self.reads.fetch(job_id)
 
-    async def check_dependencies(self, job: Job, depends_on: Iterable[str]) -> Iterable[str]:
+    async def check_dependencies(self, job: Job, depends_on: DependsOn) -> DependsOn:
         return await self.reads.check_dependencies(job, depends_on)
 
     async def open(self) -> None:

@@ -12,6 +12,7 @@ over ``max_finished``, the oldest head of all.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 from .._enums import JobStatus
 from .._jobs._job import Job
@@ -21,7 +22,7 @@ class RetainedHistory:
     """Finished jobs by status, oldest first; :meth:`add` files one and
     evicts (from ``jobs``) what the rule no longer keeps."""
 
-    __slots__ = ("_ages", "_bound", "_by_status", "_filed", "_jobs", "_size")
+    __slots__ = ("_ages", "_bound", "_by_status", "_filed", "_jobs", "_size", "keep")
 
     def __init__(
         self, jobs: dict[int, Job], ages: dict[JobStatus, float], bound: int | None
@@ -35,6 +36,9 @@ class RetainedHistory:
         self._by_status: dict[JobStatus, deque[tuple[float, int, int]]] = {}
         self._filed = 0
         self._size = 0
+        #: The dependency graph's guard: True keeps a job a retention would
+        #: drop (one an unfinished job depends on); refiled as if it just ended.
+        self.keep: Callable[[int], bool] | None = None
 
     def __len__(self) -> int:
         return self._size
@@ -51,17 +55,30 @@ class RetainedHistory:
         self._filed += 1
         queue.append((now, self._filed, number))
         self._size += 1
-        jobs = self._jobs
         for status, age in self._ages:
             aged = by_status.get(status)
             if aged:
                 cutoff = now - age
-                while aged and aged[0][0] < cutoff:
-                    jobs.pop(aged.popleft()[2], None)
-                    self._size -= 1
+                looks = len(aged)
+                while aged and aged[0][0] < cutoff and looks:
+                    looks -= 1
+                    self._drop(aged, now)
         bound = self._bound
         if bound is not None:
-            while self._size > bound:
+            looks = self._size
+            while self._size > bound and looks:
+                looks -= 1
                 oldest = min((q for q in by_status.values() if q), key=lambda q: q[0])
-                jobs.pop(oldest.popleft()[2], None)
-                self._size -= 1
+                self._drop(oldest, now)
+
+    def _drop(self, queue: deque[tuple[float, int, int]], now: float) -> None:
+        """Evict the oldest of ``queue``, or refile it at ``now`` if it is kept."""
+        entry = queue.popleft()
+        number = entry[2]
+        keep = self.keep
+        if keep is not None and keep(number):
+            self._filed += 1
+            queue.append((now, self._filed, number))
+            return
+        self._jobs.pop(number, None)
+        self._size -= 1

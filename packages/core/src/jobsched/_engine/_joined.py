@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .._enums import JobStatus
@@ -35,6 +34,7 @@ from ._submission import _check_text_fields, _refuse_main, _resubmit_message, de
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from .._workflows._edges import DependsOn
     from ..store._joined import Joined
     from ..store._rows import NewJob
     from ._scheduler import JobScheduler
@@ -59,7 +59,7 @@ def submit_joined(
     job: Job,
     connection: object,
     delay: float = 0.0,
-    depends_on: Iterable[str] = (),
+    depends_on: DependsOn = (),
     at: datetime | None = None,
     job_id: str | None = None,
 ) -> str:
@@ -91,7 +91,7 @@ async def enqueue_joined(
     job: Job,
     connection: object,
     delay: float = 0.0,
-    depends_on: Iterable[str] = (),
+    depends_on: DependsOn = (),
     at: datetime | None = None,
     job_id: str | None = None,
 ) -> str:
@@ -115,7 +115,7 @@ def _prepare(
     job: Job,
     connection: object,
     delay: float,
-    depends_on: Iterable[str],
+    depends_on: DependsOn,
     at: datetime | None,
     job_id: str | None,
 ) -> tuple[Joined, NewJob]:
@@ -167,10 +167,19 @@ def _check_job(job: Job, delay: float) -> None:
         raise TypeError(f"delay must be a number of seconds >= 0, got {delay!r}") from None
 
 
-def _dependencies(job: Job, depends_on: Iterable[str]) -> tuple[int, ...]:
+def _dependencies(job: Job, depends_on: DependsOn) -> tuple[int, ...]:
     if isinstance(depends_on, str):
         depends_on = (depends_on,)
-    numbers = {dep: id_number(dep) for dep in dict.fromkeys(depends_on)}
+    from ._edging import edges_of
+
+    afters, inputs = edges_of(job, depends_on)
+    if inputs is not None or any(edge.on_failure == "run" for edge in afters):
+        from ._edging import DURABLE_LATER
+
+        raise NotImplementedError(
+            DURABLE_LATER.format(what='js.result_of or on_failure="run" with connection=')
+        )
+    numbers = {edge.job_id: id_number(edge.job_id) for edge in afters}
     unknown = [dep for dep, number in numbers.items() if not number]
     if unknown:
         raise UnknownJobError(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING
 
 import anyio
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .._ordering._queue import JobQueue
     from .._ordering._ratelimit import RateLimit
     from .._queueinfo import QueueInfo
+    from .._workflows._edges import DependsOn
     from ._attempts import Attempt
     from ._link import StoreLink
     from ._memschedules import MemorySchedules
@@ -150,7 +151,12 @@ class MemoryBacking:
         return book
 
     def put(self, job: Job, now: float) -> None:
-        """Queue a runnable job: ready now, or delayed until ``job.run_at``."""
+        """Queue a runnable job: ready now, or delayed until ``job.run_at``;
+        a job with result markers gets its upstreams' results first."""
+        if job._flow:
+            from ._flowgraph import bind_inputs
+
+            bind_inputs(job, self._table.jobs)
         if job.run_at > now:
             if self._queue.push_delayed(job):
                 self._timers.wake()
@@ -308,7 +314,7 @@ class MemoryBacking:
     async def fetch(self, job_id: str) -> Job:
         return self._table.get(job_id)
 
-    async def check_dependencies(self, job: Job, depends_on: Iterable[str]) -> Iterable[str]:
+    async def check_dependencies(self, job: Job, depends_on: DependsOn) -> DependsOn:
         return depends_on  # submit checks them here
 
     async def join(self) -> None:

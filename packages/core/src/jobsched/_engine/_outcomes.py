@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from typing import TYPE_CHECKING, Any
 
 from .._enums import JobStatus
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from ._backing import Backing
     from ._completion import Completions
     from ._dispatch import Dispatcher
+    from ._flowgraph import FlowGraph
     from ._link import StoreLink
     from ._state import FinishOne, JobTable, RunState, Settings
 
@@ -50,6 +50,7 @@ class Outcomes:
         "_completed_in",
         "_completions",
         "_ending",
+        "_graph",
         "_held",
         "_link",
         "_run",
@@ -87,6 +88,7 @@ class Outcomes:
         self._held = held
         self._tasks = tasks
         self._completions: Completions | None = None
+        self._graph: FlowGraph | None = None
         #: job -> its unmet upstreams; job -> the jobs waiting on it.
         self.blocked: dict[int, set[int]] = {}
         self.dependents: dict[int, list[int]] = {}
@@ -234,41 +236,9 @@ class Outcomes:
         A job left RUNNING or RETRY_WAIT would never finish and join() would
         wait for it for ever; FAILED with the internal error is visible.
         """
-        reason = storable(
-            f"jobsched internal error while recording the outcome: {type(exc).__name__}: {exc}"
-        )
-        logger.error("%s: %s", _describe(job), reason, exc_info=exc, extra=_extra(job))
-        old = job.status
-        if old._terminal:  # type: ignore[attr-defined]
-            return  # recorded before the error; finish_one counts a job once terminal
-        # Set by hand, not through the table's transition: RETRY_WAIT -> FAILED is no
-        # legal edge, and the regular path is what just failed.
-        job.status = _FAILED
-        job.last_error = reason
-        job.last_traceback = _format(exc)
-        try:
-            job.finished_at = self._clock()
-        except Exception:
-            job.finished_at = time.monotonic()
-        number = job._jobsched_id
-        self._backing.failed_anyway(job)
-        self._table.unfinished -= 1
-        if self._table.outcome_waiters:
-            # wait() on the memory store sleeps until the job ends here.
-            for event in self._table.outcome_waiters.pop(number, ()):
-                event.set()
-        self.blocked.pop(number, None)
-        self._table.remember(number)
-        if len(self._table.finished) > self._table.history_limit:
-            self._table.jobs.pop(self._table.finished.popleft(), None)
-        if self._table.listeners:
-            self._table.notify(job, old, _FAILED)
-        for dep in self.dependents.pop(number, None) or ():
-            dependent = self._table.jobs.get(dep)
-            if dependent is not None:
-                self.finish(dependent, _CANCELLED, f"upstream job-{number} failed")
-        if not self._table.unfinished and self._table.join_waiters:
-            self._table.wake_joiners()
+        from ._anyway import end_failed
+
+        end_failed(self, self._table, self._backing, self._clock, job, exc)
 
     def finish(self, job: Job, status: JobStatus, error: str | None) -> None:
         """Make ``job`` terminal, release or cancel its dependents, trim history."""
@@ -286,24 +256,51 @@ class Outcomes:
         those not COMPLETED yet, is released at once if none, or is cancelled
         if one ended otherwise."""
         jobs = self._table.jobs
-        # One loop, not a set comprehension after a check (3.10 and 3.11 give
-        # a comprehension a frame of its own): the first upstream that ended
-        # other than COMPLETED cancels the job, before anything is changed.
+        number = job._jobsched_id
+        # One loop, not a set comprehension (3.10 and 3.11 give it a frame):
+        # an upstream that ended other than COMPLETED cancels the job unless
+        # its edge is "run". An edge to an ended upstream pins it (see evict).
         unmet = set()
         for dep in deps:
             status = jobs[dep].status
             if status is not _COMPLETED:
                 if status._terminal:  # type: ignore[attr-defined]
-                    self.finish(job, _CANCELLED, f"upstream job-{dep} {status.value}")
-                    return
-                unmet.add(dep)
+                    if not (job._flow and jobs[dep].job_id in job._flow.lenient):
+                        self.finish(job, _CANCELLED, f"upstream job-{dep} {status.value}")
+                        return
+                    self.dependents.setdefault(dep, []).append(number)
+                else:
+                    unmet.add(dep)
+            else:
+                self.dependents.setdefault(dep, []).append(number)
         if not unmet:
             self._backing.release(job, self._clock())
             return
-        number = job._jobsched_id
         self.blocked[number] = unmet
         for dep in unmet:
             self.dependents.setdefault(dep, []).append(number)
+
+    def graph(self) -> FlowGraph:
+        """The graph's cold side (``"run"`` edges, the guard), made on first need."""
+        graph = self._graph
+        if graph is None:
+            from ._flowgraph import FlowGraph
+
+            graph = self._graph = FlowGraph(self, self._table, self._backing, self._clock)
+        return graph
+
+    def evict(self, old: int) -> None:
+        """Drop the history's oldest job, unless an unfinished job depends on it."""
+        table = self._table
+        for dep in self.dependents.get(old, ()):
+            dependent = table.jobs.get(dep)
+            if dependent is not None and not dependent.status._terminal:  # type: ignore[attr-defined]
+                self.graph().evict(old)
+                return
+        self.dependents.pop(old, None)
+        table.jobs.pop(old, None)
+        if len(table.finished) > table.history_limit:  # past the bound since a pin
+            self.graph().evict(table.finished.popleft())
 
     def _finish_here(
         self, job: Job, status: JobStatus, error: str | None, now: float | None = None
@@ -348,14 +345,19 @@ class Outcomes:
             self.blocked.pop(number, None)
         cascade: list[tuple[Job, str]] | None = None
         if self.dependents:
-            dependents = self.dependents.pop(number, None)
+            # Kept, not popped: the list pins this job in the history while
+            # one of them is unfinished (see evict).
+            dependents = self.dependents.get(number)
             if dependents:
-                jobs = table.jobs
-                for dep in dependents:
-                    dependent = jobs.get(dep)
-                    if dependent is None or dependent.status._terminal:  # type: ignore[attr-defined]
-                        continue
-                    if status is _COMPLETED:
+                if status is not _COMPLETED:
+                    # Cancel edges cascade, "run" edges are counted off: cold.
+                    cascade = self.graph().ended_otherwise(job, number, status, dependents)
+                else:
+                    jobs = table.jobs
+                    for dep in dependents:
+                        dependent = jobs.get(dep)
+                        if dependent is None or dependent.status._terminal:  # type: ignore[attr-defined]
+                            continue
                         unmet = self.blocked.get(dep)
                         if unmet is not None:
                             unmet.discard(number)
@@ -365,14 +367,14 @@ class Outcomes:
                                     self._backing.release(dependent, now)
                                 except Exception as exc:
                                     self.recording_failed(dependent, exc)
-                    else:
-                        if cascade is None:
-                            cascade = []
-                        cascade.append((dependent, f"upstream job-{number} {status.value}"))
         finished = table.finished
         table.remember(number)
         if len(finished) > table.history_limit:
-            table.jobs.pop(finished.popleft(), None)
+            old = finished.popleft()
+            if old in self.dependents:
+                self.evict(old)
+            else:
+                table.jobs.pop(old, None)
         return cascade
 
     def _finish_recorded(

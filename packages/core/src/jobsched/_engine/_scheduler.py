@@ -7,7 +7,7 @@ Its construction (arguments checked, parts built and wired) is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
@@ -24,6 +24,7 @@ from ._schedules import ScheduleCalls
 from ._seams import Seams
 from ._state import NEW, JobListener, SubmitHook, _describe
 from ._submission import Submission, delay_until
+from ._workflowing import WorkflowCalls
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: asyncio, anyio.abc,
@@ -35,13 +36,14 @@ if TYPE_CHECKING:
     from .._queueinfo import QueueInfo
 
     # Only a store given by URL or object loads the store seam (_store_for).
+    from .._workflows._edges import DependsOn
     from ..store._base import JobStore
     from ._outcomes import Outcomes
 
 _Self = TypeVar("_Self", bound="JobScheduler")
 
 
-class JobScheduler(ScheduleCalls, ResultCalls, Seams):
+class JobScheduler(ScheduleCalls, ResultCalls, WorkflowCalls, Seams):
     """Runs jobs on a pool of worker tasks, in the order a strategy gives.
 
     :param strategy: orders runnable jobs; :class:`PriorityStrategy` by default.
@@ -257,7 +259,7 @@ class JobScheduler(ScheduleCalls, ResultCalls, Seams):
         job: Job,
         *,
         delay: float = 0.0,
-        depends_on: Iterable[str] = (),
+        depends_on: DependsOn = (),
         at: datetime | None = None,
         job_id: str | None = None,
         connection: object = None,
@@ -307,7 +309,7 @@ class JobScheduler(ScheduleCalls, ResultCalls, Seams):
 
     _outcomes: Outcomes
     _submission: Submission
-    _check: Callable[[Job, float, Iterable[str]], list[int]]
+    _check: Callable[[Job, float, DependsOn], list[int]]
     _add: Callable[[Job, float, list[int], str | None], str]
     _hooks: list[SubmitHook]
 
@@ -316,7 +318,7 @@ class JobScheduler(ScheduleCalls, ResultCalls, Seams):
         job: Job,
         *,
         delay: float = 0.0,
-        depends_on: Iterable[str] = (),
+        depends_on: DependsOn = (),
         at: datetime | None = None,
         job_id: str | None = None,
         connection: object = None,
@@ -333,8 +335,12 @@ class JobScheduler(ScheduleCalls, ResultCalls, Seams):
             nothing is added and that job stands; the id is returned either
             way. On a durable store the store decides, so exactly one job
             has the id whichever members submit it at once.
-        :param depends_on: ids of jobs that must complete first. They must
-            already be submitted, which makes cycles impossible.
+        :param depends_on: the jobs it waits for: ids, jobs, or
+            ``js.After(job, on_failure="run")`` edges (it then runs however
+            that job ends; an id or a job must complete, or this job is
+            cancelled). They must already be submitted, which makes cycles
+            impossible. The targets of ``js.result_of`` / ``js.results_of``
+            markers in the job's arguments are upstreams too.
         :param connection: a synchronous database connection with a
             transaction open (on a durable store): the job is written in
             that transaction, and exists if and only if it commits
@@ -370,7 +376,7 @@ class JobScheduler(ScheduleCalls, ResultCalls, Seams):
         job: Job,
         *,
         delay: float = 0.0,
-        depends_on: Iterable[str] = (),
+        depends_on: DependsOn = (),
         at: datetime | None = None,
         job_id: str | None = None,
     ) -> str:

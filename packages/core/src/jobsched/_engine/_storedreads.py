@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -21,6 +21,7 @@ from ._stored import UnloadableJob, load_job
 
 if TYPE_CHECKING:
     from .._jobs._job import Job
+    from .._workflows._edges import DependsOn
     from ._link import StoreLink
     from ._state import JobTable, RunState
 
@@ -207,14 +208,22 @@ class StoredReads:
             )
         return self.job_from_row(stored, job_id)
 
-    async def check_dependencies(self, job: Job, depends_on: Iterable[str]) -> Iterable[str]:
+    async def check_dependencies(self, job: Job, depends_on: DependsOn) -> DependsOn:
         """enqueue(): every dependency this process does not know must be in the store."""
         if isinstance(depends_on, str):
             return depends_on
+        from .._jobs._job import Job as AnyJob
+        from .._workflows._edges import After
+
+        if isinstance(depends_on, (AnyJob, After)):
+            depends_on = (depends_on,)
         link = self.link
         depends_on = tuple(depends_on)
         jobs = self.table.jobs
-        foreign = [d for d in depends_on if id_number(d) and id_number(d) not in jobs]
+        # An After names its upstream by its job (a Job is known here once submitted).
+        named = [getattr(d, "job", d) for d in depends_on]
+        ids = [d for d in named if type(d) is str]
+        foreign = [d for d in ids if id_number(d) and id_number(d) not in jobs]
         if foreign:
             await link.flush()
             missing = [d for d in foreign if await link.store.fetch(id_number(d)) is None]

@@ -5,15 +5,15 @@ from __future__ import annotations
 import math
 import time
 from _thread import get_ident  # threading's, without importing threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._enums import JobStatus
 from .._exceptions import (
     SchedulerError,
     SchedulerStoppedError,
-    UnknownJobError,
 )
+from .._jobs import _markers
 from .._jobs._ids import id_number
 from .._jobs._job import Job
 from .._jobs._options import delay_until as delay_until  # submit's, and _joined's
@@ -22,6 +22,8 @@ from .._log import logger
 from ._state import _describe
 
 if TYPE_CHECKING:
+    from .._workflows._edges import DependsOn
+
     # Imported where they are used, not here: asyncio, anyio.abc,
     # anyio.lowlevel, anyio.from_thread, logging, traceback and the cron
     # module (datetime) would triple the cost of `import jobsched`; and the
@@ -90,7 +92,7 @@ class Submission:
             except Exception:  # a bad hook must not refuse the job
                 logger.exception("submit hook %r failed on %s", hook, _describe(job))
 
-    def check(self, job: Job, delay: float, depends_on: Iterable[str]) -> list[int]:
+    def check(self, job: Job, delay: float, depends_on: DependsOn) -> list[int]:
         """Every check submit() makes, before it changes any state."""
         # Job is an ABC, whose isinstance() runs Python code; a look along the
         # MRO answers for every real subclass at a fraction of the cost.
@@ -110,27 +112,33 @@ class Submission:
                 raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
         except TypeError:
             raise TypeError(f"delay must be a number of seconds >= 0, got {delay!r}") from None
-        if isinstance(depends_on, str):
-            depends_on = (depends_on,)
         deps: list[int] = []
-        if depends_on:
+        if _markers.MARKERS_MADE:
+            # Once a result marker exists in this process any job may hold one.
+            deps = self.flow_edges(job, depends_on)
+        elif depends_on:
+            # Tested here, not before: a job without dependencies pays nothing.
+            if isinstance(depends_on, str):
+                depends_on = (depends_on,)
             jobs = self._table.jobs
-            unknown = []
+            unknown: list[Any] = []
             # On a durable store a dependency this process doesn't know may
             # be in the store (another process, or before a restart): the
             # store's add decides, and cancels the job if it holds no such job.
             shared = self._elsewhere
-            for dep_id in dict.fromkeys(depends_on):
-                number = id_number(dep_id)
-                if number in jobs or (shared and number):
-                    deps.append(number)
-                else:
-                    unknown.append(dep_id)
+            try:
+                for dep_id in dict.fromkeys(depends_on):  # type: ignore[arg-type]
+                    number = id_number(dep_id)
+                    if number in jobs or (shared and number):
+                        deps.append(number)
+                    else:
+                        unknown.append(dep_id)
+            except TypeError:  # one Job or After, not in a list
+                unknown.append(depends_on)
             if unknown:
-                raise UnknownJobError(
-                    f"{_describe(job)} depends on unknown job(s) {unknown}: submit "
-                    "dependencies first (finished jobs are forgotten after history_limit)"
-                )
+                # Jobs and After edges land here too (their id_number is 0);
+                # what the loop took (depends_on may be a spent generator).
+                deps = list(dict.fromkeys(deps + self.flow_edges(job, unknown)))
         if self._served_here is not None and job.queue not in self._served_here:
             raise ValueError(
                 f"{_describe(job)} is on queue {job.queue!r}, which this scheduler does not "
@@ -142,6 +150,35 @@ class Submission:
         if name not in self._executors and self._settings.num_workers:
             self._executors.ensure(name, self._backing.executor_loaded)
         return deps
+
+    def check_alone(self, job: Job, delay: float) -> None:
+        """``check``'s checks but the dependencies, for a job of a workflow
+        (whose upstreams may be jobs of it not yet numbered: the Workflows
+        part checks those); cold, so it need not be ``check`` inlined."""
+        if not isinstance(job, Job):
+            raise TypeError(f"a workflow takes jobsched.Job objects, got {job!r}")
+        if job.seq or job.status is not _PENDING:
+            raise SchedulerError(_resubmit_message(job))
+        _check_text_fields(job)
+        if isinstance(delay, bool) or not isinstance(delay, (int, float)):
+            raise TypeError(f"delay must be a number of seconds >= 0, got {delay!r}")
+        if not delay >= 0 or delay == math.inf:
+            raise ValueError(f"delay must be a finite number of seconds >= 0, got {delay!r}")
+        if self._served_here is not None and job.queue not in self._served_here:
+            raise ValueError(
+                f"{_describe(job)} is on queue {job.queue!r}, which this scheduler does not "
+                f"serve (queues={sorted(self._served_here)}): add {job.queue!r} to queues="
+            )
+        name = job.executor
+        if name not in self._executors and self._settings.num_workers:
+            self._executors.ensure(name, self._backing.executor_loaded)
+
+    def flow_edges(self, job: Job, depends_on: DependsOn) -> list[int]:
+        """``check``'s dependencies when they are more than ids known here: Jobs,
+        ``js.After`` edges, result markers (see ``_edging``)."""
+        from ._edging import resolve
+
+        return resolve(job, depends_on, self._table.jobs, self._elsewhere)
 
     def stored_row(
         self, job: Job, delay: float, deps: list[int], job_id: str | None = None

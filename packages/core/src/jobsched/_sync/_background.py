@@ -23,6 +23,7 @@ from .._jobs._job import Job
 from .._ordering._strategies import SchedulingStrategy
 from ._join import check_timeout, join_within
 from ._loopthread import LoopThread
+from ._workflows import WorkflowMethods
 
 if TYPE_CHECKING:
     import random
@@ -40,7 +41,7 @@ __all__ = ["BackgroundScheduler"]
 _BACKENDS = ("asyncio", "trio")
 
 
-class BackgroundScheduler:
+class BackgroundScheduler(WorkflowMethods):
     """A :class:`JobScheduler` on its own thread and event loop, for synchronous code.
 
     It takes :class:`JobScheduler`'s arguments, plus the event loop to run:

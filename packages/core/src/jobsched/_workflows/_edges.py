@@ -66,7 +66,11 @@ class After:
         return job if type(job) is str else job.job_id  # type: ignore[union-attr]
 
 
-def edges(depends_on: str | Job | After | Iterable[str | Job | After]) -> list[After]:
+#: What ``depends_on`` takes (submit, enqueue, ``Workflow.add``, ``f.options``).
+DependsOn = str | Job | After | Iterable[str | Job | After]
+
+
+def edges(depends_on: DependsOn) -> list[After]:
     """``depends_on`` as After edges, in order; an upstream named twice is one
     edge, with the policy an After gives it (plain ids and jobs are ``"cancel"``).
 
