@@ -64,6 +64,7 @@ from ._urls import mask_password as mask_password
 from ._urls import passwords_in as passwords_in
 
 if TYPE_CHECKING:
+    from .._jobs._ids import own_number as own_number
     from .._ordering._ratelimit import RateLimit as RateLimit
     from .._ordering._ratelimit import has_token as has_token
     from .._ordering._ratelimit import refill as refill
@@ -142,6 +143,7 @@ __all__ = [
     "mask_password",
     "new_owner",
     "own_id_in",
+    "own_number",
     "passwords_in",
     "refill",
     "take_turns",
@@ -155,6 +157,7 @@ _LAZY = {
     "KEY_ID_START": "._codec",
     "OWN_ID_HEAD": "._codec",
     "own_id_in": "._codec",
+    "own_number": ".._jobs._ids",
     "TAKEOVER_EVERY": "._members",
     "TakeoverLooks": "._members",
     "dead_local": "._members",

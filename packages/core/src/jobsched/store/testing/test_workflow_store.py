@@ -287,7 +287,7 @@ async def test_a_graph_names_jobs_by_their_own_ids(store: JobStore) -> None:
     """A job stored under an own id reads it back from its payload's head
     (as fetch and list do); a numbered job, or one whose id lies past the
     head the graph reads, has none (it shows by its number)."""
-    from jobsched._jobs._ids import own_number  # the number submit(job_id=...) stores under
+    from jobsched.store import own_number  # the number submit(job_id=...) stores under
 
     receipt, far = own_number("receipt-42"), own_number("far-7")
     named = new(receipt)
