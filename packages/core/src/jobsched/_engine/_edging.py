@@ -51,7 +51,6 @@ def resolve(job: Job, depends_on: DependsOn, jobs: Mapping[int, Job], elsewhere:
     :param jobs: the jobs this process knows, by number.
     :param elsewhere: a durable store may hold a job unknown here.
     :raises UnknownJobError: an upstream is unknown, or a Job never submitted.
-    :raises NotImplementedError: markers or ``"run"`` edges on a durable store.
     """
     from .._workflows._edges import After
 
@@ -82,9 +81,6 @@ def resolve(job: Job, depends_on: DependsOn, jobs: Mapping[int, Job], elsewhere:
             unknown.append(edge.job_id)
     if unknown:
         raise UnknownJobError(_unknown(job, unknown))
-    if elsewhere and (inputs is not None or lenient):
-        what = "js.result_of/js.results_of" if inputs is not None else 'on_failure="run"'
-        raise NotImplementedError(DURABLE_LATER.format(what=what))
     set_flow(job, inputs, lenient)
     return deps
 
