@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     from .._workflows._edges import After, DependsOn
     from .._workflows._inputs import Inputs
 
-#: What a durable store cannot do yet (issue 37, step E3).
+#: What a durable store cannot do yet (issue 37, step E3): a job written in
+#: the caller's transaction takes plain edges only.
 DURABLE_LATER = (
-    "on a durable store {what} is not supported yet: the store's side exists, the "
-    "engine's (issue 37, step E3: results read at claim, per-edge policies) does not; "
-    "use the memory store, or plain depends_on ids (the default cancel policy)"
+    "on a durable store {what} is not supported yet (issue 37, step E3): submit "
+    "the job without connection=, or with plain depends_on ids (the default cancel policy)"
 )
 
 
