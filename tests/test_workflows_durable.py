@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import flow_jobs as fj
 import pytest
 
@@ -46,6 +47,16 @@ def call(func: Any, *args: Any, **options: Any) -> js.FunctionJob[Any]:
     return js.FunctionJob(func, args=args, retry=NO_RETRY, **options)
 
 
+#: Set by the running job below (made in each test's event loop).
+STARTED: anyio.Event | None = None
+
+
+async def run_until_cancelled() -> None:
+    assert STARTED is not None
+    STARTED.set()
+    await anyio.sleep_forever()
+
+
 def failing() -> js.FunctionJob[Any]:
     return js.FunctionJob(fj.fail, retry=NO_RETRY)
 
@@ -54,8 +65,9 @@ def failing() -> js.FunctionJob[Any]:
 async def scheduler(url: str) -> AsyncIterator[js.JobScheduler]:
     store: Any = url
     if url.startswith("postgresql"):
-        from jobsched_postgres import PostgresStore
         from pg import SECRET
+
+        from jobsched_postgres import PostgresStore
 
         store = PostgresStore(url, secret=SECRET)
     async with js.JobScheduler(store=store) as s:
@@ -164,6 +176,22 @@ async def test_cancel_workflow_cancels_its_jobs_and_cascades(store_url: str) -> 
         assert (await s.wait(outside, timeout=60)).status is S.CANCELLED
         assert await s.result(lenient, timeout=60) == 4
         assert await s.cancel_workflow(workflow_id) == 0
+
+
+async def test_cancel_workflow_stops_a_running_job_of_it(store_url: str) -> None:
+    global STARTED
+    STARTED = anyio.Event()
+    async with scheduler(store_url) as s:
+        wf = js.Workflow("running")
+        a = wf.add(call(run_until_cancelled, timeout=None))
+        b = wf.add(call(fj.add, 2), depends_on=[a])
+        workflow_id = await s.enqueue_workflow(wf)
+        await STARTED.wait()
+        assert await s.cancel_workflow(workflow_id) == 2
+        assert (await s.wait(a.job_id, timeout=60)).status is S.CANCELLED
+        assert (await s.wait(b.job_id, timeout=60)).status is S.CANCELLED
+        info = await s.workflow(workflow_id)
+        assert (info.counts, info.finished) == ({S.CANCELLED: 2}, True)
 
 
 async def test_a_run_edge_runs_the_dependent_after_a_failure(store_url: str) -> None:

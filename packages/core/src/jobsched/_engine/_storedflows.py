@@ -172,9 +172,10 @@ async def cancel(link: StoreLink, table: JobTable, outcomes: Outcomes, workflow_
     )
     changed(table, outcomes, changes)
     # A running job of it held here is flagged in the store: it is stopped
-    # as a cancel from another member is (by its lease's renewal).
+    # as a cancel from another member is (by its lease's renewal). Dependents
+    # outside it on "run" edges may be claimable now.
     link.wake_claimer()
-    return done  # type: ignore[no-any-return]
+    return done
 
 
 def _unknown(workflow_id: object) -> str:
