@@ -150,6 +150,22 @@ async def test_an_own_id_the_store_holds_refuses_the_whole_workflow(store_url: s
         assert await stored(s) == (1, 0)
 
 
+async def test_a_cancelled_enqueue_still_writes_the_workflow(store_url: str) -> None:
+    """A caller cancelled while enqueuing: the workflow is written and its
+    jobs are this process's either way (the flush is not cut short today;
+    if it were, the queued write would still be made)."""
+    async with scheduler(store_url) as s:
+        wf = js.Workflow("cancelled caller")
+        a = wf.add(call(fj.add, 1))
+        b = wf.add(call(fj.add, 2), depends_on=[a])
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await s.enqueue_workflow(wf)
+        assert await s.result(b.job_id, timeout=60) == 2
+        assert a.workflow_id is not None
+        assert (await s.workflow(a.workflow_id)).counts == {S.COMPLETED: 2}
+
+
 async def test_an_own_id_held_here_is_refused_before_the_store(store_url: str) -> None:
     async with scheduler(store_url) as s:
         await s.enqueue(call(fj.add, 1), job_id="mine", delay=FAR)

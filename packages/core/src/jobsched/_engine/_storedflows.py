@@ -68,20 +68,22 @@ async def enqueue(
         _put_back(before, workflow)
         raise
     new = NewWorkflow(number, workflow.name, time.time(), rows)
+    write = link.add_workflow(new)
     try:
-        changes = await link.add_workflow(new)
+        changes = await write
     except BaseException:
-        # Refused whole (or an outage: the write stays queued, and the store
-        # may take it later; this process then learns its jobs as claims).
-        _put_back(before, workflow)
+        if write.error is not None:
+            # Refused whole (a held id, a value the store cannot keep):
+            # nothing of it was written.
+            _put_back(before, workflow)
+        else:
+            # An outage given up on, the caller cancelled, or another job's
+            # refusal raised by the flush: the write stays queued and is made
+            # later, so its jobs are this process's, as a submit's are whose
+            # flush did not return.
+            _adopt(table, before)
         raise
-    jobs = table.jobs
-    for job, _ in before:
-        # A claim may have brought a job of it here first (the commit wakes
-        # the claimer): that view stands.
-        if job._jobsched_id not in jobs:
-            jobs[job._jobsched_id] = job
-            table.unfinished += 1
+    _adopt(table, before)
     changed(table, outcomes, changes)
     return f"wf-{number}"
 
@@ -94,6 +96,16 @@ def changed(table: JobTable, outcomes: Outcomes, changes: Sequence[Change]) -> N
         job = jobs.get(change.id)
         if job is not None and not job.status._terminal:  # type: ignore[attr-defined]
             outcomes.finish_one(job, change.status, change.error)
+
+
+def _adopt(table: JobTable, built: Sequence[tuple[Job, int]]) -> None:
+    jobs = table.jobs
+    for job, _ in built:
+        # A claim may have brought a job of it here first (the commit wakes
+        # the claimer): that view stands.
+        if job._jobsched_id not in jobs:
+            jobs[job._jobsched_id] = job
+            table.unfinished += 1
 
 
 def _put_back(before: Sequence[tuple[Job, int]], workflow: Workflow) -> None:

@@ -250,7 +250,8 @@ class Submission:
             own_id=job_id is not None,
             queue=job.queue,
             args=args,
-            run_on_failure=_lenient(job, deps),
+            # Most jobs have no _flow: no call for them.
+            run_on_failure=() if job._flow is None else _lenient(job, deps),
             workflow=workflow,
         )
 
