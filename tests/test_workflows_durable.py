@@ -61,16 +61,19 @@ def failing() -> js.FunctionJob[Any]:
     return js.FunctionJob(fj.fail, retry=NO_RETRY)
 
 
-@asynccontextmanager
-async def scheduler(url: str) -> AsyncIterator[js.JobScheduler]:
-    store: Any = url
+def store_of(url: str) -> Any:
     if url.startswith("postgresql"):
         from pg import SECRET
 
         from jobsched_postgres import PostgresStore
 
-        store = PostgresStore(url, secret=SECRET)
-    async with js.JobScheduler(store=store) as s:
+        return PostgresStore(url, secret=SECRET)
+    return url
+
+
+@asynccontextmanager
+async def scheduler(url: str) -> AsyncIterator[js.JobScheduler]:
+    async with js.JobScheduler(store=store_of(url)) as s:
         yield s
 
 
@@ -238,6 +241,27 @@ async def test_a_marker_is_stored_with_its_upstream_as_an_edge(store_url: str) -
         assert link is not None
         row = await link.store.fetch(int(marked[4:]))
         assert row is not None and [d[0] for d in row.deps] == [int(bad.job_id[4:])]
+
+
+async def test_a_registered_jobs_markers_are_tags_and_edges(store_url: str) -> None:
+    """A registered job's JSON keeps its markers as tags; their upstreams and
+    its run edge are the store's edges, with their policies."""
+    from jobsched.store import EDGE_WAITING, ON_FAILURE_CANCEL, ON_FAILURE_RUN
+
+    async with fj.app.scheduler(store=store_of(store_url)) as s:
+        ok = await s.enqueue(call(fj.add, 5), delay=FAR)
+        other = await s.enqueue(call(fj.add, 6), delay=FAR)
+        sender = fj.total.options(depends_on=js.After(other, on_failure="run"))
+        job_id = await sender.enqueue(js.results_of([ok]), start=js.result_of(ok))
+        link = s._backing.link
+        assert link is not None
+        row = await link.store.fetch(int(job_id[4:]))
+        assert row is not None and row.args is not None
+        assert '"$results_of"' in row.args and '"$result_of"' in row.args
+        assert sorted(row.deps) == [
+            (int(ok[4:]), ON_FAILURE_CANCEL, EDGE_WAITING),
+            (int(other[4:]), ON_FAILURE_RUN, EDGE_WAITING),
+        ]
 
 
 async def test_a_marker_naming_a_workflow_job_by_its_old_id_is_refused(store_url: str) -> None:
