@@ -113,6 +113,35 @@ async def test_a_workflow_runs_and_reads_from_the_store(store_url: str) -> None:
             await s.cancel_workflow("nonsense")
 
 
+async def test_a_workflow_enqueued_before_start_runs_after(store_url: str) -> None:
+    s = js.JobScheduler(store=store_of(store_url))
+    wf = js.Workflow("early")
+    a = wf.add(call(fj.add, 1))
+    b = wf.add(call(fj.add, 2), depends_on=[a])
+    workflow_id = await s.enqueue_workflow(wf)
+    async with s:
+        assert await s.result(b.job_id, timeout=60) == 2
+        assert (await s.workflow(workflow_id)).finished
+
+
+async def test_an_upstream_outside_may_be_a_job_of_another_member(store_url: str) -> None:
+    """An id unknown here is the store's to check: a job another scheduler
+    submitted is waited for; one the store never held cancels at once."""
+    # An own id: a numbered one could equal the provisional number that
+    # Workflow.add gives a new job from this process's counter (job.job_id),
+    # which then reads as that job's own id (a known debt of step E3).
+    async with scheduler(store_url) as first:
+        up = await first.enqueue(call(fj.add, 1), job_id="elsewhere")
+        assert await first.result(up, timeout=60) == 1
+    async with scheduler(store_url) as s:
+        wf = js.Workflow("outside")
+        after = wf.add(call(fj.add, 2), depends_on=[up])
+        never = wf.add(call(fj.add, 3), depends_on=["job-999999999999"])
+        await s.enqueue_workflow(wf)
+        assert await s.result(after.job_id, timeout=60) == 2
+        assert (await s.wait(never.job_id, timeout=60)).status is S.CANCELLED
+
+
 async def test_an_upstream_by_the_id_it_had_when_added_is_that_job(store_url: str) -> None:
     """A string edge naming a job of the workflow by its id at add time:
     the store numbers the job anew, and the edge follows it."""
