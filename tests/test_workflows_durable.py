@@ -142,6 +142,20 @@ async def test_an_upstream_outside_may_be_a_job_of_another_member(store_url: str
         assert (await s.wait(never.job_id, timeout=60)).status is S.CANCELLED
 
 
+async def test_a_submitted_job_is_an_upstream_whatever_its_number(store_url: str) -> None:
+    """A job submitted to the store has the store's number, which may equal
+    the number a new job of a workflow was given here: it is still another job."""
+    async with scheduler(store_url) as s:
+        ups = [call(fj.add, n) for n in range(3)]
+        for up in ups:
+            await s.enqueue(up)
+        wf = js.Workflow("after submitted")
+        downs = [wf.add(call(fj.add, 10), depends_on=ups) for _ in range(3)]
+        await s.enqueue_workflow(wf)
+        for down in downs:
+            assert await s.result(down.job_id, timeout=60) == 10
+
+
 async def test_an_upstream_by_the_id_it_had_when_added_is_that_job(store_url: str) -> None:
     """A string edge naming a job of the workflow by its id at add time:
     the store numbers the job anew, and the edge follows it."""
