@@ -156,10 +156,12 @@ async def info(link: StoreLink, workflow_id: str) -> WorkflowInfo:
     from .._workflows._workflow import WorkflowInfo
 
     number = workflow_number(workflow_id)
+    if not number:
+        raise UnknownJobError(_unknown(workflow_id))
     await link.flush()  # this process's enqueues first
     store = link.store
     row = await link.read("reading a workflow", lambda: store.workflow(number), patience=None)
-    if not number or row is None:
+    if row is None:
         raise UnknownJobError(_unknown(workflow_id))
     counts = {status: n for status, n in row.counts.items() if n}
     created = datetime.fromtimestamp(row.created_at, timezone.utc)
@@ -172,10 +174,12 @@ async def cancel(link: StoreLink, table: JobTable, outcomes: Outcomes, workflow_
     :raises UnknownJobError: the store holds no such workflow.
     """
     number = workflow_number(workflow_id)
+    if not number:
+        raise UnknownJobError(_unknown(workflow_id))
     await link.flush()
     store = link.store
     row = await link.read("reading a workflow", lambda: store.workflow(number), patience=None)
-    if not number or row is None:
+    if row is None:
         raise UnknownJobError(_unknown(workflow_id))
     done, changes = await link.read(
         "cancelling a workflow",
