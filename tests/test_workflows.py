@@ -2,7 +2,7 @@
 results that reach jobs, each edge's failure policy with every way an
 upstream can end, ``enqueue_workflow`` all or none, ``workflow()``,
 ``cancel_workflow()``, and the history's guard of upstreams. A durable store
-refuses workflows, markers and ``"run"`` edges until step E3: tested here too.
+refuses markers and ``"run"`` edges only with ``connection=`` (step E3).
 """
 
 from __future__ import annotations
@@ -425,30 +425,33 @@ def test_background_scheduler_has_the_workflow_methods() -> None:
         assert s.cancel_workflow(workflow_id) == 0
 
 
-# A durable store: not yet (step E3)
+# A durable store: what is left of step E3 (the rest: test_workflows_durable.py)
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_a_durable_store_refuses_workflows_for_now(tmp_path: Path) -> None:
-    """On a durable store workflows, markers and run edges raise an error that
-    names the missing step and leave nothing stored; Jobs and cancel Afters in
-    depends_on work (they are plain edges)."""
-    async with js.JobScheduler(store=f"sqlite:///{tmp_path / 'jobs.db'}") as s:
+async def test_a_durable_store_refuses_flows_in_the_callers_transaction(tmp_path: Path) -> None:
+    """submit(connection=...) with markers or run edges raises an error that
+    names the missing step and writes nothing; Jobs and cancel Afters in
+    depends_on work there (they are plain edges)."""
+    import sqlite3
+
+    path = tmp_path / "jobs.db"
+    async with js.JobScheduler(store=f"sqlite:///{path}") as s:
         up = call(fj.add, 1)
         await s.enqueue(up)
-        wf = js.Workflow("durable")
-        wf.add(call(fj.add, 1))
-        with pytest.raises(NotImplementedError, match=r"js.Workflow.*step E3"):
-            await s.enqueue_workflow(wf)
-        with pytest.raises(NotImplementedError, match=r"result_of.*step E3"):
-            s.submit(call(fj.collect, js.result_of(up)))
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.execute("BEGIN IMMEDIATE")
+        with pytest.raises(NotImplementedError, match=r"result_of.*connection=.*step E3"):
+            s.submit(call(fj.collect, js.result_of(up)), connection=conn)
         with pytest.raises(NotImplementedError, match=r'on_failure="run".*step E3'):
-            s.submit(call(fj.add, 1), depends_on=[js.After(up, on_failure="run")])
-        assert len(s.jobs()) == 1
-        by_job = await s.enqueue(call(fj.add, 2), depends_on=up)
-        by_after = await s.enqueue(call(fj.add, 3), depends_on=[js.After(up.job_id)])
+            s.submit(call(fj.add, 1), depends_on=[js.After(up, on_failure="run")], connection=conn)
+        by_job = s.submit(call(fj.add, 2), depends_on=up, connection=conn)
+        conn.execute("COMMIT")
+        conn.close()
         assert await s.result(by_job, timeout=60) == 2
+        by_after = await s.enqueue(call(fj.add, 3), depends_on=[js.After(up.job_id)])
         assert await s.result(by_after, timeout=60) == 3
+        assert len(s.jobs()) == 3
 
 
 async def test_depends_on_takes_any_iterable_and_single_items(clock: Clock) -> None:

@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     from .._workflows._edges import After, DependsOn
     from .._workflows._inputs import Inputs
 
-#: What a durable store cannot do yet (issue 37, step E3).
+#: What a durable store cannot do yet (issue 37, step E3): a job written in
+#: the caller's transaction takes plain edges only.
 DURABLE_LATER = (
-    "on a durable store {what} is not supported yet: the store's side exists, the "
-    "engine's (issue 37, step E3: results read at claim, per-edge policies) does not; "
-    "use the memory store, or plain depends_on ids (the default cancel policy)"
+    "on a durable store {what} is not supported yet (issue 37, step E3): submit "
+    "the job without connection=, or with plain depends_on ids (the default cancel policy)"
 )
 
 
@@ -51,7 +51,6 @@ def resolve(job: Job, depends_on: DependsOn, jobs: Mapping[int, Job], elsewhere:
     :param jobs: the jobs this process knows, by number.
     :param elsewhere: a durable store may hold a job unknown here.
     :raises UnknownJobError: an upstream is unknown, or a Job never submitted.
-    :raises NotImplementedError: markers or ``"run"`` edges on a durable store.
     """
     from .._workflows._edges import After
 
@@ -82,9 +81,6 @@ def resolve(job: Job, depends_on: DependsOn, jobs: Mapping[int, Job], elsewhere:
             unknown.append(edge.job_id)
     if unknown:
         raise UnknownJobError(_unknown(job, unknown))
-    if elsewhere and (inputs is not None or lenient):
-        what = "js.result_of/js.results_of" if inputs is not None else 'on_failure="run"'
-        raise NotImplementedError(DURABLE_LATER.format(what=what))
     set_flow(job, inputs, lenient)
     return deps
 

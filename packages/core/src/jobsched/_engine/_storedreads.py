@@ -85,11 +85,14 @@ class StoredReads:
         job.run_at = stored.run_at - offset
         job.started_at = None if stored.started_at is None else stored.started_at - offset
         job.finished_at = None if stored.finished_at is None else stored.finished_at - offset
-        if stored.progress is not None or stored.progress_message is not None:
+        workflow = getattr(stored, "workflow", None)
+        if stored.progress is not None or stored.progress_message is not None or workflow:
             from .._jobs._flow import flow_of
 
             flow = flow_of(job)
             flow.progress, flow.message = stored.progress, stored.progress_message
+            if workflow is not None:
+                flow.workflow = workflow
         return job  # type: ignore[no-any-return]
 
     async def wait(self, job_id: str, seconds: float | None) -> Job:

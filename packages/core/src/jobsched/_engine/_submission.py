@@ -181,9 +181,17 @@ class Submission:
         return resolve(job, depends_on, self._table.jobs, self._elsewhere)
 
     def stored_row(
-        self, job: Job, delay: float, deps: list[int], job_id: str | None = None
+        self,
+        job: Job,
+        delay: float,
+        deps: list[int],
+        job_id: str | None = None,
+        adopt: bool = True,
+        workflow: int | None = None,
     ) -> NewJob:
-        """The store's row for a checked job, which this process now knows."""
+        """The store's row for a checked job, which this process now knows
+        (with ``adopt``; a workflow's jobs are adopted once the store took
+        them all, see ``_storedflows``)."""
         from .._jobs._form import stored_form
         from ..store._rows import NewJob
 
@@ -225,8 +233,9 @@ class Submission:
             ) from exc
         finally:
             job.submitted_at = now
-        self._table.jobs[number] = job
-        self._table.unfinished += 1
+        if adopt:
+            self._table.jobs[number] = job
+            self._table.unfinished += 1
         return NewJob(
             number,
             job.name,
@@ -241,6 +250,9 @@ class Submission:
             own_id=job_id is not None,
             queue=job.queue,
             args=args,
+            # Most jobs have no _flow: no call for them.
+            run_on_failure=() if job._flow is None else _lenient(job, deps),
+            workflow=workflow,
         )
 
     def threadsafe(self, job: Job, submit: Callable[[], str]) -> str:
@@ -269,6 +281,15 @@ class Submission:
             raise SchedulerStoppedError(
                 f"cannot submit {_describe(job)}: the scheduler's event loop has ended"
             ) from None
+
+
+def _lenient(job: Job, deps: list[int]) -> tuple[int, ...]:
+    """The upstreams among ``deps`` whose edge has the "run" policy (the
+    job's ``_flow.lenient`` ids, as the store's numbers)."""
+    flow = job._flow
+    if flow is None or not flow.lenient:
+        return ()
+    return tuple(n for n in (id_number(i) for i in flow.lenient) if n in deps)
 
 
 def _check_text_fields(job: Job) -> None:

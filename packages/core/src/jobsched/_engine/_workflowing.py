@@ -5,8 +5,8 @@
 public methods; the part they reach, ``Workflows``, is made on first use
 (a scheduler that never enqueues a workflow pays nothing). In memory a
 workflow is a record here: its name, when it was enqueued, its jobs' numbers
-in the order added. On a durable store workflows are issue 37's step E3:
-refused with an error that says so.
+in the order added. On a durable store the store keeps them (see
+``_storedflows``): one add of all their jobs, its reads and its cancel.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .._enums import JobStatus
 from .._exceptions import SchedulerStoppedError, UnknownJobError
 from .._jobs._ids import id_number, next_number, own_number
-from ._edging import DURABLE_LATER, set_flow
+from ._edging import set_flow
 from ._state import _describe
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .._workflows._workflow import Workflow, WorkflowInfo
     from ._backing import Backing
     from ._cancel import Canceller
+    from ._outcomes import Outcomes
     from ._scheduler import JobScheduler
     from ._state import JobTable, RunState, Settings
     from ._submission import Submission
@@ -59,10 +60,10 @@ class WorkflowCalls:
         :raises ValueError: it is empty, or an id of your own is held already.
         :raises SchedulerError: a job of it was submitted already (a workflow
             is enqueued once).
-        :raises UnknownJobError: an upstream outside it is not known here.
-        :raises NotImplementedError: on a durable store (not supported yet).
+        :raises UnknownJobError: an upstream outside it is not known here
+            (on a durable store: is no job id).
         """
-        return self._workflows().enqueue(workflow)
+        return await self._workflows().enqueue(workflow)
 
     async def workflow(self, workflow_id: str) -> WorkflowInfo:
         """What the scheduler holds of the workflow: its jobs by status, and
@@ -70,7 +71,7 @@ class WorkflowCalls:
 
         :raises UnknownJobError: no such workflow (the message says workflow).
         """
-        return self._workflows().info(workflow_id)
+        return await self._workflows().info(workflow_id)
 
     async def cancel_workflow(self, workflow_id: str) -> int:
         """Cancel every unfinished job of the workflow, ``"run"``-edge ones too;
@@ -79,7 +80,7 @@ class WorkflowCalls:
 
         :raises UnknownJobError: no such workflow.
         """
-        return self._workflows().cancel(workflow_id)
+        return await self._workflows().cancel(workflow_id)
 
 
 class Record:
@@ -101,6 +102,7 @@ class Workflows:
         "_add",
         "_backing",
         "_cancelling",
+        "_outcomes",
         "_records",
         "_run",
         "_settings",
@@ -116,10 +118,11 @@ class Workflows:
         self._submission: Submission = s._submission
         self._add = s._add
         self._cancelling: Canceller = s._cancelling
+        self._outcomes: Outcomes = s._outcomes
         #: Workflow number -> its record, oldest first.
         self._records: dict[int, Record] = {}
 
-    def enqueue(self, workflow: Workflow) -> str:
+    async def enqueue(self, workflow: Workflow) -> str:
         """See :meth:`WorkflowCalls.enqueue_workflow`."""
         from .._workflows._workflow import Workflow
 
@@ -129,11 +132,22 @@ class Workflows:
             raise SchedulerStoppedError(
                 f"cannot enqueue {workflow!r}: the scheduler is stopping or stopped"
             )
-        if self._backing.dependencies_elsewhere:
-            raise NotImplementedError(DURABLE_LATER.format(what="js.Workflow"))
         if not workflow.jobs:
             raise ValueError(f"{workflow!r} has no jobs: add some with wf.add(job) first")
         planned = [self._check(workflow, *added) for added in workflow.jobs]
+        link = self._backing.link
+        if link is not None:
+            from . import _storedflows
+
+            hooks = self._submission.hooks
+            stored = []
+            for (job, delay, *_, own), (_, edges, _) in zip(planned, workflow.jobs, strict=True):
+                if hooks:
+                    self._submission.run_hooks(job)
+                stored.append((job, delay, edges, own))
+            return await _storedflows.enqueue(
+                link, self._submission, self._table, self._outcomes, workflow, stored
+            )
         # Every check passed: nothing below can fail, so all are added.
         number = next_number()
         numbers = []
@@ -187,7 +201,7 @@ class Workflows:
                 if type(upstream) is str
                 else id(upstream) in workflow._added
             )
-            if not inside and id_number(edge.job_id) not in self._table.jobs:
+            if not inside and not self._known(edge.job_id):
                 raise UnknownJobError(
                     f"{_describe(job)} depends on {edge.job_id}, which is neither in "
                     f"{workflow!r} nor known here: submit it first (finished jobs are "
@@ -196,6 +210,11 @@ class Workflows:
             deps.append(edge.job_id)
         lenient = [edge.job_id for edge in edges if edge.on_failure == "run"]
         return job, delay, deps, find_inputs(job), lenient, own
+
+    def _known(self, job_id: str) -> bool:
+        number = id_number(job_id)
+        # A durable store may hold a job unknown here (the store checks it).
+        return number in self._table.jobs or bool(number and self._backing.dependencies_elsewhere)
 
     def _record(self, workflow_id: str) -> tuple[int, Record]:
         number = 0
@@ -209,8 +228,13 @@ class Workflows:
             )
         return number, record
 
-    def info(self, workflow_id: str) -> WorkflowInfo:
+    async def info(self, workflow_id: str) -> WorkflowInfo:
         """See :meth:`WorkflowCalls.workflow`."""
+        link = self._backing.link
+        if link is not None:
+            from . import _storedflows
+
+            return await _storedflows.info(link, workflow_id)
         from .._workflows._workflow import WorkflowInfo
 
         number, record = self._record(workflow_id)
@@ -222,11 +246,16 @@ class Workflows:
             f"wf-{number}", record.name, counts, finished, record.created_at, len(record.numbers)
         )
 
-    def cancel(self, workflow_id: str) -> int:
+    async def cancel(self, workflow_id: str) -> int:
         """See :meth:`WorkflowCalls.cancel_workflow`: waiting jobs first,
         dependents before their upstreams (the reverse of the add order), so
         each ends "cancelled" rather than by its upstream's cascade; then the
         running ones."""
+        link = self._backing.link
+        if link is not None:
+            from . import _storedflows
+
+            return await _storedflows.cancel(link, self._table, self._outcomes, workflow_id)
         _, record = self._record(workflow_id)
         jobs = self._table.jobs
         mine = [jobs[n] for n in reversed(record.numbers) if n in jobs]

@@ -138,7 +138,9 @@ class Workflow:
 
     def _check_upstream(self, job: Job, job_id: str, edge: After) -> None:
         upstream = edge.job
-        if upstream is job or edge.job_id == job_id:
+        # A Job is itself only: on a durable store a submitted job's number is
+        # the store's, and may equal the one this process gave a new job.
+        if upstream is job or (type(upstream) is str and upstream == job_id):
             raise ValueError(f"{job!r} depends on itself, which would never run")
         if type(upstream) is str or id(upstream) in self._added or upstream.seq:  # type: ignore[union-attr]
             return
