@@ -306,6 +306,7 @@ class DurableBacking:
 
     def spawn(self, group: TaskGroup) -> None:
         link = self.link
+        self.host.group = group  # claimed jobs' inputs are read in it (ClaimInputs)
         group.start_soon(link.committer, name="jobsched-store-committer")
         group.start_soon(link.claimer, name="jobsched-store-claimer")
         group.start_soon(link.heartbeat, name="jobsched-store-heartbeat")
@@ -363,7 +364,7 @@ class DurableBacking:
         from ._link import _timing
 
         await link.claims_settled(_timing.UNAVAILABLE_WAIT)
-        unstarted = self.claims.clear()
+        unstarted = self.claims.clear() + self.host.waiting_inputs()
         for number in unstarted:
             held.fences.pop(number, None)
         # With the jobs whose attempts a stopping worker cut short, and those
