@@ -50,7 +50,7 @@ class Waiting(NamedTuple):
 class ClaimInputs:
     """The claimed jobs waiting for their upstreams' results, and the task reading them."""
 
-    __slots__ = ("_claims", "_group", "_pending", "_reading", "_refuse", "_wake", "waiting")
+    __slots__ = ("_fail", "_group", "_pending", "_queued", "_reading", "_wake", "waiting")
 
     def __init__(
         self,
@@ -61,9 +61,9 @@ class ClaimInputs:
     ) -> None:
         # refuse: LinkHost._refuse (FAILED in the store, unread);
         # wake: wakes an idle worker for the jobs queued.
-        self._claims = claims
+        self._queued = claims
         self._group = group
-        self._refuse = refuse
+        self._fail = refuse
         self._wake = wake
         #: The jobs waiting, by number (held and counted as claimed).
         self.waiting: dict[int, Waiting] = {}
@@ -79,7 +79,7 @@ class ClaimInputs:
         try:
             inputs = find_inputs(job)
         except TypeError as exc:  # a registered job's marker too deep to be found
-            self._refuse(claim.id, claim.attempt, str(exc))
+            self._fail(claim.id, claim.attempt, str(exc))
             return True
         if inputs is None:
             return False
@@ -113,7 +113,7 @@ class ClaimInputs:
                 if not wanted:
                     continue
                 try:
-                    received = await self._claims.link.read_inputs(wanted, MAX_INPUT_BYTES)
+                    received = await self._queued.link.read_inputs(wanted, MAX_INPUT_BYTES)
                 except LinkClosed:
                     return  # stopping: the stop hands the waiting jobs back
                 self._bind_all(received)
@@ -133,12 +133,12 @@ class ClaimInputs:
             if job.status._terminal:  # type: ignore[attr-defined]
                 continue  # cancelled while it waited: the cancel wrote its end
             if type(ends) is str:
-                self._refuse(number, entry.attempt, ends)
+                self._fail(number, entry.attempt, ends)
                 continue
             try:
                 bind(job, entry.inputs, ends)
             except Exception as exc:  # one job's binding must cost that job only
-                self._refuse(
+                self._fail(
                     number,
                     entry.attempt,
                     f"cannot bind its upstreams' results ({type(exc).__name__}: {exc})",
@@ -146,7 +146,7 @@ class ClaimInputs:
                 continue
             # Claimed now, as the queue sees it: the read's time is not
             # counted towards handing it back as stale.
-            self._claims.add(job, time.monotonic(), entry.started)
+            self._queued.add(job, time.monotonic(), entry.started)
             queued = True
         if queued:
             self._wake()
