@@ -21,12 +21,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import wf_input_jobs as wj
 from pg import SECRET, schema_url
 
 import jobsched as js
 from jobsched._engine import _claiminputs
+from jobsched._engine._link import _timing
+from jobsched._exceptions import StoreUnavailableError
 from jobsched._jobs._form import stored_form
 from jobsched._jobs._markers import result_of, results_of
 from jobsched._workflows._inputs import find_inputs
@@ -260,3 +263,61 @@ async def test_a_registered_job_gets_json_values(rows: Rows, url: str) -> None:
     assert got_refused.status is S.FAILED
     assert got_refused.last_error is not None
     assert f"upstream {failed} ended timed_out" in got_refused.last_error
+
+
+async def test_a_job_waiting_for_its_inputs_counts_as_claimed_and_can_be_cancelled(
+    rows: Rows, url: str
+) -> None:
+    """While its inputs are read the job is held and counted as claimed (the
+    member claims no more for that worker); a cancel then ends it CANCELLED
+    and its body never runs."""
+    up = await rows.result(1)
+    dependent = await rows.dependent(call(result_of(up)), [up])
+    store = js.open_store(url, secret=SECRET)
+    reading, release = anyio.Event(), anyio.Event()
+    read = store.inputs
+
+    async def slow(ids: Any, max_bytes: int) -> Any:
+        reading.set()
+        await release.wait()
+        return await read(ids, max_bytes)
+
+    store.inputs = slow  # type: ignore[method-assign]
+    async with js.JobScheduler(store=store, num_workers=1) as s:
+        try:
+            with anyio.fail_after(WAIT):
+                await reading.wait()
+            host = s._backing.host  # type: ignore[attr-defined]
+            assert host.claim_capacity() == (0, {})  # the one worker's job is claimed
+            assert s.cancel(dependent) is True
+        finally:
+            release.set()  # else the stop waits for the read (store calls are shielded)
+        got = await s.wait(dependent, timeout=WAIT)
+    assert got.status is S.CANCELLED and got.result is None
+    stored = await rows.store.fetch(int(dependent.split("-")[1]))
+    assert stored is not None and stored.status is S.CANCELLED
+
+
+async def test_inputs_read_through_an_outage_and_handed_back_at_stop(
+    rows: Rows, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the store fails the read the job waits, held; a stop hands it
+    back (its attempt uncounted) and the next member runs it with its inputs."""
+    monkeypatch.setattr(_timing, "UNAVAILABLE_WAIT", 5.0)
+    up = await rows.result("v")
+    dependent = await rows.dependent(call(result_of(up)), [up])
+    store = js.open_store(url, secret=SECRET)
+    failing = anyio.Event()
+
+    async def down(ids: Any, max_bytes: int) -> Any:
+        failing.set()
+        raise StoreUnavailableError("the test's outage")
+
+    store.inputs = down  # type: ignore[method-assign]
+    async with js.JobScheduler(store=store, num_workers=1):
+        with anyio.fail_after(WAIT):
+            await failing.wait()
+    stored = await rows.store.fetch(int(dependent.split("-")[1]))
+    assert stored is not None and (stored.status, stored.attempts) == (S.PENDING, 0)
+    (done,) = await run(url, dependent)
+    assert (done.status, done.attempts) == (S.COMPLETED, 1) and done.result[0] == ["v"]
