@@ -133,7 +133,7 @@ async def run(url: str, *job_ids: str, app: js.App | None = None) -> list[js.Job
         return [await s.wait(job_id, timeout=WAIT) for job_id in job_ids]
 
 
-def call(*args: Any, executor: str = "thread", **kwargs: Any) -> js.FunctionJob:
+def call(*args: Any, executor: str = "thread", **kwargs: Any) -> js.FunctionJob[Any]:
     return js.FunctionJob(wj.collect, args, kwargs=kwargs, executor=executor)
 
 
