@@ -310,6 +310,7 @@ class DurableBacking:
         self.reads.registry = registry
 
     def spawn(self, group: TaskGroup) -> None:
+        self.host.group = group  # claimed jobs' inputs are read in it (ClaimInputs)
         self.link.spawn(group)
 
     async def close_unstarted(self) -> None:
@@ -365,7 +366,7 @@ class DurableBacking:
         from ._link import _timing
 
         await link.claims_settled(_timing.UNAVAILABLE_WAIT)
-        unstarted = self.claims.clear()
+        unstarted = self.claims.clear() + self.host.waiting_inputs()
         for number in unstarted:
             held.fences.pop(number, None)
         # With the jobs whose attempts a stopping worker cut short, and those

@@ -19,9 +19,10 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._enums import JobStatus
-from .._jobs import _plugins
+from .._jobs import _markers, _plugins
 from .._jobs._text import storable
 from ..store._rows import Change, Claimed, DueSchedule, Outcome
+from ._claimtimes import lost_end, on_clock
 from ._link import _timing
 from ._loadgrace import hand_back_or_fail
 from ._stored import CANNOT_LOAD, load_job
@@ -31,7 +32,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     import anyio
+    import anyio.abc
 
+    from ._claiminputs import ClaimInputs
     from ._dispatch import Dispatcher
     from ._durable import DurableBacking
     from ._executors import ExecutorSet
@@ -58,9 +61,11 @@ class LinkHost:
         "_executors",
         "_held",
         "_idle",
+        "_inputs",
         "_run",
         "_settings",
         "_table",
+        "group",
         "outcomes",
     )
 
@@ -87,6 +92,9 @@ class LinkHost:
         self._table = table
         self._executors = executors
         self._idle = idle
+        #: Claimed jobs waiting for results (made on first need), read in ``group``.
+        self._inputs: ClaimInputs | None = None
+        self.group: anyio.abc.TaskGroup | None = None
 
     def bind(self, durable: DurableBacking, parts: Parts) -> None:
         """The parts made after the link (its host is made with it): the
@@ -112,6 +120,8 @@ class LinkHost:
         if self._run.stopping:
             return 0, {}
         wanted = len(self._idle) + self.ahead() - len(self._claims.jobs)
+        if self._inputs is not None:
+            wanted -= len(self._inputs.waiting)  # claimed too, only not queued yet
         if wanted <= 0:
             return 0, {}
         rooms = dict.fromkeys(set(self._executors) | set(_plugins.registered()), wanted)
@@ -186,6 +196,8 @@ class LinkHost:
         link, fences = queue.link, held.fences
         jobs = self._table.jobs
         claimed_now = time.monotonic()
+        # A stored job unpickling a result marker makes one: then it is looked into.
+        made = _markers.MARKERS_MADE
         for claim in claims:
             number = claim.id
             fences[number] = claim.attempt
@@ -251,14 +263,14 @@ class LinkHost:
                 job = stored
                 job.status = _PENDING
                 if claim.run_at is not None:
-                    job.run_at = _on_clock(self._settings.clock, claim.run_at)
+                    job.run_at = on_clock(self._settings.clock, claim.run_at)
                 jobs[number] = job
                 self._table.unfinished += 1
             assert job is not None
             if claim.lost and claim.cancelled:
                 # Cancelled while it ran in a member that died: the cancel wins.
                 del fences[number]
-                ended = _lost_end(claim)
+                ended = lost_end(claim)
                 link.record(Outcome(number, claim.attempt, _CANCELLED, ended, error="cancelled"))
                 if not job.status.is_terminal:
                     job.attempts = claim.attempt
@@ -267,12 +279,21 @@ class LinkHost:
                 continue
             if claim.lost:
                 # Its attempt ran in a member that died: that attempt failed.
-                held.lost_ended[number] = _lost_end(claim)
+                held.lost_ended[number] = lost_end(claim)
                 job.attempts = claim.attempt
                 job.status = _RUNNING
                 self.outcomes.after_failure(job, WORKER_LOST, True, False)
                 continue
             job.attempts = claim.attempt - 1  # the worker counts the attempt
+            if local:
+                flow = getattr(job, "_flow", None)  # a stored job may predate the slot
+                if flow is not None and flow.inputs is not None:
+                    self._claim_inputs().wait(job, flow.inputs, claim)
+                    continue
+            elif made != _markers.MARKERS_MADE or '"$result' in (claim.args or ""):
+                made = _markers.MARKERS_MADE
+                if self._claim_inputs().found(job, claim):
+                    continue
             queue.add(job, claimed_now, claim.started)
         # One worker: it runs the claimed jobs that never suspend back to
         # back and passes the rest on as one suspends (Dispatcher._work).
@@ -283,6 +304,18 @@ class LinkHost:
         queue.refill_at = min(len(queue.jobs), self.ahead()) // 2
         if queue.jobs and self._idle:
             self._idle.popleft().set()
+
+    def _claim_inputs(self) -> ClaimInputs:
+        if self._inputs is None:
+            from ._claiminputs import ClaimInputs
+
+            assert self.group is not None  # claims arrive once the backing spawned
+            self._inputs = ClaimInputs(self._claims, self.group, self._refuse, self.committed)
+        return self._inputs
+
+    def waiting_inputs(self) -> list[int]:
+        """Stop waiting for inputs (the stop hands these claimed jobs back)."""
+        return [] if self._inputs is None else self._inputs.let_go()
 
     def _load(self, claim: Claimed) -> tuple[Any, str]:
         """A claimed row as a Job, or (None, why not): a registered job by
@@ -365,18 +398,3 @@ class LinkHost:
                 self._dispatcher.cancel_running(number)  # the store has the cancel already
             else:
                 self._cancel(f"job-{number}")
-
-
-def _on_clock(clock: Callable[[], float], stored_run_at: float) -> float:
-    """A stored run_at (wall-clock seconds) on this member's clock: as long
-    ago as it was by this machine's wall clock, never ahead (a claimed job
-    is due; another machine's clock may run ahead of this one's)."""
-    return clock() - max(0.0, time.time() - stored_run_at)
-
-
-def _lost_end(claim: Claimed) -> float:
-    """When a lost attempt stopped running, as far as the store knows: its
-    owner's last lease renewal (never later than now)."""
-    now = time.time()
-    renewed = claim.renewed_at
-    return now if renewed is None else min(renewed, now)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -43,6 +43,7 @@ from ._writes import Writes
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from ..._workflows._bind import Upstream
     from ._progress import ProgressWriter
 
 
@@ -75,7 +76,9 @@ class StoreLink:
         settled = Settled()
         ids = Ids(store)
         self._writes = writes = Writes()
-        calls = StoreCalls(outage, closing, down=self._store_down, back=self._store_back)
+        self._calls = calls = StoreCalls(
+            outage, closing, down=self._store_down, back=self._store_back
+        )
         self._reports = reports = Reports(store, self.codec, calls, terms)
         self._committer = committer = Committer(
             store,
@@ -236,6 +239,19 @@ class StoreLink:
         write = FlowWrite(workflow, self._committer.flush)
         self._writes.add_workflow(write)
         return write
+
+    async def read_inputs(
+        self, wanted: Mapping[int, Sequence[str]], max_bytes: int
+    ) -> dict[int, dict[int, Upstream] | str]:
+        """Claimed dependents' inputs (their number -> their upstreams' ids):
+        each one's upstreams' ends by number, or why it cannot receive them;
+        in one store call, retried through an outage (``_inputs``).
+
+        :raises LinkClosed: the link closed while the store was away.
+        """
+        from ._inputs import read_inputs
+
+        return await read_inputs(self.store, self.codec, self._calls, wanted, max_bytes)
 
     def put_schedule(self, schedule_id: str, payload: bytes, first_fire: float) -> None:
         """Queue a stored schedule (new, or replacing one of that id)."""
