@@ -2,9 +2,10 @@
 workflow enqueued all or none in one store add, ``workflow()`` and
 ``cancel_workflow()`` through the store, and ``on_failure="run"`` edges.
 
-Result markers are stored and their upstreams become edges, but a job's
-arguments get its upstreams' results only with the claim side (branch
-wf-inputs): result values are checked here only for jobs without markers.
+Result markers are stored and their upstreams become edges; the results
+reach the job at its claim (tests/test_workflow_inputs.py tests that side
+on rows made through the store; the end-to-end tests below submit through
+the scheduler).
 """
 
 from __future__ import annotations
@@ -315,3 +316,47 @@ async def test_a_marker_naming_a_workflow_job_by_its_old_id_is_refused(store_url
         with pytest.raises(ValueError, match="name the Job"):
             await s.enqueue_workflow(wf)
         assert await stored(s) == (0, 0)
+
+
+# Results end to end: submitted through the scheduler, received at the claim
+
+
+@pytest.mark.parametrize("executor", ["async", "process"])
+async def test_results_reach_a_job_submitted_with_markers(store_url: str, executor: str) -> None:
+    """result_of and results_of in a job submitted to a durable store: the
+    upstreams' results arrive in it as it runs, in a worker process too, and
+    a failed upstream on a "run" edge fills its slot with the error."""
+    func = fj.collect if executor == "async" else fj.collect_sync
+    async with scheduler(store_url) as s:
+        a = s.submit(call(fj.add, 1, 2))
+        b = s.submit(call(fj.add, "x", "y"))
+        bad = s.submit(failing())
+        job = js.FunctionJob(
+            func,
+            args=(js.result_of(a), [js.result_of(b), 7]),
+            kwargs={"all": js.results_of([b, a, bad])},
+            executor=executor,
+            retry=NO_RETRY,
+        )
+        done = await s.wait(s.submit(job, depends_on=[js.After(bad, on_failure="run")]))
+    assert done.status is S.COMPLETED, done.last_error
+    got = done.result
+    assert got[:2] == [3, ["xy", 7]] and got[2][0] == "all"
+    slots = got[2][1]
+    assert slots[:2] == ["xy", 3] and isinstance(slots[2], js.UpstreamFailedError)
+
+
+async def test_a_workflow_fan_in_receives_every_result(store_url: str) -> None:
+    """A workflow of 200 jobs and a fan-in, enqueued in one call: the fan-in
+    gets all 200 results in the order given, and a registered job gets them
+    as JSON values."""
+    wf = js.Workflow("fan")
+    shards = [wf.add(call(fj.same, n)) for n in range(200)]
+    fan_in = wf.add(call(fj.total, js.results_of(shards)))
+    async with fj.app.scheduler(store=store_of(store_url)) as s:
+        wf_id = await s.enqueue_workflow(wf)
+        registered = s.submit(fj.total.job(js.results_of(shards[:10]), 1000))
+        assert await s.result(fan_in.job_id) == sum(range(200))
+        assert await s.result(registered) == 1000 + sum(range(10))
+        info = await s.workflow(wf_id)
+    assert info.finished and info.counts == {S.COMPLETED: 201}
