@@ -100,6 +100,7 @@ def test_the_store_seam_loads_when_its_names_are_read() -> None:
         "jobsched.store._args",
         "jobsched.store._base",
         "jobsched.store._errors",
+        "jobsched.store._flowrows",
         "jobsched.store._handback",
         "jobsched.store._joined",
         "jobsched.store._operator",

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._enums import JobStatus
-from ..store._rows import ON_FAILURE_RUN, GraphJob, WorkflowGraph, WorkflowRow
+from ..store._flowrows import GraphJob, WorkflowGraph, WorkflowRow
+from ..store._rows import ON_FAILURE_RUN
 from . import _format as fmt
 
 #: A job's siblings past this many fold by name.

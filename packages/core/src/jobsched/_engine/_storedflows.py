@@ -43,7 +43,7 @@ async def enqueue(
     :raises ValueError: the store holds an id of one of its jobs already.
     """
     from .._workflows._inputs import find_inputs
-    from ..store._rows import NewWorkflow
+    from ..store._flowrows import NewWorkflow
 
     inside = workflow._ids
     for job, *_ in planned:

@@ -29,6 +29,12 @@ from ._base import Completer as Completer
 from ._base import JobStore as JobStore
 from ._errors import REPORT_BUGS as REPORT_BUGS
 from ._errors import JobDataError as JobDataError
+from ._flowrows import GraphJob as GraphJob
+from ._flowrows import Input as Input
+from ._flowrows import NewWorkflow as NewWorkflow
+from ._flowrows import ProgressRow as ProgressRow
+from ._flowrows import WorkflowGraph as WorkflowGraph
+from ._flowrows import WorkflowRow as WorkflowRow
 from ._handback import HANDED_BACK_AT_STOP as HANDED_BACK_AT_STOP
 from ._handback import attempt_of_key as attempt_of_key
 from ._handback import hand_back_key as hand_back_key
@@ -47,19 +53,13 @@ from ._rows import Change as Change
 from ._rows import Claimed as Claimed
 from ._rows import Completion as Completion
 from ._rows import DueSchedule as DueSchedule
-from ._rows import GraphJob as GraphJob
-from ._rows import Input as Input
 from ._rows import JobPage as JobPage
 from ._rows import Member as Member
 from ._rows import NewJob as NewJob
-from ._rows import NewWorkflow as NewWorkflow
 from ._rows import Outcome as Outcome
-from ._rows import ProgressRow as ProgressRow
 from ._rows import Recorded as Recorded
 from ._rows import StoredJob as StoredJob
 from ._rows import StoredSchedule as StoredSchedule
-from ._rows import WorkflowGraph as WorkflowGraph
-from ._rows import WorkflowRow as WorkflowRow
 from ._urls import mask_password as mask_password
 from ._urls import passwords_in as passwords_in
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
-from ._rows import Input, ProgressRow
+from ._flowrows import Input, ProgressRow
 from ._waitreads import WaitingReads
 
 if TYPE_CHECKING:
-    from ._rows import Change, NewWorkflow, StoredJob, WorkflowGraph, WorkflowRow
+    from ._flowrows import NewWorkflow, WorkflowGraph, WorkflowRow
+    from ._rows import Change, StoredJob
 
 
 class WorkflowSide(WaitingReads):

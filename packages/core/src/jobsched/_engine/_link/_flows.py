@@ -15,7 +15,8 @@ from typing import Any
 
 import anyio
 
-from ...store._rows import Change, NewWorkflow
+from ...store._flowrows import NewWorkflow
+from ...store._rows import Change
 
 
 class FlowWrite:

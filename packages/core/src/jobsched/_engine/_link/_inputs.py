@@ -23,7 +23,7 @@ from ..._workflows._bind import Upstream
 if TYPE_CHECKING:
     from ...store._base import JobStore
     from ...store._codec import Codec
-    from ...store._rows import Input
+    from ...store._flowrows import Input
     from ._retry import StoreCalls
 
 _COMPLETED = JobStatus.COMPLETED

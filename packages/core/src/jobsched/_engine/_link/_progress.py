@@ -29,7 +29,7 @@ import anyio.from_thread
 
 from ..._exceptions import StoreUnavailableError
 from ..._log import logger
-from ...store._rows import ProgressRow
+from ...store._flowrows import ProgressRow
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup

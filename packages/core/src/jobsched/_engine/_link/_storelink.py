@@ -21,8 +21,9 @@ from ..._ordering._ratelimit import RateLimit
 from ..._retention import Retention
 from ...store._base import JobStore
 from ...store._codec import Codec
+from ...store._flowrows import NewWorkflow
 from ...store._members import new_owner
-from ...store._rows import NewWorkflow, Outcome
+from ...store._rows import Outcome
 from ._claims import Claimer
 from ._closing import Closing
 from ._commit import Committer
