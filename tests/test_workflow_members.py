@@ -4,7 +4,8 @@ the other ``fan`` (tests/wf_member_jobs.py). The test process is a third,
 with no workers: it enqueues, reads and cancels through the store.
 
 - Upstreams run on one member and the fan-in on the other receives their
-  results: a pickled function job, and a registered (``@app.job``) fan-in.
+  results: a pickled function job (async, and in a process worker), and a
+  registered (``@app.job``) fan-in.
 - A ``"run"`` edge: a dependent on the other member runs after its upstream
   failed, the failure in its slot; a ``"cancel"`` one is cancelled.
 - ``cancel_workflow`` from the third process stops jobs running on both.
@@ -20,6 +21,7 @@ import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +123,22 @@ async def test_a_fan_in_on_one_member_gets_the_results_of_the_other(
     assert (info.finished, info.counts) == (True, {S.COMPLETED: 21})
 
 
+async def test_a_process_fan_in_gets_the_other_members_results_in_its_worker(
+    members: tuple[str, QueueMember, QueueMember], s: js.JobScheduler
+) -> None:
+    """The results reach a process job's worker, a child of the fan-in's member."""
+    _, up, fan = members
+    wf = js.Workflow("into a worker process")
+    shards = [wf.add(call(wj.shard, n, queue=wj.UP)) for n in range(3)]
+    last = wf.add(
+        call(wj.fan_in_in_process, js.results_of(shards), queue=wj.FAN, executor="process")
+    )
+    await s.enqueue_workflow(wf)
+    got = await s.result(last.job_id, timeout=WAIT)
+    assert got["pid"] not in (up.pid, fan.pid) and got["parent"] == fan.pid
+    assert got["values"] == [{"n": n, "pid": up.pid} for n in range(3)]
+
+
 async def test_a_registered_fan_in_gets_pickled_upstreams_results_as_json(
     members: tuple[str, QueueMember, QueueMember], s: js.JobScheduler
 ) -> None:
@@ -134,6 +152,28 @@ async def test_a_registered_fan_in_gets_pickled_upstreams_results_as_json(
     last = await wj.gather.enqueue(js.results_of(shards))
     got = await s.result(last, timeout=WAIT)
     assert got == {"pid": fan.pid, "values": [{"n": n, "pid": up.pid} for n in range(5)]}
+
+    assert [(await s.fetch(shard.job_id)).result for shard in shards] == [
+        {"n": n, "pid": up.pid} for n in range(5)
+    ]
+
+
+async def test_a_registered_fan_in_gets_a_pickled_result_as_is_and_fails_storing_it(
+    members: tuple[str, QueueMember, QueueMember], s: js.JobScheduler
+) -> None:
+    """A pickled upstream's result reaches a registered job unpickled, as
+    it is (workflows-plan §7.4, "registered (any executor)"), even one with no JSON
+    form: returning it, the fan-in ends FAILED, not retried, saying where."""
+    wf = js.Workflow("no JSON form")
+    good = wf.add(call(wj.shard, 1, queue=wj.UP))
+    odd = wf.add(call(wj.third, queue=wj.UP))
+    await s.enqueue_workflow(wf)
+    last = await wj.gather.enqueue(js.results_of([good, odd]))
+    done = await s.wait(last, timeout=WAIT)
+    assert (done.status, done.attempts) == (S.FAILED, 1)
+    assert done.last_error is not None
+    assert "cannot be stored as JSON: at ['values'][1] is a fractions.Fraction" in done.last_error
+    assert (await s.fetch(odd.job_id)).result == Fraction(1, 3)
 
 
 async def test_a_run_edge_runs_on_the_other_member_after_a_failure(

@@ -9,6 +9,7 @@ cancelled, one that reports progress waits for a file the test creates.
 from __future__ import annotations
 
 import os
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,11 @@ async def shard(n: int) -> dict[str, int]:
     return {"n": n, "pid": os.getpid()}
 
 
+async def third() -> Fraction:
+    """A result that pickles but has no JSON form."""
+    return Fraction(1, 3)
+
+
 async def fail(message: str) -> None:
     raise ValueError(message)
 
@@ -34,6 +40,11 @@ async def fail(message: str) -> None:
 async def fan_in(values: list[Any]) -> dict[str, Any]:
     """A fan-in of pickled function jobs: what it received, and where it ran."""
     return {"pid": os.getpid(), "values": values}
+
+
+def fan_in_in_process(values: list[Any]) -> dict[str, Any]:
+    """fan_in as a process job: run in a worker process of its member."""
+    return {"pid": os.getpid(), "parent": os.getppid(), "values": values}
 
 
 async def report(values: list[Any]) -> dict[str, Any]:
