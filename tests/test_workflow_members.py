@@ -142,15 +142,15 @@ async def test_a_process_fan_in_gets_the_other_members_results_in_its_worker(
 async def test_a_registered_fan_in_gets_pickled_upstreams_results_as_json(
     members: tuple[str, QueueMember, QueueMember], s: js.JobScheduler
 ) -> None:
-    """The registered fan-in is enqueued after the workflow of its upstreams:
-    added to it, its JSON markers would name them by ids the store renumbers
-    (refused with a ValueError today)."""
+    """A registered fan-in added to the workflow of its upstreams (its JSON
+    markers name them by the ids they had when added, which the store
+    renumbers at the enqueue) gets their results on the other member."""
     _, up, fan = members
     wf = js.Workflow("registered fan-in")
     shards = [wf.add(call(wj.shard, n, queue=wj.UP)) for n in range(5)]
+    last = wf.add(wj.gather.job(js.results_of(shards)))
     await s.enqueue_workflow(wf)
-    last = await wj.gather.enqueue(js.results_of(shards))
-    got = await s.result(last, timeout=WAIT)
+    got = await s.result(last.job_id, timeout=WAIT)
     assert got == {"pid": fan.pid, "values": [{"n": n, "pid": up.pid} for n in range(5)]}
 
     assert [(await s.fetch(shard.job_id)).result for shard in shards] == [

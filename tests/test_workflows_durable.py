@@ -308,14 +308,31 @@ async def test_a_registered_jobs_markers_are_tags_and_edges(store_url: str) -> N
         ]
 
 
-async def test_a_marker_naming_a_workflow_job_by_its_old_id_is_refused(store_url: str) -> None:
-    async with scheduler(store_url) as s:
-        wf = js.Workflow("by id")
-        up = wf.add(call(fj.add, 1))
-        wf.add(call(fj.collect, js.result_of(up.job_id)))
-        with pytest.raises(ValueError, match="name the Job"):
-            await s.enqueue_workflow(wf)
-        assert await stored(s) == (0, 0)
+async def test_markers_naming_workflow_jobs_by_their_add_time_ids_follow_them(
+    store_url: str,
+) -> None:
+    """The store numbers a workflow's jobs anew when it is enqueued: a marker
+    naming one by the id it had when added (a FunctionJob's, and a registered
+    job's, whose arguments were JSON text at once) gets that job's result;
+    and a refused enqueue leaves the registered job's arguments as they were."""
+    wf = js.Workflow("by id")
+    up = wf.add(call(fj.add, 1, 2))
+    other = wf.add(call(fj.add, 10))
+    by_id = wf.add(call(fj.collect, js.result_of(up.job_id), [js.result_of(other)]))
+    registered = wf.add(fj.total.job(js.results_of([up.job_id, other.job_id]), 100))
+    async with fj.app.scheduler(store=store_of(store_url)) as s:
+        await s.enqueue_workflow(wf)
+        assert await s.result(by_id.job_id) == [3, [10]]
+        assert await s.result(registered.job_id) == 113
+    refused = js.Workflow("refused")
+    first = refused.add(call(fj.add, 1))
+    job = refused.add(fj.total.job(js.results_of([first.job_id])))
+    text = job.args_json  # type: ignore[attr-defined]
+    refused.add(call(lambda: None))  # cannot be pickled: the enqueue fails
+    async with fj.app.scheduler(store=store_of(store_url)) as s:
+        with pytest.raises(TypeError):
+            await s.enqueue_workflow(refused)
+    assert job.args_json == text  # type: ignore[attr-defined]
 
 
 # Results end to end: submitted through the scheduler, received at the claim

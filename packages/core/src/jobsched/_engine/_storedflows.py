@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .._exceptions import UnknownJobError
+from .._jobs import _json
 from .._jobs._ids import id_number
 from ._edging import set_flow
 
@@ -46,8 +47,10 @@ async def enqueue(
     from ..store._flowrows import NewWorkflow
 
     inside = workflow._ids
-    for job, *_ in planned:
-        _check_markers(job, inside)
+    # Registered jobs' arguments to encode again once their upstreams are
+    # numbered, and their text before (put back if the store refuses).
+    encode = {id(job): a for job, *_ in planned if (a := _name_by_jobs(job, inside)) is not None}
+    texts = [(job, job.args_json) for job, *_ in planned if id(job) in encode]  # type: ignore[attr-defined]
     number = link.next_id()
     rows: list[NewJob] = []
     # Each job's number and workflow as Workflow.add left them, to put back
@@ -61,11 +64,13 @@ async def enqueue(
             ids = [_upstream_id(edge.job, edge.job_id, inside) for edge in edges]
             deps = [id_number(job_id) for job_id in ids]
             lenient = [i for i, e in zip(ids, edges, strict=True) if e.on_failure == "run"]
+            if id(job) in encode:
+                job.args_json = _json.dumps_arguments(encode[id(job)], f"{job!r}'s arguments")  # type: ignore[attr-defined]
             set_flow(job, find_inputs(job), lenient)
             job._flow.workflow = number  # type: ignore[union-attr]
             rows.append(submission.stored_row(job, delay, deps, own, adopt=False, workflow=number))
     except BaseException:
-        _put_back(before, workflow)
+        _put_back(before, texts, workflow)
         raise
     new = NewWorkflow(number, workflow.name, time.time(), rows)
     write = link.add_workflow(new)
@@ -75,7 +80,7 @@ async def enqueue(
         if write.error is not None:
             # Refused whole (a held id, a value the store cannot keep):
             # nothing of it was written.
-            _put_back(before, workflow)
+            _put_back(before, texts, workflow)
         else:
             # An outage given up on, the caller cancelled, or another job's
             # refusal raised by the flush: the write stays queued and is made
@@ -108,7 +113,11 @@ def _adopt(table: JobTable, built: Sequence[tuple[Job, int]]) -> None:
             table.unfinished += 1
 
 
-def _put_back(before: Sequence[tuple[Job, int]], workflow: Workflow) -> None:
+def _put_back(
+    before: Sequence[tuple[Job, int]], texts: Sequence[tuple[Job, str]], workflow: Workflow
+) -> None:
+    for job, text in texts:
+        job.args_json = text  # type: ignore[attr-defined]
     for job, number in before:
         job._jobsched_id, job.seq = number, 0
         if job._flow is not None:
@@ -121,22 +130,29 @@ def _upstream_id(upstream: str | Job, job_id: str, inside: Mapping[str, Job]) ->
     return job_id
 
 
-def _check_markers(job: Job, inside: Mapping[str, Job]) -> None:
-    """ValueError for a marker naming a numbered job of the workflow by its
-    id: the job is numbered anew by the store, and the pickled marker would
-    keep the old number."""
+def _name_by_jobs(job: Job, inside: Mapping[str, Job]) -> Any:
+    """Make ``job``'s markers that name a job of the workflow by the id it had
+    when added name that Job: the store numbers it anew as its row is built,
+    and a marker encodes its target's id when it is pickled or written.
+    For a registered job, whose arguments are JSON text already, its decoded
+    arguments to encode again once the upstreams are numbered; else None."""
+    from .._jobs._markers import ResultOf
     from .._workflows._inputs import find_inputs
 
     inputs = find_inputs(job)
     if inputs is None:
-        return
-    for target in inputs.targets:
-        if type(target) is str and target.startswith("job-") and target in inside:
-            raise ValueError(
-                f"a result marker of {job!r} names {target!r} of the workflow by its id: on a "
-                "durable store its jobs are numbered when enqueued; name the Job instead "
-                "(js.result_of(job))"
+        return None
+    renamed = False
+    for *_, marker in inputs.places:
+        if type(marker) is ResultOf:
+            if type(marker.target) is str and marker.target in inside:
+                marker.target, renamed = inside[marker.target], True
+        elif any(type(t) is str and t in inside for t in marker.targets):
+            marker.targets = tuple(
+                inside.get(t, t) if type(t) is str else t for t in marker.targets
             )
+            renamed = True
+    return inputs.original if renamed and inputs.kind == "json" else None
 
 
 def workflow_number(workflow_id: object) -> int:
