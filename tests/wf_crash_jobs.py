@@ -9,9 +9,10 @@ from durable_jobs import log_line
 
 import jobsched as js
 
-#: How long a step works: long enough that a 1,000-step fan-out is still
-#: running when the test has seen half of it end.
-STEP_SECONDS = 0.01
+#: How long a step works. Eight workers then take about two seconds from
+#: half the fan-out to all of it: the room the test has, after it sees half
+#: logged, to kill the worker mid-fan-out even when the machine is loaded.
+STEP_SECONDS = 0.03
 
 
 def value(n: int) -> int:
