@@ -24,6 +24,7 @@ from benchmarks import (
     _stores,
     _txenqueue,
     _v01,
+    _workflow,
 )
 from benchmarks._counts import W15
 from benchmarks._dashboard import W14
@@ -37,7 +38,8 @@ from benchmarks._workloads import APS_W2_MAX, SYSTEMS, WORKLOADS
 # W14: the dashboard; W15: operator reads at 1M; W16-W17: the producer API;
 # W18: a small named queue beside a big one; W7c8, W10c8: the stores at
 # concurrency 8; W19-W20: a queue that is behind; W21: a registered job's
-# enqueue; W22: enqueue in the caller's own transaction).
+# enqueue; W22: enqueue in the caller's own transaction; W23: a workflow
+# fan-out/fan-in on every store).
 WORKLOADS = {
     **WORKLOADS,
     W1OTEL.wid: W1OTEL,
@@ -52,6 +54,7 @@ WORKLOADS = {
     _registered.W21.wid: _registered.W21,
     **_backlog.WORKLOADS,
     _txenqueue.W22.wid: _txenqueue.W22,
+    _workflow.W23.wid: _workflow.W23,
 }
 CHILD_MODULES = {
     W1OTEL.wid: "benchmarks._otel",
@@ -66,6 +69,7 @@ CHILD_MODULES = {
     _registered.W21.wid: _registered.__name__,
     **dict.fromkeys(_backlog.WORKLOADS, _backlog.__name__),
     _txenqueue.W22.wid: _txenqueue.__name__,
+    _workflow.W23.wid: _workflow.__name__,
 }
 SYSTEMS = (
     *SYSTEMS,
@@ -180,6 +184,8 @@ def skip_reason(system: str, wid: str, size: int, args: argparse.Namespace) -> s
         return None if ran else "n/a (registered jobs at concurrency 8: W7c8, W10c8)"
     if wid == _txenqueue.W22.wid and system not in ("raw", "jobsched"):
         return "n/a (W22 runs raw and jobsched)"
+    if wid == _workflow.W23.wid and system not in ("raw", "jobsched"):
+        return "n/a (W23 runs raw and jobsched)"
     if wid in _backlog.WORKLOADS and system not in ("raw", "jobsched"):
         return f"n/a ({wid} runs raw and jobsched on PostgreSQL)"
     if wid in _c8.PEERS and system not in ("raw", "jobsched", _c8.PEERS[wid]):
@@ -433,7 +439,10 @@ def markdown(
         ">= 5x huey, >= 10x procrastinate); jobsched-app runs them as registered jobs "
         "(@app.job) and jobsched-fn as the same FunctionJobs (issue 33's bar: "
         "jobsched-app / jobsched-fn >= 1.0x). W21: registered / FunctionJob time, "
-        "target 1.0x at most; raw is the same ratio for hand-written inserts.",
+        "target 1.0x at most; raw is the same ratio for hand-written inserts. "
+        "W23: one workflow of n no-op jobs and a fan-in over all their results, per store; "
+        "raw is the same rows, edges, countdown and one-query fan-in in hand-written "
+        "asyncio, sqlite3 and psycopg (the first bar: enqueue under 1 s on each store).",
     ]
     lines += _paired.markdown(paired, _fmt)
     lines.append("")

@@ -666,6 +666,66 @@ def test_the_transactional_enqueue_row_runs_on_tiny_sizes(tmp_path: Path) -> Non
     assert databases_named(prefix) == []
 
 
+@pytest.mark.postgres
+@pytest.mark.timeout(150)
+def test_the_workflow_row_runs_on_tiny_sizes(tmp_path: Path) -> None:
+    """W23 (a workflow fan-out/fan-in) gets every figure on every store for
+    raw and jobsched (each run checks its fan-in's sum), is n/a for the
+    others, and leaves no database behind."""
+    pg.require_server()
+    prefix = f"jobsched_smoke_{secrets.token_hex(4)}"
+    done = _suite(
+        "--reps", "1",
+        "--systems", "raw,jobsched,apscheduler4",
+        "--only", "W23",
+        "--sizes", "W23=20",
+        "--no-plot",
+        "--out", str(tmp_path),
+        timeout=140,
+        env={"JOBSCHED_BENCH_PG": pg.url_of("").rstrip("/"), "JOBSCHED_BENCH_PREFIX": prefix},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "latest.json").read_text())
+    rows = {(e["workload"], e["metric"], e["system"]): e for e in report["summary"]}
+    for store in ("mem", "sqlite", "pg"):
+        for metric in ("enqueue_us", "jobs_per_s", "fanin_ms"):
+            for system in ("raw", "jobsched"):
+                entry = rows[("W23", f"{store}_{metric}", system)]
+                assert "note" not in entry, entry
+                assert entry["value"]["median"] > 0
+            assert rows[("W23", f"{store}_{metric}", "jobsched")]["ratio"]["median"] > 0
+    assert "n/a" in rows[("W23", "pg_jobs_per_s", "apscheduler4")]["note"]
+    assert databases_named(prefix) == []
+
+
+def test_the_workflow_row_refuses_a_wrong_sum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose fan-in did not receive every result is an error, not a figure."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    import anyio
+
+    from benchmarks import _raw_workflow, _workflow
+
+    monkeypatch.setattr(_workflow, "expected", lambda size: -1)
+    monkeypatch.setattr(_raw_workflow, "expected", lambda size: -1)
+    with pytest.raises(RuntimeError, match=r"summed \d+, not -1"):
+        anyio.run(_workflow._jobsched, None, 10)
+    with pytest.raises(RuntimeError, match=r"summed \d+, not -1"):
+        anyio.run(_raw_workflow._memory_one, 10)
+
+
+def test_the_workflow_row_runs_raw_and_jobsched_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import _suite, _workflow
+
+    with pytest.raises(ValueError, match="W23 on raw and jobsched"):
+        _workflow.run("apscheduler4", "W23", 1)
+    with pytest.raises(ValueError, match="W23 on raw and jobsched"):
+        _workflow.run("raw", "W22", 1)
+    args = _suite.parse_args(["--only", "W23"])
+    assert _suite.skip_reason("apscheduler4", "W23", 1, args) == "n/a (W23 runs raw and jobsched)"
+    assert _suite.skip_reason("jobsched", "W23", 1, args) is None
+
+
 async def _refused(to: str, order: int, at: object, meta: object) -> None:
     """W7c8's job, failing: a run must not count jobs that did not complete."""
     raise js.NonRetryableError("refused by the test")
