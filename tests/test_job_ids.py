@@ -94,6 +94,15 @@ def test_anything_but_an_exact_id_is_unknown(bad: Any) -> None:
         s.submit(Ok(), depends_on=[bad])
 
 
+def test_an_empty_id_as_depends_on_is_unknown_not_no_dependency() -> None:
+    """depends_on="" names one job, the id "": unknown, as any id that names
+    no job, not taken for "no dependency" (a falsy depends_on)."""
+    s = js.JobScheduler()
+    with pytest.raises(js.UnknownJobError, match=r"unknown job\(s\) \[''\]"):
+        s.submit(Ok(), depends_on="")
+    assert s.jobs() == []
+
+
 def test_depends_on_an_unhashable_is_still_a_type_error() -> None:
     """depends_on holding an unhashable value fails as before: a TypeError."""
     s = js.JobScheduler()

@@ -116,8 +116,9 @@ class Submission:
         if _markers.MARKERS_MADE:
             # Once a result marker exists in this process any job may hold one.
             deps = self.flow_edges(job, depends_on)
-        elif depends_on:
-            # Tested here, not before: a job without dependencies pays nothing.
+        elif depends_on or depends_on == "":
+            # Tested here, not before: a job without dependencies pays little
+            # ("" is an id, and unknown: its error, not "no dependency").
             if isinstance(depends_on, str):
                 depends_on = (depends_on,)
             jobs = self._table.jobs
