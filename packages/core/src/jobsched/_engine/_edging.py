@@ -54,7 +54,9 @@ def resolve(job: Job, depends_on: DependsOn, jobs: Mapping[int, Job], elsewhere:
     """
     from .._workflows._edges import After
 
-    if not isinstance(depends_on, (str, Job, After)):
+    if isinstance(depends_on, str):
+        depends_on = [depends_on]  # one id: unknown if no id, as in a list
+    if not isinstance(depends_on, (Job, After)):
         # Anything but a Job, an After or a job id names no job anywhere:
         # unknown, as it always was (an unhashable one a TypeError, as ever).
         depends_on = list(depends_on)
