@@ -10,12 +10,10 @@ upstream is never deleted under its new dependent.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import anyio
+import pg_store
 import psycopg
 import pytest
-from pg import SECRET, schema_url
 
 import jobsched as js
 from jobsched.store import NewJob, NewWorkflow, Outcome
@@ -31,22 +29,8 @@ ALL = {"async": 99}
 WAIT = 60
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def url(pg_session_database: str) -> str:
-    return schema_url(pg_session_database)
-
-
-@pytest.fixture
-async def store(url: str) -> AsyncIterator[PostgresStore]:
-    s = PostgresStore(url, secret=SECRET)
-    await s.open()
-    yield s
-    await s.close()
+# The schema and the open store every test here uses (tests/pg_store.py).
+anyio_backend, url, store = pg_store.anyio_backend, pg_store.url, pg_store.store
 
 
 def new(job_id: int, *, after: tuple[int, ...] = (), run: tuple[int, ...] = ()) -> NewJob:

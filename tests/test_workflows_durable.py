@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
+import durable_store
 import flow_jobs as fj
 import pytest
 
@@ -34,14 +34,8 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A new store (one URL, so that two schedulers share it)."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'jobs.db'}"
-    from pg import schema_url
-
-    return schema_url(request.getfixturevalue("pg_session_database"))
+#: A new store, one URL so that two schedulers share it (tests/durable_store.py).
+store_url = durable_store.store_url
 
 
 def call(func: Any, *args: Any, **options: Any) -> js.FunctionJob[Any]:

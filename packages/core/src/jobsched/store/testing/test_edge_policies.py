@@ -13,7 +13,9 @@ from __future__ import annotations
 import pytest
 
 import jobsched as js
-from jobsched.store import Change, JobStore, NewJob, Outcome
+from jobsched.store import Change, JobStore, NewJob
+
+from . import _ends
 
 pytestmark: pytest.MarkDecorator = pytest.mark.anyio
 
@@ -42,16 +44,8 @@ async def status(store: JobStore, job_id: int) -> tuple[S, str | None]:
 
 
 async def end(store: JobStore, job_id: int, how: S) -> list[Change]:
-    """Claim ``job_id`` (the others claimed with it handed back) and end it ``how``."""
-    claims = await store.claim("m1", 50, EXECUTORS, NOW, 30)
-    (claim,) = [c for c in claims if c.id == job_id]
-    others = [c.id for c in claims if c.id != job_id]
-    if others:
-        await store.release("m1", others)
-    error = None if how is S.COMPLETED else "E: x"
-    recorded = await store.record("m1", [Outcome(job_id, claim.attempt, how, NOW + 1, error=error)])
-    assert recorded.refused == []
-    return recorded.changes
+    """Claim ``job_id`` and end it ``how`` (see _ends)."""
+    return await _ends.end(store, job_id, how, EXECUTORS)
 
 
 @pytest.mark.parametrize("how", [S.FAILED, S.TIMED_OUT])

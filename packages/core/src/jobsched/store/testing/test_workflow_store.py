@@ -23,6 +23,8 @@ from jobsched.store import (
     Outcome,
 )
 
+from . import _ends
+
 pytestmark: pytest.MarkDecorator = pytest.mark.anyio
 
 S = js.JobStatus
@@ -54,16 +56,8 @@ async def claimable(store: JobStore, at: float = NOW + 5) -> list[int]:
 
 
 async def end(store: JobStore, job_id: int, how: S) -> list[Change]:
-    """Claim ``job_id`` (others claimed with it handed back) and end it ``how``."""
-    claims = await store.claim("m1", 999, ROOM, NOW, 30)
-    (claim,) = [c for c in claims if c.id == job_id]
-    others = [c.id for c in claims if c.id != job_id]
-    if others:
-        await store.release("m1", others)
-    error = None if how is S.COMPLETED else "E: x"
-    recorded = await store.record("m1", [Outcome(job_id, claim.attempt, how, NOW + 1, error=error)])
-    assert recorded.refused == []
-    return recorded.changes
+    """Claim ``job_id`` and end it ``how`` (see _ends)."""
+    return await _ends.end(store, job_id, how, ROOM)
 
 
 async def nothing_of(store: JobStore, ids: list[int], workflow_id: int = WF) -> None:
