@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from .._jobs._job import Job
+    from .._workflows._inputs import Inputs
     from .._workflows._workflow import Workflow, WorkflowInfo
     from ..store._rows import Change, NewJob
     from ._link import StoreLink
@@ -29,27 +30,40 @@ if TYPE_CHECKING:
     from ._submission import Submission
 
 
+#: In place of a job's ``Inputs``: its markers are to be found again (a
+#: submit hook ran on it after the checks).
+FIND: Any = object()
+
+
 async def enqueue(
     link: StoreLink,
     submission: Submission,
     table: JobTable,
     outcomes: Outcomes,
     workflow: Workflow,
-    planned: Sequence[tuple[Job, float, Any, str | None]],
+    planned: Sequence[tuple[Job, float, Any, str | None, Inputs | None]],
 ) -> str:
     """Write ``workflow``'s jobs (checked: ``planned``, each job with its
-    delay, its edges and its own id) in one add; its id.
+    delay, its edges, its own id and its markers as the checks found them,
+    or :data:`FIND`) in one add; its id.
 
     :raises TypeError: a job cannot be pickled (nothing written).
     :raises ValueError: the store holds an id of one of its jobs already.
     """
-    from .._workflows._inputs import find_inputs
+    from .._workflows._inputs import Inputs, find_inputs
     from ..store._flowrows import NewWorkflow
 
     inside = workflow._ids
+    # Each job's markers, found once (a scan of a fan-in's 10,000 targets
+    # is not free); renamed in place below.
+    found = [find_inputs(job) if inputs is FIND else inputs for job, *_, inputs in planned]
     # Registered jobs' arguments to encode again once their upstreams are
     # numbered, and their text before (put back if the store refuses).
-    encode = {id(job): a for job, *_ in planned if (a := _name_by_jobs(job, inside)) is not None}
+    encode = {
+        id(job): a
+        for (job, *_), inputs in zip(planned, found, strict=True)
+        if inputs is not None and (a := _name_by_jobs(inputs, inside)) is not None
+    }
     texts = [(job, job.args_json) for job, *_ in planned if id(job) in encode]  # type: ignore[attr-defined]
     number = link.next_id()
     rows: list[NewJob] = []
@@ -57,7 +71,7 @@ async def enqueue(
     # if the store does not take the workflow (it can then be enqueued again).
     before = [(job, job._jobsched_id) for job, *_ in planned]
     try:
-        for job, delay, edges, own in planned:
+        for (job, delay, edges, own, _), inputs in zip(planned, found, strict=True):
             # Numbers are known only now: an upstream inside the workflow got
             # its number when its row was built, just before (one named by
             # the id it had when added is that job).
@@ -66,7 +80,12 @@ async def enqueue(
             lenient = [i for i, e in zip(ids, edges, strict=True) if e.on_failure == "run"]
             if id(job) in encode:
                 job.args_json = _json.dumps_arguments(encode[id(job)], f"{job!r}'s arguments")  # type: ignore[attr-defined]
-            set_flow(job, find_inputs(job), lenient)
+                inputs = find_inputs(job)  # its markers as the new text holds them
+            elif inputs is not None:
+                # The same markers, their upstreams' ids read again: a Job
+                # target's id is its number, given just now.
+                inputs = Inputs(inputs.kind, inputs.original, inputs.places)
+            set_flow(job, inputs, lenient)
             job._flow.workflow = number  # type: ignore[union-attr]
             rows.append(submission.stored_row(job, delay, deps, own, adopt=False, workflow=number))
     except BaseException:
@@ -130,18 +149,15 @@ def _upstream_id(upstream: str | Job, job_id: str, inside: Mapping[str, Job]) ->
     return job_id
 
 
-def _name_by_jobs(job: Job, inside: Mapping[str, Job]) -> Any:
-    """Make ``job``'s markers that name a job of the workflow by the id it had
-    when added name that Job: the store numbers it anew as its row is built,
-    and a marker encodes its target's id when it is pickled or written.
-    For a registered job, whose arguments are JSON text already, its decoded
-    arguments to encode again once the upstreams are numbered; else None."""
+def _name_by_jobs(inputs: Inputs, inside: Mapping[str, Job]) -> Any:
+    """Make a job's markers (``inputs``) that name a job of the workflow by
+    the id it had when added name that Job: the store numbers it anew as
+    its row is built, and a marker encodes its target's id when it is
+    pickled or written. For a registered job, whose arguments are JSON text
+    already, its decoded arguments to encode again once the upstreams are
+    numbered; else None."""
     from .._jobs._markers import ResultOf
-    from .._workflows._inputs import find_inputs
 
-    inputs = find_inputs(job)
-    if inputs is None:
-        return None
     renamed = False
     for *_, marker in inputs.places:
         if type(marker) is ResultOf:

@@ -21,6 +21,7 @@ from ._edging import set_flow
 from ._state import _describe
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
 
     from .._jobs._job import Job
@@ -134,17 +135,25 @@ class Workflows:
             )
         if not workflow.jobs:
             raise ValueError(f"{workflow!r} has no jobs: add some with wf.add(job) first")
-        planned = [self._check(workflow, *added) for added in workflow.jobs]
+        from .._workflows._inputs import find_inputs
+
+        # Imported once here, not per job: a relative import in a function
+        # costs a package look-up per call (10,000 of them in W23).
+        planned = [self._check(workflow, find_inputs, *added) for added in workflow.jobs]
         link = self._backing.link
         if link is not None:
             from . import _storedflows
 
             hooks = self._submission.hooks
             stored = []
-            for (job, delay, *_, own), (_, edges, _) in zip(planned, workflow.jobs, strict=True):
+            for (job, delay, _, inputs, _, own), (_, edges, _) in zip(
+                planned, workflow.jobs, strict=True
+            ):
                 if hooks:
                     self._submission.run_hooks(job)
-                stored.append((job, delay, edges, own))
+                    # A hook may change the job: its markers are found again.
+                    inputs = _storedflows.FIND
+                stored.append((job, delay, edges, own, inputs))
             return await _storedflows.enqueue(
                 link, self._submission, self._table, self._outcomes, workflow, stored
             )
@@ -167,15 +176,19 @@ class Workflows:
         return f"wf-{number}"
 
     def _check(
-        self, workflow: Workflow, job: Job, edges: tuple[After, ...], options: dict[str, Any]
+        self,
+        workflow: Workflow,
+        find_inputs: Callable[[Job], Inputs | None],
+        job: Job,
+        edges: tuple[After, ...],
+        options: dict[str, Any],
     ) -> tuple[Job, float, list[str], Inputs | None, list[str], str | None]:
         """One job's checks: what adding it takes (its upstreams by id)."""
-        from .._jobs._options import delay_until
-        from .._workflows._inputs import find_inputs
-
         delay = options.get("delay", 0.0)
         at = options.get("at")
         if at is not None:
+            from .._jobs._options import delay_until
+
             delay = delay_until(at, delay)
         self._submission.check_alone(job, delay)
         own = options.get("job_id")
