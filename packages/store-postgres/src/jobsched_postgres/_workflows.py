@@ -103,7 +103,7 @@ def add_workflow(conn: _sql.Conn, workflow: NewWorkflow, now: float) -> list[Cha
             cur.execute(
                 "INSERT INTO jobsched_deps (upstream, downstream, on_failure, settled) "
                 "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::smallint[], %s::smallint[])",
-                (list(up), list(down), list(policy), list(state)),
+                tuple(map(_sql.int_array, (up, down, policy, state))),
             )
     _sql.add_tenants(conn, planned.tenants)
     added = conn.execute(

@@ -15,6 +15,7 @@ from . import _own
 
 #: Ids per statement: well under SQLite's 32766 parameters.
 CHUNK = 1_000
+_STATUSES = {status.value: status for status in JobStatus}
 
 
 def inputs(
@@ -47,7 +48,9 @@ def inputs(
             part,
         ):
             job_id = numbers[number]
-            found[job_id] = Input(job_id, JobStatus(status), result, error)
+            # A dict's look-up, not the enum's call per row (a fan-in reads
+            # 10,000); the call stays for a value that is no status.
+            found[job_id] = Input(job_id, _STATUSES.get(status) or JobStatus(status), result, error)
     return found
 
 

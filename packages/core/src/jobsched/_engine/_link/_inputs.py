@@ -13,7 +13,7 @@ Loaded with the first claimed job that holds result markers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..._enums import JobStatus
@@ -43,7 +43,9 @@ async def read_inputs(
 
     :raises LinkClosed: the link closed while the store was away.
     """
-    ids = {id_number(u) for upstreams in wanted.values() for u in upstreams}
+    # Each upstream's number once (a fan-in's 10,000 ids, asked and then received).
+    numbers = {dependent: list(map(id_number, ups)) for dependent, ups in wanted.items()}
+    ids = {n for each in numbers.values() for n in each}
     got = await calls.call("reading jobs' inputs", lambda: store.inputs(ids, max_bytes))
     if isinstance(got, int) and len(wanted) > 1:
         # Together over the bound: which dependent is over it alone is
@@ -54,13 +56,17 @@ async def read_inputs(
             out[dependent] = one[dependent]
         return out
     return {
-        dependent: _receive(got, upstreams, codec, max_bytes)
+        dependent: _receive(got, upstreams, numbers[dependent], codec, max_bytes)
         for dependent, upstreams in wanted.items()
     }
 
 
 def _receive(
-    got: dict[int, Input] | int, upstreams: Sequence[str], codec: Codec, max_bytes: int
+    got: dict[int, Input] | int,
+    upstreams: Sequence[str],
+    numbers: Sequence[int],
+    codec: Codec,
+    max_bytes: int,
 ) -> Received:
     if isinstance(got, int):
         many = (
@@ -73,8 +79,9 @@ def _receive(
             "return smaller results, or pass ids and fetch"
         )
     ends: dict[int, Upstream] = {}
-    for upstream in upstreams:
-        number = id_number(upstream)
+    loads = codec.loads
+    decode_json: Callable[[bytes], Any] | None = None
+    for upstream, number in zip(upstreams, numbers, strict=True):
         row = got.get(number)
         if row is None:
             return (
@@ -89,22 +96,20 @@ def _receive(
                 )
             ends[number] = Upstream(row.status, None, row.error)
             continue
+        result = row.result
         try:
-            value = _decode(row.result, codec)
+            if result is None:
+                value = None
+            elif result[:1] == b"J":
+                if decode_json is None:  # imported once, not per result
+                    from ..._jobs._registered import decode_result as decode_json
+                value = decode_json(result)
+            else:
+                value = loads(result)  # verifies the signature before it unpickles
         except Exception as exc:  # one upstream's bytes must cost one job only
             return f"cannot receive the result of {upstream}: {_why(exc)}"
         ends[number] = Upstream(row.status, value, row.error)
     return ends
-
-
-def _decode(result: bytes | None, codec: Codec) -> Any:
-    if result is None:
-        return None
-    if result[:1] == b"J":
-        from ..._jobs._registered import decode_result
-
-        return decode_result(result)
-    return codec.loads(result)  # verifies the signature before it unpickles
 
 
 def _why(exc: Exception) -> str:
