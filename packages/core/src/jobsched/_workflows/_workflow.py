@@ -104,10 +104,11 @@ class Workflow:
                 f"{job!r} belongs to another workflow ({_label(flow.workflow)}): a job joins "
                 "one workflow; make a new job object for this one"
             )
-        options = _check_options(job, submit_options)
+        # Most jobs of a big workflow take no option: no sets made for them.
+        options = _check_options(job, submit_options) if submit_options else {}
         own = options.get("job_id")
         job_id = own if own is not None else job.job_id
-        deps = edges(depends_on)
+        deps = [] if type(depends_on) is tuple and not depends_on else edges(depends_on)
         inputs = find_inputs(job)
         if inputs is not None:
             deps = with_inputs(deps, inputs)
