@@ -162,7 +162,8 @@ class Codec:
     def _sign(self, kid: bytes, data: bytes | memoryview) -> bytes:
         mac = self._macs[kid].copy()
         mac.update(data)
-        return mac.digest()
+        digest: bytes = mac.digest()
+        return digest
 
     @property
     def signed(self) -> bool:

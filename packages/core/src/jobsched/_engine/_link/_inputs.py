@@ -102,7 +102,7 @@ def _receive(
                 value = None
             elif result[:1] == b"J":
                 if decode_json is None:  # imported once, not per result
-                    from ..._jobs._registered import decode_result as decode_json
+                    decode_json = _json_decoder()
                 value = decode_json(result)
             else:
                 value = loads(result)  # verifies the signature before it unpickles
@@ -110,6 +110,12 @@ def _receive(
             return f"cannot receive the result of {upstream}: {_why(exc)}"
         ends[number] = Upstream(row.status, value, row.error)
     return ends
+
+
+def _json_decoder() -> Callable[[bytes], Any]:
+    from ..._jobs._registered import decode_result
+
+    return decode_result
 
 
 def _why(exc: Exception) -> str:
