@@ -29,6 +29,12 @@ def new(job_id: int, after: tuple[int, ...] = (), run: tuple[int, ...] = ()) -> 
                   b"P" + bytes([job_id]), depends_on=after, run_on_failure=run)  # fmt: skip
 
 
+def new_many(job_id: int, after: tuple[int, ...] = (), run: tuple[int, ...] = ()) -> NewJob:
+    """``new`` for ids past a byte's range."""
+    return NewJob(job_id, f"j{job_id}", "async", (float(job_id),), NOW, NOW, b"P",
+                  depends_on=after, run_on_failure=run)  # fmt: skip
+
+
 async def claimable(store: JobStore, at: float = NOW + 5) -> list[int]:
     """The ids a claim takes now (then handed back, so the store is as it was)."""
     claims = await store.claim("probe", 50, EXECUTORS, at, 30)
@@ -157,3 +163,28 @@ async def test_a_retried_upstream_does_not_release_a_retried_dependent_twice(
     assert await claimable(store) == [2]
     await end(store, 2, S.COMPLETED)
     assert await claimable(store) == [3]
+
+
+async def test_a_fan_in_sees_every_upstreams_status_however_many(store: JobStore) -> None:
+    """700 upstreams, more than one statement reads on SQLite (500): a
+    failed one past the first few hundred, or an unknown one last, settles
+    the dependents' edges as one upstream would."""
+    many = tuple(range(1, 701))
+    first = NewJob(650, "j650", "async", (0.0,), NOW, NOW, b"P")  # claimed first
+    await store.add([first, *(new_many(i) for i in many if i != 650)], NOW)
+    await end(store, 650, S.FAILED)
+    changes = await store.add(
+        [
+            new_many(801, many, run=(650,)),
+            new_many(802, many),
+            new_many(803, (*many[:600], 9999)),  # pending ones, then one unknown
+        ],
+        NOW,
+    )
+    assert [(c.id, c.status, c.error) for c in changes] == [
+        (802, S.CANCELLED, "upstream job-650 failed"),
+        (803, S.CANCELLED, "upstream job-9999 is not in the store"),
+    ]
+    # The "run" edge to 650 is counted off; 801 waits for the 699 others.
+    assert (await status(store, 801))[0] is S.PENDING
+    assert 801 not in await claimable(store)
