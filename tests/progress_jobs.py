@@ -152,3 +152,16 @@ async def report_late(gate: str) -> str:
     GATES[gate].set()
     await anyio.to_thread.run_sync(REPORTED[gate].wait, 30)
     return "second"
+
+
+async def fail_then_wait(gate: str) -> str:
+    """Attempt 1 reports FIRST and fails; attempt 2 reports nothing until its
+    gate opens (REPORTED says it runs), then reports LAST."""
+    handle = js.current_job()
+    if handle.attempt == 1:
+        handle.progress(*FIRST)
+        raise RuntimeError("attempt 1 fails after its report")
+    REPORTED[gate].set()
+    await anyio.to_thread.run_sync(GATES[gate].wait)
+    handle.progress(*LAST)
+    return "second"

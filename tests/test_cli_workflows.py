@@ -1,4 +1,4 @@
-"""`jobsched workflows`, `jobsched workflow show ID` and the workflow fields
+"""`jobsched workflows`, `jobsched workflow show ID`, `workflow cancel ID` and the workflow fields
 of `jobsched show`: the tree's and table's drawing on hand-made graphs, then
 the installed script against SQLite and PostgreSQL stores filled through
 ``add_workflow`` (workflow_rows.py)."""
@@ -219,6 +219,37 @@ def test_an_unknown_or_malformed_workflow_is_one_line(filled: Filled) -> None:
     assert done.returncode == 1 and "'wf-x' is not a workflow id" in done.stderr
 
 
+def test_workflow_cancel_cancels_its_unfinished_jobs_and_says_how_many(filled: Filled) -> None:
+    """The queued jobs end CANCELLED at once, the running one is flagged for
+    its owner; the finished one stays. A second cancel, of a workflow that
+    still has a job running, says the same of that one job."""
+    n = {k: f"job-{v}" for k, v in filled.etl_jobs.items()}
+    out = ok("workflow", "cancel", f"wf-{filled.etl}", "--store", filled.url)
+    assert out == (
+        f"wf-{filled.etl}: 3 unfinished jobs cancelled (a running one stops within a second)\n"
+    )
+    data = json.loads(ok("workflow", "show", f"wf-{filled.etl}", "--json", "--store", filled.url))
+    status = {j["name"]: j["status"] for j in data["jobs"]}
+    assert status == {
+        "extract": "completed", "transform": "running", "cleanup": "cancelled", "load": "cancelled"
+    }  # fmt: skip
+    shown = ok("show", n["transform"], "--json", "--store", filled.url)
+    assert json.loads(shown)["status"] == "running"  # until its owner's next renewal
+    again = ok("workflow", "cancel", str(filled.etl), "--store", filled.url)
+    assert again.startswith(f"wf-{filled.etl}: 1 unfinished job cancelled")
+
+
+def test_workflow_cancel_of_an_unknown_or_finished_workflow_is_one_line(filled: Filled) -> None:
+    done = jobsched("workflow", "cancel", "wf-999999", "--store", filled.url)
+    assert done.returncode == 1 and "no workflow wf-999999 in" in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and done.stdout == ""
+    done = jobsched("workflow", "cancel", f"wf-{filled.evil}", "--store", filled.url)
+    assert done.returncode == 1
+    assert done.stderr.strip().endswith(f"wf-{filled.evil} already finished: nothing to cancel")
+    done = jobsched("workflow", "cancel", "wf-x", "--store", filled.url)
+    assert done.returncode == 1 and "'wf-x' is not a workflow id" in done.stderr
+
+
 def test_a_name_like_a_script_prints_as_it_is(filled: Filled) -> None:
     out = ok("workflow", "show", f"wf-{filled.evil}", "--store", filled.url)
     assert out.startswith(f"wf-{filled.evil}  {EVIL}\n")  # no control characters: as it is
@@ -251,7 +282,13 @@ def test_show_gives_the_workflow_progress_and_every_upstream(filled: Filled) -> 
 
 
 @pytest.mark.parametrize(
-    "command", [["workflows"], ["workflow", "show", "wf-1"], ["workflows", "--unfinished"]]
+    "command",
+    [
+        ["workflows"],
+        ["workflow", "show", "wf-1"],
+        ["workflows", "--unfinished"],
+        ["workflow", "cancel", "wf-1"],
+    ],
 )
 def test_a_store_that_keeps_no_workflows_says_so_in_one_line(
     tmp_path: Path,
@@ -268,6 +305,7 @@ def test_a_store_that_keeps_no_workflows_says_so_in_one_line(
     url = fill(f"sqlite:///{tmp_path / 'jobs.db'}").url
     monkeypatch.setattr(SQLiteStore, "workflows", WorkflowSide.workflows)
     monkeypatch.setattr(SQLiteStore, "workflow_graph", WorkflowSide.workflow_graph)
+    monkeypatch.setattr(SQLiteStore, "workflow", WorkflowSide.workflow)
     assert main([*command, "--store", url]) == 1
     err = capsys.readouterr().err
     assert err == (

@@ -1,7 +1,7 @@
 """The dashboard's workflow pages: the graph's layout and SVG on hand-made
 rows (layers by longest path, folding past 300 jobs, escaping), then the
-list, the workflow page, its live part and the job page's workflow fields
-on real SQLite and PostgreSQL stores filled through ``add_workflow``."""
+list, the workflow page, its live part, its cancel button and the job page's
+workflow fields on real SQLite and PostgreSQL stores filled through ``add_workflow``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from starlette.testclient import TestClient
 from workflow_rows import EVIL, Filled, empty, fill, graph_job
@@ -305,6 +306,65 @@ def test_the_job_page_shows_its_workflow_progress_and_run_edges(
     # A job of no workflow shows neither row.
     plain = client.get(f"/jobs/{filled.plain}").text
     assert 'id="workflow"' not in plain and 'id="progress"' not in plain
+
+
+TOKEN = "wf-token"
+
+
+def test_the_cancel_button_cancels_a_workflows_unfinished_jobs(filled: Filled) -> None:
+    """A form POST with the token (no script): the queued jobs end cancelled,
+    the running one is flagged, the page says how many; a finished workflow
+    has no button and a POST to it is a 409, an unknown one a 404."""
+    with TestClient(create_app(filled.url, token=TOKEN)) as client:
+        page = client.get(f"/workflows/{filled.etl}").text
+        assert f'formaction="/workflows/{filled.etl}/cancel" id="cancel-workflow"' in page
+        finished = client.get(f"/workflows/{filled.evil}").text
+        assert 'id="cancel-workflow"' not in finished and "nothing to cancel" in finished
+        r = client.post(
+            f"/workflows/wf-{filled.etl}/cancel", data={"token": TOKEN}, follow_redirects=False
+        )
+        assert r.status_code == 303
+        assert r.headers["location"] == f"/workflows/{filled.etl}?done=cancel&n=3"
+        page = client.get(r.headers["location"]).text
+        assert "Cancel requested: 3 unfinished jobs cancelled" in page
+        assert "Cancel requested" not in client.get(f"/workflows/{filled.etl}?done=cancel&n=x").text
+        r = client.post(f"/workflows/{filled.evil}/cancel", data={"token": TOKEN})
+        assert r.status_code == 409 and "has finished" in r.text
+        r = client.post("/workflows/999999/cancel", data={"token": TOKEN})
+        assert r.status_code == 404 and "no workflow wf-999999" in r.text
+        assert client.get(f"/workflows/{filled.etl}/cancel").status_code == 405
+    store = js.open_store(filled.url)
+
+    async def statuses() -> dict[str, JobStatus]:
+        await store.open()
+        try:
+            graph = await store.workflow_graph(filled.etl)
+        finally:
+            await store.close()
+        assert graph is not None
+        return {j.name: j.status for j in graph.jobs}
+
+    assert anyio.run(statuses) == {
+        "extract": JobStatus.COMPLETED, "transform": JobStatus.RUNNING,
+        "cleanup": JobStatus.CANCELLED, "load": JobStatus.CANCELLED,
+    }  # fmt: skip
+
+
+def test_cancelling_a_workflow_needs_the_token(filled: Filled) -> None:
+    """Without a token configured there is no button and the POST is refused;
+    with one, a POST without it or with a wrong one is refused: nothing cancelled."""
+    with TestClient(create_app(filled.url)) as client:
+        page = client.get(f"/workflows/{filled.etl}").text
+        assert 'id="cancel-workflow"' not in page and "to cancel workflows here" in page
+        r = client.post(f"/workflows/{filled.etl}/cancel", data={"token": "anything"})
+        assert r.status_code == 403 and "cannot cancel workflows" in r.text
+    with TestClient(create_app(filled.url, token=TOKEN)) as client:
+        r = client.post(f"/workflows/{filled.etl}/cancel")
+        assert r.status_code == 403 and "to cancel a workflow" in r.text
+        r = client.post(f"/workflows/{filled.etl}/cancel", data={"token": "wrong"})
+        assert r.status_code == 403 and "Wrong token" in r.text
+        page = client.get(f"/workflows/{filled.etl}").text
+    assert "2 pending" in page  # nothing was cancelled
 
 
 def test_a_store_that_keeps_no_workflows_is_a_501(

@@ -125,6 +125,35 @@ async def test_results_errors_and_function_jobs(executor: DaskExecutor) -> None:
     assert s.get(bad).last_error == "ValueError: boom"
 
 
+def reports() -> tuple[str, int, str]:
+    """Reports progress, then tries complete_in: what the job saw of its handle."""
+    handle = js.current_job()
+    handle.progress(0.5, "half way")
+    try:
+        handle.complete_in(object(), "done")
+    except js.SchedulerError as exc:
+        refused = str(exc)
+    else:
+        refused = "not refused"
+    return handle.job_id, handle.attempt, refused
+
+
+async def test_progress_in_a_dask_job_is_taken_and_goes_nowhere(executor: DaskExecutor) -> None:
+    """js.current_job() names the attempt on a Dask worker; its progress()
+    raises nothing and reaches nothing (the task has no way back but its
+    result); complete_in() is refused saying why."""
+    async with js.JobScheduler(executors={"dask": executor}) as s:
+        job_id = s.submit(js.FunctionJob(reports, executor="dask"))
+        with anyio.fail_after(WATCHDOG):
+            await s.join()
+    job = s.get(job_id)
+    assert job.status is js.JobStatus.COMPLETED, job.last_error
+    seen_id, attempt, refused = job.result
+    assert (seen_id, attempt) == (job_id, 1)
+    assert "cannot complete_in(): it runs on a Dask worker" in refused
+    assert (job.progress, job.progress_message) == (None, None)
+
+
 async def test_run_directly_returns_and_raises_the_original_type(executor: DaskExecutor) -> None:
     """The executor itself gives the result, or raises the task's exception as it was."""
     assert await executor.run(js.FunctionJob(square, (3,), executor="dask")) == 9

@@ -171,6 +171,33 @@ async def test_progress_shows_at_once_in_this_process(
         assert (job.progress, job.progress_message) == pj.LAST
 
 
+async def test_a_retry_starts_with_no_progress(
+    gate: str, make_scheduler: Callable[..., js.JobScheduler], durable: bool
+) -> None:
+    """Attempt 1 reports and fails: while attempt 2 runs, before it reports,
+    the job shows no progress, here and in the store; then its own."""
+    from jobsched._jobs._ids import id_number
+
+    retry = js.RetryPolicy(max_retries=1, base_delay=0.0, jitter=False)
+    async with make_scheduler() as s:
+        job_id = s.submit(js.FunctionJob(pj.fail_then_wait, (gate,), retry=retry, timeout=None))
+        try:
+            assert await anyio.to_thread.run_sync(pj.REPORTED[gate].wait, 60)
+            job = s.get(job_id)
+            assert (job.status, job.attempts) == (js.JobStatus.RUNNING, 2)
+            assert (job.progress, job.progress_message) == (None, None)
+            if durable:
+                row = await s._link.store.fetch(id_number(job_id))  # type: ignore[union-attr]
+                assert row is not None and row.attempts == 2
+                assert (row.progress, row.progress_message) == (None, None)
+        finally:
+            pj.GATES[gate].set()  # a failed assert must not leave the stop waiting for the job
+        await s.join()
+        job = await s.fetch(job_id)
+    assert (job.status, job.result) == (js.JobStatus.COMPLETED, "second"), job.last_error
+    assert (job.progress, job.progress_message) == pj.LAST
+
+
 def test_an_attempt_that_ended_reports_nothing(gate: str) -> None:
     """A thread an attempt abandoned at its timeout reports while the job's
     next attempt runs: the job's fields keep the running attempt's values."""
@@ -357,7 +384,9 @@ async def test_the_writer_rides_out_a_store_away() -> None:
 async def test_an_outcome_keeps_its_attempts_last_progress(durable_url: str) -> None:
     """The store writes an outcome's progress with it (a completion with
     progress is no plain one: its result and cleared error are written as
-    ever); an outcome without progress leaves what the writer wrote."""
+    ever); an outcome without progress leaves what the writer wrote; a
+    retry clears both (the next attempt starts with none), and so does a
+    hand-back of a cut attempt."""
     from jobsched.store import NewJob, Outcome
 
     now = 1_700_000_000.0
@@ -366,10 +395,13 @@ async def test_an_outcome_keeps_its_attempts_last_progress(durable_url: str) -> 
     await store.open()
     try:
         await store.add(
-            [NewJob(i, f"j{i}", "async", (0.0,), now, now, b"P") for i in (1, 2, 3, 4)], now
+            [NewJob(i, f"j{i}", "async", (0.0,), now, now, b"P") for i in (1, 2, 3, 4, 5)], now
         )
         claims = {c.id: c for c in await store.claim("m", 9, {"async": 9}, now, 30)}
-        await store.progress("m", [ProgressRow(4, claims[4].attempt, 0.3, "written")])
+        await store.progress(
+            "m", [ProgressRow(i, claims[i].attempt, 0.3, "written") for i in (3, 4, 5)]
+        )
+        await store.hand_back("m", [(5, claims[5].attempt, now + 1)])
         ended = [
             Outcome(1, claims[1].attempt, status.COMPLETED, now + 1, result=b"J1", progress=1.0,
                     progress_message="all done"),
@@ -381,7 +413,7 @@ async def test_an_outcome_keeps_its_attempts_last_progress(durable_url: str) -> 
         assert ended[0].plain is False and ended[3].plain is True
         recorded = await store.record("m", ended)
         assert recorded.refused == []
-        rows = {i: await store.fetch(i) for i in (1, 2, 3, 4)}
+        rows = {i: await store.fetch(i) for i in (1, 2, 3, 4, 5)}
     finally:
         await store.close()
     seen = {
@@ -392,8 +424,9 @@ async def test_an_outcome_keeps_its_attempts_last_progress(durable_url: str) -> 
     assert seen == {
         1: (status.COMPLETED, b"J1", None, 1.0, "all done"),
         2: (status.FAILED, None, "E: no", 0.5, None),
-        3: (status.RETRY_WAIT, None, "E: again", None, "page 2"),
+        3: (status.RETRY_WAIT, None, "E: again", None, None),
         4: (status.COMPLETED, b"J4", None, 0.3, "written"),
+        5: (status.PENDING, None, None, None, None),
     }
 
 

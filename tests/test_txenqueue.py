@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import flow_jobs as fj
 import pytest
 from txenq_jobs import RAN, make_app, record
 
@@ -26,6 +27,8 @@ pytestmark = pytest.mark.anyio
 
 #: Generous: a worker polls SQLite twice a second; the machine may be loaded.
 PROMPT = 20.0
+
+NO_RETRY = js.RetryPolicy(max_retries=0)
 
 
 @pytest.fixture
@@ -199,6 +202,84 @@ async def test_dependencies_commit_with_the_caller(store: Store) -> None:
             assert await s.result(second) == "down:[]:None:[]"
     assert [r[0] for r in RAN] == ["up", "down"]
     assert rows(conn, "orders_deps") == [(1, "after the refusal")]
+
+
+async def test_result_markers_and_run_edges_commit_with_the_caller(store: Store) -> None:
+    """Markers and ``on_failure="run"`` edges go in the caller's transaction as
+    on a plain durable submit: a pickled job and a registered one receive
+    their upstreams' results (upstreams enqueued in the same transaction), a
+    "run" edge lets its dependent run after the upstream failed, with the
+    failure in its slot, where a marker's own "cancel" edge cancels."""
+    app, record_job = make_app(store.url)
+    conn = store.connect()
+    async with app.scheduler() as s:
+        up = js.FunctionJob(fj.add, args=(2, 3))
+        s.submit(up, connection=conn)
+        broken = js.FunctionJob(fj.fail, retry=NO_RETRY)
+        broken_id = s.submit(broken, connection=conn)
+        fan_in = js.FunctionJob(fj.describe, args=(js.results_of([up, broken]),))
+        lenient = s.submit(fan_in, depends_on=[js.After(broken, on_failure="run")], connection=conn)
+        strict = s.submit(js.FunctionJob(fj.same, args=(js.result_of(broken),)), connection=conn)
+        registered = await record_job.options(connection=conn).enqueue(js.result_of(up))
+        with pytest.raises(js.UnknownJobError):
+            await s.fetch(lenient)  # not committed
+        conn.commit()
+        with anyio.fail_after(PROMPT):
+            assert await s.result(lenient) == ["5", f"failed {broken_id} failed"]
+            assert await s.result(registered) == "5:[]:None:[]"
+            assert (await s.wait(strict)).status is js.JobStatus.CANCELLED
+    assert RAN == [(5, (), None, {})]
+
+
+async def test_edges_to_upstreams_that_ended_before_the_transaction(store: Store) -> None:
+    """An upstream that failed before the caller's transaction: a "run" edge
+    to it is settled at once (the job runs, the failure in its marker's
+    slot), a "cancel" edge cancels its job at once; one that completed
+    hands over its result."""
+    app, _ = make_app(store.url)
+    conn = store.connect()
+    async with app.scheduler() as s:
+        broken = await s.enqueue(js.FunctionJob(fj.fail, retry=NO_RETRY))
+        done = await s.enqueue(js.FunctionJob(fj.add, args=(40, 2)))
+        with anyio.fail_after(PROMPT):
+            assert (await s.wait(broken)).status is js.JobStatus.FAILED
+            assert await s.result(done) == 42
+        lenient = s.submit(
+            js.FunctionJob(fj.describe, args=(js.results_of([done, broken]),)),
+            depends_on=js.After(broken, on_failure="run"),
+            connection=conn,
+        )
+        strict = s.submit(js.FunctionJob(fj.add, args=(1,)), depends_on=broken, connection=conn)
+        conn.commit()
+        with anyio.fail_after(PROMPT):
+            assert await s.result(lenient) == ["42", f"failed {broken} failed"]
+            cancelled = await s.wait(strict)
+        assert cancelled.status is js.JobStatus.CANCELLED
+        assert cancelled.last_error is not None and broken in cancelled.last_error
+
+
+async def test_a_marker_of_a_job_never_enqueued_writes_nothing(store: Store) -> None:
+    """A marker naming a Job that was never enqueued raises UnknownJobError
+    before anything is written; the caller's transaction goes on."""
+    app, _ = make_app(store.url)
+    conn = store.connect()
+    async with app.scheduler(num_workers=0) as s:
+        never = js.FunctionJob(fj.add, args=(1,))
+        dependent = js.FunctionJob(fj.same, args=(js.result_of(never),))
+        with pytest.raises(js.UnknownJobError, match="never enqueued: enqueue it first"):
+            s.submit(dependent, connection=conn)
+        with pytest.raises(js.UnknownJobError, match="never enqueued"):
+            s.submit(
+                js.FunctionJob(fj.add, args=(1,)),
+                depends_on=js.After(never, on_failure="run"),
+                connection=conn,
+            )
+        assert await s._link.store.unfinished() == 0  # type: ignore[union-attr]
+        # Nothing of the dependent was taken: once its upstream is in, so is it.
+        s.submit(never, connection=conn)
+        s.submit(dependent, connection=conn)
+        conn.commit()
+        assert await s._link.store.unfinished() == 2  # type: ignore[union-attr]
 
 
 async def test_submit_and_pickled_jobs_take_a_connection(store: Store) -> None:

@@ -1,8 +1,7 @@
 """Workflows on the memory store (issue 37, steps E1 and E2), on asyncio and trio:
 results that reach jobs, each edge's failure policy with every way an
 upstream can end, ``enqueue_workflow`` all or none, ``workflow()``,
-``cancel_workflow()``, and the history's guard of upstreams. A durable store
-refuses markers and ``"run"`` edges only with ``connection=`` (step E3).
+``cancel_workflow()``, and the history's guard of upstreams.
 """
 
 from __future__ import annotations
@@ -425,14 +424,15 @@ def test_background_scheduler_has_the_workflow_methods() -> None:
         assert s.cancel_workflow(workflow_id) == 0
 
 
-# A durable store: what is left of step E3 (the rest: test_workflows_durable.py)
+# A durable store in the caller's transaction (markers and "run" edges there:
+# tests/test_txenqueue.py; the rest: test_workflows_durable.py)
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_a_durable_store_refuses_flows_in_the_callers_transaction(tmp_path: Path) -> None:
-    """submit(connection=...) with markers or run edges raises an error that
-    names the missing step and writes nothing; Jobs and cancel Afters in
-    depends_on work there (they are plain edges)."""
+async def test_a_durable_store_takes_jobs_and_afters_in_the_callers_transaction(
+    tmp_path: Path,
+) -> None:
+    """submit(connection=...) takes Jobs and Afters in depends_on as it takes ids."""
     import sqlite3
 
     path = tmp_path / "jobs.db"
@@ -441,10 +441,6 @@ async def test_a_durable_store_refuses_flows_in_the_callers_transaction(tmp_path
         await s.enqueue(up)
         conn = sqlite3.connect(path, isolation_level=None)
         conn.execute("BEGIN IMMEDIATE")
-        with pytest.raises(NotImplementedError, match=r"result_of.*connection=.*step E3"):
-            s.submit(call(fj.collect, js.result_of(up)), connection=conn)
-        with pytest.raises(NotImplementedError, match=r'on_failure="run".*step E3'):
-            s.submit(call(fj.add, 1), depends_on=[js.After(up, on_failure="run")], connection=conn)
         by_job = s.submit(call(fj.add, 2), depends_on=up, connection=conn)
         conn.execute("COMMIT")
         conn.close()

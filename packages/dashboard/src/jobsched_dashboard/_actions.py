@@ -1,5 +1,6 @@
 """The actions (POST): cancel and retry a job, retry or cancel the jobs a
-filter selects, pause, resume or run a schedule now. Each needs the token."""
+filter selects, cancel a workflow, pause, resume or run a schedule now.
+Each needs the token."""
 
 from __future__ import annotations
 
@@ -58,6 +59,28 @@ class Actions(Handlers):
                 "cancelled job can be retried",
             )
         return RedirectResponse(f"/jobs/{job_id}?done=retry", status_code=303)
+
+    async def cancel_workflow(self, request: Request) -> Response:
+        """Every unfinished job of the workflow, as ``jobsched workflow cancel`` does."""
+        number = request.path_params["workflow_id"]
+        refused = await self.refuse(request, "cancel", "workflow")
+        if refused is not None:
+            return refused
+        row = await self.store.workflow(number)
+        if row is None:
+            return self.error(
+                404, "No such workflow", f"no workflow wf-{number} in the store {self.store.url}"
+            )
+        if row.finished:
+            return self.error(
+                409,
+                "Not cancelled",
+                f"wf-{number} has finished; only a workflow with a job not yet finished "
+                "can be cancelled",
+            )
+        count, _ = await self.store.cancel_workflow(number, time.time())
+        query = urlencode({"done": "cancel", "n": count})
+        return RedirectResponse(f"/workflows/{number}?{query}", status_code=303)
 
     async def bulk_retry(self, request: Request) -> Response:
         return await self.bulk(request, "retry")

@@ -102,6 +102,11 @@ def create_app(
         Route("/workflows", g(flows.workflows)),
         Route("/workflows/{workflow_id:workflow}", g(flows.workflow)),
         Route("/workflows/{workflow_id:workflow}/live", g(flows.workflow_live)),
+        Route(
+            "/workflows/{workflow_id:workflow}/cancel",
+            act(actions.cancel_workflow),
+            methods=["POST"],
+        ),
         Route("/schedules", g(pages.schedules)),
         # GET only, and a suffix of its own: a GET of .../pause stays a 405.
         Route("/schedules/{schedule_id:path}/fires", g(pages.schedule)),

@@ -64,7 +64,19 @@ class WorkflowPages(Handlers):
         # less often, so an open tab does not stream it every two seconds.
         slow = context["shown"] > _graph.FOLD_PAST
         live_ms = _limits.REFRESH_MS * (_limits.BIG_GRAPH_SLOWER if slow else 1)
-        return self.render("workflow.html", live_ms=live_ms, **context)
+        # What a cancel's redirect reports: how many jobs it cancelled.
+        query = request.query_params
+        n = query.get("n", "")
+        cancelled = None
+        if query.get("done") == "cancel" and n.isascii() and n.isdigit() and len(n) < 10:
+            cancelled = int(n)
+        return self.render(
+            "workflow.html",
+            live_ms=live_ms,
+            cancelled=cancelled,
+            remembered=self.remembered(request),
+            **context,
+        )
 
     async def workflow_live(self, request: Request) -> Response:
         context = await self.context(request.path_params["workflow_id"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import itertools
 import logging
 import threading
@@ -18,7 +19,7 @@ import jobsched
 
 from . import _spawn
 from ._bridge import ClientLoopState, waker
-from ._task import EscapedBaseException
+from ._task import EscapedBaseException, as_attempt
 
 if TYPE_CHECKING:
     from tornado.platform.asyncio import BaseAsyncIOLoop
@@ -62,6 +63,11 @@ class DaskExecutor(jobsched.Executor):
     :class:`distributed.Event` on the scheduler), and
     :func:`jobsched.cancel_requested` turns True inside the job: poll it in
     long loops. Whatever the job then returns or raises is dropped.
+
+    **The attempt's handle.** :func:`jobsched.current_job` in the job names
+    its ``job_id`` and ``attempt``; its ``progress()`` is taken without
+    error and goes nowhere (a running task has no way back but its
+    result), and ``complete_in()`` raises :class:`jobsched.SchedulerError`.
 
     **Failures.** An exception raised in the job reaches the scheduler with
     its type and message. A worker that dies mid-task fails the attempt with
@@ -115,6 +121,9 @@ class DaskExecutor(jobsched.Executor):
                 f"{type(job).__qualname__} has no `def run_sync(self)`; the dask executor "
                 "runs BlockingJob / CpuBoundJob subclasses and FunctionJobs of plain functions"
             )
+        # js.current_job() works in the task; its progress goes nowhere (_task).
+        what = f"{job.job_id} ({job.name!r})"
+        func = functools.partial(as_attempt, job.job_id, job.attempts, what, func)
         state = self._state
         if state is None:
             state = await anyio.to_thread.run_sync(self._connect, abandon_on_cancel=True)
@@ -124,9 +133,7 @@ class DaskExecutor(jobsched.Executor):
         assert io_loop is not None  # a connected client has its loop
         # Tornado's IOLoop runs on asyncio (since Tornado 6); its type does not say so.
         client_loop = cast("BaseAsyncIOLoop", io_loop).asyncio_loop
-        call = asyncio.run_coroutine_threadsafe(
-            state.attempt(key, func, f"{job.job_id} ({job.name!r})"), client_loop
-        )
+        call = asyncio.run_coroutine_threadsafe(state.attempt(key, func, what), client_loop)
         self._running.add(call)
         call.add_done_callback(waker(done))
         try:

@@ -96,6 +96,37 @@ class EventCancelToken(jobsched.CancelToken):
                 logger.debug("could not clear the cancel flag %r", self._name, exc_info=True)
 
 
+class _Unreported:
+    """The ticket of a Dask job's :func:`jobsched.current_job` handle. Its
+    progress goes nowhere: nothing carries a message back from a running
+    task (the result is the task's only reply), and the values are not
+    worth a round trip to the Dask scheduler per report. A transaction of
+    the job's cannot hold its completion either: the worker has no lease."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def portable(self, handle: jobsched.CurrentJob) -> _Unreported:
+        return self
+
+    def complete_in(self, handle: jobsched.CurrentJob, conn: Any, result: Any) -> Any:
+        raise jobsched.SchedulerError(
+            f"{self.what} cannot complete_in(): it runs on a Dask worker, which holds no "
+            "lease on the job's attempt; run the job on the thread or process executor "
+            "to record its completion in your transaction"
+        )
+
+
+def as_attempt(job_id: str, attempt: int, what: str, func: Callable[[], Any]) -> Any:
+    """``func()`` with :func:`jobsched.current_job` naming the attempt: its
+    ``job_id`` and ``attempt`` are there, its ``progress()`` is taken and
+    goes nowhere (see :class:`_Unreported`), never an error in the job."""
+    handle = jobsched.CurrentJob(job_id, attempt, None, _Unreported(what))
+    return handle.run(func)
+
+
 def run_attempt(func: Callable[[], Any], cancel_flag: str) -> Any:
     """The Dask task of one attempt: ``func()`` with :func:`jobsched.cancel_requested`
     reading the attempt's flag ``cancel_flag``."""

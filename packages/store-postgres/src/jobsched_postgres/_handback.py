@@ -22,10 +22,12 @@ from . import _cancels, _sql
 def release(conn: _sql.Conn, owner: str, ids: Collection[int]) -> None:
     """``JobStore.release``: ``owner``'s running rows ``ids`` wait again, uncounted."""
     _cancels.cancel_released(conn, owner, ids, time.time())
+    # A cut attempt's progress goes with it: the next attempt starts with none.
     rows = conn.execute(
         "UPDATE jobsched_jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
         "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
-        "lease_until = NULL WHERE id = ANY(%s) AND owner = %s "
+        "lease_until = NULL, progress = NULL, progress_message = NULL "
+        "WHERE id = ANY(%s) AND owner = %s "
         "RETURNING id, attempts + 1",
         (sorted(ids), owner),
     ).fetchall()

@@ -84,8 +84,11 @@ written AS (
         last_traceback = CASE WHEN o.status = 'retry_wait' THEN o.tb
             WHEN o.status = 'completed' THEN NULL
             ELSE COALESCE(o.tb, j.last_traceback) END,
-        progress = COALESCE(o.progress, j.progress),
-        progress_message = COALESCE(o.pm, j.progress_message)
+        -- A retry clears the progress: the next attempt starts with none.
+        progress = CASE WHEN o.status = 'retry_wait' THEN NULL
+            ELSE COALESCE(o.progress, j.progress) END,
+        progress_message = CASE WHEN o.status = 'retry_wait' THEN NULL
+            ELSE COALESCE(o.pm, j.progress_message) END
     FROM o
     WHERE j.id = o.id AND j.attempts = o.attempt
     RETURNING j.id, o.attempt, o.status, o.finished_at, o.error, j.started_at, j.ran_by

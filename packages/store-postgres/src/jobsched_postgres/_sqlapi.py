@@ -35,13 +35,16 @@ from ._blake2b import own_number_sql
 #: The functions' version: a store marked older gets them (re)created.
 #: 2: jobsched_add keeps the edges to completed upstreams (schema 6).
 #: 3: jobsched_enqueue refuses result markers in its arguments.
-VERSION = 3
+#: 4: jobsched_add takes the upstreams of "run" edges (a 16th argument); the
+#:    15-argument one stays, for jobsched_enqueue and members of version 3.
+VERSION = 4
 
-#: ``jobsched_add``'s argument types, for ``to_regprocedure``.
+#: ``jobsched_add``'s argument types, for ``to_regprocedure``: the one with
+#: the "run" edges, which a store of version 3 lacks.
 ADD_SIGNATURE = (
     "jobsched_add(bigint, text, text, text, double precision, double precision, "
     "double precision, double precision, double precision, text, text, bytea, jsonb, "
-    "bigint[], double precision)"
+    "bigint[], double precision, bigint[])"
 )
 
 _FUNCTIONS_TABLE = """CREATE TABLE IF NOT EXISTS jobsched_functions (
@@ -62,13 +65,16 @@ _FUNCTIONS_TABLE = """CREATE TABLE IF NOT EXISTS jobsched_functions (
 # concurrent insert of it waits for the other transaction, never fails),
 # and NOTIFY commits with the caller. Nothing is written when an upstream
 # is missing (`missing`), so the caller's Python raises and its
-# transaction goes on.
+# transaction goes on. Each edge is kept with its policy and state as
+# _sql.plan keeps it: an upstream in p_run_on_failure that ended other
+# than completed is settled (2) and does not hold the job back, where a
+# "cancel" edge's cancels the job at once.
 _ADD = """CREATE OR REPLACE FUNCTION jobsched_add(
     p_id bigint, p_name text, p_executor text, p_queue text,
     p_k0 double precision, p_k1 double precision, p_k2 double precision,
     p_run_at double precision, p_submitted_at double precision,
     p_tenant text, p_rate_key text, p_payload bytea, p_args jsonb,
-    p_depends_on bigint[], p_now double precision,
+    p_depends_on bigint[], p_now double precision, p_run_on_failure bigint[],
     OUT added boolean, OUT missing bigint[])
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
@@ -91,6 +97,9 @@ BEGIN
         IF up.status = 'completed' THEN
             CONTINUE;
         ELSIF up.status IN ('failed', 'timed_out', 'cancelled') THEN
+            IF up.id = ANY(p_run_on_failure) THEN
+                CONTINUE;  -- settled: the job runs however this upstream ended
+            END IF;
             v_failed := format('upstream job-%s %s', up.id, up.status);
             EXIT;
         END IF;
@@ -129,9 +138,12 @@ BEGIN
     END IF;
     added := true;
     IF v_failed IS NULL AND cardinality(p_depends_on) > 0 THEN
-        -- Every edge, kept until the job goes: a completed upstream's met (1).
-        INSERT INTO jobsched_deps (upstream, downstream, settled)
-        SELECT j.id, p_id, CASE WHEN j.status = 'completed' THEN 1 ELSE 0 END
+        -- Every edge, kept until the job goes, with its policy (1: "run"):
+        -- a completed upstream's met (1), another ended one's settled (2).
+        INSERT INTO jobsched_deps (upstream, downstream, on_failure, settled)
+        SELECT j.id, p_id, CASE WHEN j.id = ANY(p_run_on_failure) THEN 1 ELSE 0 END,
+            CASE WHEN j.status = 'completed' THEN 1
+                 WHEN j.status IN ('failed', 'timed_out', 'cancelled') THEN 2 ELSE 0 END
         FROM jobsched_jobs j WHERE j.id = ANY(p_depends_on)
         ON CONFLICT DO NOTHING;
     END IF;
@@ -142,6 +154,21 @@ BEGIN
         PERFORM pg_notify('jobsched', '');
     END IF;
 END $$"""
+
+# The add of version 3 (no "run" edges), as jobsched_enqueue and a member
+# of that version call it: the add above with none.
+_ADD_PLAIN = """CREATE OR REPLACE FUNCTION jobsched_add(
+    p_id bigint, p_name text, p_executor text, p_queue text,
+    p_k0 double precision, p_k1 double precision, p_k2 double precision,
+    p_run_at double precision, p_submitted_at double precision,
+    p_tenant text, p_rate_key text, p_payload bytea, p_args jsonb,
+    p_depends_on bigint[], p_now double precision,
+    OUT added boolean, OUT missing bigint[])
+LANGUAGE sql SET search_path FROM CURRENT AS $$
+    SELECT * FROM jobsched_add(p_id, p_name, p_executor, p_queue, p_k0, p_k1, p_k2,
+        p_run_at, p_submitted_at, p_tenant, p_rate_key, p_payload, p_args, p_depends_on,
+        p_now, '{}'::bigint[])
+$$"""
 
 _ENQUEUE = r"""CREATE OR REPLACE FUNCTION jobsched_enqueue(
     name text, args jsonb DEFAULT '[]', kwargs jsonb DEFAULT '{}',
@@ -266,6 +293,7 @@ def install(conn: Any) -> None:
     conn.execute(_FUNCTIONS_TABLE)
     conn.execute(own_number_sql())
     conn.execute(_ADD)
+    conn.execute(_ADD_PLAIN)
     conn.execute(_ENQUEUE)
     conn.execute(
         "INSERT INTO jobsched_meta (key, value) VALUES ('sql_api', %s) "

@@ -61,7 +61,8 @@ _ADD = (
     "CAST(:executor AS text), CAST(:queue AS text), CAST(:k0 AS float8), CAST(:k1 AS float8), "
     "CAST(:k2 AS float8), CAST(:run_at AS float8), CAST(:submitted_at AS float8), "
     "CAST(:tenant AS text), CAST(:rate_key AS text), CAST(:payload AS bytea), "
-    "CAST(:args AS jsonb), CAST(:deps AS bigint[]), CAST(:now AS float8))"
+    "CAST(:args AS jsonb), CAST(:deps AS bigint[]), CAST(:now AS float8), "
+    "CAST(:run_on_failure AS bigint[]))"
 )
 _HAS_FUNCTION = "SELECT to_regprocedure(CAST(:function AS text)) IS NOT NULL"
 _STORE_ID = "SELECT value FROM {schema}.jobsched_meta WHERE key = 'store_id'"
@@ -311,6 +312,7 @@ class _Base(Joined):
             "submitted_at": float(job.submitted_at), "tenant": job.tenant,
             "rate_key": job.rate_key, "payload": job.payload, "args": job.args,
             "deps": list(job.depends_on), "now": float(now),
+            "run_on_failure": list(job.run_on_failure),
         }  # fmt: skip
 
     def _result(self, job: NewJob, row: tuple[Any, ...] | None) -> int | None:

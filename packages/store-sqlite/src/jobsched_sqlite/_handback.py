@@ -25,11 +25,13 @@ def release(conn: sqlite3.Connection, owner: str, ids: Collection[int]) -> None:
     own = _own.rows_of(conn, ids)
     rows = [own.get(i, i) for i in ids]
     _sql.cancel_released(conn, owner, rows, time.time())
-    # A running attempt has no row of its own to remove.
+    # A running attempt has no row of its own to remove. A cut one's progress
+    # goes: the next attempt starts with none.
     conn.executemany(
         "UPDATE jobs SET status = CASE WHEN attempts > 1 THEN 'retry_wait' "
         "ELSE 'pending' END, queue = 0, attempts = attempts - 1, owner = NULL, "
-        "lease_until = NULL WHERE id = ? AND owner = ? AND status = 'running'",
+        "lease_until = NULL, progress = NULL, progress_message = NULL "
+        "WHERE id = ? AND owner = ? AND status = 'running'",
         [(i, owner) for i in rows],
     )
 

@@ -217,9 +217,12 @@ def _record_chunk(
         "WHEN v.status = 'completed' THEN NULL ELSE COALESCE(v.error, jobs.last_error) END, "
         "last_traceback = CASE WHEN v.status = 'retry_wait' THEN v.tb "
         "WHEN v.status = 'completed' THEN NULL ELSE COALESCE(v.tb, jobs.last_traceback) END, "
-        # The attempt's last progress, when it reported any (None: as it was).
-        "progress = COALESCE(v.progress, jobs.progress), "
-        "progress_message = COALESCE(v.pm, jobs.progress_message) "
+        # The attempt's last progress, when it reported any (None: as it was);
+        # a retry clears it, so the next attempt starts with none.
+        "progress = CASE WHEN v.status = 'retry_wait' THEN NULL "
+        "ELSE COALESCE(v.progress, jobs.progress) END, "
+        "progress_message = CASE WHEN v.status = 'retry_wait' THEN NULL "
+        "ELSE COALESCE(v.pm, jobs.progress_message) END "
         "FROM v WHERE jobs.id = v.id AND jobs.owner = ? AND jobs.attempts = v.attempt "
         "AND jobs.status = 'running' "
         "RETURNING jobs.id, jobs.started_at, jobs.ran_by, jobs.executor, jobs.status",

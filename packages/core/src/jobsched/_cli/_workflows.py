@@ -1,13 +1,16 @@
-"""The workflow commands: ``workflows`` and ``workflow show ID``.
+"""The workflow commands: ``workflows``, ``workflow show ID`` and
+``workflow cancel ID``.
 
 They read the store's workflow rows and graph (``JobStore.workflows``,
-``workflow_graph``) through the store interface: no job is unpickled, so
-they need neither the jobs' code nor the store's key. How a graph is drawn
-is :mod:`._wftree`'s.
+``workflow_graph``) and cancel through it (``cancel_workflow``, as
+``jobsched cancel`` cancels a job through ``cancel``): no job is unpickled,
+so they need neither the jobs' code nor the store's key. How a graph is
+drawn is :mod:`._wftree`'s.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import click
@@ -85,7 +88,7 @@ def workflows(store_url: str | None, limit: int, unfinished: bool, as_json: bool
 
 @click.group()
 def workflow() -> None:
-    """Look at one workflow: its jobs and the edges between them."""
+    """Look at one workflow (its jobs and the edges between them), or cancel it."""
 
 
 @workflow.command()
@@ -110,10 +113,7 @@ def show(
     async def action(store: JobStore) -> None:
         graph = await store.workflow_graph(workflow_id, limit=limit)
         if graph is None:
-            raise UserError(
-                f"no workflow {tree.workflow_id(workflow_id)} in {store.url}: never enqueued "
-                "there, or pruned with its last job ('jobsched workflows' lists them)"
-            )
+            raise UserError(_unknown(workflow_id, store))
         if as_json:
             print_json(tree.graph_json(graph))
             return
@@ -136,3 +136,33 @@ def show(
         click.echo("\n".join(lines))
 
     run(store_url, action)
+
+
+@workflow.command()
+@click.argument("workflow_id", type=WorkflowIdType(), metavar="WORKFLOW_ID")
+@store_option
+def cancel(workflow_id: int, store_url: str | None) -> None:
+    """Cancel every unfinished job of a workflow ("run"-edge ones too): at
+    once if it waits, within a second if it runs."""
+
+    async def action(store: JobStore) -> None:
+        row = await store.workflow(workflow_id)
+        name = tree.workflow_id(workflow_id)
+        if row is None:
+            raise UserError(_unknown(workflow_id, store))
+        if row.finished:
+            raise UserError(f"{name} already finished: nothing to cancel")
+        count, _ = await store.cancel_workflow(workflow_id, time.time())
+        jobs = "job" if count == 1 else "jobs"
+        click.echo(
+            f"{name}: {count} unfinished {jobs} cancelled (a running one stops within a second)"
+        )
+
+    run(store_url, action)
+
+
+def _unknown(workflow_id: int, store: JobStore) -> str:
+    return (
+        f"no workflow {tree.workflow_id(workflow_id)} in {store.url}: never enqueued "
+        "there, or pruned with its last job ('jobsched workflows' lists them)"
+    )

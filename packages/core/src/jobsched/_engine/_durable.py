@@ -244,20 +244,22 @@ class DurableBacking:
         number = job._jobsched_id
         attempt = held.fences.pop(number, None)
         ended = held.lost_ended.pop(number, None)
+        if (flow := job._flow) is not None:
+            # The next attempt starts with none (the store's: this outcome clears it).
+            flow.progress = flow.message = None
+            self.link.forget_progress(number)
         if attempt is not None:
-            out = Outcome(
-                number,
-                attempt,
-                _RETRY_WAIT,
-                time.time() if ended is None else ended,
-                run_at=time.time() + wait,
-                error=job.last_error,
-                traceback=job.last_traceback,
+            self.link.record(
+                Outcome(
+                    number,
+                    attempt,
+                    _RETRY_WAIT,
+                    time.time() if ended is None else ended,
+                    run_at=time.time() + wait,
+                    error=job.last_error,
+                    traceback=job.last_traceback,
+                )
             )
-            if (flow := job._flow) is not None:
-                out.progress, out.progress_message = flow.progress, flow.message
-                self.link.forget_progress(number)
-            self.link.record(out)
 
     def retry(self, job: Job, now: float) -> None:
         pass  # the store runs it again (record_retry), in whichever member claims it

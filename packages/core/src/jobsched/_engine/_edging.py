@@ -22,13 +22,6 @@ if TYPE_CHECKING:
     from .._workflows._edges import After, DependsOn
     from .._workflows._inputs import Inputs
 
-#: What a durable store cannot do yet (issue 37, step E3): a job written in
-#: the caller's transaction takes plain edges only.
-DURABLE_LATER = (
-    "on a durable store {what} is not supported yet (issue 37, step E3): submit "
-    "the job without connection=, or with plain depends_on ids (the default cancel policy)"
-)
-
 
 def edges_of(job: Job, depends_on: DependsOn) -> tuple[list[After], Inputs | None]:
     """``depends_on`` as After edges plus a cancel edge per marker target not

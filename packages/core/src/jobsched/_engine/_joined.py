@@ -138,12 +138,12 @@ def _prepare(
             "store is closing); enqueue through a running one"
         )
     _check_job(job, delay)
-    deps = _dependencies(job, depends_on)
+    deps, run_on_failure = _dependencies(job, depends_on)
     joined = link.store.joined(connection)
     submission = scheduler._submission
     if submission.hooks:
         submission.run_hooks(job)
-    return joined, _row(scheduler, job, delay, deps, job_id)
+    return joined, _row(scheduler, job, delay, deps, run_on_failure, job_id)
 
 
 def _check_job(job: Job, delay: float) -> None:
@@ -167,30 +167,49 @@ def _check_job(job: Job, delay: float) -> None:
         raise TypeError(f"delay must be a number of seconds >= 0, got {delay!r}") from None
 
 
-def _dependencies(job: Job, depends_on: DependsOn) -> tuple[int, ...]:
+def _dependencies(job: Job, depends_on: DependsOn) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The upstream numbers (``depends_on``'s and the result markers'), and
+    those whose edge has the ``"run"`` policy: the store's add writes each
+    edge with its policy, as a plain durable submit's does (its markers
+    travel in the payload, or as tags in a registered job's JSON, and are
+    bound when a member claims the job)."""
     if isinstance(depends_on, str):
         depends_on = (depends_on,)
     from ._edging import edges_of
 
-    afters, inputs = edges_of(job, depends_on)
-    if inputs is not None or any(edge.on_failure == "run" for edge in afters):
-        from ._edging import DURABLE_LATER
-
-        raise NotImplementedError(
-            DURABLE_LATER.format(what='js.result_of or on_failure="run" with connection=')
-        )
-    numbers = {edge.job_id: id_number(edge.job_id) for edge in afters}
-    unknown = [dep for dep, number in numbers.items() if not number]
+    afters, _ = edges_of(job, depends_on)  # marks the markers seen: they may be pickled
+    numbers: dict[int, None] = {}
+    lenient: list[int] = []
+    unknown: list[str] = []
+    for edge in afters:
+        upstream = edge.job
+        if type(upstream) is not str and not upstream.seq:  # type: ignore[union-attr]
+            raise UnknownJobError(
+                f"{_describe(job)} depends on {upstream!r}, which was never enqueued: "
+                "enqueue it first (in this transaction too, with connection=)"
+            )
+        number = id_number(edge.job_id)
+        if not number:
+            unknown.append(edge.job_id)
+            continue
+        numbers[number] = None
+        if edge.on_failure == "run":
+            lenient.append(number)
     if unknown:
         raise UnknownJobError(
             f"{_describe(job)} depends on {unknown}, which are no job ids: pass the ids "
             "enqueue returned (or the jobs)"
         )
-    return tuple(numbers.values())
+    return tuple(numbers), tuple(lenient)
 
 
 def _row(
-    scheduler: JobScheduler, job: Job, delay: float, deps: tuple[int, ...], job_id: str | None
+    scheduler: JobScheduler,
+    job: Job,
+    delay: float,
+    deps: tuple[int, ...],
+    run_on_failure: tuple[int, ...],
+    job_id: str | None,
 ) -> NewJob:
     """The store's row for a checked job (as ``Submission.stored_row``,
     without this scheduler's view or id blocks: the store numbers it)."""
@@ -240,6 +259,7 @@ def _row(
         own_id=job_id is not None,
         queue=job.queue,
         args=args,
+        run_on_failure=run_on_failure,
     )
 
 

@@ -191,7 +191,10 @@ class MemoryBacking:
         pass  # nothing else holds the job
 
     def record_retry(self, job: Job, wait: float) -> None:
-        pass  # nothing to write: retry() queues it
+        # Nothing to write (retry() queues it) but the failed attempt's
+        # progress, which the next attempt must not show as its own.
+        if (flow := job._flow) is not None:
+            flow.progress = flow.message = None
 
     def retry(self, job: Job, now: float) -> None:
         """A failed job waits here for its next attempt (after its transition

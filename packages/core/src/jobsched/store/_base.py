@@ -262,7 +262,9 @@ class JobStore(WorkflowSide, ABC):
         job's ``last_error`` and ``last_traceback`` (an earlier attempt's
         error stays in its attempt's row). An outcome with ``started_at``
         (a job claimed ahead that started and ended within one group
-        commit) sets the attempt's start too."""
+        commit) sets the attempt's start too. A RETRY_WAIT outcome clears
+        the job's progress (the next attempt starts with none); another
+        writes its ``progress`` values where they are not None."""
 
     @abstractmethod
     async def extend(self, owner: str, ids: Collection[int], until: float) -> list[int]:
@@ -278,7 +280,8 @@ class JobStore(WorkflowSide, ABC):
         """Hand back running attempts a stopping ``owner`` cut short past its
         grace: ``(id, attempt, ended_at)`` each. As :meth:`release`, the job
         waits again, its attempt not counted (one someone asked to cancel
-        ends CANCELLED), and any member may claim it; but the attempt ran,
+        ends CANCELLED, and its progress is cleared: the next attempt starts
+        with none), and any member may claim it; but the attempt ran,
         so it stays in the job's history (:meth:`attempts`): its member,
         start and ``ended_at``, status RETRY_WAIT, error
         :data:`~jobsched.store.HANDED_BACK_AT_STOP`, ``handed_back`` True,

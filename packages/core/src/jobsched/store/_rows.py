@@ -137,6 +137,7 @@ class Outcome:
     started_at: float | None = None
     #: The attempt's last progress (``js.current_job().progress``), written
     #: with the outcome; None leaves the row's value (see JobStore.progress).
+    #: A RETRY_WAIT outcome clears the row's instead, whatever these hold.
     progress: float | None = None
     progress_message: str | None = None
 
