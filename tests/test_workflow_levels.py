@@ -10,6 +10,7 @@ The old member is a row of the members list as such code leaves it.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import AsyncIterator
@@ -62,13 +63,17 @@ def execute(url: str, sql: str, params: tuple[Any, ...] = ()) -> None:
         conn.execute(sql.replace("members", "jobsched_members"), params)
 
 
-async def old_member(url: str, *, workers: int = 4, level: int | None = None) -> None:
-    """A member row as code before workflows writes it: live, level ``level``."""
+async def old_member(
+    url: str, *, workers: int = 4, level: int | None = None, ahead: float = 600.0
+) -> None:
+    """A member row as code before workflows writes it: live, level ``level``
+    (seen ``ahead`` seconds ahead of the clock: live however long a loaded
+    machine takes to read it)."""
     store = store_of(url)
     await store.open()
     try:
         now = time.time()
-        await store.report_member(Member(OLD, workers, 0, now - 60, now))
+        await store.report_member(Member(OLD, workers, 0, now - 60, now + ahead))
     finally:
         await store.close()
     execute(url, "UPDATE members SET level = %s WHERE owner = %s", (level, OLD))
@@ -242,3 +247,38 @@ async def test_a_plain_submit_never_reads_the_members(
         ids.append(s.submit(call(fj.add, 20), depends_on=[ids[0]]))
         assert [await s.result(i, timeout=60) for i in ids] == list(range(21))
         assert reads == at_start == 1
+
+
+def test_jobsched_members_shows_levels_and_marks_an_old_worker(store_url: str) -> None:
+    """The table names the old worker (level none) and says to upgrade it; a
+    stale member is not marked; --json gives the level and state."""
+    import anyio
+    from test_cli import jobsched, ok
+
+    async def fill() -> None:
+        await old_member(store_url)
+        store = store_of(store_url)
+        await store.open()
+        try:
+            now = time.time()
+            await store.report_member(Member("new-host:1:beef", 2, 1, now, now + 600))
+            await store.report_member(Member("gone-host:1:dead", 2, 0, now - 600, now - 600))
+        finally:
+            await store.close()
+        execute(
+            store_url, "UPDATE members SET level = NULL WHERE owner = %s", ("gone-host:1:dead",)
+        )
+
+    anyio.run(fill)
+    need = store_of(store_url).workflow_level
+    out = ok("members", "--store", store_url)
+    lines = {line.split()[0]: line for line in out.splitlines()[1:] if line.split()}
+    assert " none " in lines[OLD] and lines[OLD].endswith("old: upgrade it"), out
+    assert f" {need} " in lines["new-host:1:beef"] and lines["new-host:1:beef"].endswith("live")
+    assert lines["gone-host:1:dead"].endswith("stale")
+    assert f"need level {need} on every live worker" in out
+    data = {m["owner"]: m for m in json.loads(ok("members", "--store", store_url, "--json"))}
+    assert (data[OLD]["level"], data[OLD]["state"]) == (None, "old")
+    assert (data["new-host:1:beef"]["level"], data["new-host:1:beef"]["state"]) == (need, "live")
+    assert data["gone-host:1:dead"]["state"] == "stale"
+    assert jobsched("members", "--store", "sqlite:////nonexistent/x.db").returncode == 1
