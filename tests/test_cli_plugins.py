@@ -42,6 +42,7 @@ def _listed(help_text: str) -> list[str]:
 CORE = [
     "cancel",
     "jobs",
+    "members",
     "queue",
     "queues",
     "retry",

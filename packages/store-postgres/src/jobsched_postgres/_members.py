@@ -67,10 +67,11 @@ def forget(conn: Conn, owner: str) -> None:
 def members(conn: Conn, limit: int) -> list[Member]:
     if not _has_members(conn):
         return []
-    serves = _has_serves(conn)
+    serves, level = _has_columns(conn)
     rows = conn.execute(
         "SELECT owner, workers, busy, started_at, seen_at, names, "
-        f"{'queues, executors' if serves else 'NULL::text[], NULL::text[]'} "
+        f"{'queues, executors' if serves else 'NULL::text[], NULL::text[]'}, "
+        f"{'level' if level else 'NULL::smallint'} "
         "FROM jobsched_members ORDER BY seen_at DESC, owner LIMIT %s",
         (limit,),
     ).fetchall()
@@ -80,6 +81,7 @@ def members(conn: Conn, limit: int) -> list[Member]:
             names=tuple(row[5] or ()),
             queues=None if row[6] is None else tuple(row[6]),
             executors=tuple(row[7] or ()),
+            level=row[8],
         )
         for row in rows
     ]  # fmt: skip
@@ -90,10 +92,11 @@ def _has_members(conn: Conn) -> bool:
     return bool(row and row[0])
 
 
-def _has_serves(conn: Conn) -> bool:
-    """Whether the table has the columns (a table only older members reported to has not)."""
+def _has_columns(conn: Conn) -> tuple[bool, bool]:
+    """Whether the table has the serves columns and the level column (a table
+    only older members reported to has not)."""
     row = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'jobsched_members'::regclass "
-        "AND attname = 'executors' AND NOT attisdropped)"
+        "SELECT bool_or(attname = 'executors'), bool_or(attname = 'level') FROM pg_attribute "
+        "WHERE attrelid = 'jobsched_members'::regclass AND NOT attisdropped"
     ).fetchone()
-    return bool(row and row[0])
+    return (bool(row and row[0]), bool(row and row[1]))

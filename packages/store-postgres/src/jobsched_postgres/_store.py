@@ -18,7 +18,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -72,6 +72,8 @@ class PostgresStore(Pooled, Leases, QueuePauses, Workflows):
 
     #: Members on other machines load its jobs: none from ``__main__``.
     fleet = True
+    #: Schema 6 brought workflows: a member of older code reports no level.
+    workflow_level: ClassVar[int | None] = 6
 
     def __init__(
         self,

@@ -66,6 +66,7 @@ def members(conn: sqlite3.Connection, limit: int) -> list[Member]:
         return []
     there = {row[1] for row in conn.execute("PRAGMA table_info(members)")}
     serves = ", queues, executors" if all(c in there for c in _SERVES) else ", NULL, NULL"
+    serves += ", level" if "level" in there else ", NULL"
     rows = conn.execute(
         f"SELECT owner, workers, busy, started_at, seen_at, names{serves} FROM members "
         "ORDER BY seen_at DESC, owner LIMIT ?",
@@ -77,6 +78,7 @@ def members(conn: sqlite3.Connection, limit: int) -> list[Member]:
             names=tuple(json.loads(row[5] or "[]")),
             queues=None if row[6] is None else tuple(json.loads(row[6])),
             executors=tuple(json.loads(row[7] or "[]")),
+            level=row[8],
         )
         for row in rows
     ]  # fmt: skip

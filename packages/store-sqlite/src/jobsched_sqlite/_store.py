@@ -14,7 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 import anyio
 
@@ -58,6 +58,9 @@ class SQLiteStore(Reads):
     :param secret: signs payloads; optional for SQLite.
     :param lease: seconds a claimed attempt stays owned without a heartbeat.
     """
+
+    #: Schema 5 brought workflows: a member of older code reports no level.
+    workflow_level: ClassVar[int | None] = 5
 
     def __init__(
         self,

@@ -40,6 +40,7 @@ BUILT_IN = {
     "schedule": "_schedules",
     "queues": "_queues",
     "queue": "_queues",
+    "members": "_members",
     "workflows": "_workflows",
     "workflow": "_workflows",
 }

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .._enums import JobStatus
 from .._exceptions import StoreUnavailableError
+from .._jobs import _markers
 from .._jobs._text import storable
 from .._log import logger
 from .._ordering._admission import executor_capacity
@@ -290,6 +291,8 @@ class DurableBacking:
 
     def add(self, job: Job, delay: float, deps: list[int], job_id: str | None) -> str:
         """submit()'s last step: the job's row, written in the next group commit."""
+        if job._flow is not None:  # a marker or a "run" edge: no worker may be older
+            self.link.levels.check_cached(f"{_describe(job)} (a result marker or a 'run' edge)")
         row = self.submission.stored_row(job, delay, deps, job_id)
         self.link.add(row)
         return f"job-{row.id}" if job_id is None else job_id
@@ -335,6 +338,9 @@ class DurableBacking:
         return await self.reads.fetch(job_id)
 
     async def check_dependencies(self, job: Job, depends_on: DependsOn) -> DependsOn:
+        if depends_on or _markers.MARKERS_MADE:
+            # enqueue() can read: submit's level check then has a fresh answer.
+            await self.link.levels.refresh(retried=True)
         return await self.reads.check_dependencies(job, depends_on)
 
     async def open(self) -> None:
@@ -342,6 +348,8 @@ class DurableBacking:
 
         store = self.link.store
         await store.open()
+        # The members' levels, for a synchronous submit's check (_levels).
+        await self.link.levels.first_read()
         registry = self.reads.registry  # the app's (see use_registry)
         if registry:
             from ._functions import put_functions

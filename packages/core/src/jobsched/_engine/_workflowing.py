@@ -144,6 +144,7 @@ class Workflows:
         if link is not None:
             from . import _storedflows
 
+            await link.levels.check(f"enqueue_workflow({workflow.name!r})")
             hooks = self._submission.hooks
             stored = []
             for (job, delay, _, inputs, _, own), (_, edges, _) in zip(

@@ -73,6 +73,12 @@ class JobStore(WorkflowSide, ABC):
     #: the submitting script (``__main__``) is refused at submit. A store of
     #: one machine (SQLite) takes it: a restart of the script loads it again.
     fleet: ClassVar[bool] = False
+    #: The members' ``Member.level`` from which every member keeps workflows'
+    #: edges and results (the schema that brought them), or None: the store
+    #: reports no levels, and a producer does not check them. During a
+    #: rolling upgrade a producer refuses workflow features while a live
+    #: worker reports a lower level (docs/fleet.md, "Upgrading").
+    workflow_level: ClassVar[int | None] = None
 
     def __init__(
         self,

@@ -255,6 +255,9 @@ class Member:
     #: The executors it runs jobs on, sorted (its ``--executor``\s, or those
     #: its app's jobs named); empty when it did not report them.
     executors: tuple[str, ...] = ()
+    #: The schema its code writes (see ``JobStore.workflow_level``); None: a
+    #: member of code that did not report it (older than workflows).
+    level: int | None = None
 
     def serves(self, queue: str) -> bool:
         """Whether it claims jobs of ``queue`` (a producer, 0 workers, claims none)."""

@@ -14,18 +14,29 @@ from ..._log import logger
 from ...store._base import JobStore
 from ...store._rows import MEMBER_EVERY, Member
 from ._host import Host
+from ._levels import Levels
 from ._terms import Terms
 
 
 class Members:
     """Reports this member every MEMBER_EVERY seconds, and forgets it at stop."""
 
-    __slots__ = ("_failed", "_host", "_owner", "_reported", "_started", "_store", "_terms", "_wall")
+    __slots__ = (
+        "_failed", "_host", "_levels", "_owner", "_reported", "_started", "_store", "_terms",
+        "_wall",
+    )  # fmt: skip
 
     def __init__(
-        self, store: JobStore, owner: str, host: Host, terms: Terms, wall: Callable[[], float]
+        self,
+        store: JobStore,
+        owner: str,
+        host: Host,
+        terms: Terms,
+        wall: Callable[[], float],
+        levels: Levels,
     ) -> None:
         self._store = store
+        self._levels = levels
         self._owner = owner
         self._host = host
         self._terms = terms
@@ -66,6 +77,7 @@ class Members:
                     self._store.url,
                     exc_info=True,
                 )
+        await self._levels.tick()
 
     async def forget(self) -> None:
         """Leave the members list (at stop); bounded, shielded."""

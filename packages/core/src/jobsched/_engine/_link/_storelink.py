@@ -32,6 +32,7 @@ from ._handback import HandBacks
 from ._host import Host
 from ._ids import Ids
 from ._leases import Heartbeat
+from ._levels import Levels
 from ._members import Members
 from ._outage import Outage
 from ._refusals import Refusals
@@ -80,6 +81,8 @@ class StoreLink:
         self._calls = calls = StoreCalls(
             outage, closing, down=self._store_down, back=self._store_back
         )
+        #: The members level check of a rolling upgrade (workflow features).
+        self.levels = levels = Levels(store, owner, calls)
         self._reports = reports = Reports(store, self.codec, calls, terms)
         self._committer = committer = Committer(
             store,
@@ -103,7 +106,7 @@ class StoreLink:
             calls=calls,
             closing=closing,
             committer=committer,
-            members=Members(store, owner, host, terms, wall),
+            members=Members(store, owner, host, terms, wall, levels),
         )
         self._claimer = claimer = Claimer(
             store,
