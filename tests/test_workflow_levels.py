@@ -15,6 +15,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import durable_store
@@ -157,6 +158,34 @@ async def test_an_old_worker_refuses_markers_and_run_edges_but_not_plain_jobs(
         plain = s.submit(call(fj.add, 4), depends_on=[js.After(up)])
         assert await s.result(plain, timeout=60) == 4
         assert await stored(s) == (3, 0)
+
+
+async def test_an_old_worker_refuses_features_in_the_callers_transaction(
+    tmp_path: Path,
+) -> None:
+    """``connection=`` takes markers and "run" edges too: the same refusal,
+    before the caller's transaction holds any row of the job (the check is
+    the engine's, one for every store: SQLite shows it)."""
+    store_url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    await old_member(store_url)
+    conn = sqlite3.connect(tmp_path / "jobs.db")
+    try:
+        async with scheduler(store_url) as s:
+            up = await s.enqueue(call(fj.add, 1))
+            await s.result(up, timeout=60)
+            with pytest.raises(js.SchedulerError) as info:
+                await s.enqueue(call(fj.same, js.result_of(up)), connection=conn)
+            refused(info)
+            lenient = js.After(up, on_failure="run")
+            with pytest.raises(js.SchedulerError) as info:
+                s.submit(call(fj.add, 2), depends_on=[lenient], connection=conn)
+            refused(info)
+            plain = s.submit(call(fj.add, 3), depends_on=[up], connection=conn)
+            conn.commit()
+            assert await s.result(plain, timeout=60) == 3
+            assert await stored(s) == (2, 0)
+    finally:
+        conn.close()
 
 
 async def test_a_feature_works_once_the_old_worker_is_upgraded_or_gone(

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from .._enums import JobStatus
 from .._exceptions import SchedulerError, SchedulerStoppedError, UnknownJobError
+from .._jobs import _markers
 from .._jobs._ids import check_own_id, id_number
 from .._jobs._job import Job
 from ._state import _describe
@@ -97,6 +98,10 @@ async def enqueue_joined(
 ) -> str:
     """``await s.enqueue(..., connection=conn)``: as :func:`submit_joined`,
     an async driver's connection awaited, a synchronous one called here."""
+    link = scheduler._link
+    if link is not None and (depends_on or _markers.MARKERS_MADE):
+        # This path can read: the level check then has a fresh answer.
+        await link.levels.refresh(retried=True)
     joined, row = _prepare(scheduler, job, connection, delay, depends_on, at, job_id)
     try:
         if joined.asynchronous:
@@ -138,7 +143,9 @@ def _prepare(
             "store is closing); enqueue through a running one"
         )
     _check_job(job, delay)
-    deps, run_on_failure = _dependencies(job, depends_on)
+    deps, run_on_failure, markers = _dependencies(job, depends_on)
+    if markers or run_on_failure:  # workflow features: no worker may be older
+        link.levels.check_cached(f"{_describe(job)} (a result marker or a 'run' edge)")
     joined = link.store.joined(connection)
     submission = scheduler._submission
     if submission.hooks:
@@ -167,9 +174,10 @@ def _check_job(job: Job, delay: float) -> None:
         raise TypeError(f"delay must be a number of seconds >= 0, got {delay!r}") from None
 
 
-def _dependencies(job: Job, depends_on: DependsOn) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _dependencies(job: Job, depends_on: DependsOn) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
     """The upstream numbers (``depends_on``'s and the result markers'), and
-    those whose edge has the ``"run"`` policy: the store's add writes each
+    those whose edge has the ``"run"`` policy, and whether the job holds
+    result markers: the store's add writes each
     edge with its policy, as a plain durable submit's does (its markers
     travel in the payload, or as tags in a registered job's JSON, and are
     bound when a member claims the job)."""
@@ -177,7 +185,7 @@ def _dependencies(job: Job, depends_on: DependsOn) -> tuple[tuple[int, ...], tup
         depends_on = (depends_on,)
     from ._edging import edges_of
 
-    afters, _ = edges_of(job, depends_on)  # marks the markers seen: they may be pickled
+    afters, inputs = edges_of(job, depends_on)  # marks the markers seen: they may be pickled
     numbers: dict[int, None] = {}
     lenient: list[int] = []
     unknown: list[str] = []
@@ -200,7 +208,7 @@ def _dependencies(job: Job, depends_on: DependsOn) -> tuple[tuple[int, ...], tup
             f"{_describe(job)} depends on {unknown}, which are no job ids: pass the ids "
             "enqueue returned (or the jobs)"
         )
-    return tuple(numbers), tuple(lenient)
+    return tuple(numbers), tuple(lenient), inputs is not None
 
 
 def _row(
