@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import anyio.from_thread
@@ -44,10 +45,23 @@ def store(pg_session_database: str) -> Iterator[tuple[PostgresStore, Any, str]]:
     store = PostgresStore(url, secret=SECRET)
     with anyio.from_thread.start_blocking_portal() as portal:
         portal.call(store.open)
+        _fill(store)
         try:
             yield store, portal, url
         finally:
             portal.call(store.close)
+
+
+def _fill(store: PostgresStore) -> None:
+    """Open every connection the pool may hold, now: a connection the pool
+    adds later (it grows when two calls want one at once) forgets the kept
+    bounds, and one arriving during a claim would leave no bound to test."""
+    pool = store._pool
+    assert pool is not None
+    with ExitStack() as held:
+        for _ in range(pool.max_size):
+            held.enter_context(pool.connection())
+    assert pool.get_stats()["pool_size"] == pool.max_size
 
 
 def _wait_until(what: str, check: Any) -> None:
