@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from typing import Any
 
 import profiles
 import pytest
@@ -39,6 +40,8 @@ from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
     initialize,
+    multiple,
+    precondition,
     rule,
     run_state_machine_as_test,
 )
@@ -113,6 +116,28 @@ def job_specs(draw: st.DrawFn) -> m.JobSpec:
     )
 
 
+# "run" twice: a lenient edge is what most of the new paths need.
+policies = st.sampled_from(["cancel", "run", "run"])
+forms = st.sampled_from(["model", "function"])
+
+
+def draw_flow(data: st.DataObject, pool: list[int]) -> dict[str, Any]:
+    """Edges and markers on upstreams drawn from ``pool``: plain ids, After
+    edges (one policy per upstream) and ``result_of`` / ``results_of`` markers."""
+    if not pool:
+        return {}
+    upstream = st.sampled_from(pool)
+    after = dict(data.draw(st.lists(st.tuples(upstream, policies), max_size=3)))
+    many = st.lists(upstream, min_size=1, max_size=3).map(tuple)
+    takes = data.draw(st.lists(st.one_of(upstream, many), max_size=2))
+    return {
+        "deps": tuple(data.draw(st.lists(upstream, max_size=1))),
+        "after": tuple(after.items()),
+        "takes": tuple(takes),
+        "form": data.draw(forms),
+    }
+
+
 configs = st.builds(
     m.Config,
     num_workers=st.integers(1, 4),
@@ -137,6 +162,7 @@ class SchedulerMachine(RuleBasedStateMachine):
         self.program = m.Program(m.Config())
         self.jobs_made = 0
         self.schedules_made = 0
+        self.workflows_made = 0
 
     @initialize(config=configs)
     def configure(self, config: m.Config) -> None:
@@ -166,6 +192,48 @@ class SchedulerMachine(RuleBasedStateMachine):
     )
     def submit_after(self, spec: m.JobSpec, delay: float, deps: list[int]) -> int:
         return self._submit(spec, delay, tuple(deps))
+
+    @rule(
+        target=jobs,
+        spec=job_specs(),
+        delay=delays,
+        pool=st.lists(jobs, min_size=1, max_size=3),
+        data=st.data(),
+    )
+    def submit_flow(
+        self, spec: m.JobSpec, delay: float, pool: list[int], data: st.DataObject
+    ) -> int:
+        index = self.jobs_made
+        self.jobs_made += 1
+        self.program.ops.append(m.Submit(index, spec, delay, **draw_flow(data, pool)))
+        return index
+
+    @rule(
+        target=jobs,
+        specs=st.lists(job_specs(), min_size=1, max_size=4),
+        outside=st.lists(jobs, max_size=3),
+        data=st.data(),
+    )
+    def enqueue_workflow(
+        self, specs: list[m.JobSpec], outside: list[int], data: st.DataObject
+    ) -> object:
+        # Each job's upstreams: jobs outside it, and the ones added before it.
+        made: list[m.Submit] = []
+        for spec in specs:
+            index = self.jobs_made
+            self.jobs_made += 1
+            pool = outside + [sub.index for sub in made]
+            delay = data.draw(delays)
+            made.append(m.Submit(index, spec, delay, **draw_flow(data, pool)))
+        self.program.ops.append(m.EnqueueWorkflow(self.workflows_made, tuple(made)))
+        self.workflows_made += 1
+        return multiple(*(sub.index for sub in made))
+
+    @precondition(lambda self: self.workflows_made > 0)
+    @rule(data=st.data())
+    def cancel_workflow(self, data: st.DataObject) -> None:
+        index = data.draw(st.integers(0, self.workflows_made - 1))
+        self.program.ops.append(m.CancelWorkflow(index))
 
     @rule(job=jobs)
     def cancel(self, job: int) -> None:
