@@ -1,7 +1,9 @@
 """A reference model of ``JobScheduler`` and a harness that checks the real one against it.
 
 ``tests/test_model.py`` generates *programs* (a configuration plus a list of
-operations: submits, cancels, recurring schedules, letting virtual time pass)
+operations: submits with plain, ``js.After`` and result-marker edges,
+workflows enqueued and cancelled, cancels, recurring schedules, letting
+virtual time pass)
 and :func:`run_program` executes one against a real scheduler inside a single
 ``trio.run`` on ``MockClock(autojump_threshold=0)``. Jobs are async and only
 ever wait on virtual time, so a 30 s timeout costs nothing and every event
@@ -25,13 +27,23 @@ What is checked (each item names where):
 * attempts: never two of one job in flight, never more than ``max_retries +
   1``, at most ``num_workers`` (and the executor limit) at once,
   ``peak_running`` equal to the most the listener saw in flight; a job starts
-  only once every dependency COMPLETED and its delay or backoff is over, and
+  only once every ``"cancel"`` upstream COMPLETED and every ``"run"`` upstream
+  ended, however, and its delay or backoff is over, and
   nothing ready strictly earlier that ranks better under the strategy
   waits (within a tenant for fair share); rate-limited starts never overdraw
   the token bucket (job bodies and listener);
-* at every quiescent point: no free worker while a job is ready, statuses as
+* results (job bodies): each ``result_of`` receives its upstream's result,
+  each ``results_of`` the list of them with an ``UpstreamFailedError``
+  (upstream id, status, ``last_error``) in exactly the slots of upstreams that
+  did not complete; a ``result_of`` of one that did not complete fails the
+  job FAILED as it starts, with no body and no retry (:meth:`Harness.check_doomed`);
+* workflows: enqueued all or none (none when an upstream outside is gone),
+  each job's ``workflow_id``; ``cancel_workflow`` cancels every unfinished job
+  and says how many; ``workflow()`` counts the jobs still held by status;
+* at every quiescent point: no free worker while a job is ready (a dependent
+  whose edges are all settled never waits: no hang), statuses as
   the listener saw them, every job with a failed, timed-out or cancelled
-  dependency CANCELLED, every successful ``cancel()`` effective, ``jobs()``
+  ``"cancel"`` upstream CANCELLED, every successful ``cancel()`` effective, ``jobs()``
   and ``get()`` holding exactly the unfinished jobs plus ``history_limit``
   finished ones (:meth:`Harness.check_quiescent`);
 * each job's whole life replayed against its spec: every attempt ends when
@@ -40,7 +52,7 @@ What is checked (each item names where):
   instant someone first cancelled it (a later ``cancel()`` of an attempt
   still cleaning up changes nothing); results and ``last_error`` as expected; a
   CANCELLED job was cancelled by ``cancel()``, by shutdown or by a failed
-  dependency, and a cascade happens at the upstream's instant
+  ``"cancel"`` upstream, and a cascade happens at the upstream's instant
   (:meth:`Harness.check_life`);
 * ``join()`` returns when the last job ends, with every job terminal;
   ``stop()`` leaves nothing running and rejects new work; recurring schedules

@@ -1,8 +1,10 @@
 """The model-checked core: hypothesis drives JobScheduler with random programs.
 
 A ``RuleBasedStateMachine`` generates a *program*: each rule appends one
-operation (submit a job, possibly delayed or depending on earlier jobs; cancel
-one; cancel one from a listener when another reaches a status, or as it
+operation (submit a job, possibly delayed or depending on earlier jobs by id,
+by ``js.After`` with either failure policy, or by taking their results with
+``js.result_of`` / ``js.results_of``; enqueue a workflow of such jobs, or
+cancel one; cancel a job; cancel one from a listener when another reaches a status, or as it
 starts; resubmit one; add or cancel a recurring schedule, or cancel its latest
 job; let virtual time pass), and ``teardown`` runs the whole program against a fresh scheduler in a
 single ``trio.run`` on ``MockClock(autojump_threshold=0)``
