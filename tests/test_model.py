@@ -120,23 +120,37 @@ def job_specs(draw: st.DrawFn) -> m.JobSpec:
 
 # "run" twice: a lenient edge is what most of the new paths need.
 policies = st.sampled_from(["cancel", "run", "run"])
-forms = st.sampled_from(["model", "function"])
+#: An upstream as a position in the pool a rule has (taken modulo its length):
+#: plain strategies, not st.data(), keep generation cheap and shrinking simple.
+picks = st.integers(0, 5)
+flow_shapes = st.fixed_dictionaries(
+    {
+        "deps": st.lists(picks, max_size=1),
+        "after": st.lists(st.tuples(picks, policies), max_size=3),
+        "takes": st.lists(
+            st.one_of(picks, st.lists(picks, min_size=1, max_size=3).map(tuple)), max_size=2
+        ),
+        "form": st.sampled_from(["model", "function"]),
+    }
+)
 
 
-def draw_flow(data: st.DataObject, pool: list[int]) -> dict[str, Any]:
-    """Edges and markers on upstreams drawn from ``pool``: plain ids, After
-    edges (one policy per upstream) and ``result_of`` / ``results_of`` markers."""
+def flow(shape: dict[str, Any], pool: list[int]) -> dict[str, Any]:
+    """A drawn shape on the upstreams in ``pool``: plain ids, After edges (one
+    policy per upstream, the last drawn) and ``result_of`` / ``results_of`` markers."""
     if not pool:
         return {}
-    upstream = st.sampled_from(pool)
-    after = dict(data.draw(st.lists(st.tuples(upstream, policies), max_size=3)))
-    many = st.lists(upstream, min_size=1, max_size=3).map(tuple)
-    takes = data.draw(st.lists(st.one_of(upstream, many), max_size=2))
+
+    def at(pick: int) -> int:
+        return pool[pick % len(pool)]
+
     return {
-        "deps": tuple(data.draw(st.lists(upstream, max_size=1))),
-        "after": tuple(after.items()),
-        "takes": tuple(takes),
-        "form": data.draw(forms),
+        "deps": tuple(at(p) for p in shape["deps"]),
+        "after": tuple({at(p): policy for p, policy in shape["after"]}.items()),
+        "takes": tuple(
+            at(t) if isinstance(t, int) else tuple(at(p) for p in t) for t in shape["takes"]
+        ),
+        "form": shape["form"],
     }
 
 
@@ -200,42 +214,39 @@ class SchedulerMachine(RuleBasedStateMachine):
         spec=job_specs(),
         delay=delays,
         pool=st.lists(jobs, min_size=1, max_size=3),
-        data=st.data(),
+        shape=flow_shapes,
     )
     def submit_flow(
-        self, spec: m.JobSpec, delay: float, pool: list[int], data: st.DataObject
+        self, spec: m.JobSpec, delay: float, pool: list[int], shape: dict[str, Any]
     ) -> int:
         index = self.jobs_made
         self.jobs_made += 1
-        self.program.ops.append(m.Submit(index, spec, delay, **draw_flow(data, pool)))
+        self.program.ops.append(m.Submit(index, spec, delay, **flow(shape, pool)))
         return index
 
     @rule(
         target=jobs,
-        specs=st.lists(job_specs(), min_size=1, max_size=4),
+        jobs_in=st.lists(st.tuples(job_specs(), delays, flow_shapes), min_size=1, max_size=3),
         outside=st.lists(jobs, max_size=3),
-        data=st.data(),
     )
     def enqueue_workflow(
-        self, specs: list[m.JobSpec], outside: list[int], data: st.DataObject
+        self, jobs_in: list[tuple[m.JobSpec, float, dict[str, Any]]], outside: list[int]
     ) -> object:
         # Each job's upstreams: jobs outside it, and the ones added before it.
         made: list[m.Submit] = []
-        for spec in specs:
+        for spec, delay, shape in jobs_in:
             index = self.jobs_made
             self.jobs_made += 1
             pool = outside + [sub.index for sub in made]
-            delay = data.draw(delays)
-            made.append(m.Submit(index, spec, delay, **draw_flow(data, pool)))
+            made.append(m.Submit(index, spec, delay, **flow(shape, pool)))
         self.program.ops.append(m.EnqueueWorkflow(self.workflows_made, tuple(made)))
         self.workflows_made += 1
         return multiple(*(sub.index for sub in made))
 
     @precondition(lambda self: self.workflows_made > 0)
-    @rule(data=st.data())
-    def cancel_workflow(self, data: st.DataObject) -> None:
-        index = data.draw(st.integers(0, self.workflows_made - 1))
-        self.program.ops.append(m.CancelWorkflow(index))
+    @rule(pick=picks)
+    def cancel_workflow(self, pick: int) -> None:
+        self.program.ops.append(m.CancelWorkflow(pick % self.workflows_made))
 
     @rule(job=jobs)
     def cancel(self, job: int) -> None:
