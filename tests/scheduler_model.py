@@ -1,7 +1,9 @@
 """A reference model of ``JobScheduler`` and a harness that checks the real one against it.
 
 ``tests/test_model.py`` generates *programs* (a configuration plus a list of
-operations: submits, cancels, recurring schedules, letting virtual time pass)
+operations: submits with plain, ``js.After`` and result-marker edges,
+workflows enqueued and cancelled, cancels, recurring schedules, letting
+virtual time pass)
 and :func:`run_program` executes one against a real scheduler inside a single
 ``trio.run`` on ``MockClock(autojump_threshold=0)``. Jobs are async and only
 ever wait on virtual time, so a 30 s timeout costs nothing and every event
@@ -25,13 +27,23 @@ What is checked (each item names where):
 * attempts: never two of one job in flight, never more than ``max_retries +
   1``, at most ``num_workers`` (and the executor limit) at once,
   ``peak_running`` equal to the most the listener saw in flight; a job starts
-  only once every dependency COMPLETED and its delay or backoff is over, and
+  only once every ``"cancel"`` upstream COMPLETED and every ``"run"`` upstream
+  ended, however, and its delay or backoff is over, and
   nothing ready strictly earlier that ranks better under the strategy
   waits (within a tenant for fair share); rate-limited starts never overdraw
   the token bucket (job bodies and listener);
-* at every quiescent point: no free worker while a job is ready, statuses as
+* results (job bodies): each ``result_of`` receives its upstream's result,
+  each ``results_of`` the list of them with an ``UpstreamFailedError``
+  (upstream id, status, ``last_error``) in exactly the slots of upstreams that
+  did not complete; a ``result_of`` of one that did not complete fails the
+  job FAILED as it starts, with no body and no retry (:meth:`Harness.check_doomed`);
+* workflows: enqueued all or none (none when an upstream outside is gone),
+  each job's ``workflow_id``; ``cancel_workflow`` cancels every unfinished job
+  and says how many; ``workflow()`` counts the jobs still held by status;
+* at every quiescent point: no free worker while a job is ready (a dependent
+  whose edges are all settled never waits: no hang), statuses as
   the listener saw them, every job with a failed, timed-out or cancelled
-  dependency CANCELLED, every successful ``cancel()`` effective, ``jobs()``
+  ``"cancel"`` upstream CANCELLED, every successful ``cancel()`` effective, ``jobs()``
   and ``get()`` holding exactly the unfinished jobs plus ``history_limit``
   finished ones (:meth:`Harness.check_quiescent`);
 * each job's whole life replayed against its spec: every attempt ends when
@@ -40,7 +52,7 @@ What is checked (each item names where):
   instant someone first cancelled it (a later ``cancel()`` of an attempt
   still cleaning up changes nothing); results and ``last_error`` as expected; a
   CANCELLED job was cancelled by ``cancel()``, by shutdown or by a failed
-  dependency, and a cascade happens at the upstream's instant
+  ``"cancel"`` upstream, and a cascade happens at the upstream's instant
   (:meth:`Harness.check_life`);
 * ``join()`` returns when the last job ends, with every job terminal;
   ``stop()`` leaves nothing running and rejects new work; recurring schedules
@@ -60,6 +72,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -200,14 +213,54 @@ class Config:
         return min(self.num_workers, self.executor_limit or self.num_workers)
 
 
+#: What a job takes in its arguments: an index is ``js.result_of(that job)``,
+#: a tuple of indexes ``js.results_of([those jobs])``.
+Take = int | tuple[int, ...]
+
+
 @dataclass(frozen=True)
 class Submit:
-    """Submit job number ``index`` (jobs are numbered in submit order)."""
+    """Submit job number ``index`` (jobs are numbered in submit order).
+
+    ``deps`` are plain ids (a ``"cancel"`` edge each), ``after`` are
+    ``js.After(job, on_failure=policy)`` edges, ``takes`` the markers in the
+    job's arguments (each target an upstream, ``"cancel"`` unless ``after``
+    says ``"run"``). ``form``: ``"model"`` is a :class:`ModelJob` (markers in
+    its ``takes`` attribute), ``"function"`` a ``FunctionJob`` (markers in its
+    ``args``).
+    """
 
     index: int
     spec: JobSpec
     delay: float = 0.0
     deps: tuple[int, ...] = ()
+    after: tuple[tuple[int, str], ...] = ()
+    takes: tuple[Take, ...] = ()
+    form: str = "model"
+
+    def upstreams(self) -> dict[int, str]:
+        """Every upstream's index and its edge's policy, in the order first named."""
+        found = dict.fromkeys(self.deps, "cancel")
+        explicit = dict(self.after)
+        found.update(explicit)
+        for take in self.takes:
+            for index in (take,) if isinstance(take, int) else take:
+                found.setdefault(index, "cancel")
+        return found
+
+
+@dataclass(frozen=True)
+class EnqueueWorkflow:
+    """Enqueue workflow number ``index``: its jobs (upstreams inside it are
+    jobs listed before them), all or none."""
+
+    index: int
+    jobs: tuple[Submit, ...]
+
+
+@dataclass(frozen=True)
+class CancelWorkflow:
+    index: int
 
 
 @dataclass(frozen=True)
@@ -260,7 +313,16 @@ class Advance:
 
 
 Op = (
-    Submit | Cancel | CancelWhen | Resubmit | Schedule | CancelSchedule | CancelLatestFrom | Advance
+    Submit
+    | Cancel
+    | CancelWhen
+    | Resubmit
+    | Schedule
+    | CancelSchedule
+    | CancelLatestFrom
+    | Advance
+    | EnqueueWorkflow
+    | CancelWorkflow
 )
 
 
@@ -282,15 +344,21 @@ class Body:
     end: float | None = None
     how: str = ""  # returned / raised / cancelled
     abandoned: bool = False  # recorded while it still ran (a clean-up past the grace)
+    received: tuple[Any, ...] = ()  # what its markers stood for, as the job got them
 
 
 @dataclass
 class JobRecord:
     name: str
     spec: JobSpec
-    job: ModelJob
+    job: js.Job
+    #: Every upstream, plain, After or marker, once each.
     deps: tuple[JobRecord, ...] = ()
+    #: The upstreams whose edge is ``on_failure="run"``.
+    runs: frozenset[str] = frozenset()
+    takes: tuple[Take, ...] = ()
     delay: float = 0.0
+    workflow: WorkflowRecord | None = None
     schedule: ScheduleRecord | None = None
     submitted: bool = False
     submitted_at: float = 0.0
@@ -303,10 +371,11 @@ class JobRecord:
     no_retry_attempt: int | None = None  # running when stop() began: no retry after it
 
     def ready_since(self) -> float | None:
-        """Since when the job may run: None while a dependency is unfinished."""
+        """Since when the job may run: None while an upstream is unfinished (or,
+        on a ``"cancel"`` edge, did not complete)."""
         if self.status is PENDING:
             finished = [d.finished_at() for d in self.deps]
-            if any(d.status is not COMPLETED for d in self.deps):
+            if any(not self.met(d) for d in self.deps):
                 return None
             return max([self.submitted_at + self.delay, *(f for f in finished if f is not None)])
         if self.status is RETRY_WAIT:
@@ -318,6 +387,36 @@ class JobRecord:
         if self.trace and self.trace[-1][2]._terminal:  # type: ignore[attr-defined]
             return self.trace[-1][0]
         return None
+
+    def met(self, dep: JobRecord) -> bool:
+        """Whether the edge to ``dep`` lets this job run: it completed, or it
+        ended however on a ``"run"`` edge."""
+        if dep.name in self.runs:
+            return dep.status._terminal  # type: ignore[attr-defined,no-any-return]
+        return dep.status is COMPLETED
+
+    def cancelled_by(self) -> list[JobRecord]:
+        """The upstreams on a ``"cancel"`` edge that ended other than COMPLETED."""
+        return [d for d in self.deps if d.name not in self.runs and d.status in BAD_ENDS]
+
+    def doomed_by(self) -> JobRecord | None:
+        """The first ``result_of`` upstream that ended other than COMPLETED (the
+        job then fails as it starts, with no body), or None."""
+        for take in self.takes:
+            if not isinstance(take, int):
+                continue
+            dep = next(d for d in self.deps if d.name == f"j{take}")
+            if dep.status in BAD_ENDS:
+                return dep
+        return None
+
+
+@dataclass
+class WorkflowRecord:
+    name: str
+    records: list[JobRecord] = field(default_factory=list)
+    workflow_id: str = ""
+    cancelled_at: float | None = None
 
 
 @dataclass
@@ -332,65 +431,97 @@ class ScheduleRecord:
     cancelled_at: float | None = None
 
 
-class ModelJob(js.AsyncJob):
-    """An async job that plays its :class:`JobSpec` and reports each attempt to the harness."""
+def job_options(spec: JobSpec) -> dict[str, Any]:
+    """The options a job of ``spec`` is made with, for either form."""
+    return {
+        "priority": spec.priority,
+        "timeout": spec.timeout,
+        "retry": spec.retry,
+        "deadline": spec.deadline,
+        "rate_key": "r" if spec.rate_limited else None,
+        "tenant": spec.tenant,
+    }
 
-    def __init__(self, spec: JobSpec, harness: Harness, name: str) -> None:
-        super().__init__(
-            name,
-            priority=spec.priority,
-            timeout=spec.timeout,
-            retry=spec.retry,
-            deadline=spec.deadline,
-            rate_key="r" if spec.rate_limited else None,
-            tenant=spec.tenant,
-        )
+
+class ModelJob(js.AsyncJob):
+    """An async job that plays its :class:`JobSpec` and reports each attempt to
+    the harness; its ``takes`` attribute holds its result markers until bound."""
+
+    def __init__(
+        self, spec: JobSpec, harness: Harness, name: str, takes: tuple[Any, ...] = ()
+    ) -> None:
+        super().__init__(name, **job_options(spec))
         self.spec = spec
         self.harness = harness
+        self.takes = takes
 
     async def run(self) -> Any:
-        body = self.harness.body_enter(self)
-        try:
-            result = await self._play(body.attempt)
-        except anyio.get_cancelled_exc_class():
-            self.harness.body_exit(self, body, "cancelled")
-            raise
-        except BaseException:
-            self.harness.body_exit(self, body, "raised")
-            raise
-        self.harness.body_exit(self, body, "returned")
-        return result
+        return await play(self.harness, self, self.spec, self.takes)
 
-    async def _play(self, attempt: int) -> Any:
-        spec = self.spec
-        if spec.kind == "hang" or (spec.kind == "slow" and attempt <= spec.k):
+
+def function_job(spec: JobSpec, harness: Harness, name: str, takes: tuple[Any, ...]) -> js.Job:
+    """A ``FunctionJob`` that plays ``spec``: its markers are its ``args``."""
+    made: list[js.Job] = []
+
+    async def model_function(*received: Any) -> Any:
+        return await play(harness, made[0], spec, received)
+
+    job = js.FunctionJob(model_function, args=takes, name=name, **job_options(spec))
+    made.append(job)
+    return job
+
+
+async def play(harness: Harness, job: js.Job, spec: JobSpec, received: tuple[Any, ...]) -> Any:
+    """One attempt of a model job, reported to the harness as it begins and ends."""
+    body = harness.body_enter(job, received)
+    try:
+        result = await _play(job.name, spec, body.attempt)
+    except anyio.get_cancelled_exc_class():
+        harness.body_exit(job, body, "cancelled")
+        raise
+    except BaseException:
+        harness.body_exit(job, body, "raised")
+        raise
+    harness.body_exit(job, body, "returned")
+    return result
+
+
+async def _play(name: str, spec: JobSpec, attempt: int) -> Any:
+    if spec.kind == "hang" or (spec.kind == "slow" and attempt <= spec.k):
+        await anyio.sleep_forever()
+    if spec.kind == "swallow":
+        try:
             await anyio.sleep_forever()
-        if spec.kind == "swallow":
-            try:
-                await anyio.sleep_forever()
-            except anyio.get_cancelled_exc_class():
-                # Deliberately wrong: the scheduler must still record the
-                # attempt as cancelled or timed out.
-                return "swallowed"
-        if spec.kind == "linger":
-            try:
-                await anyio.sleep_forever()
-            except anyio.get_cancelled_exc_class():
-                with anyio.CancelScope(shield=True):
-                    await anyio.sleep(spec.linger)
-                return "lingered"
-        if spec.kind == "convert":
-            try:
-                await anyio.sleep_forever()
-            except anyio.get_cancelled_exc_class():
-                raise ERRORS[spec.error](f"{self.name} converted its cancellation") from None
-        if spec.duration is not None:
-            await anyio.sleep(spec.duration)
-        if spec.kind == "fail" or (spec.kind == "flaky" and attempt <= spec.k):
-            raise ERRORS[spec.error](f"{self.name} attempt {attempt}")
-        if spec.kind == "fatal":
-            raise js.NonRetryableError(f"{self.name} gives up")
-        return f"{self.name}#{attempt}"
+        except anyio.get_cancelled_exc_class():
+            # Deliberately wrong: the scheduler must still record the
+            # attempt as cancelled or timed out.
+            return "swallowed"
+    if spec.kind == "linger":
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(spec.linger)
+            return "lingered"
+    if spec.kind == "convert":
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            raise ERRORS[spec.error](f"{name} converted its cancellation") from None
+    if spec.duration is not None:
+        await anyio.sleep(spec.duration)
+    if spec.kind == "fail" or (spec.kind == "flaky" and attempt <= spec.k):
+        raise ERRORS[spec.error](f"{name} attempt {attempt}")
+    if spec.kind == "fatal":
+        raise js.NonRetryableError(f"{name} gives up")
+    return f"{name}#{attempt}"
+
+
+def _described(got: Any) -> Any:
+    """A received ``UpstreamFailedError`` as a comparable tuple; anything else as is."""
+    if isinstance(got, js.UpstreamFailedError):
+        return ("UpstreamFailedError", got.job_id, got.status, got.last_error)
+    return got
 
 
 class _LogWatch(logging.Filter):
@@ -440,6 +571,7 @@ class Harness:
         self.records: dict[str, JobRecord] = {}  # by job id
         self.by_index: dict[int, JobRecord] = {}
         self.schedules: dict[int, ScheduleRecord] = {}
+        self.workflows: dict[int, WorkflowRecord] = {}
         self.triggers: list[CancelWhen] = []
         self.violations: list[str] = []
         self.active = 0
@@ -525,6 +657,8 @@ class Harness:
                 await self.apply(op)
                 await trio.testing.wait_all_tasks_blocked()
                 self.check_quiescent()
+                if self.workflows:
+                    await self.check_workflows()
                 self.raise_violations(f"after step {step} ({op})")
             await self.end()
             await trio.testing.wait_all_tasks_blocked()
@@ -558,23 +692,67 @@ class Harness:
                 self.cancel(sched.jobs[-1], "the driver")
         elif isinstance(op, Advance):
             await anyio.sleep(op.seconds)
+        elif isinstance(op, EnqueueWorkflow):
+            await self.enqueue_workflow(op)
+        elif isinstance(op, CancelWorkflow):
+            await self.cancel_workflow(op)
         else:  # pragma: no cover - the generator only makes the ops above
             raise TypeError(f"unknown op {op!r}")
 
     def known_ids(self) -> set[str]:
         return {job.job_id for job in self.s.jobs()}
 
-    def submit(self, op: Submit) -> None:
-        job = ModelJob(op.spec, self, f"j{op.index}")
-        deps = tuple(self.by_index[d] for d in op.deps)
-        rec = JobRecord(job.name, op.spec, job, deps=deps, delay=op.delay)
+    def target(self, index: int, inside: WorkflowRecord | None) -> str | js.Job:
+        """How a marker or an After names upstream ``index``: the Job itself
+        inside its own workflow (its id is final only once enqueued), else
+        the Job or its id, both ways exercised."""
+        rec = self.by_index[index]
+        if inside is not None and rec.workflow is inside:
+            return rec.job
+        return rec.job if index % 2 else rec.job.job_id
+
+    def make(self, op: Submit, inside: WorkflowRecord | None = None) -> JobRecord:
+        """The job ``op`` submits, its markers and edges, and its record."""
+        takes = tuple(
+            js.result_of(self.target(take, inside))
+            if isinstance(take, int)
+            else js.results_of([self.target(t, inside) for t in take])
+            for take in op.takes
+        )
+        name = f"j{op.index}"
+        if op.form == "function":
+            job = function_job(op.spec, self, name, takes)
+        else:
+            job = ModelJob(op.spec, self, name, takes)
+        upstreams = op.upstreams()
+        rec = JobRecord(
+            name,
+            op.spec,
+            job,
+            deps=tuple(self.by_index[d] for d in upstreams),
+            runs=frozenset(f"j{d}" for d, policy in upstreams.items() if policy == "run"),
+            takes=op.takes,
+            delay=op.delay,
+            workflow=inside,
+        )
         self.by_index[op.index] = rec
+        if op.after or op.takes:
+            self.labels.add(f"{op.form} job with edges or markers")
+        return rec
+
+    def depends_on(self, op: Submit, inside: WorkflowRecord | None = None) -> list[Any]:
+        plain: list[Any] = [self.target(d, inside) for d in op.deps]
+        return plain + [js.After(self.target(d, inside), on_failure=p) for d, p in op.after]  # type: ignore[arg-type]
+
+    def submit(self, op: Submit) -> None:
+        rec = self.make(op)
+        job = rec.job
         known = self.known_ids()
-        missing = [d.name for d in deps if d.job.job_id not in known]
+        missing = [d.name for d in rec.deps if d.job.job_id not in known]
         self.records[job.job_id] = rec  # the listener may see it during submit()
         rec.submitted, rec.submitted_at = True, self.now()
         try:
-            job_id = self.s.submit(job, delay=op.delay, depends_on=[d.job.job_id for d in deps])
+            job_id = self.s.submit(job, delay=op.delay, depends_on=self.depends_on(op))
         except js.UnknownJobError as exc:
             del self.records[job.job_id]
             rec.submitted = False
@@ -587,14 +765,113 @@ class Harness:
             self.violation(f"{rec.name} submitted although deps {missing} were evicted/unknown")
         if job_id != job.job_id:
             self.violation(f"submit returned {job_id!r}, not the job's id {job.job_id!r}")
-        if job.submitted_at != rec.submitted_at or job.run_at != rec.submitted_at + op.delay:
+        self.check_added(rec)
+
+    def check_added(self, rec: JobRecord) -> None:
+        """Right after a submit or an enqueue: its times, and PENDING unless an
+        upstream on a ``"cancel"`` edge ended otherwise than COMPLETED."""
+        job = rec.job
+        if job.submitted_at != rec.submitted_at or job.run_at != rec.submitted_at + rec.delay:
             self.violation(f"{rec.name}: submitted_at/run_at {job.submitted_at}/{job.run_at}")
-        bad = [d for d in deps if d.status in BAD_ENDS]
+        bad = rec.cancelled_by()
         if bad:
             if job.status is not CANCELLED:
                 self.violation(f"{rec.name} submitted after dep {bad[0].name} ended, not cancelled")
         elif job.status is not PENDING:
             self.violation(f"{rec.name} is {job.status.value} right after submit")
+
+    async def enqueue_workflow(self, op: EnqueueWorkflow) -> None:
+        """All of the workflow's jobs, or none when an upstream outside it is gone."""
+        flow = WorkflowRecord(f"w{op.index}")
+        self.workflows[op.index] = flow
+        wf = js.Workflow(flow.name)
+        known = self.known_ids()
+        missing = []
+        flow.records = [self.make(sub, flow) for sub in op.jobs]
+        for sub, rec in zip(op.jobs, flow.records, strict=True):
+            outside = [d for d in rec.deps if d.workflow is not flow]
+            missing += [d.name for d in outside if d.job.job_id not in known]
+            try:
+                wf.add(rec.job, depends_on=self.depends_on(sub, flow), delay=sub.delay)
+            except js.UnknownJobError as exc:
+                # add() knows a Job never submitted (a refused one) at once.
+                if all(d.submitted for d in outside):
+                    self.violation(f"{flow.name}.add({rec.name}) raised {exc!r}")
+                self.labels.add("workflow refused (an upstream is gone)")
+                return
+        now = self.now()
+        for rec in flow.records:
+            self.records[rec.job.job_id] = rec  # the listener may see them as they are added
+            rec.submitted, rec.submitted_at = True, now
+        try:
+            flow.workflow_id = await self.s.enqueue_workflow(wf)
+        except js.UnknownJobError as exc:
+            if not missing:
+                self.violation(f"enqueue of {flow.name} raised {exc!r} but all deps are known")
+            for rec in flow.records:
+                del self.records[rec.job.job_id]
+                rec.submitted = False
+                if rec.trace or rec.job.job_id in self.known_ids():
+                    self.violation(f"{rec.name} of {flow.name} refused, yet added: {rec.trace}")
+            self.labels.add("workflow refused (an upstream is gone)")
+            return
+        if missing:
+            self.violation(f"{flow.name} enqueued although deps {missing} were evicted/unknown")
+        self.labels.add("workflow enqueued")
+        for rec in flow.records:
+            if rec.job.workflow_id != flow.workflow_id:
+                self.violation(f"{rec.name}.workflow_id {rec.job.workflow_id!r}")
+            self.check_added(rec)
+
+    async def cancel_workflow(self, op: CancelWorkflow) -> None:
+        """Every unfinished job of it is cancelled, as cancel() would; how many."""
+        flow = self.workflows[op.index]
+        if not flow.workflow_id:
+            return  # refused at enqueue
+        unfinished = [r for r in flow.records if not r.status._terminal]  # type: ignore[attr-defined]
+        before = {r.name: r.status for r in unfinished}
+        try:
+            count = await self.s.cancel_workflow(flow.workflow_id)
+        except js.UnknownJobError:
+            # Forgotten with the last of its jobs (history_limit).
+            known = self.known_ids()
+            if any(r.job.job_id in known for r in flow.records):
+                self.violation(f"cancel_workflow({flow.name}): unknown, yet a job of it is held")
+            return
+        if count != len(unfinished):
+            self.violation(
+                f"cancel_workflow({flow.name}) said {count}, {len(unfinished)} unfinished"
+            )
+        if flow.cancelled_at is None:
+            flow.cancelled_at = self.now()
+        for rec in unfinished:
+            if rec.cancelled_at is None:
+                rec.cancelled_at = self.now()
+            if before[rec.name] is not RUNNING and rec.job.status is not CANCELLED:
+                self.violation(f"cancel_workflow left {rec.name} {rec.job.status.value}")
+        if unfinished:
+            self.labels.add("workflow cancelled with jobs unfinished")
+
+    async def check_workflows(self) -> None:
+        """``workflow()`` counts the jobs it still holds by status."""
+        known = self.known_ids()
+        for flow in self.workflows.values():
+            if not flow.workflow_id:
+                continue
+            held = [r for r in flow.records if r.job.job_id in known]
+            try:
+                info = await self.s.workflow(flow.workflow_id)
+            except js.UnknownJobError:
+                if held:
+                    self.violation(f"workflow({flow.name}) unknown, yet {len(held)} jobs held")
+                continue
+            counts = dict(Counter(r.status for r in held))
+            finished = all(r.status._terminal for r in held)  # type: ignore[attr-defined]
+            if info.counts != counts or info.finished != finished:
+                self.violation(
+                    f"workflow({flow.name}) counts {info.counts} finished {info.finished}, "
+                    f"held {counts}"
+                )
 
     def resubmit(self, op: Resubmit) -> None:
         rec = self.by_index.get(op.index)
@@ -709,12 +986,13 @@ class Harness:
 
     # ── Hooks: the job bodies and the listener ──
 
-    def body_enter(self, job: ModelJob) -> Body:
+    def body_enter(self, job: js.Job, received: tuple[Any, ...]) -> Body:
         rec = self.records.get(job.job_id)
         now = self.now()
         if rec is None:  # pragma: no cover - would be a harness bug
             self.violation(f"unknown job {job.name} started")
             return Body(job.attempts, now)
+        self.check_received(rec, received)
         if job.status is not RUNNING or rec.status is not RUNNING:
             self.violation(f"{rec.name} body started while {job.status.value}")
         if rec.active:
@@ -729,11 +1007,44 @@ class Harness:
         if self.active > self.config.capacity:
             self.violation(f"{self.active} attempts in flight, capacity {self.config.capacity}")
         rec.active = True
-        body = Body(job.attempts, now)
+        body = Body(job.attempts, now, received=received)
         rec.bodies.append(body)
         return body
 
-    def body_exit(self, job: ModelJob, body: Body, how: str) -> None:
+    def check_received(self, rec: JobRecord, received: tuple[Any, ...]) -> None:
+        """What the markers stood for as the body began: each ``result_of`` the
+        upstream's result (a failed one would have failed the job before its
+        body); in ``results_of`` an ``UpstreamFailedError`` describing exactly
+        each upstream that did not complete."""
+        if len(received) != len(rec.takes):
+            self.violation(f"{rec.name} received {received!r} for {rec.takes}")
+            return
+        doomed = rec.doomed_by()
+        if doomed is not None:
+            self.violation(f"{rec.name}'s body ran although {doomed.name} ended {doomed.status}")
+        for take, got in zip(rec.takes, received, strict=True):
+            if isinstance(take, int):
+                want: Any = self.by_index[take].job.result
+            else:
+                if not isinstance(got, list):
+                    self.violation(f"{rec.name} received {got!r} for results_of {take}")
+                    continue
+                want = [self.expected(self.by_index[t]) for t in take]
+                got = [_described(g) for g in got]
+            if got != want:
+                self.violation(f"{rec.name} received {got!r}, expected {want!r}")
+            elif not isinstance(take, int) and any(isinstance(w, tuple) for w in want):
+                self.labels.add("results_of held an UpstreamFailedError")
+
+    @staticmethod
+    def expected(upstream: JobRecord) -> Any:
+        """An upstream's slot in a ``results_of``, as :func:`_described` puts it."""
+        job = upstream.job
+        if upstream.status is COMPLETED:
+            return job.result
+        return ("UpstreamFailedError", job.job_id, upstream.status, job.last_error)
+
+    def body_exit(self, job: js.Job, body: Body, how: str) -> None:
         rec = self.records[job.job_id]
         body.end, body.how = self.now(), how
         if not body.abandoned:
@@ -805,8 +1116,10 @@ class Harness:
         if self.stopping:
             self.violation(f"{rec.name} started after stop() began")
         for dep in rec.deps:
-            if dep.status is not COMPLETED:
+            if not rec.met(dep):
                 self.violation(f"{rec.name} started while its dep {dep.name} is {dep.status.value}")
+            elif dep.status is not COMPLETED:
+                self.labels.add("ran after an upstream failed (run edge)")
         ready = rec.ready_since()
         if ready is None or ready > now:
             self.violation(f"{rec.name} started at {now}, ready only from {ready}")
@@ -874,7 +1187,7 @@ class Harness:
                 and not (rec.status is RUNNING and now < rec.cancelled_at + rec.spec.lingers)
             ):
                 self.violation(f"{rec.name} was cancelled at {rec.cancelled_at}, is {rec.status}")
-            bad = [d for d in rec.deps if d.status in BAD_ENDS]
+            bad = rec.cancelled_by()
             if bad and rec.status is not CANCELLED:
                 self.violation(
                     f"{rec.name} is {rec.status.value} although dep {bad[0].name} ended "
@@ -976,6 +1289,10 @@ class Harness:
         job, spec, name = rec.job, rec.spec, rec.name
         runs = [t for t, _old, new in rec.trace if new is RUNNING]
         exits = [(t, new) for t, old, new in rec.trace if old is RUNNING]
+        doomed = rec.doomed_by()
+        if doomed is not None and runs:
+            self.check_doomed(rec, doomed, runs, exits)
+            return
         if job.attempts != len(runs) or len(rec.bodies) != len(runs):
             self.violation(
                 f"{name}: attempts {job.attempts}, {len(runs)} starts, {len(rec.bodies)} bodies"
@@ -1050,6 +1367,41 @@ class Harness:
         else:
             self.check_cancel_reason(rec)
 
+    def check_doomed(
+        self,
+        rec: JobRecord,
+        doomed: JobRecord,
+        runs: list[float],
+        exits: list[tuple[float, js.JobStatus]],
+    ) -> None:
+        """A ``result_of`` upstream on a ``"run"`` edge did not complete: the
+        one attempt raises ``UpstreamFailedError`` as it starts, before any
+        body, and the job ends FAILED, never retried (or CANCELLED, cancelled
+        at that very instant)."""
+        job, name = rec.job, rec.name
+        self.labels.add("result_of a failed upstream failed the job")
+        if rec.bodies or job.attempts != 1 or len(runs) != 1:
+            self.violation(
+                f"{name}: {job.attempts} attempts, {len(rec.bodies)} bodies, although "
+                f"{doomed.name} ended {doomed.status.value}"
+            )
+            return
+        if not exits:
+            return  # still running: only after stop(), reported there
+        end, new = exits[0]
+        if end != runs[0]:
+            self.violation(f"{name} started at {runs[0]} and ended {new.value} at {end}")
+        if new is CANCELLED:
+            if rec.cancelled_at != end and not rec.shutdown_cancel:
+                self.violation(f"{name} CANCELLED as it started, but nobody cancelled it then")
+            return
+        want = js.UpstreamFailedError(doomed.job.job_id, doomed.status, doomed.job.last_error)
+        if new is not FAILED or job.last_error != f"UpstreamFailedError: {want}":
+            self.violation(
+                f"{name} ended {new.value} ({job.last_error!r}) although {doomed.name} "
+                f"ended {doomed.status.value}; want FAILED ({want})"
+            )
+
     def check_cancel_reason(self, rec: JobRecord) -> None:
         """A CANCELLED job was cancelled by someone, by shutdown, or by its upstream."""
         reason = rec.job.last_error or ""
@@ -1061,10 +1413,10 @@ class Harness:
                 self.violation(f"{rec.name} cancelled by a shutdown that cancelled nothing running")
         elif reason.startswith("upstream "):
             _, dep_id, status = reason.split(" ")
-            deps = {d.job.job_id: d for d in rec.deps}
+            deps = {d.job.job_id: d for d in rec.cancelled_by()}
             dep = deps.get(dep_id)
-            if dep is None or dep.status.value != status or dep.status not in BAD_ENDS:
-                self.violation(f"{rec.name} blames {reason!r}, not a failed dependency")
+            if dep is None or dep.status.value != status:
+                self.violation(f"{rec.name} blames {reason!r}, not a failed cancel-edge dependency")
             elif rec.finished_at() != max(dep.finished_at() or 0.0, rec.submitted_at):
                 self.violation(f"{rec.name} cancelled at {rec.finished_at()}, not with {dep.name}")
             if rec.cancelled_at is not None:

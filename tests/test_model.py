@@ -1,8 +1,10 @@
 """The model-checked core: hypothesis drives JobScheduler with random programs.
 
 A ``RuleBasedStateMachine`` generates a *program*: each rule appends one
-operation (submit a job, possibly delayed or depending on earlier jobs; cancel
-one; cancel one from a listener when another reaches a status, or as it
+operation (submit a job, possibly delayed or depending on earlier jobs by id,
+by ``js.After`` with either failure policy, or by taking their results with
+``js.result_of`` / ``js.results_of``; enqueue a workflow of such jobs, or
+cancel one; cancel a job; cancel one from a listener when another reaches a status, or as it
 starts; resubmit one; add or cancel a recurring schedule, or cancel its latest
 job; let virtual time pass), and ``teardown`` runs the whole program against a fresh scheduler in a
 single ``trio.run`` on ``MockClock(autojump_threshold=0)``
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from typing import Any
 
 import profiles
 import pytest
@@ -39,6 +42,8 @@ from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
     initialize,
+    multiple,
+    precondition,
     rule,
     run_state_machine_as_test,
 )
@@ -113,6 +118,42 @@ def job_specs(draw: st.DrawFn) -> m.JobSpec:
     )
 
 
+# "run" twice: a lenient edge is what most of the new paths need.
+policies = st.sampled_from(["cancel", "run", "run"])
+#: An upstream as a position in the pool a rule has (taken modulo its length):
+#: plain strategies, not st.data(), keep generation cheap and shrinking simple.
+picks = st.integers(0, 5)
+flow_shapes = st.fixed_dictionaries(
+    {
+        "deps": st.lists(picks, max_size=1),
+        "after": st.lists(st.tuples(picks, policies), max_size=3),
+        "takes": st.lists(
+            st.one_of(picks, st.lists(picks, min_size=1, max_size=3).map(tuple)), max_size=2
+        ),
+        "form": st.sampled_from(["model", "function"]),
+    }
+)
+
+
+def flow(shape: dict[str, Any], pool: list[int]) -> dict[str, Any]:
+    """A drawn shape on the upstreams in ``pool``: plain ids, After edges (one
+    policy per upstream, the last drawn) and ``result_of`` / ``results_of`` markers."""
+    if not pool:
+        return {}
+
+    def at(pick: int) -> int:
+        return pool[pick % len(pool)]
+
+    return {
+        "deps": tuple(at(p) for p in shape["deps"]),
+        "after": tuple({at(p): policy for p, policy in shape["after"]}.items()),
+        "takes": tuple(
+            at(t) if isinstance(t, int) else tuple(at(p) for p in t) for t in shape["takes"]
+        ),
+        "form": shape["form"],
+    }
+
+
 configs = st.builds(
     m.Config,
     num_workers=st.integers(1, 4),
@@ -137,6 +178,7 @@ class SchedulerMachine(RuleBasedStateMachine):
         self.program = m.Program(m.Config())
         self.jobs_made = 0
         self.schedules_made = 0
+        self.workflows_made = 0
 
     @initialize(config=configs)
     def configure(self, config: m.Config) -> None:
@@ -166,6 +208,45 @@ class SchedulerMachine(RuleBasedStateMachine):
     )
     def submit_after(self, spec: m.JobSpec, delay: float, deps: list[int]) -> int:
         return self._submit(spec, delay, tuple(deps))
+
+    @rule(
+        target=jobs,
+        spec=job_specs(),
+        delay=delays,
+        pool=st.lists(jobs, min_size=1, max_size=3),
+        shape=flow_shapes,
+    )
+    def submit_flow(
+        self, spec: m.JobSpec, delay: float, pool: list[int], shape: dict[str, Any]
+    ) -> int:
+        index = self.jobs_made
+        self.jobs_made += 1
+        self.program.ops.append(m.Submit(index, spec, delay, **flow(shape, pool)))
+        return index
+
+    @rule(
+        target=jobs,
+        jobs_in=st.lists(st.tuples(job_specs(), delays, flow_shapes), min_size=1, max_size=3),
+        outside=st.lists(jobs, max_size=3),
+    )
+    def enqueue_workflow(
+        self, jobs_in: list[tuple[m.JobSpec, float, dict[str, Any]]], outside: list[int]
+    ) -> object:
+        # Each job's upstreams: jobs outside it, and the ones added before it.
+        made: list[m.Submit] = []
+        for spec, delay, shape in jobs_in:
+            index = self.jobs_made
+            self.jobs_made += 1
+            pool = outside + [sub.index for sub in made]
+            made.append(m.Submit(index, spec, delay, **flow(shape, pool)))
+        self.program.ops.append(m.EnqueueWorkflow(self.workflows_made, tuple(made)))
+        self.workflows_made += 1
+        return multiple(*(sub.index for sub in made))
+
+    @precondition(lambda self: self.workflows_made > 0)
+    @rule(pick=picks)
+    def cancel_workflow(self, pick: int) -> None:
+        self.program.ops.append(m.CancelWorkflow(pick % self.workflows_made))
 
     @rule(job=jobs)
     def cancel(self, job: int) -> None:

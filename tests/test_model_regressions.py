@@ -75,6 +75,48 @@ async def test_rate_limited_held_job_does_not_hand_its_slot_to_a_worse_job() -> 
     assert started == ["first", "high", "low", "limited"]
 
 
+async def _upstream() -> str:
+    return "u"
+
+
+async def _fails() -> None:
+    raise ValueError("f")
+
+
+@pytest.mark.parametrize(
+    "history",
+    [{"history_limit": 2}, {"retention": js.Retention(completed=5.0)}],
+    ids=["count bound", "retention by age"],
+)
+async def test_a_workflow_job_cancelled_as_it_is_added_evicts_no_upstream_of_a_later_one(
+    history: dict[str, Any],
+) -> None:
+    """A workflow job whose upstream failed ends CANCELLED as it is added; that end
+    trims the history, and must not evict a finished upstream of a job added after it.
+
+    Found by the model: the eviction dropped the later job's upstream before its
+    edge pinned it, so ``enqueue_workflow`` raised a ``TypeError`` blaming the
+    strategy (a ``KeyError`` inside) and left the first job added, not all or none.
+    """
+    no_retry = js.RetryPolicy(max_retries=0)
+    async with js.JobScheduler(clock=anyio.current_time, **history) as s:
+        upstream = s.submit(js.FunctionJob(_upstream))
+        await s.wait(upstream)
+        failed = s.submit(js.FunctionJob(_fails, retry=no_retry))
+        await s.wait(failed)
+        # Past the age a retention keeps it for: the next end evicts it.
+        await anyio.sleep(10.0)
+        wf = js.Workflow("w")
+        cancelled = wf.add(js.FunctionJob(_upstream), depends_on=[failed])
+        last = wf.add(js.FunctionJob(_upstream), depends_on=[js.After(upstream)])
+        await s.enqueue_workflow(wf)
+        assert cancelled.status is js.JobStatus.CANCELLED
+        with anyio.fail_after(100):
+            assert await s.result(last.job_id) == "u"
+        # Once its dependent ended, the upstream is the history's again.
+        assert s.get(last.job_id).status is js.JobStatus.COMPLETED
+
+
 class _LingersPastItsTimeout(js.AsyncJob):
     """Times out at 0.5 s, then takes 0.5 s more to clean up (shielded)."""
 

@@ -11,6 +11,7 @@ in the order added. On a durable store the store keeps them (see
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -162,14 +163,26 @@ class Workflows:
         number = next_number()
         numbers = []
         hooks = self._submission.hooks
-        for job, delay, deps, inputs, lenient, own in planned:
-            set_flow(job, inputs, lenient)
-            job._flow.workflow = number  # type: ignore[union-attr]
-            if hooks:
-                self._submission.run_hooks(job)
-            upstreams = [id_number(job_id) for job_id in deps]
-            self._add(job, delay, upstreams, own)
-            numbers.append(job._jobsched_id)
+        table = self._table
+        remember, limit = table.remember, table.history_limit
+        # A job cancelled as it is added (a "cancel" upstream of it failed)
+        # ends, and an end trims the history: it could evict a finished
+        # upstream of a job added after it, not yet pinned by that job's edge
+        # (the model check found it). So ends file nothing until all are added.
+        ended: list[int] = []
+        table.remember, table.history_limit = ended.append, sys.maxsize
+        try:
+            for job, delay, deps, inputs, lenient, own in planned:
+                set_flow(job, inputs, lenient)
+                job._flow.workflow = number  # type: ignore[union-attr]
+                if hooks:
+                    self._submission.run_hooks(job)
+                upstreams = [id_number(job_id) for job_id in deps]
+                self._add(job, delay, upstreams, own)
+                numbers.append(job._jobsched_id)
+        finally:
+            table.remember, table.history_limit = remember, limit
+            self._file(ended)
         self._forget_gone()
         from datetime import datetime, timezone
 
@@ -281,6 +294,20 @@ class Workflows:
             if not job.status._terminal and self._cancelling.cancel(job.job_id):  # type: ignore[attr-defined]
                 done += 1
         return done
+
+    def _file(self, ended: list[int]) -> None:
+        """File the jobs that ended as they were added, and trim the history
+        as each end would have (``Outcomes._finish_here``), now that every
+        job of the workflow pins its upstreams."""
+        table = self._table
+        for number in ended:
+            table.remember(number)
+            if len(table.finished) > table.history_limit:
+                old = table.finished.popleft()
+                if old in self._outcomes.dependents:
+                    self._outcomes.evict(old)
+                else:
+                    table.jobs.pop(old, None)
 
     def _forget_gone(self) -> None:
         """Drop the oldest records none of whose jobs is held any more (a
