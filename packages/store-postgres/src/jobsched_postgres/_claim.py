@@ -207,10 +207,12 @@ ALL = 2**31 - 1
 #: of a ~7 ms claim of 256). The plain claim (CLAIM, GUARDED_CLAIM) reads
 #: every one of those through an InitPlan or a subquery the planner does not
 #: pull up (`OFFSET 0`): a custom plan then knows what the generic plan
-#: knows, the plans and costs are the same, and the generic one is kept
-#: after the fifth run whatever the statistics say. The claim's plan is
-#: chosen by its indexes, not by those values (docs/performance.md,
-#: "A claim planned once").
+#: knows, the plans and costs are the same, and the generic one is run
+#: from the sixth run on (the claim's plan is chosen by its indexes, not by
+#: those values). Until an ANALYZE raises the plan's estimate: the server
+#: then compares the new generic plan with the average of every custom
+#: plan since the statement was prepared, and plans each claim anew on that
+#: connection (docs/performance.md, "A claim planned once").
 PREPARE_CLAIM = True
 
 
