@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from psycopg.pq import TransactionStatus
+from psycopg.types.numeric import Int4
 
 from jobsched import JobStatus
 from jobsched.store import DEFAULT_QUEUE, Claimed
@@ -21,7 +22,7 @@ from ._sql import Conn
 _CANCELLED = JobStatus.CANCELLED
 
 # Takes the picked rows: RUNNING under the owner, attempt counted. The first
-# %(starting)s of them in key order (picked.n) start now, for idle workers;
+# %(starting)s of them in key order (picked's n) start now, for idle workers;
 # the rest are claimed ahead of the workers, started_at NULL until the member
 # writes their start (start()): a takeover hands those back uncounted. A row
 # a takeover handed back so (lease_until set while it waits, see
@@ -38,24 +39,32 @@ _CANCELLED = JobStatus.CANCELLED
 # finds them by their primary key. With `queue = 0` it hashed every ready
 # row read through such an index (under a held xmin, every entry since the
 # hold began) when its statistics said the queue was short.
+# The picked ids are an array, unnested in key order (`n`): a join to
+# `picked` itself was costed from the pick's estimate, and a prepared
+# statement's generic plan, which knows no limit (a tenth of the ready
+# rows, 1,200 of 100,000), hashed a scan of every ready row to join them;
+# an unnested array is costed as 10 rows, so each is a primary key probe.
 _TAKE = """
 claimed AS (
     UPDATE jobsched_jobs AS t SET status = 'running', queue = NULL, owner = %(owner)s,
         ran_by = %(owner)s, lease_until = extract(epoch from now())::float8 + %(lease)s,
         entered_xid = pg_current_xact_id(),
         attempts = t.attempts + 1, cancel_requested = false,
-        started_at = CASE WHEN picked.n <= %(starting)s OR t.lease_until IS NOT NULL
+        started_at = CASE WHEN p.n <= %(starting)s OR t.lease_until IS NOT NULL
             THEN %(now)s END
-    FROM picked WHERE t.id = picked.id AND t.queue + 0 = 0
+    FROM unnest(ARRAY(SELECT id FROM picked ORDER BY n)) WITH ORDINALITY AS p(id, n)
+    WHERE t.id = p.id AND t.queue + 0 = 0
     RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2, t.started_at IS NOT NULL AS started,
         t.args::text AS args, CASE WHEN t.args IS NOT NULL THEN t.name END AS name, t.run_at
 )
 """
 
 # Due waiting jobs to the ready queue: alone (promote) or in the claim.
+# The moment is read by an InitPlan, as the plain claim's other parameters
+# (see PREPARE_CLAIM).
 _PROMOTE = (
     "UPDATE jobsched_jobs SET queue = 0 WHERE id IN (SELECT id FROM jobsched_jobs "
-    "WHERE queue = 1 AND run_at <= %(now)s FOR UPDATE SKIP LOCKED)"
+    "WHERE queue = 1 AND run_at <= (SELECT %(now)s::float8) FOR UPDATE SKIP LOCKED)"
 )
 
 # The claim: per executor this member has, its best ready rows from where
@@ -187,6 +196,23 @@ ALL = 2**31 - 1
 #: where 100,000 are ready (the claim before the frontier: 0.4-0.9 and
 #: 3.9-4.1 ms). Prepared at once, it is parsed once per connection and
 #: planned five times: a W10c8 run planned it 24 times, not 47.
+#:
+#: After those five the server keeps its generic plan only if that plan's
+#: estimated cost is below the custom plans' (plus a charge for planning
+#: them). A custom plan knows the parameters: how many executors the arrays
+#: hold (the generic plan guesses 10 of each), the limit (a tenth of the
+#: rows read), the keys and names a gate allows, the moment due jobs are
+#: promoted at. So at 100,000 ready the generic plan was costed at four
+#: times the custom ones, and 80% of the claims were planned anew (2.2 ms
+#: of a ~7 ms claim of 256). The plain claim (CLAIM, GUARDED_CLAIM) reads
+#: every one of those through an InitPlan or a subquery the planner does not
+#: pull up (`OFFSET 0`): a custom plan then knows what the generic plan
+#: knows, the plans and costs are the same, and the generic one is run
+#: from the sixth run on (the claim's plan is chosen by its indexes, not by
+#: those values). Until an ANALYZE raises the plan's estimate: the server
+#: then compares the new generic plan with the average of every custom
+#: plan since the statement was prepared, and plans each claim anew on that
+#: connection (docs/performance.md, "A claim planned once").
 PREPARE_CLAIM = True
 
 
@@ -238,18 +264,21 @@ def claim_by_key(
     while not (saw or paused):
         generation = frontier.generation() if frontier is not None else 0
         # Prepared at its first run on each connection (PREPARE_CLAIM), not
-        # psycopg's fifth.
+        # psycopg's fifth. Its integers typed alike on every run (Int4, and
+        # the bounds' Int8): psycopg types an int by its value (smallint up
+        # to 32,767), and each set of types is a statement of its own,
+        # planned five times before its generic plan runs.
         rows = conn.execute(
             sql,
             {
                 "names": list(rooms),
-                "rooms": [max(0, room - len(claimed)) for room in rooms.values()],
-                "limit": limit - len(claimed),
+                "rooms": [Int4(max(0, room - len(claimed))) for room in rooms.values()],
+                "limit": Int4(limit - len(claimed)),
                 "owner": owner,
                 "lease": lease,
                 "now": now,
                 **gate.params(),
-                "starting": max(0, starting - len(claimed)),
+                "starting": Int4(max(0, starting - len(claimed))),
                 **({} if queues is None else {"queues": names}),
                 **((frontier or _frontier.Frontier()).params(gate, list(rooms)) if bounded else {}),
             },

@@ -68,7 +68,9 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._gate import KEY_FILTER, Gate
+from psycopg.types.numeric import Int8
+
+from ._gate import OPAQUE_KEY_FILTER, Gate
 
 #: A key of the ready index: (k0, k1, k2, id).
 Key = tuple[float, float, float, int]
@@ -97,7 +99,8 @@ def snapshot(kept: str) -> str:
     )
 
 
-_KEYS = KEY_FILTER.replace("{", "{{").replace("}", "}}")  # for str.format
+# The gate's filter, its arrays opaque to the planner (see _claim.PREPARE_CLAIM).
+_KEYS = OPAQUE_KEY_FILTER.replace("{", "{{").replace("}", "}}")  # for str.format
 
 #: The most rows made ready since the last claim (below its bound) that a
 #: claim reads by their own index; with more, it reads from the front.
@@ -114,7 +117,10 @@ SINCE_MAX = 1000
 # made ready from the statistics (a bulk add made 100,000), and chose to
 # scan the table.
 # A snapshot of another start of the server (see the module), or none:
-# from the front, and no rows made ready since.
+# from the front, and no rows made ready since. The arrays are unnested
+# from a subquery the planner keeps (`OFFSET 0`): a custom plan would read
+# how many executors they hold, which the generic plan guesses (10), and
+# cost itself apart from it (see _claim.PREPARE_CLAIM).
 _RAW_BOUNDS = (
     """raw_bounds AS (
     SELECT e.name, e.room,
@@ -124,8 +130,10 @@ _RAW_BOUNDS = (
         CASE WHEN s.s IS NULL THEN -9223372036854775808 ELSE e.bid END AS bid,
         LEAST(pg_snapshot_xmax(s.s), (SELECT min(x) FROM pg_snapshot_xip(s.s) AS x
             WHERE pg_visible_in_snapshot(x, pg_current_snapshot()))) AS floor
-    FROM unnest(%(names)s::text[], %(rooms)s::int[], %(b0)s::float8[], %(b1)s::float8[],
-        %(b2)s::float8[], %(bid)s::int8[], %(snaps)s::text[])
+    FROM (SELECT %(names)s::text[] AS names, %(rooms)s::int[] AS rooms, %(b0)s::float8[] AS b0,
+        %(b1)s::float8[] AS b1, %(b2)s::float8[] AS b2, %(bid)s::int8[] AS bid,
+        %(snaps)s::text[] AS snaps OFFSET 0) AS a
+    CROSS JOIN LATERAL unnest(a.names, a.rooms, a.b0, a.b1, a.b2, a.bid, a.snaps)
         AS e(name, room, b0, b1, b2, bid, s)
     CROSS JOIN LATERAL (SELECT """
     + snapshot("e.s")
@@ -192,7 +200,7 @@ _FROM_BOUND = (
 # the rows made ready since are locked one by one, and the window over all
 # of them locked every one (up to SINCE_MAX: a tuple lock, a WAL record and
 # a dirtied page each; a claim of 1 held 501 rows, which other members'
-# claims skipped).
+# claims skipped). The limit is an InitPlan's (see _claim.PREPARE_CLAIM).
 _PICK = """
     SELECT id, row_number() OVER (ORDER BY k0, k1, k2, id) AS n FROM (
         SELECT c.*, row_number() OVER (PARTITION BY c.name ORDER BY c.k0, c.k1, c.k2, c.id) AS r
@@ -215,7 +223,7 @@ _PICK = """
         ) AS c
     ) AS c WHERE c.r <= c.room
     ORDER BY k0, k1, k2, id
-    LIMIT %(limit)s
+    LIMIT (SELECT %(limit)s::int)
 """
 
 # Per executor, its new bound: the least key of what both reads see ready
@@ -292,7 +300,7 @@ class Frontier:
             "b0": [m[0][0] for m in marks],
             "b1": [m[0][1] for m in marks],
             "b2": [m[0][2] for m in marks],
-            "bid": [m[0][3] for m in marks],
+            "bid": [Int8(m[0][3]) for m in marks],  # typed alike (see _claim)
             "snaps": [m[1] for m in marks],
         }
 

@@ -20,6 +20,13 @@ KEY_FILTER = (
     "AND (args IS NULL OR name = ANY(%(known)s::text[]))"
 )
 
+#: KEY_FILTER with each array read once a statement (an InitPlan): a custom
+#: plan then knows their lengths no better than a generic one does (see
+#: _claim.PREPARE_CLAIM).
+OPAQUE_KEY_FILTER = KEY_FILTER.replace(
+    "ANY(%(keys)s::bytea[])", "ANY(ARRAY(SELECT unnest(%(keys)s::bytea[])))"
+).replace("ANY(%(known)s::text[])", "ANY(ARRAY(SELECT unnest(%(known)s::text[])))")
+
 
 class Gate(NamedTuple):
     """What a member may claim beyond its executors and queues: rows signed
