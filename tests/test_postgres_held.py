@@ -21,7 +21,9 @@ import pytest
 import jobsched as js
 from jobsched.store import NewJob, Outcome
 from jobsched_postgres import PostgresStore
+from jobsched_postgres._prune import FINISHED, FRONT_EVERY, Bound, prune
 from jobsched_postgres._running import Running
+from jobsched_postgres._store import PRUNE_BATCH
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
@@ -99,3 +101,82 @@ async def test_with_an_xid_held_a_look_for_lost_attempts_reads_its_rows_by_prima
     assert sorted(r.id for r in first) == sorted(r.id for r in again) == mine  # type: ignore[attr-defined]
     assert entries.get("jobsched_jobs_running", 0) <= BATCH, entries
     assert entries.get("jobsched_jobs_pkey", 0) <= 4 * BATCH, entries
+
+
+def _prune(
+    conn: psycopg.Connection, bound: Bound, *, keep: int = 500, commit: bool = True
+) -> tuple[int, int]:
+    """The store's prune of one batch keeping ``keep``, by ``conn`` from
+    ``bound``; how many went and the entries it read from the finished
+    rows' index."""
+    before = dict(conn.execute(_ENTRIES).fetchall())
+    gone, _ = prune(conn, keep, {}, PRUNE_BATCH, bound)
+    after = dict(conn.execute(_ENTRIES).fetchall())
+    if commit:
+        conn.commit()
+        bound.commit()
+    else:
+        conn.rollback()
+    name = "jobsched_jobs_finished"
+    return gone, after.get(name, 0) - before.get(name, 0)
+
+
+async def test_with_an_xid_held_a_prune_reads_from_past_the_rows_it_deleted(
+    store: PostgresStore, url: str, held: None
+) -> None:
+    """3,008 jobs run and 2,508 of them pruned under a held xid: the entries
+    they left in the finished rows' index cannot be marked dead. A prune from
+    the oldest end walks them all (the control: a store's first prune); the
+    next prune of the store that deleted them reads from past the last row
+    it picked: the rows it deletes, and no dead entry. It deletes the oldest."""
+    await _churn(store, 1, CHURN)
+    bound = Bound()
+    with psycopg.connect(url) as conn:
+        assert [_prune(conn, bound)[0] for _ in range(3)] == [PRUNE_BATCH, PRUNE_BATCH, 508]
+        await _churn(store, 2_000_000, 640)
+        assert _prune(conn, Bound(), commit=False) == (640, 2_508 + 640)
+        # A plan may read the rows past the bound in the index's order (640
+        # entries) or all of them and sort (500 + 640: the planner's choice on
+        # a table this small), never the dead entries before it.
+        gone, entries = _prune(conn, bound)
+        assert gone == 640 and entries <= 500 + 640, entries
+        finished = conn.execute(FINISHED).fetchone()
+        oldest = conn.execute("SELECT min(id) FROM jobsched_jobs WHERE finished_at IS NOT NULL")
+        assert (finished, oldest.fetchone()) == ((500,), (2_000_140,))
+
+
+async def test_a_prune_reads_from_the_oldest_end_for_rows_its_bound_passed(
+    store: PostgresStore, url: str
+) -> None:
+    """A finished row below the bound (an outcome that committed after the
+    prune passed its finish time): the next prune whose bound is younger
+    than FRONT_EVERY passes it, and takes a newer row; one whose bound is
+    older reads from the oldest end and takes it; and one that needs more
+    rows than lie past the bound does too (keep 0: every row goes)."""
+    await _churn(store, 1_000, 1_280)
+    bound = Bound()
+
+    async def straggler(job_id: int, finished_at: float = NOW) -> None:
+        await store.add([_new(job_id)], NOW)
+        (claim,) = await store.claim("m", 1, {"async": 1}, NOW, 30)
+        outcome = Outcome(claim.id, claim.attempt, js.JobStatus.COMPLETED, finished_at)
+        await store.record("m", [outcome])
+
+    def oldest(conn: psycopg.Connection) -> int:
+        row = conn.execute("SELECT min(id) FROM jobsched_jobs WHERE finished_at IS NOT NULL")
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+    with psycopg.connect(url) as conn:
+        assert _prune(conn, bound)[0] == 780
+        await straggler(1)  # finished at NOW, before every row past the bound (NOW + 1)
+        assert _prune(conn, bound)[0] == 1
+        assert oldest(conn) == 1  # passed: row 1,780 went
+        bound._front_at -= FRONT_EVERY
+        assert _prune(conn, bound)[0] == 0  # 500 kept
+        await straggler(2)
+        bound._front_at -= FRONT_EVERY
+        assert _prune(conn, bound)[0] == 1
+        assert oldest(conn) == 2  # row 1 went: the oldest end was read
+        await straggler(3, NOW - 1)  # below the bound the oldest end left, (NOW, 1)
+        assert _prune(conn, bound, keep=0)[0] == 501
+        assert conn.execute(FINISHED).fetchone() == (0,)
