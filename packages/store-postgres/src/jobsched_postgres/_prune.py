@@ -99,9 +99,9 @@ OLDEST = """SELECT id, finished_at FROM jobsched_jobs WHERE finished_at IS NOT N
     ORDER BY finished_at, id LIMIT %(batch)s FOR UPDATE SKIP LOCKED"""
 
 #: The same, from past the last row this store's previous prune picked (see
-#: :class:`Bound`).
-#: (``finished_at >=`` as well: the row comparison alone is estimated at a
-#: third of the table, for which the planner sorted a seq scan.)
+#: :class:`Bound`). ``finished_at >=`` as well: the row comparison alone is
+#: estimated at a third of the rows, and on a small table the planner sorted
+#: a seq scan of them all; with it, every plan reads the index from the bound.
 OLDEST_AFTER = """SELECT id, finished_at FROM jobsched_jobs WHERE finished_at IS NOT NULL
     AND finished_at >= %(finished_at)s::float8
     AND (finished_at, id) > (%(finished_at)s::float8, %(id)s::bigint)
@@ -140,38 +140,40 @@ class Bound:
 
     def __init__(self) -> None:
         self._key: tuple[float, int] | None = None
-        # What the prune in flight would make the bound; None: it read nothing.
-        self._pending: tuple[tuple[float, int] | None] | None = None
+        # What the prune in flight makes the bound (None: the oldest end)
+        # once it commits, if it read (``_read``).
+        self._pending: tuple[float, int] | None = None
+        self._read = False
         self._front_at = 0.0
 
     def read(self, conn: Conn, excess: int, batch: int) -> list[tuple[Any, ...]]:
         """The oldest of the ``excess`` finished rows beyond the count kept
         (up to ``batch``), locked: from the bound where there are enough."""
         key, now, over = self._key, time.monotonic(), min(excess, batch)
-        self._pending = (key,)
+        self._pending, self._read = key, True
         if over <= 0:
             return []
         if key is not None and now - self._front_at < FRONT_EVERY:
             params = {"finished_at": key[0], "id": key[1], "batch": over}
             rows = conn.execute(OLDEST_AFTER, params).fetchall()
             if len(rows) == over:
-                self._pending = ((rows[-1][1], rows[-1][0]),)
+                self._pending = (rows[-1][1], rows[-1][0])
                 return rows
         rows = conn.execute(OLDEST, {"batch": over}).fetchall()
         self._front_at = now
-        self._pending = ((rows[-1][1], rows[-1][0]) if rows else None,)
+        self._pending = (rows[-1][1], rows[-1][0]) if rows else None
         return rows
 
     def left(self, count: int) -> None:
         """``count`` of the rows the last read picked were not deleted."""
         if count:
-            self._pending = (None,)
+            self._pending = None
 
     def commit(self) -> None:
         """The last prune's transaction committed: the next starts past its
         rows (or from the oldest end, if it left one)."""
-        if self._pending is not None:
-            (self._key,), self._pending = self._pending, None
+        if self._read:
+            self._key, self._read = self._pending, False
 
 
 #: The finished jobs, from the counts' deltas (see _schema._COUNTS): no row read.
