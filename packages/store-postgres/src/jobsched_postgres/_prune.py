@@ -8,6 +8,7 @@ after the other's delete would take twice the excess).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -94,8 +95,86 @@ AGED = (
 #: those the guard holds: it never reaches past the oldest ``over``, so a
 #: held job never costs one of the newest ``keep`` its place (it is kept
 #: beyond the count).
-OLDEST = """SELECT id FROM jobsched_jobs WHERE finished_at IS NOT NULL
+OLDEST = """SELECT id, finished_at FROM jobsched_jobs WHERE finished_at IS NOT NULL
     ORDER BY finished_at, id LIMIT %(batch)s FOR UPDATE SKIP LOCKED"""
+
+#: The same, from past the last row this store's previous prune picked (see
+#: :class:`Bound`). ``finished_at >=`` as well: the row comparison alone is
+#: estimated at a third of the rows, and on a small table the planner sorted
+#: a seq scan of them all; with it, every plan reads the index from the bound.
+OLDEST_AFTER = """SELECT id, finished_at FROM jobsched_jobs WHERE finished_at IS NOT NULL
+    AND finished_at >= %(finished_at)s::float8
+    AND (finished_at, id) > (%(finished_at)s::float8, %(id)s::bigint)
+    ORDER BY finished_at, id LIMIT %(batch)s FOR UPDATE SKIP LOCKED"""
+
+#: Seconds a store's prunes read from its :class:`Bound` before one reads
+#: from the oldest end again.
+FRONT_EVERY = 60.0
+
+
+class Bound:
+    """Where this store's next prune by count starts: past the last row its
+    previous one picked (issue 34, W20).
+
+    Why. The index entries of the rows a prune deletes stay in
+    jobsched_jobs_finished until VACUUM removes them; a read from the oldest
+    end passes them, and the next read marks them dead, so a prune reads
+    what it takes. While a transaction holds an xid, no entry can be marked
+    and none removed: each prune from the oldest end walked every row pruned
+    since the hold began (17,000 entries at its start, 480,000 a prune
+    after 500,000 jobs, 0.7 s each). Read from past the last picked row, it
+    walks none of them.
+
+    A prune that left a row it picked (the guard held it, see ``_FREE``)
+    sets no bound: the next reads from the oldest end again, where the held
+    row is looked at anew and, while held, kept beyond the count, as before
+    (a store whose history is full of held upstreams prunes as it did). What
+    a bound may miss: a row below it that was not picked (locked by another
+    session, or an outcome that committed after the prune passed its
+    ``finished_at``, a clock of another member's) stays while a newer row
+    goes. So a prune also reads from the oldest end when the rows past the
+    bound are fewer than it must delete, and at least every
+    :data:`FRONT_EVERY` seconds; the bound moves only once the prune's
+    transaction has committed (:meth:`commit`).
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple[float, int] | None = None
+        # What the prune in flight makes the bound (None: the oldest end)
+        # once it commits, if it read (``_read``).
+        self._pending: tuple[float, int] | None = None
+        self._read = False
+        self._front_at = 0.0
+
+    def read(self, conn: Conn, excess: int, batch: int) -> list[tuple[Any, ...]]:
+        """The oldest of the ``excess`` finished rows beyond the count kept
+        (up to ``batch``), locked: from the bound where there are enough."""
+        key, now, over = self._key, time.monotonic(), min(excess, batch)
+        self._pending, self._read = key, True
+        if over <= 0:
+            return []
+        if key is not None and now - self._front_at < FRONT_EVERY:
+            params = {"finished_at": key[0], "id": key[1], "batch": over}
+            rows = conn.execute(OLDEST_AFTER, params).fetchall()
+            if len(rows) == over:
+                self._pending = (rows[-1][1], rows[-1][0])
+                return rows
+        rows = conn.execute(OLDEST, {"batch": over}).fetchall()
+        self._front_at = now
+        self._pending = (rows[-1][1], rows[-1][0]) if rows else None
+        return rows
+
+    def left(self, count: int) -> None:
+        """``count`` of the rows the last read picked were not deleted."""
+        if count:
+            self._pending = None
+
+    def commit(self) -> None:
+        """The last prune's transaction committed: the next starts past its
+        rows (or from the oldest end, if it left one)."""
+        if self._read:
+            self._key, self._read = self._pending, False
+
 
 #: The finished jobs, from the counts' deltas (see _schema._COUNTS): no row read.
 FINISHED = (
@@ -112,7 +191,11 @@ def index_ended(conn: Conn) -> None:
 
 
 def prune(
-    conn: Conn, keep: int | None, before: Mapping[JobStatus, float], batch: int
+    conn: Conn,
+    keep: int | None,
+    before: Mapping[JobStatus, float],
+    batch: int,
+    bound: Bound | None = None,
 ) -> tuple[int, int]:
     """Delete up to ``batch`` finished jobs and their edges, in the caller's
     transaction: those of each status in ``before`` that finished before
@@ -133,10 +216,11 @@ def prune(
         gone, seen = gone + went, seen + looked
     if keep is not None and gone < batch:
         row = conn.execute(FINISHED).fetchone()
-        over = min((int(row[0]) if row is not None else 0) - keep, batch - gone)
-        if over > 0:
-            looked, went = _delete(conn, conn.execute(OLDEST, {"batch": over}).fetchall(), flows)
-            gone, seen = gone + went, seen + looked
+        bound = bound or Bound()
+        picked = bound.read(conn, (int(row[0]) if row is not None else 0) - keep, batch - gone)
+        looked, went = _delete(conn, picked, flows)
+        bound.left(looked - went)
+        gone, seen = gone + went, seen + looked
     if flows:
         conn.execute(_EMPTIED, (sorted(flows),))
     return gone, seen

@@ -104,6 +104,7 @@ class PostgresStore(Pooled, Leases, QueuePauses, Workflows):
         self._pauses = False  # see Leases
         self._frontier = _frontier.Frontier()
         self._running = _running.Running()
+        self._pruned = _prune.Bound()
         self._held = _orphans.Held()
         # Whether this member has seen the named queues' index built (see _queues).
         self._queue_index = False
@@ -329,11 +330,12 @@ class PostgresStore(Pooled, Leases, QueuePauses, Workflows):
         cutoffs = _prune.check_prune_args(keep, before)
 
         def prune(conn: _sql.Conn) -> tuple[int, int]:
-            return _prune.prune(conn, keep, cutoffs, PRUNE_BATCH)
+            return _prune.prune(conn, keep, cutoffs, PRUNE_BATCH, self._pruned)
 
         total = 0
         while True:
             deleted, seen = await self._run(prune)
+            self._pruned.commit()
             total += deleted
             # Held jobs fill part of a batch: go on while a batch was full
             # and freed some, never round a batch the guard holds whole.
