@@ -499,6 +499,24 @@ def _check(
             assert job.status is S.FAILED and job.last_error == "worker lost", where
 
 
+def test_a_job_lost_with_its_process_gets_its_results_on_the_retry() -> None:
+    """A dependent whose attempt died with its process is retried by the next
+    one with its markers bound: the thorough profile found it run unbound."""
+    step = {"delay": 0.0, "failures": 0, "thread": False, "after": []}
+    upstream = {"op": "submit", "index": 0, "seconds": 0.0, "takes": [], **step}
+    # Long enough to be running (its start committed) when the process dies.
+    dependent = {"op": "submit", "index": 1, "seconds": 2.0, "takes": [["one", [0]]], **step}
+    lives = [
+        Life(ops=[upstream, dependent, {"op": "wait", "seconds": 0.8}], end="crash"),
+        Life(),
+    ]
+    specs = {
+        0: Spec(0.0, 0, 0.0, {}),
+        1: Spec(0.0, 0, 2.0, {0: "cancel"}, [("one", [0])]),
+    }
+    run_and_check(lives, specs)
+
+
 #: Every life is a process: minutes, not the default 60 s; the thorough
 #: profile's 200 programs take about 16 on a quiet machine.
 TIMEOUTS = {"ci": 600, "thorough": 4 * 3600}
