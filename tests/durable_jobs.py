@@ -3,6 +3,7 @@ in files, so a test (or a restarted process) can see what ran."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -108,19 +109,44 @@ def make_note(log: str, value: Any = "beat", seconds: float = 0.0) -> Note:
     return Note(log, value, seconds=seconds, name=f"scheduled {value}")
 
 
+def received(value: Any) -> Any:
+    """A received input as JSON: a result as is, an ``UpstreamFailedError`` as
+    ``{"failed": upstream id, "status": how it ended}``, a list item by item."""
+    if isinstance(value, js.UpstreamFailedError):
+        return {"failed": value.job_id, "status": getattr(value.status, "value", value.status)}
+    if isinstance(value, list):
+        return [received(v) for v in value]
+    return value
+
+
+def _start_line(job: js.Job, takes: list[Any]) -> str:
+    # One line (one atomic append) with the inputs: what a start received is
+    # never torn from it, whichever process dies when.
+    line = f"start {job.job_id} {job.attempts} {time.time():.6f}"
+    if takes:
+        line += " " + json.dumps(received(takes), separators=(",", ":"))
+    return line
+
+
 class Step(js.AsyncJob):
     """The durable model's job: logs ``start``/``fail``/``end`` lines with the
-    wall time, fails its first ``failures`` attempts, else returns ``value``."""
+    wall time, fails its first ``failures`` attempts, else returns ``value``.
 
-    def __init__(self, log: str, value: int, failures: int, seconds: float, **kw: Any) -> None:
+    ``takes`` holds result markers (``js.result_of``/``js.results_of``) one
+    level down, where they are found; the start line logs what they became."""
+
+    def __init__(
+        self, log: str, value: int, failures: int, seconds: float, takes: Any = (), **kw: Any
+    ) -> None:
         super().__init__(f"step {value}", **kw)
         self.log = log
         self.value = value
         self.failures = failures
         self.seconds = seconds
+        self.takes = list(takes)
 
     async def run(self) -> int:
-        log_line(self.log, f"start {self.job_id} {self.attempts} {time.time():.6f}")
+        log_line(self.log, _start_line(self, self.takes))
         await anyio.sleep(self.seconds)
         if self.attempts <= self.failures:
             log_line(self.log, f"fail {self.job_id} {self.attempts} {time.time():.6f}")
@@ -132,15 +158,18 @@ class Step(js.AsyncJob):
 class SlowStep(js.BlockingJob):
     """:class:`Step` on the thread executor (checks ``cancel_requested``)."""
 
-    def __init__(self, log: str, value: int, failures: int, seconds: float, **kw: Any) -> None:
+    def __init__(
+        self, log: str, value: int, failures: int, seconds: float, takes: Any = (), **kw: Any
+    ) -> None:
         super().__init__(f"slow step {value}", **kw)
         self.log = log
         self.value = value
         self.failures = failures
         self.seconds = seconds
+        self.takes = list(takes)
 
     def run_sync(self) -> int:
-        log_line(self.log, f"start {self.job_id} {self.attempts} {time.time():.6f}")
+        log_line(self.log, _start_line(self, self.takes))
         deadline = time.monotonic() + self.seconds
         while time.monotonic() < deadline and not js.cancel_requested():
             time.sleep(0.005)

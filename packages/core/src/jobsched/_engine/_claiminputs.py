@@ -87,6 +87,21 @@ class ClaimInputs:
         self.wait(job, inputs, claim)
         return True
 
+    def keep(self, job: Job) -> None:
+        """A job loaded from the store whose lost attempt is retried here:
+        its retry is claimed as this process's job, which binds from the
+        inputs on its flow, so they are found now (without them it ran with
+        the markers in place of the results)."""
+        from .._jobs._flow import flow_of
+        from .._workflows._inputs import find_inputs
+
+        try:
+            inputs = find_inputs(job)
+        except TypeError:  # a marker too deep: refused at submit, so in no stored row
+            return
+        if inputs is not None:
+            flow_of(job).inputs = inputs
+
     def wait(self, job: Job, inputs: Inputs, claim: Claimed) -> None:
         """A claimed job whose inputs are to be read before it is queued."""
         number = job._jobsched_id

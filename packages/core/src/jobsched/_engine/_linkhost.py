@@ -279,6 +279,8 @@ class LinkHost:
                 continue
             if claim.lost:
                 # Its attempt ran in a member that died: that attempt failed.
+                if not local:  # its retry is claimed as ours: it binds from these
+                    self._claim_inputs().keep(job)
                 held.lost_ended[number] = lost_end(claim)
                 job.attempts = claim.attempt
                 job.status = _RUNNING
