@@ -7,9 +7,10 @@ constants and helpers and shares only these.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import psycopg
 import pytest
 from pg import SECRET, schema_url
 
@@ -33,6 +34,17 @@ async def store(url: str) -> AsyncIterator[PostgresStore]:
     await s.open()
     yield s
     await s.close()
+
+
+@pytest.fixture
+def held(url: str) -> Iterator[None]:
+    """An idle-in-transaction session that took an xid: no index entry dead
+    since can be marked dead, no row version removed."""
+    conn = psycopg.connect(url)
+    conn.execute("SELECT txid_current()")
+    yield
+    conn.rollback()
+    conn.close()
 
 
 def plan_nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:

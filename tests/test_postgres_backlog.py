@@ -13,7 +13,6 @@ are deterministic (index entries read, buffers), not timings.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pg_store
@@ -36,17 +35,7 @@ BATCH = 64
 
 # The schema and the open store every test here uses (tests/pg_store.py).
 anyio_backend, url, store = pg_store.anyio_backend, pg_store.url, pg_store.store
-
-
-@pytest.fixture
-def held(url: str) -> Iterator[None]:
-    """An idle-in-transaction session that took an xid: no index entry dead
-    since can be marked dead, no row version removed."""
-    conn = psycopg.connect(url)
-    conn.execute("SELECT txid_current()")
-    yield
-    conn.rollback()
-    conn.close()
+held = pg_store.held
 
 
 def _new(job_id: int, key: float | None = None) -> NewJob:

@@ -12,8 +12,6 @@ transaction: deterministic).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pg_store
 import psycopg
 import pytest
@@ -34,6 +32,7 @@ CHURN = 3_008  # 47 rounds of BATCH
 
 # The schema and the open store every test here uses (tests/pg_store.py).
 anyio_backend, url, store = pg_store.anyio_backend, pg_store.url, pg_store.store
+held = pg_store.held
 
 #: Index entries each index of the jobs table gave this session's
 #: transaction (dead ones too), not yet sent to the statistics.
@@ -41,17 +40,6 @@ _ENTRIES = (
     "SELECT c.relname, pg_stat_get_xact_tuples_returned(c.oid) FROM pg_index i "
     "JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'jobsched_jobs'::regclass"
 )
-
-
-@pytest.fixture
-def held(url: str) -> Iterator[None]:
-    """An idle-in-transaction session that took an xid: no index entry dead
-    since can be marked dead, no row version removed."""
-    conn = psycopg.connect(url)
-    conn.execute("SELECT txid_current()")
-    yield
-    conn.rollback()
-    conn.close()
 
 
 def _new(job_id: int) -> NewJob:

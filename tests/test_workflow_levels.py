@@ -98,6 +98,19 @@ async def stored(s: js.JobScheduler) -> tuple[int, int]:
     return len((await link.store.job_page(limit=1000)).jobs), len(await link.store.workflows())
 
 
+def count_reads(store: JobStore, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many times the store's members list is read: ``[n]``, counted on."""
+    reads = [0]
+    members = type(store).members
+
+    async def counted(self: JobStore, **kw: Any) -> list[Member]:
+        reads[0] += 1
+        return await members(self, **kw)
+
+    monkeypatch.setattr(type(store), "members", counted)
+    return reads
+
+
 def refused(info: pytest.ExceptionInfo[js.SchedulerError], level: str = "none") -> None:
     message = str(info.value)
     assert OLD in message and f"reports level {level}" in message, message
@@ -240,18 +253,10 @@ async def test_a_store_without_levels_is_not_read(
     await old_member(store_url)
     store = store_of(store_url)
     monkeypatch.setattr(type(store), "workflow_level", None)
-    reads = 0
-    members = type(store).members
-
-    async def counted(self: JobStore, **kw: Any) -> list[Member]:
-        nonlocal reads
-        reads += 1
-        return await members(self, **kw)
-
-    monkeypatch.setattr(type(store), "members", counted)
+    reads = count_reads(store, monkeypatch)
     async with js.JobScheduler(store=store) as s:
         await s.enqueue_workflow(pair())
-    assert reads == 0
+    assert reads == [0]
 
 
 async def test_a_plain_submit_never_reads_the_members(
@@ -260,22 +265,14 @@ async def test_a_plain_submit_never_reads_the_members(
     """The answer is read once at start; a plain submit never reads it again
     (an ``enqueue`` with dependencies may: it reads when the answer is old)."""
     store = store_of(store_url)
-    reads = 0
-    members = type(store).members
-
-    async def counted(self: JobStore, **kw: Any) -> list[Member]:
-        nonlocal reads
-        reads += 1
-        return await members(self, **kw)
-
-    monkeypatch.setattr(type(store), "members", counted)
+    reads = count_reads(store, monkeypatch)
     monkeypatch.setattr(_levels, "LEVELS_EVERY", 0.0)
     async with js.JobScheduler(store=store) as s:
-        at_start = reads
+        at_start = reads[0]
         ids = [s.submit(call(fj.add, n)) for n in range(20)]
         ids.append(s.submit(call(fj.add, 20), depends_on=[ids[0]]))
         assert [await s.result(i, timeout=60) for i in ids] == list(range(21))
-        assert reads == at_start == 1
+        assert reads[0] == at_start == 1
 
 
 def test_jobsched_members_shows_levels_and_marks_an_old_worker(store_url: str) -> None:
