@@ -291,7 +291,11 @@ class Workflows:
         running = [job for job in unfinished if job.status is _RUNNING]
         done = 0
         for job in waiting + running:
-            if not job.status._terminal and self._cancelling.cancel(job.job_id):  # type: ignore[attr-defined]
+            if job.status._terminal:  # type: ignore[attr-defined]
+                # Ended during this call: a listener of an earlier cancel here
+                # cancelled it. Unfinished when the call began, so it counts.
+                done += job.status is JobStatus.CANCELLED
+            elif self._cancelling.cancel(job.job_id):
                 done += 1
         return done
 
