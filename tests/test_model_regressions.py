@@ -245,7 +245,7 @@ def test_durable_program_a_cancel_that_races_the_claim_is_not_lost() -> None:
     m.wait(seconds=0.05)
     m.reopen(clean=False)
     m.wait(seconds=0.05)
-    m.submit(after=[0], delay=0.0, failures=0, seconds=0.0, thread=False)
+    m.submit(after=[(0, "id")], takes=[], delay=0.0, failures=0, seconds=0.0, thread=False)
     m.wait(seconds=0.05)
     for which in (0, 0, 0, 0, 32):
         m.cancel(which=which)
@@ -253,8 +253,10 @@ def test_durable_program_a_cancel_that_races_the_claim_is_not_lost() -> None:
     m.wait(seconds=0.05)
     m.wait(seconds=0.2)
     m.wait(seconds=0.2)
-    m.submit(after=[47, 42], delay=0.0, failures=3, seconds=0.0, thread=False)
-    m.submit(after=[], delay=0.0, failures=1, seconds=0.02, thread=False)
+    m.submit(
+        after=[(47, "id"), (42, "id")], takes=[], delay=0.0, failures=3, seconds=0.0, thread=False
+    )
+    m.submit(after=[], takes=[], delay=0.0, failures=1, seconds=0.02, thread=False)
     m.reopen(clean=True)
     m.cancel(which=7)
     m.cancel(which=8)
@@ -273,12 +275,12 @@ def test_durable_program_b_a_failure_during_stop_keeps_its_retry() -> None:
     m = DurableMachine()
     m.reopen(clean=False)
     m.reopen(clean=False)
-    m.submit(after=[], delay=0.0, failures=0, seconds=0.0, thread=False)
+    m.submit(after=[], takes=[], delay=0.0, failures=0, seconds=0.0, thread=False)
     m.cancel(which=0)
     m.cancel(which=0)
     m.reopen(clean=False)
     m.wait(seconds=0.05)
-    m.submit(after=[], delay=0.0, failures=1, seconds=0.0, thread=False)
+    m.submit(after=[], takes=[], delay=0.0, failures=1, seconds=0.0, thread=False)
     m.cancel(which=0)
     m.reopen(clean=True)
     m.teardown()
@@ -299,8 +301,12 @@ def test_durable_program_c_a_cancel_of_a_job_unknown_here_stops_a_claim_on_its_w
     5 runs of 5.
     """
     m = DurableMachine()
-    m.submit(after=[14, 0], delay=0.3, failures=0, seconds=0.0, thread=False)
-    m.submit(after=[44, 27], delay=0.0, failures=0, seconds=0.0, thread=True)
+    m.submit(
+        after=[(14, "id"), (0, "id")], takes=[], delay=0.3, failures=0, seconds=0.0, thread=False
+    )
+    m.submit(
+        after=[(44, "id"), (27, "id")], takes=[], delay=0.0, failures=0, seconds=0.0, thread=True
+    )
     m.wait(seconds=0.05)
     m.cancel(which=29)
     m.cancel(which=33)
@@ -308,15 +314,17 @@ def test_durable_program_c_a_cancel_of_a_job_unknown_here_stops_a_claim_on_its_w
     m.reopen(clean=True)
     m.reopen(clean=False)
     m.reopen(clean=True)
-    m.submit(after=[], delay=0.0, failures=0, seconds=0.0, thread=True)
+    m.submit(after=[], takes=[], delay=0.0, failures=0, seconds=0.0, thread=True)
     m.cancel(which=0)
     m.wait(seconds=0.2)
     m.cancel(which=26)
     m.wait(seconds=0.05)
-    m.submit(after=[14, 8], delay=0.0, failures=3, seconds=0.3, thread=False)
+    m.submit(
+        after=[(14, "id"), (8, "id")], takes=[], delay=0.0, failures=3, seconds=0.3, thread=False
+    )
     m.wait(seconds=0.2)
-    m.submit(after=[], delay=0.1, failures=3, seconds=0.0, thread=False)
-    m.submit(after=[], delay=0.0, failures=0, seconds=0.0, thread=True)
+    m.submit(after=[], takes=[], delay=0.1, failures=3, seconds=0.0, thread=False)
+    m.submit(after=[], takes=[], delay=0.0, failures=0, seconds=0.0, thread=True)
     m.wait(seconds=0.2)
     m.cancel(which=34)
     m.teardown()

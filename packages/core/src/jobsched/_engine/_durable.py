@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._enums import JobStatus
 from .._exceptions import StoreUnavailableError
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .._jobs._job import Job
     from .._queueinfo import QueueInfo
     from .._workflows._edges import DependsOn
+    from ..store._rows import Outcome
     from ._attempts import Attempt
     from ._held import ClaimedQueue, Held
     from ._link import StoreLink
@@ -221,46 +222,22 @@ class DurableBacking:
     def failed_anyway(self, job: Job) -> None:
         """Its outcome could not be recorded: the row ends FAILED, not RUNNING
         under this member for ever."""
-        from ..store._rows import Outcome
-
         attempt = self.held.fences.pop(job._jobsched_id, None)
         if attempt is not None:
-            self.link.record(
-                Outcome(
-                    job._jobsched_id,
-                    attempt,
-                    _FAILED,
-                    time.time(),
-                    error=job.last_error,
-                    traceback=job.last_traceback,
-                )
-            )
+            self.link.record(_erred(job, attempt, _FAILED, time.time()))
 
     def record_retry(self, job: Job, wait: float) -> None:
         """A held job's attempt failed and it is retried in ``wait`` seconds:
         the store's row waits that long, for any member to run it."""
-        from ..store._rows import Outcome
-
         held = self.held
         number = job._jobsched_id
         attempt = held.fences.pop(number, None)
-        ended = held.lost_ended.pop(number, None)
-        if (flow := job._flow) is not None:
-            # The next attempt starts with none (the store's: this outcome clears it).
-            flow.progress = flow.message = None
+        ended = time.time() if (end := held.lost_ended.pop(number, None)) is None else end
+        if (flow := job._flow) is not None:  # the next attempt starts with no progress
+            flow.progress = flow.message = None  # (the store's: this outcome clears it)
             self.link.forget_progress(number)
         if attempt is not None:
-            self.link.record(
-                Outcome(
-                    number,
-                    attempt,
-                    _RETRY_WAIT,
-                    time.time() if ended is None else ended,
-                    run_at=time.time() + wait,
-                    error=job.last_error,
-                    traceback=job.last_traceback,
-                )
-            )
+            self.link.record(_erred(job, attempt, _RETRY_WAIT, ended, run_at=time.time() + wait))
 
     def retry(self, job: Job, now: float) -> None:
         pass  # the store runs it again (record_retry), in whichever member claims it
@@ -406,3 +383,18 @@ class DurableBacking:
             link.close()
             await link.stopped.wait()
             await link.store.close()
+
+
+def _erred(job: Job, attempt: int, status: JobStatus, end: float, **more: Any) -> Outcome:
+    """The outcome of an attempt that ended in the job's own error."""
+    from ..store._rows import Outcome
+
+    return Outcome(
+        job._jobsched_id,
+        attempt,
+        status,
+        end,
+        error=job.last_error,
+        traceback=job.last_traceback,
+        **more,
+    )

@@ -5,9 +5,7 @@ over the claims, reports statuses the store set itself, and asks which jobs
 this member holds; :class:`LinkHost` answers on the parts it is passed (the
 records, the executors, the idle workers, Outcomes, Submission, the
 Dispatcher, cancel), not the scheduler, so none of this is on the public
-:class:`~jobsched.JobScheduler`.
-
-Loaded with the first durable store, with the link.
+:class:`~jobsched.JobScheduler`. Loaded with the first durable store, with the link.
 """
 
 from __future__ import annotations
@@ -277,8 +275,7 @@ class LinkHost:
                     job.status = _RUNNING
                     self.outcomes.finish(job, _CANCELLED, "cancelled")
                 continue
-            if claim.lost:
-                # Its attempt ran in a member that died: that attempt failed.
+            if claim.lost:  # its attempt ran in a member that died: that attempt failed
                 if not local:  # its retry is claimed as ours: it binds from these
                     self._claim_inputs().keep(job)
                 held.lost_ended[number] = lost_end(claim)

@@ -35,7 +35,7 @@ LEVELS_EVERY = 30.0
 class Levels:
     """This scheduler's cached answer: the live workers of an older level."""
 
-    __slots__ = ("_calls", "_clock", "_old", "_owner", "_read_at", "_store", "_used", "_wall")
+    __slots__ = ("_calls", "_monotonic", "_old", "_owner", "_read_at", "_store", "_used", "_wall")
 
     def __init__(
         self,
@@ -50,7 +50,7 @@ class Levels:
         self._owner = owner
         self._calls = calls
         self._wall = wall  # members' seen_at is wall-clock time
-        self._clock = clock
+        self._monotonic = clock
         #: The live workers of an older level at the last read (none: empty).
         self._old: list[Member] = []
         self._read_at = -math.inf
@@ -73,7 +73,7 @@ class Levels:
     async def refresh(self, *, retried: bool = False) -> None:
         """Read the members list if the answer is older than LEVELS_EVERY."""
         need = self._store.workflow_level
-        if need is None or self._clock() - self._read_at < LEVELS_EVERY:
+        if need is None or self._monotonic() - self._read_at < LEVELS_EVERY:
             return
         store = self._store
         try:
@@ -98,7 +98,7 @@ class Levels:
             and (m.level is None or m.level < need)
             and m.owner != self._owner
         ]
-        self._read_at = self._clock()
+        self._read_at = self._monotonic()
 
     async def first_read(self) -> None:
         """The answer a synchronous submit finds (the scheduler opens the
