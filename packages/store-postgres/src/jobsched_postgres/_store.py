@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import anyio
@@ -46,6 +46,7 @@ from . import (
 )
 from ._complete_in import Completer
 from ._leases import DEAD_OWNER_EVERY, Leases
+from ._notify import Notifications
 from ._pausing import QueuePauses
 from ._pool import POOL_SIZE, RECONNECT_TIMEOUT, Pooled
 from ._txadd import State, joined
@@ -56,12 +57,9 @@ T = TypeVar("T")
 #: Rows a prune deletes per transaction: short transactions keep VACUUM
 #: working and the queue table from bloating.
 PRUNE_BATCH = 1000
-#: Seconds the LISTEN thread waits for a notification before looking
-#: whether it should stop.
-LISTEN_TICK = 0.25
 
 
-class PostgresStore(Pooled, Leases, QueuePauses, Workflows):
+class PostgresStore(Notifications, Pooled, Leases, QueuePauses, Workflows):
     """Jobs in PostgreSQL (``postgresql://user:password@host:5432/db``).
 
     :param url: a libpq URL; ``postgres://`` and ``postgresql+psycopg://`` work too.
@@ -344,58 +342,3 @@ class PostgresStore(Pooled, Leases, QueuePauses, Workflows):
                 # counts: their deltas stay few without an operator reading.
                 await self._run(_sql.fold_counts)
                 return total
-
-    # ── notifications ─────────────────────────────────────────────────────
-
-    async def watch(
-        self, wake: Callable[[], None], finished: Callable[[], None] | None = None
-    ) -> None:
-        """Wake the claimer on every NOTIFY of another member's commit, and
-        ``finished`` on every commit of jobs' outcomes.
-
-        A connection of its own, outside the pool, in a thread of its own
-        that owns it (a cancelled watch abandons the thread, which closes the
-        connection within ``LISTEN_TICK``). If it breaks, it is made again a
-        second later; the claimer's polling covers the gap.
-        """
-        token = anyio.lowlevel.current_token()
-        while True:
-            stop = threading.Event()
-            try:
-                await anyio.to_thread.run_sync(
-                    self._listen, stop, wake, finished, token, abandon_on_cancel=True
-                )
-            except (StoreUnavailableError, psycopg.Error):
-                pass  # unreachable or broken: listen again on a new connection
-            finally:
-                stop.set()
-            await anyio.sleep(1.0)
-
-    def _listen(
-        self,
-        stop: threading.Event,
-        wake: Callable[[], None],
-        finished: Callable[[], None] | None,
-        token: Any,
-    ) -> None:
-        """Pass notifications on to ``wake`` (and ``finished``) until ``stop``."""
-        conn = _connect.connect(self._conninfo, self._raw_url)
-        try:
-            conn.execute(f"LISTEN {_schema.CHANNEL}")
-            woken = ended = True  # anything committed while not listening
-            while not stop.is_set():
-                try:
-                    if woken:
-                        anyio.from_thread.run_sync(wake, token=token)
-                    if ended and finished is not None:
-                        anyio.from_thread.run_sync(finished, token=token)
-                except Exception:
-                    return  # the event loop is gone
-                woken = ended = False
-                for note in conn.notifies(timeout=LISTEN_TICK, stop_after=1):
-                    if note.payload == _sql.FINISHED:
-                        ended = True
-                    else:
-                        woken = True
-        finally:
-            conn.close()
