@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import jobsched as js
+
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def store_url(
@@ -27,3 +29,12 @@ def store_url(
     # environment) sign with it: the PostgreSQL store requires a secret.
     monkeypatch.setenv("JOBSCHED_SECRET", SECRET)
     return schema_url(request.getfixturevalue("pg_session_database"))
+
+
+async def stored(s: js.JobScheduler) -> tuple[int, int]:
+    """How many jobs and workflows the scheduler's store holds."""
+    link = s._backing.link
+    assert link is not None
+    await link.flush()
+    jobs = await link.store.job_page(limit=1000)
+    return len(jobs.jobs), len(await link.store.workflows())

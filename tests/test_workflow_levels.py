@@ -90,12 +90,7 @@ async def scheduler(url: str) -> AsyncIterator[js.JobScheduler]:
         yield s
 
 
-async def stored(s: js.JobScheduler) -> tuple[int, int]:
-    """How many jobs and workflows the store holds."""
-    link = s._backing.link
-    assert link is not None
-    await link.flush()
-    return len((await link.store.job_page(limit=1000)).jobs), len(await link.store.workflows())
+stored = durable_store.stored
 
 
 def count_reads(store: JobStore, monkeypatch: pytest.MonkeyPatch) -> list[int]:

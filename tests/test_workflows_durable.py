@@ -72,13 +72,7 @@ async def scheduler(url: str) -> AsyncIterator[js.JobScheduler]:
         yield s
 
 
-async def stored(s: js.JobScheduler) -> tuple[int, int]:
-    """How many jobs and workflows the store holds."""
-    link = s._backing.link
-    assert link is not None
-    await link.flush()
-    jobs = await link.store.job_page(limit=1000)
-    return len(jobs.jobs), len(await link.store.workflows())
+stored = durable_store.stored
 
 
 async def test_a_workflow_runs_and_reads_from_the_store(store_url: str) -> None:
