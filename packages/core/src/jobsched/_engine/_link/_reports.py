@@ -24,13 +24,9 @@ T = TypeVar("T")
 
 def _look_interval(every: float, cost: float) -> float:
     """Seconds from one look to the next of a kind that looks every ``every``
-    seconds and whose last look took ``cost``: at least ``cost / LOOKS_SHARE``.
-
-    The claimer waits for a look, so a slow look (a PostgreSQL held xmin
-    leaves the index entries of dead rows for it to step over: 0.5-0.9 s at
-    500,000 jobs into the hold, and growing) would stall its claims for a
-    growing share of its time. ``every`` 0 looks on every pass (tests ask
-    for that), whatever the cost.
+    seconds and whose last look took ``cost``: at least ``cost / LOOKS_SHARE``,
+    as the claimer waits for a look (a slow one: a held xmin, see _timing).
+    ``every`` 0 is a test's "look on every pass": it stays so, whatever the cost.
     """
     return max(every, cost / _timing.LOOKS_SHARE) if every > 0 else 0.0
 
