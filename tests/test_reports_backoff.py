@@ -62,6 +62,12 @@ class _Looked:
         return dict(self.executors)
 
 
+@pytest.fixture(autouse=True)
+def _share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figures below are for a share of 1% (the store's is smaller)."""
+    monkeypatch.setattr(_timing, "LOOKS_SHARE", 0.01)
+
+
 def _reports(store: _Looked) -> Reports:
     calls = StoreCalls(Outage(store.url), Closing(), down=lambda: None, back=lambda: None)
     return Reports(store, Codec(None), calls, Terms(), timer=lambda: store.now)  # type: ignore[arg-type]
