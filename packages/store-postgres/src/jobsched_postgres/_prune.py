@@ -85,10 +85,11 @@ AND NOT EXISTS (SELECT 1 FROM jobsched_jobs j WHERE j.workflow = w.id)
 #: from ``after`` on (``-inf``: the oldest end; else the lane's bound, see
 #: :class:`Lane`), those the guard holds passed over (an age is a bound, not
 #: a position), locked for DELETE. By finish time only, with ``>=`` at the
-#: bound: the index holds no id to break a tie by (adding one would cost
-#: every completion), so rows that finished at the bound's very instant are
-#: read again, the picked ones as entries only (deleted). Outcomes carry
-#: each job's own wall-clock time, so such ties are few.
+#: bound: the index holds no id (an ``id`` tiebreak would sort each
+#: instant's rows, and its row comparison would still read the entries at
+#: the bound's instant), so rows that finished at that very instant are read
+#: again, the picked ones as entries only (deleted). Outcomes carry each
+#: job's own wall-clock time, so such ties are few.
 AGED = (
     """SELECT id, finished_at FROM jobsched_jobs o WHERE status = %(status)s
     AND finished_at IS NOT NULL AND finished_at >= %(after)s AND finished_at < %(cutoff)s AND """
