@@ -12,6 +12,8 @@ transaction: deterministic).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pg_store
 import psycopg
 import pytest
@@ -19,7 +21,7 @@ import pytest
 import jobsched as js
 from jobsched.store import NewJob, Outcome
 from jobsched_postgres import PostgresStore
-from jobsched_postgres._prune import FINISHED, FRONT_EVERY, Bound, prune
+from jobsched_postgres._prune import FINISHED, FRONT_EVERY, Bound, Lane, prune
 from jobsched_postgres._running import Running
 from jobsched_postgres._store import PRUNE_BATCH
 
@@ -27,6 +29,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
 NOW = 1_700_000_000.0
 BATCH = 64
+MS = 0.001
+DONE = js.JobStatus.COMPLETED
 CHURN = 3_008  # 47 rounds of BATCH
 
 
@@ -47,14 +51,17 @@ def _new(job_id: int) -> NewJob:
                   submitted_at=NOW, payload=b"P")  # fmt: skip
 
 
-async def _churn(store: PostgresStore, first: int, jobs: int) -> None:
-    """``jobs`` jobs added, claimed and completed, BATCH a round, as a member runs them."""
+async def _churn(
+    store: PostgresStore, first: int, jobs: int, *, at: float = NOW + 1, step: float = 0.0
+) -> None:
+    """``jobs`` jobs added, claimed and completed, BATCH a round, as a member
+    runs them: the job ``first + i`` finished at ``at + i * step``."""
     for start in range(first, first + jobs, BATCH):
         await store.add([_new(i) for i in range(start, start + BATCH)], NOW)
         claims = await store.claim("m", BATCH, {"async": BATCH}, NOW, 30)
-        await store.record(
-            "m", [Outcome(c.id, c.attempt, js.JobStatus.COMPLETED, NOW + 1) for c in claims]
-        )
+        ended = js.JobStatus.COMPLETED
+        outcomes = [Outcome(c.id, c.attempt, ended, at + (c.id - first) * step) for c in claims]
+        await store.record("m", outcomes)
 
 
 def _read(conn: psycopg.Connection, read: object) -> tuple[object, dict[str, int]]:
@@ -92,21 +99,27 @@ async def test_with_an_xid_held_a_look_for_lost_attempts_reads_its_rows_by_prima
 
 
 def _prune(
-    conn: psycopg.Connection, bound: Bound, *, keep: int = 500, commit: bool = True
+    conn: psycopg.Connection,
+    bound: Bound,
+    *,
+    keep: int | None = 500,
+    before: Mapping[js.JobStatus, float] | None = None,
+    commit: bool = True,
 ) -> tuple[int, int]:
-    """The store's prune of one batch keeping ``keep``, by ``conn`` from
-    ``bound``; how many went and the entries it read from the finished
-    rows' index."""
-    before = dict(conn.execute(_ENTRIES).fetchall())
-    gone, _ = prune(conn, keep, {}, PRUNE_BATCH, bound)
+    """The store's prune of one batch keeping ``keep`` (or by age, ``before``),
+    by ``conn`` from ``bound``; how many went and the entries it read from
+    the finished rows' index (and, by age, the index by status: the planner
+    may serve a read by age of a table of one status from either)."""
+    entries = dict(conn.execute(_ENTRIES).fetchall())
+    gone, _ = prune(conn, keep, before or {}, PRUNE_BATCH, bound)
     after = dict(conn.execute(_ENTRIES).fetchall())
     if commit:
         conn.commit()
         bound.commit()
     else:
         conn.rollback()
-    name = "jobsched_jobs_finished"
-    return gone, after.get(name, 0) - before.get(name, 0)
+    names = ["jobsched_jobs_finished"] + ([] if before is None else ["jobsched_jobs_ended"])
+    return gone, sum(after.get(n, 0) - entries.get(n, 0) for n in names)
 
 
 async def test_with_an_xid_held_a_prune_reads_from_past_the_rows_it_deleted(
@@ -161,9 +174,116 @@ async def test_a_prune_reads_from_the_oldest_end_for_rows_its_bound_passed(
         assert _prune(conn, bound)[0] == 1
         assert oldest(conn) == 1  # passed: row 1,780 went
         await straggler(2)
-        bound._front_at -= FRONT_EVERY
+        bound._count._front_at -= FRONT_EVERY
         assert _prune(conn, bound)[0] == 1
         assert oldest(conn) == 2  # row 1 went: the oldest end was read
         await straggler(3, NOW - 1)  # below the bound the oldest end left, (NOW, 1)
         assert _prune(conn, bound, keep=0)[0] == 501
         assert conn.execute(FINISHED).fetchone() == (0,)
+
+
+def _oldest(conn: psycopg.Connection) -> int:
+    row = conn.execute("SELECT min(id) FROM jobsched_jobs WHERE finished_at IS NOT NULL")
+    return int(row.fetchone()[0])  # type: ignore[index]
+
+
+async def _ended(store: PostgresStore, job: NewJob, at: float) -> None:
+    """``job`` added, claimed and completed at ``at``."""
+    await store.add([job], NOW)
+    (claim,) = await store.claim("m", 1, {job.executor: 1}, NOW, 30)
+    await store.record("m", [Outcome(claim.id, claim.attempt, DONE, at)])
+
+
+async def test_with_an_xid_held_a_prune_by_age_reads_from_past_the_rows_it_deleted(
+    store: PostgresStore, url: str, held: None
+) -> None:
+    """3,008 completions a millisecond apart, 2,508 of them pruned by age
+    under a held xid: their entries in jobsched_jobs_ended cannot be marked
+    dead. A prune by age from the oldest end walks them all (the control: a
+    store's first prune); the next prune of the store that deleted them
+    reads from past the last row it picked: the rows it deletes, twice (its
+    read and PASSED's count of the rows it passed), and no dead entry."""
+    await _churn(store, 1, CHURN, step=MS)  # at NOW + 1, ..., NOW + 4.007
+    bound = Bound()
+    with psycopg.connect(url) as conn:
+        # The third prune finds fewer than it may delete: its lane's normal end.
+        first = {DONE: NOW + 1 + 2.5075}
+        assert [_prune(conn, bound, before=first)[0] for _ in range(3)] == [1000, 1000, 508]
+        await _churn(store, 2_000_000, 320, at=NOW + 10, step=MS)
+        every = {DONE: NOW + 20}
+        gone, walked = _prune(conn, Bound(), before=every, commit=False)
+        assert gone == 820 and walked >= 2_508 + 820, walked
+        gone, entries = _prune(conn, bound, before=every)
+        # Its read and PASSED's count each read the 820 rows, and again the one
+        # entry at the bound's instant (its row deleted).
+        assert gone == 820 and gone <= entries <= 2 * (820 + 1), entries
+        # And so on, past psycopg's prepare threshold (5): the server's
+        # generic plan reads from the bound too.
+        for n in range(8):
+            await _churn(store, 3_000_000 + n * BATCH, BATCH, at=NOW + 30 + n, step=MS)
+            gone, entries = _prune(conn, bound, before={DONE: NOW + 40})
+            assert gone == BATCH and entries <= 2 * (BATCH + 1), (n, entries)
+        assert conn.execute(FINISHED).fetchone() == (0,)
+
+
+async def test_a_prune_by_age_sets_no_bound_past_an_upstream_the_guard_held(
+    store: PostgresStore, url: str
+) -> None:
+    """An aged upstream of a waiting job is passed over and the 640 rows
+    after it go; once its dependent has run, the next prune by age takes it
+    (its lane set no bound past it, and read from the oldest end), not only
+    the rows newer than the last it picked."""
+    await _ended(store, _new(1), NOW + 1)
+    waits = NewJob(2, "j2", "other", (0.0, 2.0, 0.0), run_at=NOW, submitted_at=NOW,
+                   payload=b"P", depends_on=(1,))  # fmt: skip
+    await store.add([waits], NOW)
+    await _churn(store, 1_000, 640, at=NOW + 2, step=MS)
+    bound = Bound()
+    aged = {DONE: NOW + 100}
+    with psycopg.connect(url) as conn:
+        assert _prune(conn, bound, before=aged)[0] == 640
+        assert _oldest(conn) == 1
+        (claim,) = await store.claim("m", 1, {"other": 1}, NOW, 30)
+        await store.record("m", [Outcome(claim.id, claim.attempt, DONE, NOW + 50)])
+        await _churn(store, 2_000, BATCH, at=NOW + 60, step=MS)
+        assert _prune(conn, bound, before=aged)[0] == 1 + 1 + BATCH
+        assert conn.execute(FINISHED).fetchone() == (0,)
+
+
+async def test_a_prune_by_age_reads_from_the_oldest_end_for_a_row_its_bound_passed(
+    store: PostgresStore, url: str
+) -> None:
+    """A row that finished before the bound, its outcome recorded after the
+    prune passed that time (another member's clock): prunes by age whose
+    bound is younger than FRONT_EVERY pass it and take the newer rows; the
+    first whose bound is older reads from the oldest end and takes it."""
+    await _churn(store, 1_000, 640, at=NOW + 2, step=MS)
+    bound = Bound()
+    aged = {DONE: NOW + 100}
+    with psycopg.connect(url) as conn:
+        assert _prune(conn, bound, before=aged)[0] == 640
+        await _ended(store, _new(1), NOW + 1)
+        await _churn(store, 2_000, BATCH, at=NOW + 10, step=MS)
+        assert _prune(conn, bound, before=aged)[0] == BATCH
+        assert _prune(conn, bound, before=aged)[0] == 0
+        assert _oldest(conn) == 1  # passed
+        bound._aged[DONE]._front_at -= FRONT_EVERY
+        assert _prune(conn, bound, before=aged)[0] == 1
+        assert conn.execute(FINISHED).fetchone() == (0,)
+
+
+def test_a_lane_whose_prune_left_a_row_reads_from_the_oldest_end_next() -> None:
+    """A read that ends at a key moves the lane there once the prune
+    commits, not before; one whose rows the DELETE left (the guard, asked
+    again after the locks) sets no key: the next read is from the oldest end."""
+    lane: Lane[float] = Lane()
+    assert lane.start() is None
+    lane.reach(5.0)
+    assert lane.start() is None  # not committed: the prune rolled back
+    lane.reach(5.0)
+    lane.commit()
+    assert lane.start() == 5.0
+    lane.reach(7.0)
+    lane.left(1)
+    lane.commit()
+    assert lane.start() is None

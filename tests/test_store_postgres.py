@@ -453,11 +453,17 @@ async def test_members_racing_never_claim_one_job_twice(url: str) -> None:
 
 def _prune_plans(conn: psycopg.Connection[Any], aged: dict[str, Any]) -> list[str]:
     """The plans of a prune's two picks, each with the plan of the DELETE of
-    the rows it picked (locked), which asks the guard again."""
+    the rows it picked (locked), which asks the guard again; the pick by age
+    from the oldest end with its count of the rows it passed (PASSED)."""
     plans = []
+    aged = {**aged, "after": float("-inf")}
     for q, p in ((pg_prune.AGED, aged), (pg_prune.OLDEST, {"batch": 1000})):
-        picked = [r[0] for r in conn.execute(q, p)]
+        rows = conn.execute(q, p).fetchall()
+        picked = [r[0] for r in rows]
         lines = [r[0] for r in conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + q, p)]
+        if q == pg_prune.AGED:
+            explain = "EXPLAIN (ANALYZE, COSTS OFF) " + pg_prune.PASSED
+            lines += [r[0] for r in conn.execute(explain, {**p, "reach": rows[-1][1]})]
         lines += [
             r[0]
             for r in conn.execute(
