@@ -167,7 +167,7 @@ async def test_the_generic_plan_comes_back_after_an_analyze(
     the connection deallocates its statements (not with a psycopg that
     would not notice: ``deallocates`` False), and five claims after that it
     runs the generic plan again."""
-    every = 20  # the store's is 1,000: the same cycle, shorter
+    every = 20  # the store's is 2,500: the same cycle, shorter
     monkeypatch.setattr(claims, "REPREPARE_EVERY", every)
     monkeypatch.setattr(claims, "_FORGETS", deallocates)
     gate, frontier = Gate(store.key_ids, []), Frontier()

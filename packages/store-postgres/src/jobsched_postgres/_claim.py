@@ -227,11 +227,13 @@ PREPARE_CLAIM = True
 
 #: Claims on a connection between two deallocations of its prepared
 #: statements. Each costs the server a parse and five custom plans of the
-#: claim, and the next preparations of the connection's other statements:
-#: under 1% of the claims' time (docs/performance.md, "A claim planned
-#: once"). After an ANALYZE, a connection runs the generic plan again at
-#: most this many claims (and five) later.
-REPREPARE_EVERY = 1000
+#: claim, 5-8 ms, and the next preparations of the connection's other
+#: statements (within the noise): under 1% of the server's time for the
+#: claims between, 0.3 ms each at 0 ready, 1.2-1.6 ms at 100,000
+#: (docs/performance.md, "A claim planned once"). After an ANALYZE, a
+#: connection runs the generic plan again at most this many claims (and
+#: five) later.
+REPREPARE_EVERY = 2500
 
 # psycopg forgets its prepared statements when it sees DEALLOCATE ALL run
 # from 3.3.6 on; an earlier one would run them by the names the server no
