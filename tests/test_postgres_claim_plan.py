@@ -197,3 +197,19 @@ async def test_the_generic_plan_comes_back_after_an_analyze(
         assert prepared == [(5, every - 6)]
     else:
         assert prepared == [(5 + 2 * every - 11, 5)]
+
+
+def test_the_store_deallocates_only_with_a_psycopg_that_forgets(url: str) -> None:
+    """``_claim._FORGETS`` (read from psycopg's version) says what psycopg
+    does: after DEALLOCATE ALL, with a statement prepared, the statement
+    runs again (psycopg forgot its name and prepares it anew) or fails (it
+    ran it by the name the server no longer has)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        query = "SELECT %s::int + 1"
+        assert conn.execute(query, (1,), prepare=True).fetchone() == (2,)
+        conn.execute("DEALLOCATE ALL", prepare=False)
+        try:
+            runs = conn.execute(query, (2,), prepare=True).fetchone() == (3,)
+        except psycopg.errors.InvalidSqlStatementName:
+            runs = False
+    assert runs is claims._FORGETS
