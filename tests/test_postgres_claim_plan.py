@@ -20,6 +20,7 @@ import pg_store
 import psycopg
 import pytest
 
+import jobsched_postgres._claim as claims
 from jobsched_postgres import PostgresStore
 from jobsched_postgres._claim import CLAIM, claim_by_key
 from jobsched_postgres._frontier import Frontier
@@ -59,6 +60,11 @@ def _table(url: str, ready: int) -> None:
             {"ready": ready, "now": NOW, "rows": ROWS},
         )
         conn.execute("ANALYZE jobsched_jobs")
+
+
+def _prepared(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+    # Unprepared: psycopg would prepare it at its fifth run, and it matches itself.
+    return conn.execute(_PREPARED, prepare=False).fetchall()
 
 
 def _claim(conn: psycopg.Connection[Any], gate: Gate, frontier: Frontier) -> int:
@@ -103,7 +109,7 @@ async def test_the_generic_plan_reads_the_ready_index_and_probes_the_primary_key
             "now": NOW, "starting": BATCH, **gate.params(), **frontier.params(gate, ["async"]),
         }  # fmt: skip
         assert _claim(conn, gate, frontier) == min(max(ready - BATCH, 0), BATCH)
-        ((name, custom, generic, _),) = conn.execute(_PREPARED).fetchall()
+        ((name, custom, generic, _),) = _prepared(conn)
         assert (custom, generic) == (0, 2)  # a generic plan ran, not a custom one
         plan = _explain_prepared(conn, name, params)
     nodes = pg_store.plan_nodes(plan)
@@ -133,11 +139,8 @@ async def test_the_server_keeps_the_generic_plan(
     """A connection's claims at 0 and 100,000 ready (the plan cache's
     default mode): the server plans the claim five times, then runs its
     generic plan; the custom plans it makes know nothing the generic plan
-    does not, so they cost the same and it does not plan anew. (Not after
-    an ANALYZE that raises the plan's estimated cost: the server compares
-    the new generic plan with the average of every custom plan since the
-    statement was prepared, and plans anew; docs/performance.md, "A claim
-    planned once".)"""
+    does not, so they cost the same and it does not plan anew (after an
+    ANALYZE, see the next test)."""
     _table(url, ready)
     gate, frontier = Gate(store.key_ids, []), Frontier()
     runs = 12
@@ -145,8 +148,68 @@ async def test_the_server_keeps_the_generic_plan(
         assert _claim(conn, gate, frontier) == min(ready, BATCH)  # from the front
         for _ in range(runs - 1):
             _claim(conn, gate, frontier)
-        prepared = conn.execute(_PREPARED).fetchall()
+        prepared = _prepared(conn)
     # One statement: its parameters typed alike on every run (a claim from
     # the front and one from a bound, an id below 32,768 or not).
     ((_, custom, generic, _),) = prepared
     assert (custom, generic) == (5, runs - 5), prepared
+
+
+@pytest.mark.parametrize("deallocates", [True, False])
+async def test_the_generic_plan_comes_back_after_an_analyze(
+    store: PostgresStore, url: str, monkeypatch: pytest.MonkeyPatch, deallocates: bool
+) -> None:
+    """A connection prepares the claim at 0 ready and settles on the generic
+    plan; then 100,000 ready and an ANALYZE (autovacuum's) raise the plan's
+    estimate, and the server plans every claim anew (it compares the new
+    generic plan with the average of the custom plans since the statement
+    was prepared, the cheap ones at 0 included). Each REPREPARE_EVERY claims
+    the connection deallocates its statements (not with a psycopg that
+    would not notice: ``deallocates`` False), and five claims after that it
+    runs the generic plan again."""
+    every = 20  # the store's is 2,500: the same cycle, shorter
+    monkeypatch.setattr(claims, "REPREPARE_EVERY", every)
+    monkeypatch.setattr(claims, "_FORGETS", deallocates)
+    gate, frontier = Gate(store.key_ids, []), Frontier()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE jobsched_jobs SET (autovacuum_enabled = false)")
+        conn.execute("ANALYZE jobsched_jobs")  # empty
+        for _ in range(10):
+            assert _claim(conn, gate, frontier) == 0
+        assert [row[1:3] for row in _prepared(conn)] == [(5, 5)]
+        # Another statement prepared on the connection (the store has several).
+        other = "SELECT count(*) FROM jobsched_jobs WHERE id <= %s"
+        assert conn.execute(other, (0,), prepare=True).fetchone() == (0,)
+        _table(url, ROWS)
+        for _ in range(every - 11):
+            assert _claim(conn, gate, frontier) == BATCH
+        # Planned anew on each claim since the ANALYZE.
+        assert [row[1:3] for row in _prepared(conn)] == [(5 + every - 11, 5)]
+        for _ in range(every):
+            assert _claim(conn, gate, frontier) == BATCH
+        prepared = [row[1:3] for row in _prepared(conn)]
+        # psycopg forgot it too, and prepares it again (not run by a name
+        # the server no longer has).
+        assert conn.execute(other, (BATCH,), prepare=True).fetchone() == (BATCH,)
+    # The 20th claim was the last of the statement: the next 19 ran as one
+    # prepared anew, five custom plans and the generic one since.
+    if deallocates:
+        assert prepared == [(5, every - 6)]
+    else:
+        assert prepared == [(5 + 2 * every - 11, 5)]
+
+
+def test_the_store_deallocates_only_with_a_psycopg_that_forgets(url: str) -> None:
+    """``_claim._FORGETS`` (read from psycopg's version) says what psycopg
+    does: after DEALLOCATE ALL, with a statement prepared, the statement
+    runs again (psycopg forgot its name and prepares it anew) or fails (it
+    ran it by the name the server no longer has)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        query = "SELECT %s::int + 1"
+        assert conn.execute(query, (1,), prepare=True).fetchone() == (2,)
+        conn.execute("DEALLOCATE ALL", prepare=False)
+        try:
+            runs = conn.execute(query, (2,), prepare=True).fetchone() == (3,)
+        except psycopg.errors.InvalidSqlStatementName:
+            runs = False
+    assert runs is claims._FORGETS

@@ -6,9 +6,12 @@ SKIP LOCKED``: rows another member is claiming are not ours."""
 
 from __future__ import annotations
 
+import re
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
+import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg.types.numeric import Int4
 
@@ -209,11 +212,53 @@ ALL = 2**31 - 1
 #: pull up (`OFFSET 0`): a custom plan then knows what the generic plan
 #: knows, the plans and costs are the same, and the generic one is run
 #: from the sixth run on (the claim's plan is chosen by its indexes, not by
-#: those values). Until an ANALYZE raises the plan's estimate: the server
-#: then compares the new generic plan with the average of every custom
-#: plan since the statement was prepared, and plans each claim anew on that
-#: connection (docs/performance.md, "A claim planned once").
+#: those values).
+#:
+#: An ANALYZE that raises the plan's estimate (a queue that grew) makes the
+#: server build the generic plan again and compare it with the average of
+#: every custom plan since the statement was prepared: the five made when
+#: the queue was short were cheap, each made since costs about what the new
+#: generic plan does, so the average catches up slowly (160 claims from 0
+#: to 100,000 ready; more the more the queue grew) and the connection plans
+#: every claim anew meanwhile. Those counts last as long as the statement
+#: (an ANALYZE or DISCARD PLANS keeps them), so a connection deallocates
+#: its statements every REPREPARE_EVERY claims (_reprepare).
 PREPARE_CLAIM = True
+
+#: Claims on a connection between two deallocations of its prepared
+#: statements. Each costs the server a parse and five custom plans of the
+#: claim, 5-8 ms, and the next preparations of the connection's other
+#: statements (within the noise): under 1% of the server's time for the
+#: claims between, 0.3 ms each at 0 ready, 1.2-1.6 ms at 100,000
+#: (docs/performance.md, "A claim planned once"). After an ANALYZE, a
+#: connection runs the generic plan again at most this many claims (and
+#: five) later.
+REPREPARE_EVERY = 2500
+
+# psycopg forgets its prepared statements when it sees DEALLOCATE ALL run
+# from 3.3.6 on; an earlier one would run them by the names the server no
+# longer has (every claim failing), so it keeps them (and the drift).
+_FORGETS = tuple(int(n) for n in re.findall(r"\d+", psycopg.__version__)[:3]) >= (3, 3, 6)
+
+# Claims run on each connection since its statements were deallocated.
+_runs: weakref.WeakKeyDictionary[Conn, int] = weakref.WeakKeyDictionary()
+
+
+def _reprepare(conn: Conn) -> None:
+    """Count the claim ``conn`` just ran; at REPREPARE_EVERY, deallocate
+    its prepared statements: its next claim is prepared with no history."""
+    # Every statement, not the claim's alone: psycopg names its statements
+    # privately, and one deallocated behind its back fails at its next run.
+    # A claim under another text each time (a generation in a comment) left
+    # the old ones on the server, 0.5 MB each, until psycopg's cache of 100
+    # evicted them. Run right after the claim, prepared: psycopg notices the
+    # command only when it has statements (else it counts the text as a
+    # query, and would not notice it the next time).
+    runs = _runs.get(conn, 0) + 1
+    if runs >= REPREPARE_EVERY:
+        conn.execute("DEALLOCATE ALL", prepare=False)
+        runs = 0
+    _runs[conn] = runs
 
 
 def promote(conn: Conn, now: float) -> set[str | None]:
@@ -284,6 +329,8 @@ def claim_by_key(
             },
             prepare=PREPARE_CLAIM,
         ).fetchall()
+        if PREPARE_CLAIM and _FORGETS:
+            _reprepare(conn)
         promoted = 0
         bounds = []
         for row in rows:
