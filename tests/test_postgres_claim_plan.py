@@ -213,3 +213,41 @@ def test_the_store_deallocates_only_with_a_psycopg_that_forgets(url: str) -> Non
         except psycopg.errors.InvalidSqlStatementName:
             runs = False
     assert runs is claims._FORGETS
+
+
+class _Dropping:
+    """A connection whose DEALLOCATE fails as a connection lost then would."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+        self.info = conn.info
+        self.tried = 0
+
+    def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+        if query == "DEALLOCATE ALL":
+            self.tried += 1
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        return self._conn.execute(query, *args, **kwargs)
+
+
+async def test_a_deallocation_that_fails_loses_no_claim(
+    store: PostgresStore, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deallocation runs after the claim committed: if the connection
+    drops then, the claim still answers its rows (they are the member's),
+    not the error (the rows would stay leased, unworked, until the lease
+    ends). Inside a transaction no deallocation is tried."""
+    monkeypatch.setattr(claims, "REPREPARE_EVERY", 1)
+    monkeypatch.setattr(claims, "_FORGETS", True)
+    _table(url, 2 * BATCH)
+    gate, frontier = Gate(store.key_ids, []), Frontier()
+    with psycopg.connect(url, autocommit=True) as conn:
+        dropping: Any = _Dropping(conn)
+        assert _claim(dropping, gate, frontier) == BATCH
+        assert dropping.tried == 1
+        with conn.transaction():
+            conn.execute("SELECT 1")
+            assert _claim(dropping, gate, frontier) == BATCH
+        assert dropping.tried == 1
+        ids = conn.execute("SELECT count(*) FROM jobsched_jobs WHERE owner = 'm'").fetchone()
+    assert ids == (2 * BATCH,)

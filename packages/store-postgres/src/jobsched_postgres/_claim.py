@@ -255,9 +255,18 @@ def _reprepare(conn: Conn) -> None:
     # command only when it has statements (else it counts the text as a
     # query, and would not notice it the next time).
     runs = _runs.get(conn, 0) + 1
-    if runs >= REPREPARE_EVERY:
-        conn.execute("DEALLOCATE ALL", prepare=False)
+    # Not inside a transaction (a caller's, connection=): a failed command
+    # there would abort it. The next claim in autocommit deallocates.
+    if runs >= REPREPARE_EVERY and conn.info.transaction_status == TransactionStatus.IDLE:
         runs = 0
+        try:
+            conn.execute("DEALLOCATE ALL", prepare=False)
+        except psycopg.Error:
+            # The claim has committed and its rows are read: a connection
+            # lost now must not turn them into a lost reply (left leased
+            # until their lease ends). The pool finds it broken at its next
+            # use; a live one deallocates at the next count.
+            pass
     _runs[conn] = runs
 
 
