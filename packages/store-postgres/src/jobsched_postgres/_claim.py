@@ -6,6 +6,7 @@ SKIP LOCKED``: rows another member is claiming are not ours."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import weakref
 from collections.abc import Sequence
@@ -259,14 +260,11 @@ def _reprepare(conn: Conn) -> None:
     # there would abort it. The next claim in autocommit deallocates.
     if runs >= REPREPARE_EVERY and conn.info.transaction_status == TransactionStatus.IDLE:
         runs = 0
-        try:
+        # The claim has committed and its rows are read: a connection lost
+        # now must not turn them into a lost reply (left leased until their
+        # lease ends). The pool finds it broken at its next use.
+        with contextlib.suppress(psycopg.Error):
             conn.execute("DEALLOCATE ALL", prepare=False)
-        except psycopg.Error:
-            # The claim has committed and its rows are read: a connection
-            # lost now must not turn them into a lost reply (left leased
-            # until their lease ends). The pool finds it broken at its next
-            # use; a live one deallocates at the next count.
-            pass
     _runs[conn] = runs
 
 
