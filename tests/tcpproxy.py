@@ -43,7 +43,7 @@ class TcpProxy:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._call(self._close())
+        self._call(self._shutdown())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._loop.close()
@@ -87,6 +87,19 @@ class TcpProxy:
             self._server = None
         await self._reset()
 
+    async def _shutdown(self) -> None:
+        await self._close()
+        # Connections still being opened or piped end here, not when the
+        # loop is closed under them: a transport left open is a
+        # ResourceWarning at some later test's garbage collection, which
+        # pytest turns into that test's failure.
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        # An abort closes its socket on the loop's next pass.
+        await asyncio.sleep(0)
+
     async def _reset(self) -> int:
         pairs, self._pairs = list(self._pairs), set()
         for pair in pairs:
@@ -104,6 +117,9 @@ class TcpProxy:
         except OSError:
             writer.transport.abort()
             return
+        except BaseException:  # cancelled by _shutdown
+            writer.transport.abort()
+            raise
         self.accepted += 1
         pair = (writer, up_writer)
         self._pairs.add(pair)
