@@ -19,9 +19,10 @@ import psycopg
 import pytest
 
 import jobsched as js
+import jobsched_postgres._prune as prunes
 from jobsched.store import NewJob, Outcome
 from jobsched_postgres import PostgresStore
-from jobsched_postgres._prune import FINISHED, FRONT_EVERY, Bound, Lane, prune
+from jobsched_postgres._prune import FINISHED, FRONT_EVERY, FRONT_SHARE, Bound, Lane, prune
 from jobsched_postgres._running import Running
 from jobsched_postgres._store import PRUNE_BATCH
 
@@ -286,4 +287,35 @@ def test_a_lane_whose_prune_left_a_row_reads_from_the_oldest_end_next() -> None:
     lane.reach(7.0)
     lane.left(1)
     lane.commit()
+    assert lane.start() is None
+
+
+def test_a_slow_read_from_the_oldest_end_puts_the_next_off_by_its_cost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The committer waits for its prune: a read from the oldest end that
+    took c seconds (a held xmin's dead entries) puts the next one c /
+    FRONT_SHARE off, past FRONT_EVERY; a cheap one keeps FRONT_EVERY."""
+    now = [1000.0]
+    monkeypatch.setattr(prunes.time, "monotonic", lambda: now[0])
+    lane: Lane[float] = Lane()
+
+    def front_read(cost: float) -> None:
+        assert lane.start() is None
+        now[0] += cost
+        lane.fronted()
+        lane.reach(now[0])
+        lane.commit()
+
+    front_read(0.01)  # cheap: the next front read FRONT_EVERY on
+    now[0] += FRONT_EVERY - 1
+    assert lane.start() is not None
+    now[0] += 1
+    front_read(1.0)
+    slow = 1.0 / FRONT_SHARE
+    assert slow > FRONT_EVERY
+    now[0] += slow - 2
+    assert lane.start() is not None  # a bound read, not the oldest end
+    lane.commit()
+    now[0] += 1
     assert lane.start() is None

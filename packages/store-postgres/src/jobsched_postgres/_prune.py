@@ -125,8 +125,16 @@ OLDEST_AFTER = """SELECT id, finished_at FROM jobsched_jobs WHERE finished_at IS
     ORDER BY finished_at, id LIMIT %(batch)s FOR UPDATE SKIP LOCKED"""
 
 #: Seconds a lane's prunes read from its bound before one reads from the
-#: oldest end again.
+#: oldest end again, at least.
 FRONT_EVERY = 60.0
+#: The share of the time a lane's reads from the oldest end may take, at
+#: most: one that took c seconds puts the next c / FRONT_SHARE off (when
+#: that is past FRONT_EVERY). The prune runs in the committer, which waits
+#: for it; under a held xmin a read from the oldest end walks every row
+#: pruned since the hold began (a second and more after a million jobs),
+#: and W20's claim p99 met those stalls, once a minute, and one more, the
+#: longest, after the hold ended.
+FRONT_SHARE = 0.002
 
 
 K = TypeVar("K")
@@ -145,20 +153,26 @@ class Lane(Generic[K]):
         self._pending: K | None = None
         self._read = False
         self._front_at = 0.0
+        # Seconds from a read from the oldest end to the next (its cost's).
+        self._front_wait = FRONT_EVERY
 
     def start(self) -> K | None:
         """The key a read starts past, or None: the oldest end (no key yet,
-        or the last read from there was :data:`FRONT_EVERY` seconds ago)."""
+        or the last read from there was long enough ago, see FRONT_SHARE)."""
         self._pending, self._read = self._key, True
-        if self._key is not None and time.monotonic() - self._front_at < FRONT_EVERY:
+        if self._key is not None and time.monotonic() - self._front_at < self._front_wait:
             return self._key
         self.front()
         return None
 
     def front(self) -> None:
-        """The read goes to the oldest end (the next front read is due in
-        :data:`FRONT_EVERY` seconds)."""
+        """The read goes to the oldest end now (call :meth:`fronted` after it)."""
         self._front_at = time.monotonic()
+
+    def fronted(self) -> None:
+        """The read from the oldest end is done: its cost sets when the next is due."""
+        cost = time.monotonic() - self._front_at
+        self._front_wait = max(FRONT_EVERY, cost / FRONT_SHARE)
 
     def reach(self, key: K | None) -> None:
         """The read's rows end at ``key`` (None: it sets no key)."""
@@ -230,6 +244,7 @@ class Bound:
                 return rows
             lane.front()
         rows = conn.execute(OLDEST, {"batch": over}).fetchall()
+        lane.fronted()
         lane.reach((rows[-1][1], rows[-1][0]) if rows else None)
         return rows
 
@@ -248,6 +263,8 @@ class Bound:
             there = conn.execute(PASSED, {**params, "reach": reach}).fetchone()
             if there is None or there[0] > sum(1 for r in rows if r[1] < reach):
                 reach = None
+        if key is None:
+            lane.fronted()
         lane.reach(reach)
         return rows
 
