@@ -15,6 +15,7 @@ import flow_jobs as fj
 import pytest
 
 import jobsched as js
+from jobsched._engine._flowgraph import LOOKS
 
 S = js.JobStatus
 NO_RETRY = js.RetryPolicy(max_retries=0)
@@ -397,6 +398,62 @@ async def test_the_history_keeps_an_upstream_of_an_unfinished_job(clock: Clock) 
         with pytest.raises(js.UnknownJobError):
             s.get(fast)
         assert len(s._table.finished) == 5
+
+
+def finished_held(s: js.JobScheduler) -> set[str]:
+    return {job.job_id for job in s.jobs() if job.status.is_terminal}
+
+
+async def test_a_job_ending_behind_pinned_upstreams_is_not_kept(clock: Clock) -> None:
+    """history_limit=0: LOOKS upstreams of a waiting job are kept, and a job ends
+    behind them; once the waiting job is cancelled, none is kept.
+
+    Found by the memory model's thorough profile ("7 finished jobs kept (6
+    pinned), history_limit=0"): the eviction spent its looks on the pinned
+    ones and left the job behind them oldest; the end that unpinned them
+    dropped that oldest job only (it has no dependents: the finish's own
+    path), and they stayed for good as no other end followed.
+    """
+    gate = anyio.Event()
+    async with js.JobScheduler(clock=clock, history_limit=0) as s:
+        slow = s.submit(call(fj.wait_for, gate))
+        upstreams = [s.submit(call(fj.add, n)) for n in range(LOOKS)]
+        waiting = s.submit(call(fj.add, 0), depends_on=[*upstreams, slow])
+        for upstream in upstreams:
+            await ended(s, upstream)
+        await ended(s, s.submit(call(fj.add, 1)))
+        assert set(upstreams) <= finished_held(s)
+        assert s.cancel(waiting)
+        assert finished_held(s) == set()
+        gate.set()
+
+
+async def test_an_end_that_unpins_many_upstreams_lets_every_one_go(clock: Clock) -> None:
+    """history_limit=0: LOOKS + 1 upstreams of a waiting job, and between them one
+    of another waiting job, end one by one; once the first waiting job is
+    cancelled, only the other's upstream is kept.
+
+    An eviction stops after LOOKS pinned jobs sent back, not after LOOKS jobs
+    looked at: it spent its looks on the unpinned ones it dropped, stopped at
+    the pinned one, and the jobs behind it stayed, with one job pinned.
+    """
+    held = anyio.Event()
+    gates = [anyio.Event() for _ in range(LOOKS + 2)]
+    async with js.JobScheduler(clock=clock, history_limit=0, num_workers=LOOKS + 4) as s:
+        blocker = s.submit(call(fj.wait_for, held))
+        gated = [s.submit(call(fj.wait_for, gate)) for gate in gates]
+        other, mine = gated[2], gated[:2] + gated[3:]
+        waiting = s.submit(call(fj.add, 0), depends_on=[*mine, blocker])
+        s.submit(call(fj.add, 0), depends_on=[other, blocker])
+        # This order (the others' upstream third) leaves it ahead of the
+        # last ones: an order found by simulating the history's deque.
+        for gate, job_id in zip(gates, gated, strict=True):
+            gate.set()
+            await ended(s, job_id)
+        assert finished_held(s) == set(gated)
+        assert s.cancel(waiting)
+        assert finished_held(s) == {other}
+        held.set()
 
 
 async def test_a_retention_by_age_keeps_an_upstream_of_an_unfinished_job(clock: Clock) -> None:

@@ -29,9 +29,11 @@ _COMPLETED = JobStatus.COMPLETED
 _FAILED = JobStatus.FAILED
 _CANCELLED = JobStatus.CANCELLED
 
-#: How many of the history's oldest jobs one eviction looks at, at most:
-#: pinned ones go back to the young end, so a long-pinned upstream is looked
-#: at about once per turn of the history, and a finish costs a few looks.
+#: How many pinned jobs one eviction sends back to the young end, at most: a
+#: long-pinned upstream is looked at about once per turn of the history, and a
+#: finish costs a few looks. Unpinned ones it meets are dropped uncounted (each
+#: was filed by one finish, which pays for it), so once fewer than LOOKS are
+#: pinned the history is over its bound by pinned jobs only.
 LOOKS = 8
 
 
@@ -97,7 +99,13 @@ class FlowGraph:
     def evict(self, old: int) -> None:
         """Drop the history's oldest job ``old`` (taken off its old end), unless
         it is pinned: then it goes back to the young end, and the next oldest
-        is looked at, so the history exceeds its bound by pinned jobs only."""
+        is looked at, so the history exceeds its bound by pinned jobs only.
+
+        It stops within the bound, or once LOOKS pinned ones went back and the
+        oldest is pinned: a finish drops the oldest job itself unless it has
+        dependents (``Outcomes._finish_here``, ``Workflows._file``), so a
+        history left over its bound must start with a pinned job, or the end
+        that unpins the jobs behind it would drop that one only."""
         table = self._table
         finished = table.finished
         dependents = self._outcomes.dependents
@@ -105,11 +113,13 @@ class FlowGraph:
         while True:
             if self.pinned(old):
                 finished.append(old)
+                looks -= 1
             else:
                 dependents.pop(old, None)
                 table.jobs.pop(old, None)
-            looks -= 1
-            if len(finished) <= table.history_limit or not looks:
+            if len(finished) <= table.history_limit:
+                return
+            if not looks and self.pinned(finished[0]):
                 return
             old = finished.popleft()
 
