@@ -844,8 +844,22 @@ class Harness:
             )
         if flow.cancelled_at is None:
             flow.cancelled_at = self.now()
+        # Ended during the call, but not by it: a job outside the workflow, or
+        # one a listener's cancel() ended (the call cancels dependents before
+        # their upstreams, so its own cancels never cascade inside it).
+        not_by_call = {
+            r.job.job_id
+            for r in self.records.values()
+            if r.status in BAD_ENDS and (r.workflow is not flow or r.cancelled_at is not None)
+        }
         for rec in unfinished:
-            if rec.cancelled_at is None:
+            reason = rec.job.last_error or ""
+            if reason.startswith("upstream ") and reason.split(" ")[1] in not_by_call:
+                # A listener of one of the call's cancels ended an upstream of
+                # it first; the cascade ended it. It counts, but no cancel()
+                # returned True for it (check_cancel_reason checks the blame).
+                self.labels.add("cancel_workflow: a job ended by a listener's cascade")
+            elif rec.cancelled_at is None:
                 rec.cancelled_at = self.now()
             if before[rec.name] is not RUNNING and rec.job.status is not CANCELLED:
                 self.violation(f"cancel_workflow left {rec.name} {rec.job.status.value}")

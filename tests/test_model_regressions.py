@@ -218,6 +218,36 @@ def test_model_program_a_cancel_after_the_shutdown_cancel_is_not_the_cancel_inst
     )
 
 
+def test_model_program_a_cancel_workflow_job_ended_by_a_listeners_cascade() -> None:
+    """Found by the memory model's thorough profile (hypothesis 6.170.17), as it shrank it:
+    "j1: cancel() returned True, yet 'upstream job-N cancelled'".
+
+    j1 and j2 of a workflow depend on j0 outside it, still waiting; a listener
+    cancels j0 when j2 is cancelled. cancel_workflow cancels j2 first (dependents
+    before upstreams, the reverse of the add order), the listener cancels j0, and
+    its cascade ends j1 before the call reaches it: counted (it was unfinished
+    when the call began), blamed on j0. The model took every job the call counted
+    as one a cancel() ended; it now leaves out a cascade from a job the call did
+    not end.
+    """
+    program = m.Program(
+        m.Config(num_workers=1, history_limit=0, strategy="aging"),
+        [
+            m.Submit(0, m.JobSpec(), 0.5, ()),
+            m.EnqueueWorkflow(
+                0, (m.Submit(1, m.JobSpec(), 0.0, (0,)), m.Submit(2, m.JobSpec(), 0.0, (0,)))
+            ),
+            m.CancelWhen(0, 2, js.JobStatus.CANCELLED),
+            m.CancelWorkflow(0),
+        ],
+    )
+    harness = m.run_program(program)
+    j0, j1, j2 = (harness.by_index[i] for i in range(3))
+    assert (j1.cancelled_at, j1.job.last_error) == (None, f"upstream {j0.job.job_id} cancelled")
+    assert (j2.cancelled_at, j2.job.last_error) == (0.0, "cancelled")
+    assert "cancel_workflow: a job ended by a listener's cascade" in harness.coverage()
+
+
 # ── The durable model (tests/test_model_durable.py) ──────────────────────
 #
 # Real processes and real time: the programs are as hypothesis shrank them

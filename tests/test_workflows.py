@@ -342,6 +342,38 @@ async def test_cancel_workflow_counts_a_job_a_listener_cancelled_during_it(
     assert (first.status, second.status) == (S.CANCELLED, S.CANCELLED)
 
 
+async def test_cancel_workflow_counts_a_job_a_listeners_cascade_ended_during_it(
+    clock: Clock,
+) -> None:
+    """A listener that cancels an upstream outside the workflow as a job of
+    it is cancelled ends the upstream's other dependent in the workflow by
+    the cascade, before the call reaches it: it is counted (unfinished when
+    the call began) and blames the upstream, as its cascade says."""
+    gate = anyio.Event()
+    async with js.JobScheduler(clock=clock, num_workers=1) as s:
+        blocker = s.submit(js.FunctionJob(fj.wait_for, args=(gate,), timeout=None))
+        upstream = js.FunctionJob(fj.add, args=(0, 1))
+        s.submit(upstream)
+        wf = js.Workflow("cascaded")
+        first = wf.add(call(fj.add, 1), depends_on=[upstream])
+        second = wf.add(call(fj.add, 2), depends_on=[upstream])
+
+        def cancel_upstream(job: js.Job, old: js.JobStatus, new: js.JobStatus) -> None:
+            if job is second and new is S.CANCELLED:
+                s.cancel(upstream.job_id)
+
+        s.add_listener(cancel_upstream)
+        workflow_id = await s.enqueue_workflow(wf)
+        assert await s.cancel_workflow(workflow_id) == 2
+        gate.set()
+        await ended(s, blocker)
+    assert (second.status, second.last_error) == (S.CANCELLED, "cancelled")
+    assert (first.status, first.last_error) == (
+        S.CANCELLED,
+        f"upstream {upstream.job_id} cancelled",
+    )
+
+
 async def test_cancel_workflow(clock: Clock) -> None:
     """cancel_workflow cancels every unfinished job of it: the running one is
     cancelled as cancel() does, a waiting one and a run-edge one end
