@@ -328,6 +328,7 @@ def w20(system: str, held: int) -> dict[str, float]:
                 for name, seconds in phases:
                     member.phase(name)
                     sampler.phase = name
+                    print(f"W20 {system}: {name} at {time.time():.0f}", file=sys.stderr, flush=True)
                     holder = held_xid(url) if name == "held" else None
                     if holder is not None:
                         holder.__enter__()

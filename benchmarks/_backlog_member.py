@@ -38,9 +38,23 @@ class Phases:
         self.latencies: dict[str, list[float]] = {"start": []}
         self.done_at: dict[str, int] = {"start": 0}
         self.stopped = threading.Event()
+        # JOBSCHED_BENCH_TRACE=PATH: per wall-clock second of the starts, the
+        # jobs started, their latency's max and how many waited over 100 and
+        # 500 ms, written to PATH at the end (to line a p99 up with the
+        # server's log of slow statements, autovacuum and checkpoints).
+        self.trace_path = os.environ.get("JOBSCHED_BENCH_TRACE")
+        self.trace: dict[int, list[float]] = {}
 
     def started(self, submitted_at: float) -> None:
-        self.latencies[self.name].append(time.time() - submitted_at)
+        now = time.time()
+        latency = now - submitted_at
+        self.latencies[self.name].append(latency)
+        if self.trace_path:
+            second = self.trace.setdefault(int(now), [0, 0.0, 0, 0])
+            second[0] += 1
+            second[1] = max(second[1], latency)
+            second[2] += latency > 0.1
+            second[3] += latency > 0.5
 
     def switch(self, name: str) -> None:
         self.name = name
@@ -64,6 +78,10 @@ class Phases:
         threading.Thread(target=tick, daemon=True).start()
 
     def result(self) -> dict[str, Any]:
+        if self.trace_path:
+            with open(self.trace_path, "w") as out:
+                for second, (n, worst, over100, over500) in sorted(self.trace.items()):
+                    out.write(f"{second} {n} {worst * 1e3:.1f} {over100} {over500}\n")
         names = list(self.done_at)
         out = {}
         for i, name in enumerate(names):
