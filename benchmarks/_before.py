@@ -48,13 +48,20 @@ def _git(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", *args], cwd=_ROOT, capture_output=True, text=True, check=False)
 
 
-def commit() -> str:
-    """The full hash of the commit this system runs.
+def commit(rev: str | None = None) -> str:
+    """The full hash of the commit this system runs: ``rev``'s, else ``$JOBSCHED_BEFORE``'s.
 
-    :raises RuntimeError: ``$JOBSCHED_BEFORE`` names no commit here, or (unset)
-        there is no ``main`` to take the merge base with: the message says
-        what to set.
+    :param rev: anything ``git rev-parse`` takes; ``None`` (the suite's case)
+        reads ``$JOBSCHED_BEFORE``, and without it takes the merge base.
+    :raises RuntimeError: ``rev`` or ``$JOBSCHED_BEFORE`` names no commit here,
+        or (neither given) there is no ``main`` to take the merge base with:
+        the message says what to set.
     """
+    if rev is not None:
+        found = _git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        if found.returncode != 0:
+            raise RuntimeError(f"{rev!r} names no commit in this checkout")
+        return found.stdout.strip()
     wanted = os.environ.get(ENV, "").strip()
     if wanted:
         found = _git("rev-parse", "--verify", "--quiet", f"{wanted}^{{commit}}")
@@ -70,12 +77,13 @@ def commit() -> str:
     return found.stdout.strip()
 
 
-def pythonpath() -> list[str]:
+def pythonpath(rev: str | None = None) -> list[str]:
     """The folders that put the commit's packages first on ``sys.path``, extracted once.
 
+    :param rev: the commit, as :func:`commit` takes it (``None``: the suite's).
     :raises RuntimeError: as :func:`commit`.
     """
-    sha = commit()
+    sha = commit(rev)
     if sha in _extracted:
         return _extracted[sha]
     listed = _git("ls-tree", "-r", "-d", "--name-only", sha, "packages")
