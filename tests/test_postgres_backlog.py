@@ -177,6 +177,30 @@ async def test_with_an_xid_held_a_claim_reads_no_entry_claimed_before_its_last(
     assert claimed["Actual Rows"] == BATCH
 
 
+async def test_a_member_that_keeps_up_reads_a_burst_behind_from_its_bound(
+    store: PostgresStore, url: str, held: None
+) -> None:
+    """A member whose claims each took every ready row (it keeps up with its
+    queue), under a held xid; then more than ``_frontier.SINCE_MAX`` jobs
+    are added behind in one go (a pause of a second at 3,000 jobs/s). The
+    next claim seeks to them from the greatest key it took, not the front:
+    from the end of the keys as its bound, each was a row made ready since,
+    and with more than SINCE_MAX of those it read the ready index from the
+    front, every entry claimed since the hold began (W20: 0.3-1.1 s a
+    claim, growing with the hold)."""
+    await _fill(store, 1, 2_000)
+    await _churn(store, 2_000)
+    behind = [_new(i) for i in range(10_000, 10_000 + SINCE_MAX + 200)]
+    await store.add(behind, NOW)
+    _, entries = _explain(url, _params(store))
+    # The pick's 64 and the bound's read past them, each passing the entry
+    # of the row taken last (4,129 from the front).
+    assert entries["jobsched_jobs_ready"] <= 2 * (BATCH + 2), entries
+    assert entries["jobsched_jobs_entered"] <= len(behind) + BATCH, entries
+    claims = await store.claim("m", BATCH, {"async": BATCH}, NOW, 30)
+    assert [c.id for c in claims] == [job.id for job in behind[:BATCH]]
+
+
 async def test_rows_made_ready_in_front_of_the_bound_are_read_by_their_own_index(
     store: PostgresStore, url: str, held: None
 ) -> None:

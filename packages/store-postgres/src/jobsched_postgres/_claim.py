@@ -59,7 +59,8 @@ claimed AS (
     FROM unnest(ARRAY(SELECT id FROM picked ORDER BY n)) WITH ORDINALITY AS p(id, n)
     WHERE t.id = p.id AND t.queue + 0 = 0
     RETURNING t.id, t.attempts, t.payload, t.k0, t.k1, t.k2, t.started_at IS NOT NULL AS started,
-        t.args::text AS args, CASE WHEN t.args IS NOT NULL THEN t.name END AS name, t.run_at
+        t.args::text AS args, CASE WHEN t.args IS NOT NULL THEN t.name END AS name, t.run_at,
+        t.executor
 )
 """
 

@@ -31,8 +31,10 @@ A claim then reads two ranges, each a seek:
 The same statement returns, per executor, the new bound: the least key of
 the rows it may claim that it saw ready and did not take (a row it skipped
 because another session holds it locked is one of those, so the bound
-never passes a row that may come back) or, when there is none, the end of
-the keys; and its own snapshot, the new ``S``. Each read costs what the
+never passes a row that may come back) or, when there is none, the
+greatest key it took (the rows made ready next lie past it, where the read
+from the bound finds them), else the bound it had; and its own snapshot,
+the new ``S``. Each read costs what the
 fleet claimed and made ready since this member's last claim, however long
 the horizon is held (when a long transaction ends, the next claim reads
 what was made ready since it began, once). A member's first claim (no
@@ -228,15 +230,34 @@ _PICK = """
 
 # Per executor, its new bound: the least key of what both reads see ready
 # (in the statement's snapshot, locked or not) that the claim did not take.
+# When they see none, any key is a bound (nothing it may claim is ready in
+# the snapshot): the greatest key it took, else the bound it had, else the
+# end of the keys. Not the end whenever the claim took the last ready row:
+# a queue's keys grow with time, so the rows made ready next lie past the
+# greatest key taken, where the read from the bound seeks to them. With the
+# end as the bound every one of them was a row made ready since (the read
+# of `fresh`), and a member that keeps up with its queue, whose claims each
+# take every ready row, read from the front after any pause of a second
+# (more than SINCE_MAX rows added at 3,000 jobs/s: a slow prune, a
+# checkpoint's fsync): under a held xmin, every entry claimed since the
+# hold began, 0.3-1.1 s a claim in W20, 62,680 buffers in one, the pause
+# growing with each claim that read so (docs/performance.md).
 _NEXT = """
 UNION ALL SELECT NULL, {marker}, NULL, f.k0, f.k1, f.k2, NULL,
     <snapshot>, e.name, f.id, NULL
 FROM bounds AS e LEFT JOIN LATERAL (
-    SELECT * FROM ((
-        <from_bound> LIMIT 1
+    SELECT id, k0, k1, k2 FROM ((
+        SELECT 0 AS o, m.* FROM ((
+            <from_bound> LIMIT 1
+        ) UNION ALL (
+            SELECT id, k0, k1, k2 FROM fresh WHERE executor = e.name AND NOT e.over<taken>
+        )) AS m ORDER BY k0, k1, k2, id LIMIT 1
     ) UNION ALL (
-        SELECT id, k0, k1, k2 FROM fresh WHERE executor = e.name AND NOT e.over<taken>
-    )) AS m ORDER BY k0, k1, k2, id LIMIT 1
+        SELECT 1, id, k0, k1, k2 FROM claimed WHERE executor = e.name
+        ORDER BY k0 DESC, k1 DESC, k2 DESC, id DESC LIMIT 1
+    ) UNION ALL (
+        SELECT 2, e.bid, e.b0, e.b1, e.b2 WHERE e.bid > -9223372036854775808
+    )) AS b ORDER BY o LIMIT 1
 ) AS f ON true"""
 
 # `NOT IN` a subquery: a hashed look-up per row read (`<> ALL(ARRAY(...))`
