@@ -21,7 +21,7 @@ import pytest
 import jobsched as js
 import jobsched_postgres._prune as prunes
 from jobsched.store import NewJob, Outcome
-from jobsched_postgres import PostgresStore
+from jobsched_postgres import PostgresStore, _handback, _takeover
 from jobsched_postgres._prune import FINISHED, FRONT_EVERY, FRONT_SHARE, Bound, Lane, prune
 from jobsched_postgres._running import Running
 from jobsched_postgres._store import PRUNE_BATCH
@@ -367,3 +367,40 @@ async def test_a_prune_deletes_its_rows_by_primary_key_whatever_the_statistics_s
     partial = entries.get("jobsched_jobs_ended", 0) + entries.get("jobsched_jobs_finished", 0)
     assert partial <= 4 * BATCH, entries
     assert set(plan) == {"jobsched_jobs_pkey"}, plan
+
+
+async def test_a_takeover_and_a_hand_back_read_their_rows_by_primary_key(
+    store: PostgresStore, url: str
+) -> None:
+    """Statistics that say no row is running, and 20,000 running rows whose
+    leases lapsed: a takeover of 64 of them (and the hand-backs around it)
+    read the rows by primary key. Their `status = 'running'` let the planner
+    read every entry of jobsched_jobs_running (which a held xid fills with
+    an entry for every job run since) and test each against the ids."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE jobsched_jobs SET (autovacuum_enabled = false)")
+        conn.execute(
+            "INSERT INTO jobsched_jobs (id, name, executor, status, queue, k0, k1, k2, run_at, "
+            "submitted_at, payload) SELECT i, 'j', 'async', 'pending', 0, 0, i, 0, %(now)s, "
+            "%(now)s, '\\x50'::bytea FROM generate_series(1, 200000) AS i",
+            {"now": NOW},
+        )
+        conn.execute("ANALYZE jobsched_jobs")
+        conn.execute(
+            "UPDATE jobsched_jobs SET status = 'running', queue = NULL, owner = 'gone', "
+            "ran_by = 'gone', lease_until = 0, started_at = %s, attempts = 1 WHERE id > 180000",
+            (NOW,),
+        )
+    ids = list(range(200_001 - BATCH, 200_001))
+    with psycopg.connect(url) as conn:
+        before = dict(conn.execute(_ENTRIES).fetchall())
+        _takeover.hand_back(conn, "m", BATCH, [], NOW, ids, mine=ids)
+        taken = _takeover.take_over(conn, "m", BATCH, ["async"], [], 30.0, ids=ids)
+        _handback.hand_back(conn, "m", [(c.id, c.attempt, NOW) for c in taken])
+        after = dict(conn.execute(_ENTRIES).fetchall())
+        conn.commit()
+    entries = {k: n - before.get(k, 0) for k, n in after.items() if n > before.get(k, 0)}
+    assert sorted(c.id for c in taken) == ids
+    assert entries.get("jobsched_jobs_running", 0) + entries.get("jobsched_jobs_status", 0) <= (
+        4 * BATCH
+    ), entries
