@@ -21,7 +21,7 @@ import pytest
 import jobsched as js
 import jobsched_postgres._prune as prunes
 from jobsched.store import NewJob, Outcome
-from jobsched_postgres import PostgresStore
+from jobsched_postgres import PostgresStore, _handback, _takeover
 from jobsched_postgres._prune import FINISHED, FRONT_EVERY, FRONT_SHARE, Bound, Lane, prune
 from jobsched_postgres._running import Running
 from jobsched_postgres._store import PRUNE_BATCH
@@ -319,3 +319,88 @@ def test_a_slow_read_from_the_oldest_end_puts_the_next_off_by_its_cost(
     lane.commit()
     now[0] += 1
     assert lane.start() is None
+
+
+def _delete_plan(conn: psycopg.Connection, ids: list[int]) -> list[str]:
+    """The indexes of jobsched_jobs the plan of the prune's DELETE of ``ids``
+    reads, the guard's included (EXPLAIN of the statement the store sends,
+    with its parameter)."""
+    ((plan,),) = conn.execute("EXPLAIN (FORMAT JSON) " + prunes.DELETE, {"ids": ids}).fetchall()
+    nodes = pg_store.plan_nodes(plan[0]["Plan"])
+    return [n["Index Name"] for n in nodes if n.get("Index Name", "").startswith("jobsched_jobs_")]
+
+
+async def test_a_prune_deletes_its_rows_by_primary_key_whatever_the_statistics_say(
+    store: PostgresStore, url: str
+) -> None:
+    """Statistics that say no row is finished (autovacuum's ANALYZE under a
+    held xid sees only the few finished rows retention keeps, W20) and
+    20,000 finished rows the indexes of finished rows hold entries for: the
+    DELETE's re-check of finished_at proved the partial indexes' predicate,
+    and the planner read every entry of jobsched_jobs_ended and tested each
+    against the ids (0.3-0.9 s a prune in W20). It probes the primary key."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        # No ANALYZE but the test's (a benchmark may switch autovacuum on).
+        conn.execute("ALTER TABLE jobsched_jobs SET (autovacuum_enabled = false)")
+        insert = (
+            "INSERT INTO jobsched_jobs (id, name, executor, status, queue, k0, k1, k2, run_at, "
+            "submitted_at, finished_at, payload) SELECT i, 'j', 'async', %(status)s, "
+            "%(queue)s, 0, i, 0, %(now)s, %(now)s, %(now)s + i * 0.001 * %(ended)s, "
+            "'\\x50'::bytea FROM generate_series(%(first)s, %(last)s) AS i"
+        )
+        unfinished = {"status": "pending", "queue": 0, "ended": None}
+        finished = {"status": "completed", "queue": None, "ended": 1}
+        conn.execute(insert, {**unfinished, "now": NOW, "first": 1, "last": 200_000})
+        conn.execute("ANALYZE jobsched_jobs")
+        conn.execute(insert, {**finished, "now": NOW, "first": 300_001, "last": 320_000})
+    with psycopg.connect(url) as conn:
+        # The plan of a DELETE of the newest finished rows, as the store sends it.
+        plan = _delete_plan(conn, list(range(320_001 - BATCH, 320_001)))
+        before = dict(conn.execute(_ENTRIES).fetchall())
+        gone, _ = prune(conn, None, {DONE: NOW + 1_000}, BATCH, Bound())
+        after = dict(conn.execute(_ENTRIES).fetchall())
+        conn.commit()
+    entries = {k: n - before.get(k, 0) for k, n in after.items() if n > before.get(k, 0)}
+    assert gone == BATCH
+    # AGED's read of the oldest rows and PASSED's count of them, then the
+    # DELETE's probes of the primary key (20,000 entries of a partial index before).
+    partial = entries.get("jobsched_jobs_ended", 0) + entries.get("jobsched_jobs_finished", 0)
+    assert partial <= 4 * BATCH, entries
+    assert set(plan) == {"jobsched_jobs_pkey"}, plan
+
+
+async def test_a_takeover_and_a_hand_back_read_their_rows_by_primary_key(
+    store: PostgresStore, url: str
+) -> None:
+    """Statistics that say no row is running, and 20,000 running rows whose
+    leases lapsed: a takeover of 64 of them (and the hand-backs around it)
+    read the rows by primary key. Their `status = 'running'` let the planner
+    read every entry of jobsched_jobs_running (which a held xid fills with
+    an entry for every job run since) and test each against the ids."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE jobsched_jobs SET (autovacuum_enabled = false)")
+        conn.execute(
+            "INSERT INTO jobsched_jobs (id, name, executor, status, queue, k0, k1, k2, run_at, "
+            "submitted_at, payload) SELECT i, 'j', 'async', 'pending', 0, 0, i, 0, %(now)s, "
+            "%(now)s, '\\x50'::bytea FROM generate_series(1, 200000) AS i",
+            {"now": NOW},
+        )
+        conn.execute("ANALYZE jobsched_jobs")
+        conn.execute(
+            "UPDATE jobsched_jobs SET status = 'running', queue = NULL, owner = 'gone', "
+            "ran_by = 'gone', lease_until = 0, started_at = %s, attempts = 1 WHERE id > 180000",
+            (NOW,),
+        )
+    ids = list(range(200_001 - BATCH, 200_001))
+    with psycopg.connect(url) as conn:
+        before = dict(conn.execute(_ENTRIES).fetchall())
+        _takeover.hand_back(conn, "m", BATCH, [], NOW, ids, mine=ids)
+        taken = _takeover.take_over(conn, "m", BATCH, ["async"], [], 30.0, ids=ids)
+        _handback.hand_back(conn, "m", [(c.id, c.attempt, NOW) for c in taken])
+        after = dict(conn.execute(_ENTRIES).fetchall())
+        conn.commit()
+    entries = {k: n - before.get(k, 0) for k, n in after.items() if n > before.get(k, 0)}
+    assert sorted(c.id for c in taken) == ids
+    assert entries.get("jobsched_jobs_running", 0) + entries.get("jobsched_jobs_status", 0) <= (
+        4 * BATCH
+    ), entries

@@ -44,10 +44,12 @@ def release(conn: _sql.Conn, owner: str, ids: Collection[int]) -> None:
 def hand_back(conn: _sql.Conn, owner: str, attempts: Sequence[tuple[int, int, float]]) -> None:
     """``JobStore.hand_back``: each cut attempt into the history, then released."""
     wanted = {job_id: (attempt, ended) for job_id, attempt, ended in attempts}
-    # Locked in id order, as every writer of several rows locks them.
+    # Locked in id order, as every writer of several rows locks them. By
+    # primary key: `status || ''` proves no partial index's predicate (see
+    # _takeover: said plainly, jobsched_jobs_running was read whole).
     rows = conn.execute(
         "SELECT id, attempts, COALESCE(ran_by, owner), started_at FROM jobsched_jobs "
-        "WHERE id = ANY(%s) AND owner = %s AND status = 'running' ORDER BY id FOR UPDATE",
+        "WHERE id = ANY(%s) AND owner = %s AND status || '' = 'running' ORDER BY id FOR UPDATE",
         (sorted(wanted), owner),
     ).fetchall()
     ran = [r for r in rows if r[1] == wanted[r[0]][0]]  # fenced on the attempt too

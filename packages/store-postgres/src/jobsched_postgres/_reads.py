@@ -248,6 +248,10 @@ class Reads(JobStore):
             # edges): it waits for those again. FOR SHARE, as add() does: an
             # upstream completing now waits for this transaction, so its
             # release sees the job blocked again.
+            # The rows by primary key: `j.status || ''` proves no partial
+            # index's predicate (see _takeover). Said plainly, statistics that
+            # saw few failures let the planner read every failed, timed-out
+            # and cancelled row's entry of jobsched_jobs_status and hash them.
             conn.execute(
                 "SELECT 1 FROM jobsched_jobs WHERE id IN (SELECT upstream FROM jobsched_deps "
                 "WHERE downstream = ANY(%s) AND settled = 0) ORDER BY id FOR SHARE",
@@ -261,7 +265,7 @@ class Reads(JobStore):
                 "FROM (SELECT i.id, (SELECT COUNT(*) FROM jobsched_deps "
                 "WHERE downstream = i.id AND settled = 0) AS n "
                 "FROM unnest(%s::bigint[]) AS i(id)) AS d "
-                "WHERE j.id = d.id AND j.status = ANY(%s) RETURNING j.id",
+                "WHERE j.id = d.id AND j.status || '' = ANY(%s) RETURNING j.id",
                 (now, ids, [s.value for s in _RETRYABLE]),
             ).fetchall()
             if rows:
