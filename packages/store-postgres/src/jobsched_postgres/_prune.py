@@ -144,8 +144,11 @@ FRONT_EVERY = 60.0
 #: for it; under a held xmin a read from the oldest end walks every row
 #: pruned since the hold began (a second and more after a million jobs),
 #: and W20's claim p99 met those stalls, once a minute, and one more, the
-#: longest, after the hold ended.
-FRONT_SHARE = 0.002
+#: longest, after the hold ended. 0.05%: with the claimer's looks
+#: (_timing.LOOKS_SHARE) the stalls a hold leaves touch well under 1% of
+#: the jobs, which is where a p99 is; at 0.2% each, a ten-minute hold in
+#: W20 still had a second of them every minute or so.
+FRONT_SHARE = 0.0005
 
 
 K = TypeVar("K")

@@ -64,16 +64,19 @@ EXECUTORS_EVERY = 30.0
 #: The share of the claimer's time each kind of these looks may take, at
 #: most: the claimer waits for them, and a look that took c seconds puts
 #: the next of its kind at least c / LOOKS_SHARE seconds off (KEYS_EVERY or
-#: EXECUTORS_EVERY when that is longer: a keys look under 20 ms, an
-#: executors look under 60 ms). Well under 1%: the jobs submitted during a
-#: stall wait for it, and at 1% a kind's stalls alone reach a claim's p99.
+#: EXECUTORS_EVERY when that is longer: a keys look under 5 ms, an
+#: executors look under 15 ms). Well under 1%: the jobs submitted during a
+#: stall wait for it, and at 1% a kind's stalls alone reach a claim's p99;
+#: at 0.2% the three kinds and the prune's reads from the oldest end
+#: (_prune.FRONT_SHARE) still put a second's stall every minute or so into
+#: a ten-minute hold (W20, issue 34), the largest part of its p99.
 #: On PostgreSQL a session that holds an xid (idle in transaction) keeps
 #: the waiting rows' dead index entries alive, and each look steps over
 #: them all: 25,000 buffers and 0.5-0.9 s at 500,000 jobs into the hold,
 #: growing with it. Without the backoff the claimer stalled on them every
 #: 10 s, and a ten-minute hold (some 2,000,000 jobs) would make each stall
 #: seconds long.
-LOOKS_SHARE = 0.002
+LOOKS_SHARE = 0.0005
 #: Seconds before a member repeats its WARNING about jobs still waiting on an
 #: executor it lacks (one that was resolved and comes back is told at once).
 EXECUTORS_REPEAT = 600.0
