@@ -18,12 +18,13 @@ from typing import Any
 import pg_store
 import psycopg
 import pytest
+from pg import SECRET
 
 import jobsched as js
 from jobsched.store import NewJob, Outcome
 from jobsched_postgres import PostgresStore
 from jobsched_postgres._claim import CLAIM, claim_by_key
-from jobsched_postgres._frontier import SINCE_MAX, Frontier
+from jobsched_postgres._frontier import KEEP_EMPTY, SINCE_MAX, Frontier
 from jobsched_postgres._gate import Gate
 from jobsched_postgres._leases import EXTEND
 
@@ -199,6 +200,66 @@ async def test_a_member_that_keeps_up_reads_a_burst_behind_from_its_bound(
     assert entries["jobsched_jobs_entered"] <= len(behind) + BATCH, entries
     claims = await store.claim("m", BATCH, {"async": BATCH}, NOW, 30)
     assert [c.id for c in claims] == [job.id for job in behind[:BATCH]]
+
+
+async def test_a_claim_that_takes_only_an_earlier_key_keeps_the_bound_it_had(
+    store: PostgresStore, url: str, held: None
+) -> None:
+    """A member that keeps up, under a held xid; a job whose key is earlier
+    than every one it took (a key is set when a job is added: a delayed
+    job's or a retry's, a higher priority, an earlier deadline) is made due.
+    The claim promotes it and takes it alone in its next statement (every
+    other ready row was taken). Nothing is left ready, so any key is a
+    bound: the greatest key it took moves the bound back to that early
+    key, and the next claim reads every entry claimed since, up to the
+    rows added behind (the W20 walk this bound avoids)."""
+    await _fill(store, 1, 2_000)
+    await _churn(store, 2_000)
+    late = NewJob(50_000, "late", "async", (0.0, 5.0, 0.0), run_at=NOW + 5,
+                  submitted_at=NOW, payload=b"P")  # fmt: skip
+    await store.add([late], NOW)
+    claims = await store.claim("m", BATCH, {"async": BATCH}, NOW + 10, 30)
+    assert [c.id for c in claims] == [late.id]
+    behind = [_new(i) for i in range(10_000, 10_000 + BATCH)]
+    await store.add(behind, NOW)
+    _, entries = _explain(url, _params(store))
+    assert entries.get("jobsched_jobs_ready", 0) <= 2 * (BATCH + 2), entries
+    claims = await store.claim("m", BATCH, {"async": BATCH}, NOW, 30)
+    assert [c.id for c in claims] == [job.id for job in behind]
+
+
+async def test_a_member_whose_claims_find_nothing_reads_only_what_was_claimed_since(
+    store: PostgresStore, url: str, held: None
+) -> None:
+    """Under a held xid, a member took every ready row, then its claims find
+    nothing while a peer keeps up with 5,000 jobs (its claims come first).
+    A claim that sees nothing ready and takes nothing keeps the bound it
+    had, and each such claim walks from there every entry the peer claimed
+    since (pick and bound: twice, 10,114 entries); so it keeps it for
+    ``_frontier.KEEP_EMPTY`` claims in a row at most, then takes the end of
+    the keys, from which an empty claim reads only the rows made ready
+    since the last one."""
+    await _fill(store, 1, BATCH)
+    assert len(await store.claim("m", BATCH, {"async": BATCH}, NOW, 30)) == BATCH
+    assert await store.claim("m", BATCH, {"async": BATCH}, NOW, 30) == []
+    peer = PostgresStore(url, secret=SECRET)
+    await peer.open()
+    try:
+        for start in range(1_000, 6_000, BATCH):
+            await peer.add([_new(i) for i in range(start, start + BATCH)], NOW)
+            taken = await peer.claim("p", BATCH, {"async": BATCH}, NOW, 30)
+            await peer.record(
+                "p", [Outcome(c.id, c.attempt, js.JobStatus.COMPLETED, NOW + 1) for c in taken]
+            )
+    finally:
+        await peer.close()
+    # Its claims after keep the bound it had, KEEP_EMPTY in a row at most
+    # (each walks what the peer claimed since); then the end of the keys.
+    for _ in range(KEEP_EMPTY):
+        assert await store.claim("m", BATCH, {"async": BATCH}, NOW, 30) == []
+    # The next, nothing made ready since: it reads next to nothing.
+    _, entries = _explain(url, _params(store))
+    assert entries.get("jobsched_jobs_ready", 0) <= 2 * BATCH, entries
 
 
 async def test_rows_made_ready_in_front_of_the_bound_are_read_by_their_own_index(

@@ -549,7 +549,7 @@ def test_a_snapshot_of_another_start_of_the_server_is_no_snapshot(shared: Shared
         ahead = f"{xid + 1000}:{xid + 1000}:"
 
         def claim_one(kept: str) -> list[int]:
-            frontier._marks[(*frontier._gate(gate), "async")] = (bound, kept)
+            frontier._marks[(*frontier._gate(gate), "async")] = (bound, kept, 0)
             try:
                 with conn.transaction():
                     got, _ = _claim.claim_by_key(conn, "m", 1, {"async": 1}, 0.0, LEASE, gate,

@@ -110,7 +110,7 @@ def test_a_new_pool_connection_forgets_the_kept_snapshots(
         ahead = f"{start}/{xid + 1000}:{xid + 1000}:"
 
         def keep_ahead() -> None:
-            st._frontier._marks[(*st._frontier._gate(gate), "async")] = (bound, ahead)
+            st._frontier._marks[(*st._frontier._gate(gate), "async")] = (bound, ahead, 0)
             st._running._state = (mine, ahead)
 
         def claim_one() -> list[int]:
@@ -161,10 +161,14 @@ def test_a_claim_whose_statement_ran_before_a_forget_keeps_nothing() -> None:
     frontier = Frontier()
     before = frontier.generation()
     frontier.forget()
-    frontier.update(gate, [(None, -2, None, 1.0, 2.0, 3.0, None, "1/5:5:", "async", 7)], before)
+    frontier.update(
+        gate, [(None, -2, None, 1.0, 2.0, 3.0, None, "1/5:5:", "async", 7, 0.0)], before
+    )
     assert frontier.bound(gate, "async") == START
     frontier.update(
-        gate, [(None, -2, None, 1.0, 2.0, 3.0, None, "1/5:5:", "async", 7)], frontier.generation()
+        gate,
+        [(None, -2, None, 1.0, 2.0, 3.0, None, "1/5:5:", "async", 7, 0.0)],
+        frontier.generation(),
     )
     assert frontier.bound(gate, "async") == (1.0, 2.0, 3.0, 7)
 

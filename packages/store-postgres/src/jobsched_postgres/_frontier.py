@@ -74,6 +74,18 @@ from psycopg.types.numeric import Int8
 
 from ._gate import OPAQUE_KEY_FILTER, Gate
 
+#: What a claim's bound row says its key is (see _NEXT): the least key it
+#: saw ready and did not take, the greatest it took, or the bound it had.
+SEEN, TOOK, KEPT = 0, 1, 2
+#: Claims in a row that take nothing and see nothing ready keep the bound
+#: they had, at most; then the end of the keys. A kept bound is a seek
+#: past every entry other members claimed since (under a held xmin none is
+#: marked dead): each such claim walked them again, 10,114 entries after a
+#: peer's 5,000 jobs, where the end of the keys reads none. The end of the
+#: keys as soon as a claim finds nothing would be cheap for an idle member,
+#: but a member that keeps up finds nothing every other claim, and a burst
+#: of more than SINCE_MAX rows after such a claim read from the front.
+KEEP_EMPTY = 8
 #: A key of the ready index: (k0, k1, k2, id).
 Key = tuple[float, float, float, int]
 #: No bound: a claim reads from the front.
@@ -229,10 +241,11 @@ _PICK = """
 """
 
 # Per executor, its new bound: the least key of what both reads see ready
-# (in the statement's snapshot, locked or not) that the claim did not take.
-# When they see none, any key is a bound (nothing it may claim is ready in
-# the snapshot): the greatest key it took, else the bound it had, else the
-# end of the keys. Not the end whenever the claim took the last ready row:
+# (in the statement's snapshot, locked or not) that the claim did not take
+# (SEEN). When they see none, any key is a bound (nothing it may claim is
+# ready in the snapshot): the greatest key it took (TOOK), else the bound it
+# had (KEPT), else the end of the keys; Frontier.update weighs the last two
+# (see KEEP_EMPTY). Not the end whenever the claim took the last ready row:
 # a queue's keys grow with time, so the rows made ready next lie past the
 # greatest key taken, where the read from the bound seeks to them. With the
 # end as the bound every one of them was a row made ready since (the read
@@ -244,9 +257,9 @@ _PICK = """
 # growing with each claim that read so (docs/performance.md).
 _NEXT = """
 UNION ALL SELECT NULL, {marker}, NULL, f.k0, f.k1, f.k2, NULL,
-    <snapshot>, e.name, f.id, NULL
+    <snapshot>, e.name, f.id, f.o::float8
 FROM bounds AS e LEFT JOIN LATERAL (
-    SELECT id, k0, k1, k2 FROM ((
+    SELECT o, id, k0, k1, k2 FROM ((
         SELECT 0 AS o, m.* FROM ((
             <from_bound> LIMIT 1
         ) UNION ALL (
@@ -300,7 +313,11 @@ class Frontier:
     """
 
     def __init__(self) -> None:
-        self._marks: dict[tuple[tuple[bytes, ...], tuple[str, ...], str], tuple[Key, str]] = {}
+        # (gate keys, gate names, executor) -> (bound, snapshot, claims in a
+        # row that kept it: see KEEP_EMPTY).
+        self._marks: dict[
+            tuple[tuple[bytes, ...], tuple[str, ...], str], tuple[Key, str | None, int]
+        ] = {}
         self._lock = threading.Lock()
         self._forgotten = 0
 
@@ -316,7 +333,7 @@ class Frontier:
     def params(self, gate: Gate, names: Sequence[str]) -> dict[str, list[Any]]:
         """The claim's parameters for ``names`` (its executors, in order)."""
         g = self._gate(gate)
-        marks = [self._marks.get((*g, name), (START, None)) for name in names]
+        marks = [self._marks.get((*g, name), (START, None, 0)) for name in names]
         return {
             "b0": [m[0][0] for m in marks],
             "b1": [m[0][1] for m in marks],
@@ -334,13 +351,23 @@ class Frontier:
             if generation != self._forgotten:
                 return
             for row in rows:
-                k0, k1, k2, snapshot, name, bid = row[3], row[4], row[5], row[7], row[8], row[9]
-                key = END if bid is None else (k0, k1, k2, bid)
-                self._marks[(*g, name)] = (key, snapshot)
+                snapshot, name, bid, kind = row[7], row[8], row[9], row[10]
+                old, _, kept = self._marks.get((*g, name), (START, None, 0))
+                key = END if bid is None else (row[3], row[4], row[5], bid)
+                if kind == TOOK and START < old < END:
+                    # Never back below the bound it had: a claim that took
+                    # only an earlier key (a due delayed job, a retry, a
+                    # higher priority) would seek again past every entry
+                    # claimed since that key.
+                    key = max(key, old)
+                kept = kept + 1 if kind == KEPT else 0
+                if kept > KEEP_EMPTY:
+                    key, kept = END, 0
+                self._marks[(*g, name)] = (key, snapshot, kept)
 
     def bound(self, gate: Gate, name: str) -> Key:
         """Where the next claim of ``name``'s rows starts reading the ready index."""
-        return self._marks.get((*self._gate(gate), name), (START, None))[0]
+        return self._marks.get((*self._gate(gate), name), (START, None, 0))[0]
 
     def forget(self) -> None:
         """Read from the front at the next claim (called for each new
