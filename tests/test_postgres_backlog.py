@@ -26,7 +26,7 @@ from jobsched_postgres import PostgresStore
 from jobsched_postgres._claim import CLAIM, claim_by_key
 from jobsched_postgres._frontier import KEEP_EMPTY, SINCE_MAX, Frontier
 from jobsched_postgres._gate import Gate
-from jobsched_postgres._leases import EXTEND
+from jobsched_postgres._leases import EXTEND, START
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
@@ -457,6 +457,57 @@ async def test_jobs_outside_a_workflow_write_no_entry_in_its_index(
         # An index no tuple ever went into is its metapage alone.
         ((size,),) = conn.execute("SELECT pg_relation_size('jobsched_jobs_workflow')").fetchall()
     assert len(claims) == 64 and size == 8192, size
+
+
+#: The heartbeat as it was, a join to its locking read (see _leases.EXTEND).
+_JOINED_EXTEND = (
+    "UPDATE jobsched_jobs AS j SET lease_until = extract(epoch from now())::float8 + %s "
+    "FROM (SELECT id FROM jobsched_jobs WHERE id = ANY(%s) AND owner = %s "
+    "FOR UPDATE SKIP LOCKED) AS held WHERE j.id = held.id RETURNING j.id, j.cancel_requested"
+)
+
+
+async def test_a_heartbeat_reads_its_rows_once_whatever_the_plan(
+    store: PostgresStore, url: str
+) -> None:
+    """The heartbeat and the starts of jobs claimed ahead update the rows an
+    InitPlan's array names, not a join to their locking read. Joined, the
+    planner may scan the whole table for the rows to update, with the read
+    inside a Nested Loop (chosen in W19 when statistics said the table was
+    small: 41 s on a table of 900,000 versions); here the catalogue says
+    the table has one row and the other joins are off, which makes it
+    choose that. The control, the joined text, reads every entry of the
+    primary key; the store's statements read the rows they name."""
+    await _fill(store, 1, 2_000)
+    claims = await store.claim("m", 300, {"async": 300}, NOW, 30, starting=0)
+    ids = sorted(c.id for c in claims)
+    assert len(ids) == 300
+
+    def entries(sql: str, params: Any) -> int:
+        with psycopg.connect(url) as conn:
+            conn.execute("SET enable_hashjoin = off")
+            conn.execute("SET enable_mergejoin = off")
+            conn.execute("SET enable_material = off")
+            # Statistics a queue outran: a table of one row (rolled back).
+            conn.execute(
+                "UPDATE pg_class SET reltuples = 1, relpages = "
+                "pg_relation_size(oid) / current_setting('block_size')::int "
+                "WHERE oid = 'jobsched_jobs'::regclass"
+            )
+            before = dict(conn.execute(_ENTRIES).fetchall())
+            cursor = conn.execute(sql, params)
+            rows = cursor.fetchall() if cursor.description else []
+            after = dict(conn.execute(_ENTRIES).fetchall())
+            conn.rollback()
+        assert len(rows) == 300 or sql is START
+        return after["jobsched_jobs_pkey"] - before.get("jobsched_jobs_pkey", 0)
+
+    # The joined text scans the whole primary key for j (2,300 entries).
+    assert entries(_JOINED_EXTEND, (30.0, ids, "m")) >= 2_000
+    assert entries(EXTEND, (30.0, ids, "m")) <= 3 * len(ids)
+    attempts = [c.attempt for c in claims]
+    starts = {"ids": ids, "attempts": attempts, "at": [NOW] * 300, "owner": "m"}
+    assert entries(START, starts) <= 3 * len(ids)
 
 
 async def test_a_heartbeat_is_a_hot_update(store: PostgresStore, url: str) -> None:

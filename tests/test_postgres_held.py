@@ -175,7 +175,7 @@ async def test_a_prune_reads_from_the_oldest_end_for_rows_its_bound_passed(
         assert _prune(conn, bound)[0] == 1
         assert oldest(conn) == 1  # passed: row 1,780 went
         await straggler(2)
-        bound._count._front_at -= FRONT_EVERY
+        bound._count._front_at -= bound._count._front_wait  # FRONT_EVERY, or its cost's
         assert _prune(conn, bound)[0] == 1
         assert oldest(conn) == 2  # row 1 went: the oldest end was read
         await straggler(3, NOW - 1)  # below the bound the oldest end left, (NOW, 1)
@@ -268,7 +268,7 @@ async def test_a_prune_by_age_reads_from_the_oldest_end_for_a_row_its_bound_pass
         assert _prune(conn, bound, before=aged)[0] == BATCH
         assert _prune(conn, bound, before=aged)[0] == 0
         assert _oldest(conn) == 1  # passed
-        bound._aged[DONE]._front_at -= FRONT_EVERY
+        bound._aged[DONE]._front_at -= bound._aged[DONE]._front_wait
         assert _prune(conn, bound, before=aged)[0] == 1
         assert conn.execute(FINISHED).fetchone() == (0,)
 

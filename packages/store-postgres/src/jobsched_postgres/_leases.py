@@ -48,22 +48,32 @@ DEAD_OWNER_EVERY = 1.0
 # schema 5, jobsched_jobs_running since), whose statistics a queue always
 # outruns, and test each against the ids (a heartbeat of 2,000 leases took
 # 400 ms).
+#
+# The rows it updates are an array an InitPlan builds once from the locking
+# read (`= ANY(ARRAY(...))`, as the prune's DELETE), not a join to it:
+# joined, statistics that a queue outran (the table analyzed while it was
+# small) let the planner scan the whole primary key for j and run the
+# locking read again for every row of it, a Nested Loop with the read on
+# its inner side: 41 s and a 60 s statement timeout in W19 (issue 34), the
+# rows locked all that while and the outcomes for them refused.
 EXTEND = (
-    f"UPDATE jobsched_jobs AS j SET lease_until = {_sql.DB_NOW} + %s FROM ("
-    "SELECT id FROM jobsched_jobs WHERE id = ANY(%s) AND owner = %s "
-    "FOR UPDATE SKIP LOCKED) AS held WHERE j.id = held.id "
+    f"UPDATE jobsched_jobs AS j SET lease_until = {_sql.DB_NOW} + %s "
+    "WHERE j.id = ANY(ARRAY(SELECT id FROM jobsched_jobs WHERE id = ANY(%s) AND owner = %s "
+    "FOR UPDATE SKIP LOCKED)) "
     "RETURNING j.id, j.cancel_requested"
 )
 
 
 # The starts of jobs claimed ahead, by primary key as a heartbeat's, fenced
-# on owner and attempt.
+# on owner and attempt; the rows it updates an InitPlan's array, as EXTEND's.
 START = (
-    "UPDATE jobsched_jobs AS j SET started_at = s.at FROM ("
-    "SELECT t.id, s.attempt, s.at FROM unnest(%s::bigint[], %s::int[], %s::float8[]) "
+    "WITH s AS MATERIALIZED ("
+    "SELECT t.id, s.at FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(at)s::float8[]) "
     "AS s(id, attempt, at) JOIN jobsched_jobs t ON t.id = s.id "
-    "WHERE t.owner = %s AND t.attempts = s.attempt FOR UPDATE OF t SKIP LOCKED) AS s "
-    "WHERE j.id = s.id"
+    "WHERE t.id = ANY(%(ids)s) AND t.owner = %(owner)s AND t.attempts = s.attempt "
+    "FOR UPDATE OF t SKIP LOCKED) "
+    "UPDATE jobsched_jobs AS j SET started_at = s.at FROM s "
+    "WHERE j.id = ANY(ARRAY(SELECT id FROM s)) AND j.id = s.id"
 )
 
 
@@ -283,8 +293,8 @@ class Leases(JobStore):
             return
 
         def start(conn: _sql.Conn) -> None:
-            conn.execute(START, ([s[0] for s in starts], [s[1] for s in starts],
-                                 [s[2] for s in starts], owner))  # fmt: skip
+            conn.execute(START, {"ids": [s[0] for s in starts], "attempts": [s[1] for s in starts],
+                                 "at": [s[2] for s in starts], "owner": owner})  # fmt: skip
 
         await self._run(start, transaction=False)
 

@@ -130,19 +130,24 @@ def take_over(
     """
     # The old lease (from the locked rows) says when the owner last renewed
     # it: the end of the time the attempt really ran.
+    # The rows it updates an InitPlan's array, not a join to the locking
+    # read (see _leases.EXTEND: joined, stale statistics ran the read again
+    # for every row of the table).
     rows = conn.execute(
-        f"UPDATE jobsched_jobs j SET owner = %s, lease_until = {DB_NOW} + %s FROM ("
+        "WITH old AS MATERIALIZED ("
         "SELECT id, lease_until, started_at FROM jobsched_jobs WHERE id = ANY(%s) "
         "AND status || '' = 'running' AND started_at IS NOT NULL "
         f"AND executor = ANY(%s) AND ((lease_until < {DB_NOW} AND owner <> %s) "
         "OR owner = ANY(%s)) AND "
         + KEY_FILTER.replace("%(keys)s", "%s").replace("%(known)s", "%s")
-        + " ORDER BY lease_until LIMIT %s FOR UPDATE SKIP LOCKED) old WHERE j.id = old.id "
+        + " ORDER BY lease_until LIMIT %s FOR UPDATE SKIP LOCKED) "
+        f"UPDATE jobsched_jobs j SET owner = %s, lease_until = {DB_NOW} + %s FROM old "
+        "WHERE j.id = ANY(ARRAY(SELECT id FROM old)) AND j.id = old.id "
         "RETURNING j.id, j.attempts, j.payload, j.cancel_requested, "
         # Never before its start: a member with a longer lease than this one's.
         "GREATEST(old.lease_until - %s, old.started_at), j.args::text, "
         "CASE WHEN j.args IS NOT NULL THEN j.name END",
-        (owner, lease, ids, names, owner, dead, *gate.params().values(), limit, lease),
+        (ids, names, owner, dead, *gate.params().values(), limit, owner, lease, lease),
     ).fetchall()
     return [
         Claimed(
