@@ -116,27 +116,27 @@ async def test_a_cheap_look_keeps_its_interval() -> None:
 
 
 @pytest.mark.anyio
-async def test_each_kind_backs_off_by_its_own_cost() -> None:
+@pytest.mark.parametrize(
+    ("slow", "cost", "step", "off", "calls"),
+    [
+        ("executors", 3.0, 10, 300, {"keys": 30, "names": 30, "executors": 1}),
+        ("keys", 5.0, 30, 500, {"keys": 1, "names": 1, "executors": 17}),
+    ],
+)
+async def test_each_kind_backs_off_by_its_own_cost(
+    slow: str, cost: float, step: int, off: int, calls: dict[str, int]
+) -> None:
     """A slow executors look (3 s: the next 300 s off) leaves the cheap keys
-    look at KEYS_EVERY, and a slow keys look the cheap executors look at
-    EXECUTORS_EVERY."""
+    look at KEYS_EVERY, and a slow keys look (5 s: 500 s off) the cheap
+    executors look at EXECUTORS_EVERY."""
     store = _Looked()
-    store.cost.update(executors=3.0)
+    store.cost[slow] = cost
     reports = _reports(store)
-    for at in range(0, 300, 10):
+    for at in range(0, off, step):
         await _idle_pass(reports, store, float(at))
-    assert store.calls == {"keys": 30, "names": 30, "executors": 1}
-    await _idle_pass(reports, store, 300.0)
-    assert store.calls["executors"] == 2
-
-    store = _Looked()
-    store.cost.update(keys=5.0)
-    reports = _reports(store)
-    for at in range(0, 500, 30):
-        await _idle_pass(reports, store, float(at))
-    assert store.calls == {"keys": 1, "names": 1, "executors": 17}
-    await _idle_pass(reports, store, 500.0)
-    assert store.calls["keys"] == 2
+    assert store.calls == calls
+    await _idle_pass(reports, store, float(off))
+    assert store.calls[slow] == 2
 
 
 @pytest.mark.anyio
