@@ -75,8 +75,8 @@ from psycopg.types.numeric import Int8
 from ._gate import OPAQUE_KEY_FILTER, Gate
 
 #: What a claim's bound row says its key is (see _NEXT): the least key it
-#: saw ready and did not take, the greatest it took, or the bound it had.
-SEEN, TOOK, KEPT = 0, 1, 2
+#: saw ready and did not take, or the greatest it took.
+SEEN, TOOK = 0, 1
 #: Claims in a row that take nothing and see nothing ready keep the bound
 #: they had, at most; then the end of the keys. A kept bound is a seek
 #: past every entry other members claimed since (under a held xmin none is
@@ -243,9 +243,9 @@ _PICK = """
 # Per executor, its new bound: the least key of what both reads see ready
 # (in the statement's snapshot, locked or not) that the claim did not take
 # (SEEN). When they see none, any key is a bound (nothing it may claim is
-# ready in the snapshot): the greatest key it took (TOOK), else the bound it
-# had (KEPT), else the end of the keys; Frontier.update weighs the last two
-# (see KEEP_EMPTY). Not the end whenever the claim took the last ready row:
+# ready in the snapshot): the greatest key it took (TOOK); with none taken
+# (no row), Frontier.update keeps the bound it had or takes the end of the
+# keys (see KEEP_EMPTY). Not the end whenever the claim took the last ready row:
 # a queue's keys grow with time, so the rows made ready next lie past the
 # greatest key taken, where the read from the bound seeks to them. With the
 # end as the bound every one of them was a row made ready since (the read
@@ -268,8 +268,6 @@ FROM bounds AS e LEFT JOIN LATERAL (
     ) UNION ALL (
         SELECT 1, id, k0, k1, k2 FROM claimed WHERE executor = e.name
         ORDER BY k0 DESC, k1 DESC, k2 DESC, id DESC LIMIT 1
-    ) UNION ALL (
-        SELECT 2, e.bid, e.b0, e.b1, e.b2 WHERE e.bid > -9223372036854775808
     )) AS b ORDER BY o LIMIT 1
 ) AS f ON true"""
 
@@ -353,16 +351,18 @@ class Frontier:
             for row in rows:
                 snapshot, name, bid, kind = row[7], row[8], row[9], row[10]
                 old, _, kept = self._marks.get((*g, name), (START, None, 0))
-                key = END if bid is None else (row[3], row[4], row[5], bid)
-                if kind == TOOK and START < old < END:
-                    # Never back below the bound it had: a claim that took
-                    # only an earlier key (a due delayed job, a retry, a
-                    # higher priority) would seek again past every entry
-                    # claimed since that key.
-                    key = max(key, old)
-                kept = kept + 1 if kind == KEPT else 0
-                if kept > KEEP_EMPTY:
-                    key, kept = END, 0
+                if bid is None:
+                    # Nothing seen, nothing taken: any key is a bound.
+                    kept += 1
+                    key = old if old > START and kept <= KEEP_EMPTY else END
+                else:
+                    kept, key = 0, (row[3], row[4], row[5], bid)
+                    if kind == TOOK and START < old < END:
+                        # Never back below the bound it had: a claim that
+                        # took only an earlier key (a due delayed job, a
+                        # retry, a higher priority) would seek again past
+                        # every entry claimed since that key.
+                        key = max(key, old)
                 self._marks[(*g, name)] = (key, snapshot, kept)
 
     def bound(self, gate: Gate, name: str) -> Key:
